@@ -1,0 +1,48 @@
+// cli.h: the command line's modes and the option parsing they share.
+#ifndef STEPFORMER_CLI_H
+#define STEPFORMER_CLI_H
+
+#include <stdio.h>
+
+#include "session.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+// Options by bit, so each command can say which it takes.
+enum {
+    OPT_MODEL = 1 << 0, OPT_INPUT = 1 << 1, OPT_SRC_IDS = 1 << 2, OPT_TARGET = 1 << 3,
+    OPT_TGT_IDS = 1 << 4, OPT_MAX_LEN = 1 << 5, OPT_JSON = 1 << 6, OPT_DUMP = 1 << 7,
+    OPT_TO = 1 << 8, OPT_PRINT = 1 << 9, OPT_PROGRAM = 1 << 10, OPT_MODEL_FLAGS = 1 << 11,
+    OPT_REPEAT = 1 << 12,
+};
+
+typedef struct {
+    SessionSpec spec;
+    bool json;
+    const char *dump, *to, *print;
+    int repeat;
+    const char *positional[4];  // arguments that are not options
+    int n_positional;
+} CliOptions;
+
+// Parses argv (argv[0] is the command name) allowing the OPT_* bits in `allowed`.
+// Returns -1 to go on, or an exit code (help printed: 0; bad usage: 2, message printed).
+int cli_parse(int argc, char **argv, unsigned allowed, const char *usage, CliOptions *o);
+
+// Prints "stepformer: <msg>" on stderr and returns EXIT_FAIL.
+int cli_fail(const Err *e);
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Prints one stage's tensor: shape, and rows labelled with tokens where they have them.
+void cli_print_tensor(FILE *out, const Interp *it, int stage);
+// One line per stage: index, id, shape, op, source line.
+void cli_print_stage_line(FILE *out, const Interp *it, int stage);
+
+int cmd_run(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_stages(int argc, char **argv);
+int cmd_lesson(int argc, char **argv);
+int cmd_default_lesson(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,202 @@
+// cli_common.c: option parsing and printing shared by the command-line modes.
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    struct option opt;
+    unsigned bit;
+} options[] = {
+    {{"model", required_argument, 0, 'm'}, OPT_MODEL},
+    {{"input", required_argument, 0, 'i'}, OPT_INPUT},
+    {{"src-ids", required_argument, 0, 's'}, OPT_SRC_IDS},
+    {{"target", required_argument, 0, 't'}, OPT_TARGET},
+    {{"tgt-ids", required_argument, 0, 'T'}, OPT_TGT_IDS},
+    {{"max-len", required_argument, 0, 'n'}, OPT_MAX_LEN},
+    {{"json", no_argument, 0, 'j'}, OPT_JSON},
+    {{"dump", required_argument, 0, 'd'}, OPT_DUMP},
+    {{"to", required_argument, 0, 'o'}, OPT_TO},
+    {{"print", required_argument, 0, 'p'}, OPT_PRINT},
+    {{"program", required_argument, 0, 'P'}, OPT_PROGRAM},
+    {{"repeat", required_argument, 0, 'r'}, OPT_REPEAT},
+    {{"bos", required_argument, 0, 'b'}, OPT_MODEL_FLAGS},
+    {{"eos", required_argument, 0, 'e'}, OPT_MODEL_FLAGS},
+    {{"pad", required_argument, 0, 'a'}, OPT_MODEL_FLAGS},
+    {{"nhead", required_argument, 0, 'H'}, OPT_MODEL_FLAGS},
+    {{"norm-first", no_argument, 0, 'N'}, OPT_MODEL_FLAGS},
+    {{"layer-norm", required_argument, 0, 'L'}, OPT_MODEL_FLAGS},
+    {{"activation", required_argument, 0, 'A'}, OPT_MODEL_FLAGS},
+    {{"eps", required_argument, 0, 'E'}, OPT_MODEL_FLAGS},
+    {{"help", no_argument, 0, 'h'}, 0},
+};
+enum { N_OPTIONS = sizeof options / sizeof options[0] };
+
+int cli_fail(const Err *e) {
+    fprintf(stderr, "stepformer: %s\n", e->msg);
+    return EXIT_FAIL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "stepformer %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see stepformer %s --help)\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+static bool parse_whole(const char *s, long lo, long hi, long *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+// The value-carrying options; false for a bad value (message printed).
+static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
+    SessionSpec *s = &o->spec;
+    ModelOverrides *ov = &s->overrides;
+    long v;
+    switch (c) {
+    case 'm': s->model_path = arg; return true;
+    case 'i': s->input = arg; return true;
+    case 's': s->src_ids = arg; return true;
+    case 't': s->target = arg; return true;
+    case 'T': s->tgt_ids = arg; return true;
+    case 'j': o->json = true; return true;
+    case 'd': o->dump = arg; return true;
+    case 'o': o->to = arg; return true;
+    case 'p': o->print = arg; return true;
+    case 'P': s->lesson_path = arg; return true;
+    case 'N': ov->has_norm_first = ov->norm_first = true; return true;
+    case 'n':
+        if (parse_whole(arg, 1, 100000, &v)) return s->max_len = (int)v, true;
+        *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);
+        return false;
+    case 'r':
+        if (parse_whole(arg, 1, 100000, &v)) return o->repeat = (int)v, true;
+        *code = cli_usage_error(cmd, "--repeat needs a whole number of at least 1, not '%s'", arg);
+        return false;
+    case 'b':
+        if (parse_whole(arg, 0, 1 << 24, &v)) return ov->has_bos = true, ov->bos = (int)v, true;
+        *code = cli_usage_error(cmd, "--bos needs a token id, not '%s'", arg);
+        return false;
+    case 'e':
+        if (parse_whole(arg, 0, 1 << 24, &v)) return ov->has_eos = true, ov->eos = (int)v, true;
+        *code = cli_usage_error(cmd, "--eos needs a token id, not '%s'", arg);
+        return false;
+    case 'a':
+        if (parse_whole(arg, 0, 1 << 24, &v)) return ov->has_pad = true, ov->pad = (int)v, true;
+        *code = cli_usage_error(cmd, "--pad needs a token id, not '%s'", arg);
+        return false;
+    case 'H':
+        if (parse_whole(arg, 1, 4096, &v)) return ov->has_nhead = true, ov->nhead = (int)v, true;
+        *code = cli_usage_error(cmd, "--nhead needs a whole number of at least 1, not '%s'", arg);
+        return false;
+    case 'L':
+        if (!strcmp(arg, "torch") || !strcmp(arg, "annotated"))
+            return ov->has_layer_norm = true, ov->layer_norm = arg[0] == 'a' ? LN_ANNOTATED : LN_TORCH, true;
+        *code = cli_usage_error(cmd, "--layer-norm is 'torch' or 'annotated', not '%s'", arg);
+        return false;
+    case 'A':
+        if (!strcmp(arg, "relu") || !strcmp(arg, "gelu"))
+            return ov->has_activation = true, ov->activation = arg[0] == 'g' ? ACT_GELU : ACT_RELU, true;
+        *code = cli_usage_error(cmd, "--activation is 'relu' or 'gelu', not '%s'", arg);
+        return false;
+    case 'E': {
+        char *end;
+        ov->eps = strtof(arg, &end);
+        if (end != arg && !*end && ov->eps >= 0) return ov->has_eps = true, true;
+        *code = cli_usage_error(cmd, "--eps needs a non-negative number, not '%s'", arg);
+        return false;
+    }
+    }
+    return false;
+}
+
+int cli_parse(int argc, char **argv, unsigned allowed, const char *usage, CliOptions *o) {
+    memset(o, 0, sizeof *o);
+    const char *cmd = argv[0];
+    struct option longopts[N_OPTIONS + 1];
+    int n = 0;
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (options[i].bit == 0 || (options[i].bit & allowed)) longopts[n++] = options[i].opt;
+    longopts[n] = (struct option){0, 0, 0, 0};
+    optind = 1;
+    opterr = 0;
+    int c, code = EXIT_USAGE;
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return EXIT_OK;
+        }
+        if (c == '?') return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        if (c == ':') return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        if (!take_value(o, c, cmd, optarg, &code)) return code;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (o->n_positional == 4) return cli_usage_error(cmd, "too many arguments");
+        o->positional[o->n_positional++] = argv[i];
+    }
+    return -1;
+}
+
+// The tokens that label axis `axis` of a stage's output, or NULL.
+static const Vocab *axis_vocab(const Interp *it, const Stage *st, int axis, const float **ids,
+                               int *len) {
+    int slot = st->axes.slot[axis];
+    if (slot == AXIS_NONE) return NULL;
+    *ids = interp_input_ids(it, slot, len);
+    const Program *p = interp_program(it);
+    const Model *m = interp_model(it);
+    return strcmp(p->inputs[slot], "src") == 0 ? &m->src_vocab : &m->tgt_vocab;
+}
+
+static void print_matrix(FILE *out, const float *x, int R, int C, const Vocab *rv,
+                         const float *rids, int rlen) {
+    for (int r = 0; r < R; r++) {
+        if (rv && r < rlen) fprintf(out, "  %-10.10s", vocab_token(rv, (int)rids[r]));
+        else fprintf(out, "  [%3d]     ", r);
+        for (int c = 0; c < C; c++) fprintf(out, " %9.4f", (double)x[(size_t)r * C + c]);
+        fputc('\n', out);
+    }
+}
+
+void cli_print_tensor(FILE *out, const Interp *it, int i) {
+    const Stage *st = interp_stage(it, i);
+    const float *x = interp_output(it, i);
+    char sh[64];
+    fprintf(out, "%s %s  (%s)\n", st->id, shape_str(&st->shape, sh, sizeof sh), op_info[st->op].name);
+    if (!x) {
+        fprintf(out, "  (not run yet)\n");
+        return;
+    }
+    const int nd = st->shape.ndim;
+    if (st->kind == TK_IDS) {  // argmax over the generator: target tokens
+        const Vocab *v = &interp_model(it)->tgt_vocab;
+        for (int k = 0; k < st->shape.dim[0]; k++)
+            fprintf(out, "  %d %s\n", (int)x[k], vocab_token(v, (int)x[k]));
+        return;
+    }
+    const int C = st->shape.dim[nd - 1], R = nd >= 2 ? st->shape.dim[nd - 2] : 1;
+    const int B = (int)(shape_numel(&st->shape) / ((long)R * C));
+    const float *rids = NULL;
+    int rlen = 0;
+    const Vocab *rv = nd >= 2 ? axis_vocab(it, st, nd - 2, &rids, &rlen) : NULL;
+    for (int b = 0; b < B; b++) {
+        if (B > 1) fprintf(out, " [%d]\n", b);
+        print_matrix(out, x + (size_t)b * R * C, R, C, rv, rids, rlen);
+    }
+}
+
+void cli_print_stage_line(FILE *out, const Interp *it, int i) {
+    const Stage *st = interp_stage(it, i);
+    char sh[64];
+    fprintf(out, "%4d  %-48s %-16s %-13s line %d\n", i, st->id, shape_str(&st->shape, sh, sizeof sh),
+            op_info[st->op].name, st->line);
+}

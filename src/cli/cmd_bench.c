@@ -1,0 +1,161 @@
+// cmd_bench.c: `bench` times a full forward pass of the base configuration and each matmul
+// shape it uses. Figures are printed, never asserted: machines here are noisy, so the useful
+// numbers are the ratios within one run.
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "rng.h"
+
+static const char bench_usage[] =
+    "usage: stepformer bench [--repeat N]\n"
+    "\n"
+    "Times the base configuration (d_model 512, 8 heads, 6+6 layers, d_ff 2048, vocab 1000,\n"
+    "source and target length 32, batch 1, random weights): the median full-forward latency\n"
+    "over N runs (default 20), and the GFLOP/s of every matmul shape that forward uses, next to\n"
+    "a naive triple loop for scale.\n";
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    Op op;
+    int B, M, N, K;
+    bool bt;
+    int count;
+} Shape4;
+
+static void naive_gemm(float *c, const float *a, const float *b, int M, int N, int K, bool bt) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float s = 0.0f;
+            for (int k = 0; k < K; k++) s += a[(size_t)i * K + k] * (bt ? b[(size_t)j * K + k] : b[(size_t)k * N + j]);
+            c[(size_t)i * N + j] = s;
+        }
+}
+
+typedef struct {
+    const Shape4 *s;
+    const float *a, *b;
+    float *c;
+} GemmCall;
+
+static void call_fast(const GemmCall *g) {
+    const Shape4 *s = g->s;
+    sgemm(g->c, s->N, g->a, s->K, g->b, s->bt ? s->K : s->N, NULL, s->M, s->N, s->K, s->bt);
+}
+
+static void call_naive(const GemmCall *g) {
+    naive_gemm(g->c, g->a, g->b, g->s->M, g->s->N, g->s->K, g->s->bt);
+}
+
+// Seconds per call, timed over enough calls to fill about `budget` seconds.
+static double time_calls(double budget, void (*fn)(const GemmCall *), const GemmCall *g) {
+    int reps = 0;
+    double t0 = now(), elapsed;
+    do {
+        fn(g);
+        reps++;
+    } while ((elapsed = now() - t0) < budget);
+    return elapsed / reps;
+}
+
+static void bench_shape(const Shape4 *s, Rng *rng) {
+    size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N, nc = (size_t)s->M * s->N;
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4), *c2 = malloc(nc * 4);
+    if (!a || !b || !c || !c2) return;
+    for (size_t i = 0; i < na; i++) a[i] = rng_uniform(rng) - 0.5f;
+    for (size_t i = 0; i < nb; i++) b[i] = rng_uniform(rng) - 0.5f;
+    double flops = 2.0 * s->M * s->N * s->K;
+    const GemmCall fast_call = {s, a, b, c}, naive_call = {s, a, b, c2};
+    double fast = time_calls(0.05, call_fast, &fast_call);
+    double slow = time_calls(0.02, call_naive, &naive_call);
+    printf("  %-7s %5d %5d %5d %6s %6d  x%-4d %8.1f %8.1f %7.1fx\n", op_info[s->op].name, s->M,
+           s->N, s->K, s->bt ? "B^T" : "B", s->B, s->count, flops / fast * 1e-9,
+           flops / slow * 1e-9, slow / fast);
+    free(a), free(b), free(c), free(c2);
+}
+
+// The distinct matmul shapes of the pass, with how often each occurs.
+static int collect_shapes(const Interp *it, Shape4 *out, int cap) {
+    int n = 0;
+    for (int i = 0; i < interp_n_stages(it); i++) {
+        const Stage *st = interp_stage(it, i);
+        if (st->op != OP_LINEAR && st->op != OP_MATMUL) continue;
+        const Shape *a = &st->in_shape[0];
+        Shape4 s = {st->op, a->ndim == 3 ? a->dim[0] : 1, a->dim[a->ndim - 2],
+                    st->shape.dim[st->shape.ndim - 1], a->dim[a->ndim - 1],
+                    st->op == OP_LINEAR || st->attr.b_transposed, 1};
+        int k = 0;
+        while (k < n && !(out[k].op == s.op && out[k].B == s.B && out[k].M == s.M &&
+                          out[k].N == s.N && out[k].K == s.K && out[k].bt == s.bt))
+            k++;
+        if (k < n) out[k].count++;
+        else if (n < cap) out[n++] = s;
+    }
+    return n;
+}
+
+static double total_flops(const Interp *it) {
+    double f = 0;
+    for (int i = 0; i < interp_n_stages(it); i++) f += op_flops(interp_stage(it, i));
+    return f;
+}
+
+int cmd_bench(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv, OPT_REPEAT, bench_usage, &o);
+    if (code >= 0) return code;
+    const int runs = o.repeat ? o.repeat : 20;
+    Err e = {{0}};
+    Lesson lesson;
+    Model model;
+    const char *path;
+    const ModelConfig cfg = config_base();
+    if (!lesson_parse(&lesson, "forward-pass.md", session_builtin_lesson("forward-pass.md", &path), &e))
+        return cli_fail(&e);
+    if (!model_init_random(&model, &cfg, 1, &e)) return lesson_free(&lesson), cli_fail(&e);
+    float src[32], tgt[32];
+    Rng rng = {42};
+    for (int i = 0; i < 32; i++) src[i] = (float)(4 + rng_below(&rng, cfg.src_vocab_size - 4));
+    for (int i = 0; i < 32; i++) tgt[i] = i ? (float)(4 + rng_below(&rng, cfg.tgt_vocab_size - 4)) : 2.0f;
+    RunSpec spec = {src, 32, tgt, 32, 0};
+    Interp *it = interp_new(&lesson.program, &model, &spec, &e);
+    if (!it) return model_free(&model), lesson_free(&lesson), cli_fail(&e);
+    printf("stepformer bench: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, src %d, tgt %d, "
+           "batch 1\nthreads: %d (OpenMP), gemm micro-kernel: %s\n", cfg.d_model, cfg.nhead,
+           cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.dim_feedforward,
+           cfg.tgt_vocab_size, 32, 32, omp_get_max_threads(), sgemm_kernel_name());
+    double *t = calloc((size_t)runs, sizeof *t);
+    for (int r = -2; r < runs && t; r++) {  // two warm-up runs
+        interp_rewind(it, 0);
+        double t0 = now();
+        interp_run(it, &e);
+        if (r >= 0) t[r] = now() - t0;
+    }
+    qsort(t, (size_t)runs, sizeof *t, cmp_double);
+    const double flops = total_flops(it);
+    printf("full forward, teacher forcing (%d stages, %.2f GFLOP): median %.2f ms, min %.2f ms "
+           "over %d runs = %.1f GFLOP/s\n", interp_n_stages(it), flops * 1e-9, t[runs / 2] * 1e3,
+           t[0] * 1e3, runs, flops / t[runs / 2] * 1e-9);
+    Shape4 shapes[32];
+    int ns = collect_shapes(it, shapes, 32);
+    printf("matmul shapes (C[M,N] = A[M,K] B), per call:\n"
+           "  op          M     N     K      B  batch  count  GFLOP/s  naive   speed-up\n");
+    for (int i = 0; i < ns; i++) bench_shape(&shapes[i], &rng);
+    free(t);
+    interp_free(it);
+    model_free(&model);
+    lesson_free(&lesson);
+    return EXIT_OK;
+}

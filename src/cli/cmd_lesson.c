@@ -1,0 +1,81 @@
+// cmd_lesson.c: `lesson FILE` runs a lesson headless, one line per stage.
+#include <string.h>
+
+#include "cli.h"
+
+static const char lesson_usage[] =
+    "usage: stepformer lesson FILE [--to STAGE] [--print STAGE] [--input TEXT] [--model FILE]\n"
+    "\n"
+    "Runs a lesson (Markdown with program cells) without a window and prints one line per stage:\n"
+    "index, stage id, output shape, op and the lesson line that computed it.\n"
+    "\n"
+    "  --to STAGE      stop after this stage\n"
+    "  --print STAGE   print this stage's tensor (rows labelled with their tokens)\n"
+    "  --input TEXT    replace the lesson's input\n"
+    "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
+    "  --max-len N     greedy decoding: at most N tokens\n"
+    "  --model FILE    run the lesson's program on these weights\n";
+
+static void print_result(const Session *s) {
+    int n;
+    StopReason why;
+    const float *ids = interp_generated(s->it, &n, &why);
+    if (why == STOP_NONE) return;
+    char text[8192];
+    vocab_decode(&s->model.tgt_vocab, ids, n, text, sizeof text);
+    printf("input:  %s\noutput: %s  (%d tokens, stopped at %s)\n", s->input_text, text, n,
+           why == STOP_EOS ? "eos" : "max_len");
+}
+
+static int run_lesson(const CliOptions *o) {
+    Session s;
+    Err e = {{0}};
+    if (!session_open(&s, &o->spec, &e)) return cli_fail(&e);
+    printf("%s\nmodel: %s\n", s.lesson.title, s.model.source);
+    bool stopped = false;
+    while (!stopped && interp_step(s.it, &e)) {
+        int i = interp_n_done(s.it) - 1;
+        cli_print_stage_line(stdout, s.it, i);
+        stopped = o->to && strcmp(interp_stage(s.it, i)->id, o->to) == 0;
+    }
+    if (e.msg[0]) {
+        session_close(&s);
+        return cli_fail(&e);
+    }
+    int code = EXIT_OK;
+    if (o->to && !stopped) {
+        err_set(&e, "%s has no stage '%s' (see the list above)", s.lesson.path, o->to);
+        code = cli_fail(&e);
+    }
+    if (code == EXIT_OK && o->print) {
+        int k = interp_find(s.it, o->print);
+        if (k < 0) {
+            err_set(&e, "%s has no stage '%s'", s.lesson.path, o->print);
+            code = cli_fail(&e);
+        } else {
+            cli_print_tensor(stdout, s.it, k);
+        }
+    }
+    if (code == EXIT_OK && !stopped) print_result(&s);
+    session_close(&s);
+    return code;
+}
+
+enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL | OPT_MODEL_FLAGS };
+
+int cmd_lesson(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv, LESSON_OPTS, lesson_usage, &o);
+    if (code >= 0) return code;
+    if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
+    o.spec.lesson_path = o.positional[0];
+    return run_lesson(&o);
+}
+
+int cmd_default_lesson(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv, LESSON_OPTS, lesson_usage, &o);
+    if (code >= 0) return code;
+    o.spec.builtin_lesson = "forward-pass.md";
+    return run_lesson(&o);
+}

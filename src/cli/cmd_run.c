@@ -1,0 +1,143 @@
+// cmd_run.c: `run` (greedy decoding), `trace` (dump every stage) and `stages` (list them).
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char run_usage[] =
+    "usage: stepformer run --model FILE (--input TEXT | --src-ids 3,4,5) [--max-len N] [--json]\n"
+    "\n"
+    "Greedy decoding: the encoder reads the source once, then the decoder runs once per new\n"
+    "token, starting from bos and stopping at eos or after N tokens (default 64).\n"
+    "\n"
+    "  --model FILE       weights (.safetensors)\n"
+    "  --input TEXT       source text, split as the model's vocabulary says (characters or words)\n"
+    "  --src-ids LIST     source token ids, comma separated\n"
+    "  --max-len N        generate at most N tokens\n"
+    "  --json             print {\"output_ids\": [...], \"output_text\": \"...\", \"stop\": ...}\n"
+    "  --program FILE     run this lesson's program instead of the standard one\n"
+    "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
+    "  --activation relu|gelu, --eps X, --bos ID, --eos ID, --pad ID\n";
+
+static const char trace_usage[] =
+    "usage: stepformer trace --model FILE (--src-ids LIST | --input TEXT)\n"
+    "                        (--tgt-ids LIST | --target TEXT) [--dump OUT.safetensors]\n"
+    "\n"
+    "One teacher-forced forward pass. With --dump, writes every stage's output under its stage\n"
+    "id, plus src_ids, tgt_ids, memory [S, d_model] and logits [T, tgt_vocab]; the attention\n"
+    "maps are encoder.layers.{i}.self_attn.weights, decoder.layers.{i}.self_attn.weights and\n"
+    "decoder.layers.{i}.cross_attn.weights ([nhead, queries, keys]). Without --dump, lists the\n"
+    "stages. --tgt-ids are used as given; --target TEXT is fed after bos.\n"
+    "Model flags as for `stepformer run`.\n";
+
+static const char stages_usage[] =
+    "usage: stepformer stages --model FILE [--src-ids LIST | --input TEXT] [--tgt-ids LIST]\n"
+    "\n"
+    "Lists the stages of one teacher-forced pass in order: index, id, output shape, op and the\n"
+    "program line. Shapes are for the given inputs (by default one source and one target token).\n";
+
+enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS };
+
+static int need_model(const CliOptions *o, const char *cmd) {
+    if (o->n_positional) return cli_usage_error(cmd, "unexpected argument '%s'", o->positional[0]);
+    if (!o->spec.model_path) return cli_usage_error(cmd, "--model FILE is required");
+    return -1;
+}
+
+static int print_json(const Session *s, const float *ids, int n, StopReason why, const char *text) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(root, "output_ids");
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
+    cJSON_AddStringToObject(root, "output_text", text);
+    cJSON_AddStringToObject(root, "stop", stop_names[why]);
+    cJSON_AddStringToObject(root, "input", s->input_text);
+    char *out = cJSON_PrintUnformatted(root);
+    printf("%s\n", out);
+    free(out);
+    cJSON_Delete(root);
+    return EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_MAX_LEN | OPT_JSON,
+                         run_usage, &o);
+    if (code >= 0 || (code = need_model(&o, "run")) >= 0) return code;
+    if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("run", "give --input TEXT or --src-ids LIST");
+    o.spec.greedy = true;
+    if (!o.spec.max_len) o.spec.max_len = 64;
+    Session s;
+    Err e = {{0}};
+    if (!session_open(&s, &o.spec, &e) || !interp_run(s.it, &e)) {
+        if (s.it) session_close(&s);
+        return cli_fail(&e);
+    }
+    int n;
+    StopReason why;
+    const float *ids = interp_generated(s.it, &n, &why);
+    char text[8192];
+    vocab_decode(&s.model.tgt_vocab, ids, n, text, sizeof text);
+    if (o.json) print_json(&s, ids, n, why, text);
+    else printf("%s\n", text);
+    session_close(&s);
+    return EXIT_OK;
+}
+
+static bool dump_trace(const Session *s, const char *path, Err *e) {
+    const Interp *it = s->it;
+    int n_out, n = interp_n_done(it);
+    const ProgramOutput *outs = interp_outputs(it, &n_out);
+    StTensor *t = calloc((size_t)(n + n_out + 2), sizeof *t);
+    if (!t) return err_set(e, "out of memory");
+    int k = 0;
+    t[k++] = (StTensor){"src_ids", shape1(s->run.S), s->run.src};
+    if (s->run.tgt) t[k++] = (StTensor){"tgt_ids", shape1(s->run.T), s->run.tgt};
+    for (int i = 0; i < n_out; i++) {
+        const Stage *st = interp_stage(it, outs[i].stage);
+        t[k++] = (StTensor){outs[i].name, st->shape, interp_output(it, outs[i].stage)};
+    }
+    for (int i = 0; i < n; i++) {
+        const Stage *st = interp_stage(it, i);
+        t[k++] = (StTensor){st->id, st->shape, interp_output(it, i)};
+    }
+    const StMeta meta[] = {{"producer", "stepformer trace"}, {"model", (char *)s->model.source}};
+    bool ok = st_save(path, t, k, meta, 2, e);
+    free(t);
+    return ok;
+}
+
+int cmd_trace(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv,
+                         MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_DUMP,
+                         trace_usage, &o);
+    if (code >= 0 || (code = need_model(&o, "trace")) >= 0) return code;
+    if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("trace", "give --src-ids LIST or --input TEXT");
+    if (!o.spec.target && !o.spec.tgt_ids)
+        return cli_usage_error("trace", "teacher forcing needs a target: --tgt-ids LIST or --target TEXT");
+    Session s;
+    Err e = {{0}};
+    if (!session_open(&s, &o.spec, &e)) return cli_fail(&e);
+    bool ok = interp_run(s.it, &e);
+    if (ok && o.dump) ok = dump_trace(&s, o.dump, &e);
+    else if (ok)
+        for (int i = 0; i < interp_n_done(s.it); i++) cli_print_stage_line(stdout, s.it, i);
+    session_close(&s);
+    return ok ? EXIT_OK : cli_fail(&e);
+}
+
+int cmd_stages(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_TGT_IDS,
+                         stages_usage, &o);
+    if (code >= 0 || (code = need_model(&o, "stages")) >= 0) return code;
+    if (!o.spec.input && !o.spec.src_ids) o.spec.src_ids = "0";
+    if (!o.spec.tgt_ids) o.spec.tgt_ids = "0";
+    Session s;
+    Err e = {{0}};
+    if (!session_open(&s, &o.spec, &e)) return cli_fail(&e);
+    for (int i = 0; i < interp_n_stages(s.it); i++) cli_print_stage_line(stdout, s.it, i);
+    session_close(&s);
+    return EXIT_OK;
+}

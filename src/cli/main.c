@@ -1,0 +1,50 @@
+// main.c: stepformer's entry point: picks the mode from the first argument.
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"run", cmd_run, "greedy-decode an input with a model"},
+    {"trace", cmd_trace, "one teacher-forced pass; dump every stage to .safetensors"},
+    {"lesson", cmd_lesson, "run a lesson headless, one line per stage"},
+    {"stages", cmd_stages, "list a model's stages in order"},
+    {"bench", cmd_bench, "time the base configuration"},
+};
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: stepformer [COMMAND] [OPTIONS]\n"
+            "\n"
+            "An educational, step-by-step interpreter of the Transformer of \"Attention Is All You\n"
+            "Need\". Without a command it runs the built-in forward-pass lesson.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n`stepformer COMMAND --help` describes each. --version prints the version.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || argv[1][0] == '-') {
+        if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if (argc >= 2 && !strcmp(argv[1], "--version")) {
+            printf("stepformer %s\n", STEPFORMER_VERSION);
+            return EXIT_OK;
+        }
+        argv[0] = "stepformer";
+        return cmd_default_lesson(argc, argv);
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "stepformer: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

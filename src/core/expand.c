@@ -1,0 +1,493 @@
+// expand.c: statements -> the flat list of stages, with every shape checked on the way.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program.h"
+
+typedef struct {
+    char name[48];
+    bool is_tensor;
+    double num;  // when not a tensor
+    Ref ref;
+    Shape shape;
+    TensorKind kind;
+    unsigned deps;
+    AxisTokens axes;
+    char label[STAGE_ID_MAX];  // stage id, input name or weight key
+} Binding;
+
+struct Expander {
+    const Program *p;
+    const Model *m;
+    Stage *stages;
+    int n, cap;
+    ProgramOutput outputs[16];
+    int n_outputs;
+    int input_len[PROGRAM_MAX_INPUTS];
+    Binding *env;
+    int n_env, cap_env;
+    int frame;          // the current def's first binding (0 at top level)
+    char prefix[160];   // stage id prefix, "" at top level
+    const char *weights_tpl;  // innermost `weights` prefix, already interpolated into `weights`
+    char weights[160];
+    int call_line;      // line of the outermost def call being expanded, 0 at top level
+    int call_depth;
+    int chunk_begin;    // first stage of the current prelude / decode round (duplicate ids)
+    bool in_decode;
+    int step;
+    Binding ret;        // what the running def returned
+    bool returned;
+};
+
+// ---- environment ----------------------------------------------------------------------------
+
+static Binding *find(Expander *x, const char *name) {
+    for (int i = x->n_env - 1; i >= x->frame; i--)
+        if (strcmp(x->env[i].name, name) == 0) return &x->env[i];
+    return NULL;
+}
+
+static bool bind(Expander *x, const char *name, const Binding *v, Err *e) {
+    Binding *b = find(x, name);
+    if (!b) {
+        if (x->n_env == x->cap_env) {
+            int cap = x->cap_env ? 2 * x->cap_env : 64;
+            Binding *ne = realloc(x->env, sizeof *ne * (size_t)cap);
+            if (!ne) return err_set(e, "out of memory");
+            x->env = ne, x->cap_env = cap;
+        }
+        b = &x->env[x->n_env++];
+    }
+    *b = *v;
+    snprintf(b->name, sizeof b->name, "%s", name);
+    return true;
+}
+
+static bool config_number(const ModelConfig *c, const char *name, double *out) {
+    const struct { const char *n; double v; } t[] = {
+        {"d_model", c->d_model}, {"nhead", c->nhead}, {"d_k", (double)c->d_model / c->nhead},
+        {"dim_feedforward", c->dim_feedforward}, {"num_encoder_layers", c->num_encoder_layers},
+        {"num_decoder_layers", c->num_decoder_layers}, {"src_vocab_size", c->src_vocab_size},
+        {"tgt_vocab_size", c->tgt_vocab_size}, {"layer_norm_eps", c->layer_norm_eps},
+        {"max_positions", c->max_positions}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(t[i].n, name) == 0) return *out = t[i].v, true;
+    return false;
+}
+
+static bool lookup_number(void *ctx, const char *name, double *out) {
+    Expander *x = ctx;
+    Binding *b = find(x, name);
+    if (b && !b->is_tensor) return *out = b->num, true;
+    return !b && config_number(&x->m->cfg, name, out);
+}
+
+static const char *file(const Expander *x) { return x->p->file; }
+
+static bool eval(Expander *x, const char *text, int line, double *out, Err *e) {
+    char why[160];
+    if (!expr_eval(text, lookup_number, x, out, why, sizeof why))
+        return err_set(e, "%s:%d: in '%s': %s", file(x), line, text, why);
+    return true;
+}
+
+// Copies a name template, replacing each {expr} with its integer value.
+static bool interpolate(Expander *x, const char *tpl, int line, char *out, size_t n, Err *e) {
+    size_t k = 0;
+    for (const char *s = tpl; *s; s++) {
+        if (*s != '{') {
+            if (k + 1 < n) out[k++] = *s;
+            continue;
+        }
+        const char *close = strchr(s, '}');
+        if (!close) return err_set(e, "%s:%d: '{' without '}' in '%s'", file(x), line, tpl);
+        char inner[64];
+        snprintf(inner, sizeof inner, "%.*s", (int)(close - s - 1), s + 1);
+        double v;
+        if (!eval(x, inner, line, &v, e)) return false;
+        k += (size_t)snprintf(out + k, n > k ? n - k : 0, "%lld", (long long)llround(v));
+        s = close;
+    }
+    out[k < n ? k : n - 1] = '\0';
+    return true;
+}
+
+// ---- stages --------------------------------------------------------------------------------
+
+static bool push_stage(Expander *x, const Stage *st, Err *e) {
+    for (int i = x->chunk_begin; i < x->n; i++)
+        if (strcmp(x->stages[i].id, st->id) == 0)
+            return err_set(e, "%s:%d: stage '%s' is already defined at line %d; give this one "
+                           "another name", file(x), st->line, st->id, x->stages[i].line);
+    if (x->n == x->cap) {
+        int cap = x->cap ? 2 * x->cap : 256;
+        Stage *ns = realloc(x->stages, sizeof *ns * (size_t)cap);
+        if (!ns) return err_set(e, "out of memory");
+        x->stages = ns, x->cap = cap;
+    }
+    x->stages[x->n++] = *st;
+    return true;
+}
+
+static bool resolve_weight(Expander *x, const char *tpl, int line, Binding *out, Err *e) {
+    char name[STAGE_ID_MAX], full[STAGE_ID_MAX];
+    if (!interpolate(x, tpl, line, name, sizeof name, e)) return false;
+    if (x->weights_tpl) snprintf(full, sizeof full, "%s.%s", x->weights, name);
+    else snprintf(full, sizeof full, "%s", name);
+    const StFile *w = &x->m->weights;
+    for (int i = 0; i < w->n_entries; i++)
+        if (strcmp(w->entries[i].name, full) == 0) {
+            *out = (Binding){.is_tensor = true, .ref = {REF_WEIGHT, i, 0},
+                             .shape = w->entries[i].shape, .kind = TK_VALUES,
+                             .axes = axes_none()};
+            snprintf(out->label, sizeof out->label, "%s", full);
+            return true;
+        }
+    return err_set(e, "%s:%d: the model (%s) has no weight '%s'", file(x), line, x->m->source, full);
+}
+
+// The value of one argument: a tensor by name, a weight, or a number.
+static bool arg_value(Expander *x, const Arg *a, int line, Binding *out, Err *e) {
+    if (a->kind == ARG_WEIGHT) return resolve_weight(x, a->text, line, out, e);
+    if (a->kind == ARG_TENSOR || a->kind == ARG_TRANSPOSED) {
+        Binding *b = find(x, a->text);
+        if (b) return *out = *b, true;
+        double v;
+        if (a->kind == ARG_TENSOR && config_number(&x->m->cfg, a->text, &v))
+            return *out = (Binding){.num = v}, true;
+        return err_set(e, "%s:%d: undefined tensor '%s'", file(x), line, a->text);
+    }
+    *out = (Binding){.is_tensor = false};
+    return eval(x, a->text, line, &out->num, e);
+}
+
+static bool has_attr(Op op, const char *key) {
+    const char *list = op_info[op].attrs;
+    size_t n = strlen(key);
+    for (const char *s = list; (s = strstr(s, key)); s += n)
+        if ((s == list || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0')) return true;
+    return false;
+}
+
+static void set_defaults(Stage *st, const ModelConfig *c) {
+    st->attr = (OpAttrs){.scale = NAN, .chunks = 1, .heads = c->nhead, .eps = c->layer_norm_eps,
+                         .ln = c->layer_norm, .act = c->activation};
+}
+
+static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
+    if (!has_attr(st->op, a->key))
+        return err_set(e, "%s:%d: %s has no attribute '%s' (it takes: %s)", file(x), st->line,
+                       op_info[st->op].name, a->key,
+                       *op_info[st->op].attrs ? op_info[st->op].attrs : "none");
+    double v;
+    if (!eval(x, a->text, st->line, &v, e)) return false;
+    const char *k = a->key;
+    if (!strcmp(k, "scale") || !strcmp(k, "by")) st->attr.scale = (float)v;
+    else if (!strcmp(k, "chunk")) st->attr.chunk = (int)v;
+    else if (!strcmp(k, "chunks")) st->attr.chunks = (int)v;
+    else if (!strcmp(k, "heads")) st->attr.heads = (int)v;
+    else if (!strcmp(k, "causal")) st->attr.causal = v != 0;
+    else if (!strcmp(k, "eps")) st->attr.eps = (float)v;
+    else if (!strcmp(k, "annotated")) st->attr.ln = v != 0 ? LN_ANNOTATED : LN_TORCH;
+    return true;
+}
+
+static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, Err *e) {
+    if (a->kind == ARG_EXPR)
+        return err_set(e, "%s:%d: %s takes tensors as arguments; write settings as key=value",
+                       file(x), st->line, op_info[st->op].name);
+    if (st->n_in == op_info[st->op].max_in)
+        return err_set(e, "%s:%d: %s takes at most %d tensors", file(x), st->line,
+                       op_info[st->op].name, op_info[st->op].max_in);
+    if (a->kind == ARG_TRANSPOSED) {
+        if (st->op != OP_MATMUL || st->n_in != 1)
+            return err_set(e, "%s:%d: transpose(...) may only be matmul's second argument; use "
+                           "t = transpose(x) elsewhere", file(x), st->line);
+        st->attr.b_transposed = true;
+    }
+    Binding b;
+    if (!arg_value(x, a, st->line, &b, e)) return false;
+    if (!b.is_tensor)
+        return err_set(e, "%s:%d: '%s' is a number, but %s needs a tensor here", file(x),
+                       st->line, a->text, op_info[st->op].name);
+    st->in[st->n_in] = b.ref;
+    st->in_shape[st->n_in] = b.shape;
+    st->input_deps |= b.deps;
+    axes[st->n_in] = b.axes;
+    snprintf(st->in_name[st->n_in], STAGE_ID_MAX, "%s", b.label);
+    st->n_in++;
+    return true;
+}
+
+// Linear's chunk k of n: rows k*R/n .. of W (and b) as a view.
+static bool apply_chunk(Expander *x, Stage *st, Err *e) {
+    OpAttrs *a = &st->attr;
+    int R = st->in_shape[1].dim[0];
+    if (a->chunks < 1 || a->chunk < 0 || a->chunk >= a->chunks || R % a->chunks != 0)
+        return err_set(e, "%s:%d: linear: chunk=%d of chunks=%d does not fit W's %d rows",
+                       file(x), st->line, a->chunk, a->chunks, R);
+    int rows = R / a->chunks;
+    st->in_shape[1].dim[0] = rows;
+    st->in[1].offset = (size_t)a->chunk * rows * st->in_shape[1].dim[1];
+    if (st->n_in == 3) {
+        st->in_shape[2].dim[0] = st->in_shape[2].dim[0] / a->chunks;
+        st->in[2].offset = (size_t)a->chunk * rows;
+    }
+    return true;
+}
+
+static bool finish_stage(Expander *x, Stage *st, Err *e) {
+    const ModelConfig *c = &x->m->cfg;
+    if (st->op == OP_LINEAR) {
+        st->attr.has_bias = st->n_in == 3;
+        if (st->n_in >= 2 && st->in_shape[1].ndim == 2 && !apply_chunk(x, st, e)) return false;
+    }
+    if (st->op == OP_EMBEDDING && isnan(st->attr.scale) && st->n_in == 2)
+        st->attr.scale = sqrtf((float)st->in_shape[1].dim[st->in_shape[1].ndim - 1]);
+    if (st->op == OP_SCALE && isnan(st->attr.scale))
+        return err_set(e, "%s:%d: scale needs by=NUMBER", file(x), st->line);
+    if (st->op == OP_MASK) {
+        st->attr.has_pad = st->n_in == 2 && c->pad_id.set;
+        st->attr.pad_id = (float)c->pad_id.id;
+    }
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d", file(x), st->line);
+    return op_infer(st, c, where, e);
+}
+
+static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
+    Stage st;
+    memset(&st, 0, sizeof st);
+    st.op = op;
+    st.line = s->line;
+    st.call_line = x->call_line;
+    st.step = x->step;
+    st.in_decode = x->in_decode;
+    set_defaults(&st, &x->m->cfg);
+    if (snprintf(st.id, sizeof st.id, "%s%s%s", x->prefix, *x->prefix ? "." : "", s->name) >=
+        (int)sizeof st.id)
+        return err_set(e, "%s:%d: stage id too long", file(x), s->line);
+    for (int i = 0; i < s->n_args; i++)
+        if (s->args[i].kind == ARG_KEYWORD && !set_attr(x, &st, &s->args[i], e)) return false;
+    AxisTokens axes[STAGE_MAX_IN];
+    for (int i = 0; i < s->n_args; i++)
+        if (s->args[i].kind != ARG_KEYWORD && !add_input(x, &st, &s->args[i], axes, e)) return false;
+    if (st.n_in < op_info[op].min_in)
+        return err_set(e, "%s:%d: %s takes at least %d tensors, got %d", file(x), s->line,
+                       op_info[op].name, op_info[op].min_in, st.n_in);
+    if (!finish_stage(x, &st, e)) return false;
+    op_axes(&st, axes);
+    if (!push_stage(x, &st, e)) return false;
+    Binding b = {.is_tensor = true, .ref = {REF_STAGE, x->n - 1, 0}, .shape = st.shape,
+                 .kind = st.kind, .deps = st.input_deps, .axes = st.axes};
+    snprintf(b.label, sizeof b.label, "%s", st.id);
+    return bind(x, s->name, &b, e);
+}
+
+// ---- statements -----------------------------------------------------------------------------
+
+static bool run_range(Expander *x, int from, int to, Err *e);
+
+static int find_def(const Program *p, const char *name) {
+    for (int i = 0; i < p->n; i = p->stmts[i].end > i ? p->stmts[i].end : i + 1)
+        if (p->stmts[i].kind == ST_DEF && strcmp(p->stmts[i].name, name) == 0) return i;
+    return -1;
+}
+
+static bool call_def(Expander *x, const Stmt *s, int d, Err *e) {
+    const Stmt *def = &x->p->stmts[d];
+    if (s->n_args != def->n_args)
+        return err_set(e, "%s:%d: %s takes %d arguments (line %d), got %d", file(x), s->line,
+                       def->name, def->n_args, def->line, s->n_args);
+    if (x->call_depth == 32) return err_set(e, "%s:%d: defs call each other too deeply", file(x), s->line);
+    Binding *args = calloc((size_t)s->n_args + 1, sizeof *args);
+    if (!args) return err_set(e, "out of memory");
+    bool ok = true;
+    for (int i = 0; i < s->n_args && ok; i++) ok = arg_value(x, &s->args[i], s->line, &args[i], e);
+    const int saved_frame = x->frame, saved_line = x->call_line;
+    x->frame = x->n_env;
+    if (!x->call_line) x->call_line = s->line;
+    x->call_depth++;
+    for (int i = 0; i < s->n_args && ok; i++) ok = bind(x, def->args[i].text, &args[i], e);
+    x->returned = false;
+    ok = ok && run_range(x, d + 1, def->end, e);
+    if (ok && !x->returned)
+        ok = err_set(e, "%s:%d: def %s ended without 'return'", file(x), def->line, def->name);
+    x->n_env = x->frame;
+    x->frame = saved_frame;
+    x->call_line = saved_line;
+    x->call_depth--;
+    x->returned = false;
+    free(args);
+    return ok && bind(x, s->name, &x->ret, e);
+}
+
+static bool run_assign(Expander *x, const Stmt *s, Err *e) {
+    Op op;
+    if (op_lookup(s->text, &op)) return make_stage(x, s, op, e);
+    int d = find_def(x->p, s->text);
+    if (d >= 0) return call_def(x, s, d, e);
+    return err_set(e, "%s:%d: unknown op '%s' (not an op and no def by that name)", file(x),
+                   s->line, s->text);
+}
+
+static bool run_block(Expander *x, const Stmt *s, int i, Err *e) {
+    char name[STAGE_ID_MAX], saved_prefix[sizeof x->prefix], saved_w[sizeof x->weights];
+    if (!interpolate(x, s->name, s->line, name, sizeof name, e)) return false;
+    memcpy(saved_prefix, x->prefix, sizeof saved_prefix);
+    memcpy(saved_w, x->weights, sizeof saved_w);
+    const char *saved_tpl = x->weights_tpl;
+    size_t len = strlen(x->prefix);
+    snprintf(x->prefix + len, sizeof x->prefix - len, "%s%s", len ? "." : "", name);
+    bool ok = true;
+    if (s->text) {
+        ok = interpolate(x, s->text, s->line, x->weights, sizeof x->weights, e);
+        x->weights_tpl = s->text;
+    }
+    ok = ok && run_range(x, i + 1, s->end, e);
+    memcpy(x->prefix, saved_prefix, sizeof saved_prefix);
+    memcpy(x->weights, saved_w, sizeof saved_w);
+    x->weights_tpl = saved_tpl;
+    return ok;
+}
+
+static bool run_for(Expander *x, const Stmt *s, int i, Err *e) {
+    double count;
+    if (!eval(x, s->text, s->line, &count, e)) return false;
+    if (count < 0 || count > 4096 || count != floor(count))
+        return err_set(e, "%s:%d: for %s in %s: the count %g is not a whole number from 0 to 4096",
+                       file(x), s->line, s->name, s->text, count);
+    for (int k = 0; k < (int)count && !x->returned; k++) {
+        Binding v = {.num = k};
+        if (!bind(x, s->name, &v, e) || !run_range(x, i + 1, s->end, e)) return false;
+    }
+    return true;
+}
+
+static bool run_output(Expander *x, const Stmt *s, Err *e) {
+    Binding *b = find(x, s->text);
+    if (!b || !b->is_tensor || b->ref.kind != REF_STAGE)
+        return err_set(e, "%s:%d: output %s: '%s' is not a tensor computed by the program",
+                       file(x), s->line, s->name, s->text);
+    int i = 0;
+    while (i < x->n_outputs && strcmp(x->outputs[i].name, s->name) != 0) i++;
+    if (i == 16) return err_set(e, "%s:%d: too many outputs", file(x), s->line);
+    if (i == x->n_outputs) snprintf(x->outputs[x->n_outputs++].name, sizeof x->outputs[i].name, "%s", s->name);
+    x->outputs[i].stage = b->ref.index;
+    Binding copy = *b;  // the output's name also names the tensor from here on
+    return bind(x, s->name, &copy, e);
+}
+
+static bool run_stmt(Expander *x, int i, Err *e) {
+    const Stmt *s = &x->p->stmts[i];
+    switch (s->kind) {
+    case ST_INPUT: {
+        int slot = program_input(x->p, s->name);
+        Binding b = {.is_tensor = true, .ref = {REF_INPUT, slot, 0},
+                     .shape = shape1(x->input_len[slot]), .kind = TK_IDS, .deps = 1u << slot,
+                     .axes = axes_none()};
+        b.axes.slot[0] = (signed char)slot;
+        snprintf(b.label, sizeof b.label, "%s", s->name);
+        return bind(x, s->name, &b, e);
+    }
+    case ST_OUTPUT: return run_output(x, s, e);
+    case ST_BLOCK: return run_block(x, s, i, e);
+    case ST_FOR: return run_for(x, s, i, e);
+    case ST_DEF: return true;
+    case ST_RETURN: {
+        Binding *b = find(x, s->text);
+        if (!b || x->call_depth == 0)
+            return err_set(e, "%s:%d: %s", file(x), s->line,
+                           x->call_depth ? "return of an undefined name" : "return outside a def");
+        x->ret = *b;
+        x->returned = true;
+        return true;
+    }
+    case ST_DECODE:
+        return err_set(e, "%s:%d: decode is run by the interpreter", file(x), s->line);
+    case ST_ASSIGN: return run_assign(x, s, e);
+    case ST_ALIAS: {
+        Binding *b = find(x, s->text);
+        double v;
+        if (b) return bind(x, s->name, b, e);
+        if (config_number(&x->m->cfg, s->text, &v)) return bind(x, s->name, &(Binding){.num = v}, e);
+        return err_set(e, "%s:%d: undefined tensor '%s'", file(x), s->line, s->text);
+    }
+    case ST_COUNT: break;
+    }
+    return err_set(e, "%s:%d: unknown statement", file(x), s->line);
+}
+
+static bool run_range(Expander *x, int from, int to, Err *e) {
+    for (int i = from; i < to && !x->returned;) {
+        if (!run_stmt(x, i, e)) return false;
+        const Stmt *s = &x->p->stmts[i];
+        i = (s->kind == ST_BLOCK || s->kind == ST_FOR || s->kind == ST_DEF || s->kind == ST_DECODE)
+                ? s->end
+                : i + 1;
+    }
+    return true;
+}
+
+// ---- public ---------------------------------------------------------------------------------
+
+Expander *expander_new(const Program *p, const Model *m) {
+    Expander *x = calloc(1, sizeof *x);
+    if (x) x->p = p, x->m = m;
+    return x;
+}
+
+void expander_free(Expander *x) {
+    if (!x) return;
+    free(x->stages);
+    free(x->env);
+    free(x);
+}
+
+void expander_set_input_len(Expander *x, int slot, int len) {
+    x->input_len[slot] = len;
+    for (int i = 0; i < x->n_env; i++)
+        if (x->env[i].is_tensor && x->env[i].ref.kind == REF_INPUT && x->env[i].ref.index == slot)
+            x->env[i].shape = shape1(len);
+}
+
+bool expand_prelude(Expander *x, Err *e) {
+    x->chunk_begin = x->n;
+    return run_range(x, 0, x->p->decode, e);
+}
+
+bool expand_decode(Expander *x, bool greedy, int step, int *next_stage, Err *e) {
+    const Stmt *d = &x->p->stmts[x->p->decode];
+    x->chunk_begin = x->n;
+    x->in_decode = true;
+    x->step = step;
+    if (greedy) snprintf(x->prefix, sizeof x->prefix, "step.%d", step);
+    bool ok = run_range(x, x->p->decode + 1, d->end, e);
+    x->prefix[0] = '\0';
+    x->in_decode = false;
+    if (!ok) return false;
+    Binding *b = find(x, d->text);
+    if (!b || !b->is_tensor || b->ref.kind != REF_STAGE || b->kind != TK_IDS)
+        return err_set(e, "%s:%d: decode %s from %s: '%s' must be token ids computed in the loop "
+                       "(an argmax)", file(x), d->line, d->name, d->text, d->text);
+    *next_stage = b->ref.index;
+    return true;
+}
+
+bool expand_rest(Expander *x, Err *e) {
+    if (x->p->decode == x->p->n) return true;
+    x->chunk_begin = x->n;
+    return run_range(x, x->p->stmts[x->p->decode].end, x->p->n, e);
+}
+
+const Stage *expander_stages(const Expander *x, int *n) {
+    *n = x->n;
+    return x->stages;
+}
+
+const ProgramOutput *expander_outputs(const Expander *x, int *n) {
+    *n = x->n_outputs;
+    return x->outputs;
+}

@@ -1,0 +1,311 @@
+// interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
+#include "interp.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const stop_names[STOP_COUNT] = {"none", "eos", "max_len"};
+
+typedef enum { PH_ROUND, PH_FINISHED } Phase;
+
+struct Interp {
+    const Program *p;
+    const Model *m;
+    Expander *x;
+    float *ids[PROGRAM_MAX_INPUTS];  // [max_positions] each
+    int len[PROGRAM_MAX_INPUTS];
+    int src, tgt;  // input slots, -1 when the program lacks one
+    bool greedy;
+    int max_new;
+    float **out;  // [stages] outputs, NULL until run
+    int out_cap;
+    int n_done;
+    Phase phase;
+    int round;       // greedy: the decode round expanded last
+    int next_stage;  // greedy: the ids stage of that round
+    int n_gen;
+    StopReason stop;
+};
+
+static bool check_ids(const float *ids, int n, int vocab, const char *side, Err *e) {
+    for (int i = 0; i < n; i++)
+        if (!(ids[i] >= 0 && ids[i] < (float)vocab) || ids[i] != (float)(int)ids[i])
+            return err_set(e, "%s id %g at position %d is not in the vocabulary (0..%d)", side,
+                           (double)ids[i], i, vocab - 1);
+    return true;
+}
+
+// Copies the spec's inputs in, checking them against the program and the model.
+static bool take_inputs(Interp *it, const RunSpec *s, Err *e) {
+    const ModelConfig *c = &it->m->cfg;
+    const int P = c->max_positions;
+    if (it->src >= 0) {
+        if (!s->src || s->S < 1) return err_set(e, "the source input is empty: give at least one token");
+        if (s->S > P)
+            return err_set(e, "the source has %d tokens, more than the %d positions of the model's "
+                           "positional table", s->S, P);
+        if (!check_ids(s->src, s->S, c->src_vocab_size, "source", e)) return false;
+        memcpy(it->ids[it->src], s->src, sizeof(float) * (size_t)s->S);
+        it->len[it->src] = s->S;
+    }
+    if (it->tgt < 0) return true;
+    it->greedy = s->tgt == NULL;
+    if (it->greedy) {
+        if (!c->bos_id.set)
+            return err_set(e, "greedy decoding starts from bos, but the model names no bos_id: "
+                           "pass --bos ID");
+        it->ids[it->tgt][0] = (float)c->bos_id.id;
+        it->len[it->tgt] = 1;
+        it->max_new = s->max_new < P ? s->max_new : P;
+        if (it->max_new < 1) return err_set(e, "the most tokens to generate must be at least 1");
+        return true;
+    }
+    if (s->T < 1) return err_set(e, "the target input is empty: give at least one token");
+    if (s->T > P)
+        return err_set(e, "the target has %d tokens, more than the %d positions of the model's "
+                       "positional table", s->T, P);
+    if (!check_ids(s->tgt, s->T, c->tgt_vocab_size, "target", e)) return false;
+    memcpy(it->ids[it->tgt], s->tgt, sizeof(float) * (size_t)s->T);
+    it->len[it->tgt] = s->T;
+    return true;
+}
+
+static bool grow_outputs(Interp *it) {
+    int n;
+    expander_stages(it->x, &n);
+    if (n <= it->out_cap) return true;
+    int cap = n * 2;
+    float **no = realloc(it->out, sizeof *no * (size_t)cap);
+    if (!no) return false;
+    memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
+    it->out = no, it->out_cap = cap;
+    return true;
+}
+
+// Builds the stage list from scratch for the current inputs: everything before the decode
+// loop, then (teacher forcing) the loop and what follows, or (greedy) the first round.
+static bool expand_all(Interp *it, Err *e) {
+    expander_free(it->x);
+    it->x = expander_new(it->p, it->m);
+    if (!it->x) return err_set(e, "out of memory");
+    for (int s = 0; s < it->p->n_inputs; s++) expander_set_input_len(it->x, s, it->len[s]);
+    it->round = 0;
+    it->phase = PH_FINISHED;
+    bool ok = expand_prelude(it->x, e);
+    if (ok && it->p->decode < it->p->n) {
+        ok = expand_decode(it->x, it->greedy, 0, &it->next_stage, e);
+        if (it->greedy) it->phase = PH_ROUND;
+        else ok = ok && expand_rest(it->x, e);
+    }
+    if (ok && !grow_outputs(it)) ok = err_set(e, "out of memory");
+    return ok;
+}
+
+Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e) {
+    Interp *it = calloc(1, sizeof *it);
+    if (!it) return err_set(e, "out of memory"), NULL;
+    it->p = p, it->m = m;
+    it->src = program_input(p, "src");
+    it->tgt = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
+    bool ok = true;
+    for (int s = 0; s < p->n_inputs && ok; s++) {
+        it->ids[s] = calloc((size_t)m->cfg.max_positions + 1, sizeof(float));
+        if (!it->ids[s]) ok = err_set(e, "out of memory");
+    }
+    ok = ok && take_inputs(it, spec, e) && expand_all(it, e);
+    if (!ok) {
+        interp_free(it);
+        return NULL;
+    }
+    return it;
+}
+
+void interp_free(Interp *it) {
+    if (!it) return;
+    for (int i = 0; i < it->out_cap; i++) free(it->out[i]);
+    free(it->out);
+    for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
+    expander_free(it->x);
+    free(it);
+}
+
+static const float *ref_data(const Interp *it, const Ref *r) {
+    switch (r->kind) {
+    case REF_STAGE: assert(it->out[r->index]); return it->out[r->index] + r->offset;
+    case REF_INPUT: return it->ids[r->index] + r->offset;
+    case REF_WEIGHT: return it->m->weights.entries[r->index].data + r->offset;
+    }
+    return NULL;
+}
+
+static bool exec_stage(Interp *it, int i, Err *e) {
+    int n;
+    const Stage *st = &expander_stages(it->x, &n)[i];
+    const float *in[STAGE_MAX_IN] = {0};
+    for (int j = 0; j < st->n_in; j++) in[j] = ref_data(it, &st->in[j]);
+    if (st->op == OP_EMBEDDING) {
+        int rows = st->in_shape[1].dim[0];
+        for (int t = 0; t < st->in_shape[0].dim[0]; t++)
+            if (!(in[0][t] >= 0 && in[0][t] < (float)rows))
+                return err_set(e, "%s: token id %g at position %d is outside the embedding table "
+                               "%s (%d rows)", st->id, (double)in[0][t], t, st->in_name[1], rows);
+    }
+    free(it->out[i]);
+    it->out[i] = malloc(sizeof(float) * (size_t)(shape_numel(&st->shape) + 1));
+    if (!it->out[i]) return err_set(e, "%s: out of memory for the output", st->id);
+    op_exec(st, in, it->out[i]);
+    return true;
+}
+
+// After a greedy round has run: append its token, or stop and expand what follows.
+static bool next_round(Interp *it, Err *e) {
+    const ModelConfig *c = &it->m->cfg;
+    int n;
+    const Stage *st = &expander_stages(it->x, &n)[it->next_stage];
+    const float next = it->out[it->next_stage][st->shape.dim[0] - 1];
+    if (c->eos_id.set && next == (float)c->eos_id.id) {
+        it->stop = STOP_EOS;
+    } else {
+        it->ids[it->tgt][it->len[it->tgt]++] = next;
+        it->n_gen++;
+        if (it->n_gen == it->max_new)  // max_new <= P, so every round fits the table
+            it->stop = STOP_MAX_LEN;
+    }
+    if (it->stop != STOP_NONE) {
+        it->phase = PH_FINISHED;
+        return expand_rest(it->x, e) && (grow_outputs(it) || err_set(e, "out of memory"));
+    }
+    it->round++;
+    expander_set_input_len(it->x, it->tgt, it->len[it->tgt]);
+    return expand_decode(it->x, true, it->round, &it->next_stage, e) &&
+           (grow_outputs(it) || err_set(e, "out of memory"));
+}
+
+bool interp_step(Interp *it, Err *e) {
+    if (e) e->msg[0] = '\0';
+    if (it->n_done == interp_n_stages(it) && it->phase == PH_ROUND && !next_round(it, e))
+        return false;
+    if (it->n_done == interp_n_stages(it)) return false;
+    if (!exec_stage(it, it->n_done, e)) return false;
+    it->n_done++;
+    return true;
+}
+
+bool interp_run(Interp *it, Err *e) {
+    while (interp_step(it, e))
+        ;
+    return e->msg[0] == '\0';
+}
+
+bool interp_run_to(Interp *it, const char *id, Err *e) {
+    for (;;) {
+        int i = interp_find(it, id);
+        if (i >= 0 && i < it->n_done) return true;
+        if (!interp_step(it, e))
+            return e->msg[0] ? false : err_set(e, "this pass has no stage '%s'", id);
+    }
+}
+
+void interp_rewind(Interp *it, int index) {
+    if (index < 0) index = 0;
+    for (int i = index; i < it->n_done; i++) {
+        free(it->out[i]);
+        it->out[i] = NULL;
+    }
+    if (index < it->n_done) it->n_done = index;
+}
+
+bool interp_done(const Interp *it) {
+    return it->n_done == interp_n_stages(it) && it->phase == PH_FINISHED;
+}
+
+static bool same_ids(const float *a, int na, const float *b, int nb) {
+    return na == nb && (na == 0 || memcmp(a, b, sizeof(float) * (size_t)na) == 0);
+}
+
+bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err *e) {
+    unsigned changed = 0;
+    if (it->src >= 0 && !same_ids(it->ids[it->src], it->len[it->src], spec->src, spec->S))
+        changed |= 1u << it->src;
+    if (it->tgt >= 0 && (it->greedy != (spec->tgt == NULL) || it->greedy ||
+                         !same_ids(it->ids[it->tgt], it->len[it->tgt], spec->tgt, spec->T)))
+        changed |= 1u << it->tgt;
+    // Check the new inputs before touching anything, so a bad input loses nothing.
+    Interp probe = *it;
+    float *scratch[PROGRAM_MAX_INPUTS] = {0};
+    bool ok = true;
+    for (int s = 0; s < it->p->n_inputs && ok; s++) {
+        scratch[s] = calloc((size_t)it->m->cfg.max_positions + 1, sizeof(float));
+        probe.ids[s] = scratch[s];
+        ok = scratch[s] != NULL;
+    }
+    ok = ok && take_inputs(&probe, spec, e);
+    if (ok) {
+        for (int s = 0; s < it->p->n_inputs; s++) {
+            memcpy(it->ids[s], scratch[s], sizeof(float) * ((size_t)it->m->cfg.max_positions + 1));
+            it->len[s] = probe.len[s];
+        }
+        it->greedy = probe.greedy, it->max_new = probe.max_new;
+    }
+    for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(scratch[s]);
+    if (!ok) return false;
+    int first = it->n_done;
+    for (int i = 0; i < it->n_done; i++)
+        if (interp_stage(it, i)->input_deps & changed) {
+            first = i;
+            break;
+        }
+    *first_affected = first;
+    interp_rewind(it, first);
+    it->n_gen = 0, it->stop = STOP_NONE;
+    return expand_all(it, e);
+}
+
+int interp_n_stages(const Interp *it) {
+    int n;
+    expander_stages(it->x, &n);
+    return n;
+}
+
+int interp_n_done(const Interp *it) { return it->n_done; }
+
+const Stage *interp_stage(const Interp *it, int i) {
+    int n;
+    const Stage *s = expander_stages(it->x, &n);
+    assert(i >= 0 && i < n);
+    return &s[i];
+}
+
+const float *interp_output(const Interp *it, int i) { return i < it->n_done ? it->out[i] : NULL; }
+
+int interp_find(const Interp *it, const char *id) {
+    int n;
+    const Stage *s = expander_stages(it->x, &n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(s[i].id, id) == 0) return i;
+    return -1;
+}
+
+const float *interp_input(const Interp *it, int i, int j) {
+    const Stage *st = interp_stage(it, i);
+    assert(j < st->n_in);
+    if (st->in[j].kind == REF_STAGE && st->in[j].index >= it->n_done) return NULL;
+    return ref_data(it, &st->in[j]);
+}
+
+const ProgramOutput *interp_outputs(const Interp *it, int *n) { return expander_outputs(it->x, n); }
+
+const float *interp_input_ids(const Interp *it, int slot, int *len) {
+    *len = it->len[slot];
+    return it->ids[slot];
+}
+
+const float *interp_generated(const Interp *it, int *n, StopReason *why) {
+    *n = it->n_gen;
+    *why = it->stop;
+    return it->tgt >= 0 ? it->ids[it->tgt] + 1 : NULL;
+}
+
+const Program *interp_program(const Interp *it) { return it->p; }
+const Model *interp_model(const Interp *it) { return it->m; }

@@ -1,0 +1,62 @@
+// interp.h: the interpreter. It runs a program's stages one kernel at a time and keeps every
+// stage's output in a trace, which the command line, the window and the trainer read.
+//
+// Two ways to run the decoder:
+//   teacher forcing: the target ids are given; the decode loop runs once over all of them.
+//   greedy:          the target starts as [bos]; each round appends the argmax of the last
+//                    row, until eos or max_new tokens, so the trace holds one decoder pass per
+//                    generated token and the attention maps grow a row at a time.
+#ifndef STEPFORMER_INTERP_H
+#define STEPFORMER_INTERP_H
+
+#include "model.h"
+#include "program.h"
+
+typedef enum { STOP_NONE, STOP_EOS, STOP_MAX_LEN, STOP_COUNT } StopReason;
+extern const char *const stop_names[STOP_COUNT];
+
+typedef struct {
+    const float *src;  // [S] source ids
+    int S;
+    const float *tgt;  // [T] target ids (teacher forcing), or NULL for greedy decoding
+    int T;
+    int max_new;  // greedy: the most tokens to generate (beyond bos)
+} RunSpec;
+
+typedef struct Interp Interp;
+
+// Checks the program against the model and the inputs, and expands what it can.
+Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e);
+void interp_free(Interp *it);
+
+// Runs the next stage. Returns false with e->msg empty when the pass is complete.
+bool interp_step(Interp *it, Err *e);
+// Runs to the end.
+bool interp_run(Interp *it, Err *e);
+// Runs until stage `id` has run (false with a message if the pass has no such stage).
+bool interp_run_to(Interp *it, const char *id, Err *e);
+// Forgets the outputs from stage `index` on, so stepping resumes there.
+void interp_rewind(Interp *it, int index);
+bool interp_done(const Interp *it);
+
+// New inputs: everything that depends on them is forgotten and the stage list rebuilt;
+// stages that do not depend on them keep their outputs. Returns the first stage to re-run.
+bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err *e);
+
+// ---- reading the trace ----
+int interp_n_stages(const Interp *it);  // expanded so far
+int interp_n_done(const Interp *it);    // stages run (their outputs are in the trace)
+const Stage *interp_stage(const Interp *it, int i);
+const float *interp_output(const Interp *it, int i);  // NULL if stage i has not run
+int interp_find(const Interp *it, const char *id);    // stage index, or -1
+// The data behind input j of stage i (weights, inputs or earlier outputs).
+const float *interp_input(const Interp *it, int i, int j);
+const ProgramOutput *interp_outputs(const Interp *it, int *n);
+// The ids of an input slot as they stand now ([len]).
+const float *interp_input_ids(const Interp *it, int slot, int *len);
+// Greedy decoding: the generated ids (without bos and the final eos) and why it stopped.
+const float *interp_generated(const Interp *it, int *n, StopReason *why);
+const Program *interp_program(const Interp *it);
+const Model *interp_model(const Interp *it);
+
+#endif

@@ -1,0 +1,172 @@
+// kernels.c: the forward kernels declared (with the dimension legend) in kernels.h.
+#include "kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+// Row-wise kernels split their rows over both cores once a tensor is big enough that the
+// fork costs less than it saves.
+#define PAR_ROWS(total) if ((total) > 32768)
+
+void embedding_forward(float *out, const float *ids, const float *table, int T, int C,
+                       float scale) {
+    for (int t = 0; t < T; t++) {
+        const float *row = table + (size_t)ids[t] * C;
+        float *o = out + (size_t)t * C;
+        for (int c = 0; c < C; c++) o[c] = row[c] * scale;
+    }
+}
+
+void positional_encoding(float *pe, int P, int C, float base) {
+    const float log_base = (float)log((double)base);
+    for (int i = 0; i < C; i += 2) {
+        // Same float32 steps as torch.exp(-arange(0, C, 2) * ln(base) / C).
+        const float w = expf(-((float)i * log_base) / (float)C);
+        for (int p = 0; p < P; p++) {
+            const float angle = (float)p * w;
+            pe[(size_t)p * C + i] = sinf(angle);
+            if (i + 1 < C) pe[(size_t)p * C + i + 1] = cosf(angle);
+        }
+    }
+}
+
+void add_forward(float *out, const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+void scale_forward(float *out, const float *x, float s, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = x[i] * s;
+}
+
+void linear_forward(float *out, const float *x, const float *w, const float *b, int T, int I,
+                    int O) {
+    sgemm(out, O, x, I, w, I, b, T, O, I, true);
+}
+
+void matmul_forward(float *out, const float *a, const float *bm, int B, int M, int N, int K,
+                    bool b_transposed) {
+    const int ldb = b_transposed ? K : N;
+    for (int i = 0; i < B; i++)
+        sgemm(out + (size_t)i * M * N, N, a + (size_t)i * M * K, K, bm + (size_t)i * K * N,
+              ldb, NULL, M, N, K, b_transposed);
+}
+
+void transpose_forward(float *out, const float *x, int B, int M, int N) {
+    for (int b = 0; b < B; b++) {
+        const float *xb = x + (size_t)b * M * N;
+        float *ob = out + (size_t)b * M * N;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) ob[(size_t)j * M + i] = xb[(size_t)i * N + j];
+    }
+}
+
+void mask_forward(float *out, const float *x, const float *key_ids, float pad_id, bool causal,
+                  int H, int Tq, int Tk) {
+    const int shift = Tk - Tq;  // query q is position q + shift among the keys
+    for (int h = 0; h < H; h++)
+        for (int q = 0; q < Tq; q++) {
+            const size_t row = ((size_t)h * Tq + q) * Tk;
+            for (int k = 0; k < Tk; k++) {
+                const bool hidden =
+                    (causal && k > q + shift) || (key_ids && key_ids[k] == pad_id);
+                out[row + k] = hidden ? -INFINITY : x[row + k];
+            }
+        }
+}
+
+static float row_max(const float *x, int n) {
+    float m = -INFINITY;
+    for (int i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+void softmax_forward(float *out, const float *x, int rows, int n) {
+#pragma omp parallel for PAR_ROWS((size_t)rows * n)
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *o = out + (size_t)r * n;
+        const float m = row_max(xr, n);
+        if (m == -INFINITY) {  // every key masked: attend to nothing
+            for (int i = 0; i < n; i++) o[i] = 0.0f;
+            continue;
+        }
+        float sum = 0.0f;
+        for (int i = 0; i < n; i++) {
+            o[i] = expf(xr[i] - m);
+            sum += o[i];
+        }
+        const float inv = 1.0f / sum;
+        for (int i = 0; i < n; i++) o[i] *= inv;
+    }
+}
+
+void log_softmax_forward(float *out, const float *x, int rows, int n) {
+#pragma omp parallel for PAR_ROWS((size_t)rows * n)
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *o = out + (size_t)r * n;
+        const float m = row_max(xr, n);
+        if (m == -INFINITY) {
+            for (int i = 0; i < n; i++) o[i] = -INFINITY;
+            continue;
+        }
+        float sum = 0.0f;
+        for (int i = 0; i < n; i++) sum += expf(xr[i] - m);
+        const float lse = m + logf(sum);
+        for (int i = 0; i < n; i++) o[i] = xr[i] - lse;
+    }
+}
+
+void layernorm_forward(float *out, const float *x, const float *g, const float *b, int T, int C,
+                       float eps, LayerNormForm form) {
+#pragma omp parallel for PAR_ROWS((size_t)T * C)
+    for (int t = 0; t < T; t++) {
+        const float *xr = x + (size_t)t * C;
+        float *o = out + (size_t)t * C;
+        float mean = 0.0f;
+        for (int c = 0; c < C; c++) mean += xr[c];
+        mean /= (float)C;
+        float ss = 0.0f;
+        for (int c = 0; c < C; c++) ss += (xr[c] - mean) * (xr[c] - mean);
+        float inv;
+        if (form == LN_TORCH) {
+            inv = 1.0f / sqrtf(ss / (float)C + eps);
+        } else {
+            const float std = C > 1 ? sqrtf(ss / (float)(C - 1)) : 0.0f;
+            inv = 1.0f / (std + eps);
+        }
+        for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean) * inv) + b[c];
+    }
+}
+
+void relu_forward(float *out, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void gelu_forward(float *out, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
+void split_heads_forward(float *out, const float *x, int T, int H, int D) {
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++)
+            memcpy(out + ((size_t)h * T + t) * D, x + (size_t)t * H * D + (size_t)h * D,
+                   sizeof(float) * (size_t)D);
+}
+
+void merge_heads_forward(float *out, const float *x, int T, int H, int D) {
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++)
+            memcpy(out + (size_t)t * H * D + (size_t)h * D, x + ((size_t)h * T + t) * D,
+                   sizeof(float) * (size_t)D);
+}
+
+void argmax_forward(float *out, const float *x, int T, int V) {
+    for (int t = 0; t < T; t++) {
+        const float *xr = x + (size_t)t * V;
+        int best = 0;
+        for (int v = 1; v < V; v++)
+            if (xr[v] > xr[best]) best = v;
+        out[t] = (float)best;
+    }
+}

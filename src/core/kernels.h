@@ -1,0 +1,117 @@
+// kernels.h: the forward kernels of the Transformer, one function per operation.
+//
+// Dimension legend (used in every shape comment below):
+//   T   rows of a sequence tensor (S for the source, T for the target)
+//   Tq  query positions, Tk key positions (attention)
+//   C   d_model, the width of every residual-stream vector
+//   H   nhead, the number of attention heads
+//   D   d_k = C / H, the width of one head
+//   F   dim_feedforward, the hidden width of the feed-forward block
+//   V   vocabulary size
+//   P   rows of the positional-encoding table (the longest sequence the model takes)
+//   B   batch of independent matrices in a batched matmul (here: heads)
+//
+// Conventions: outputs first, then const inputs, then sizes. Kernels never allocate,
+// print or exit. All tensors are row-major float32; token ids are float32 holding exact
+// integers. Each kernel has a naive twin in tests/ref.c that it must match.
+#ifndef STEPFORMER_KERNELS_H
+#define STEPFORMER_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+// out[t, :] = table[ids[t], :] * scale   (scale = sqrt(C) in the Transformer)
+void embedding_forward(float *out,          // [T, C]
+                       const float *ids,    // [T] token ids, each in [0, V)
+                       const float *table,  // [V, C]
+                       int T, int C, float scale);
+
+// The sinusoidal table of "Attention Is All You Need", computed in float32 the way
+// PyTorch's tutorial builds it: pe[p, 2i] = sin(p * w_i), pe[p, 2i+1] = cos(p * w_i),
+// w_i = exp(-(2i) * ln(base) / C). C may be odd (the last column is then a sine).
+void positional_encoding(float *pe,  // [P, C]
+                         int P, int C, float base);
+
+// out = a + b, element by element (residual connections, adding positions).
+void add_forward(float *out, const float *a, const float *b, size_t n);
+
+// out = x * s
+void scale_forward(float *out, const float *x, float s, size_t n);
+
+// out = x · wᵀ + b: a linear layer with PyTorch's weight layout [out, in].
+void linear_forward(float *out,      // [T, O]
+                    const float *x,  // [T, I]
+                    const float *w,  // [O, I]
+                    const float *b,  // [O], or NULL for no bias
+                    int T, int I, int O);
+
+// out[b] = a[b] · bm[b] for each of B matrices; with b_transposed, bm[b] is stored
+// [N, K] and used as its transpose (q · kᵀ without materialising kᵀ).
+void matmul_forward(float *out,       // [B, M, N]
+                    const float *a,   // [B, M, K]
+                    const float *bm,  // [B, K, N], or [B, N, K] when b_transposed
+                    int B, int M, int N, int K, bool b_transposed);
+
+// out[b] = x[b]ᵀ for each of B matrices.
+void transpose_forward(float *out,      // [B, N, M]
+                       const float *x,  // [B, M, N]
+                       int B, int M, int N);
+
+// Attention masking: out = x, with -inf where a query may not look. With causal, query q
+// sees key k only if k <= q + (Tk - Tq). With key_ids, keys whose id is pad_id are hidden.
+void mask_forward(float *out,            // [H, Tq, Tk]
+                  const float *x,        // [H, Tq, Tk]
+                  const float *key_ids,  // [Tk], or NULL for no padding mask
+                  float pad_id, bool causal, int H, int Tq, int Tk);
+
+// Row softmax, numerically stable (the row maximum is subtracted first). A row whose
+// entries are all -inf (every key masked) becomes all zeros: it attends to nothing.
+void softmax_forward(float *out, const float *x, int rows, int n);  // [rows, n]
+
+// Row log-softmax, stable; an all -inf row becomes all -inf.
+void log_softmax_forward(float *out, const float *x, int rows, int n);  // [rows, n]
+
+typedef enum {
+    LN_TORCH,      // nn.LayerNorm: (x - mean) / sqrt(var + eps), var biased (divide by C)
+    LN_ANNOTATED,  // Annotated Transformer: (x - mean) / (std + eps), std unbiased (C - 1)
+    LN_COUNT
+} LayerNormForm;
+
+// out[t] = g * normalised(x[t]) + b, normalised as `form` says.
+void layernorm_forward(float *out,      // [T, C]
+                       const float *x,  // [T, C]
+                       const float *g,  // [C]
+                       const float *b,  // [C]
+                       int T, int C, float eps, LayerNormForm form);
+
+void relu_forward(float *out, const float *x, size_t n);
+// GELU with the exact erf form (PyTorch's default): x * (1 + erf(x / sqrt 2)) / 2.
+void gelu_forward(float *out, const float *x, size_t n);
+
+// [T, H*D] -> [H, T, D]: head h takes columns h*D .. h*D+D-1.
+void split_heads_forward(float *out,      // [H, T, D]
+                         const float *x,  // [T, H*D]
+                         int T, int H, int D);
+
+// [H, T, D] -> [T, H*D]: the inverse of split_heads (the "concat" of the paper).
+void merge_heads_forward(float *out,      // [T, H*D]
+                         const float *x,  // [H, T, D]
+                         int T, int H, int D);
+
+// out[t] = the index of the largest x[t, :] (the first one on ties), as a float id.
+void argmax_forward(float *out,      // [T]
+                    const float *x,  // [T, V]
+                    int T, int V);
+
+// The matrix multiply under linear and matmul: C = A · op(B) (+ bias per column), with
+// op(B) = B [K, N] or, with b_transposed, B stored [N, K]. Leading dimensions are row strides.
+void sgemm(float *c, int ldc,         // [M, N]
+           const float *a, int lda,   // [M, K]
+           const float *b, int ldb,   // [K, N] or [N, K]
+           const float *bias,         // [N] or NULL
+           int M, int N, int K, bool b_transposed);
+
+// Which micro-kernel sgemm picked for this CPU: "avx512", "avx2" or "baseline".
+const char *sgemm_kernel_name(void);
+
+#endif

@@ -1,0 +1,303 @@
+// lesson.c: reading a lesson's Markdown with md4c into rich blocks, cells and a program.
+#include "lesson.h"
+
+#include <md4c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Lesson *l;
+    const char *doc;
+    size_t doc_len;
+    int list_depth;
+    int ol_next[16];  // next number per list depth (0 = bullet list)
+    unsigned style;
+    int cur;          // block receiving text, -1 for none
+    bool in_quote;
+    bool oom;
+} Builder;
+
+static int line_of(const Builder *b, const char *p) {
+    if (p < b->doc || p > b->doc + b->doc_len) return 0;
+    int line = 1;
+    for (const char *c = b->doc; c < p; c++) line += *c == '\n';
+    return line;
+}
+
+static int new_block(Builder *b, RichKind kind) {
+    Lesson *l = b->l;
+    RichBlock *nb = realloc(l->blocks, sizeof *nb * (size_t)(l->n_blocks + 1));
+    if (!nb) return b->oom = true, -1;
+    l->blocks = nb;
+    RichBlock *r = &l->blocks[l->n_blocks];
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    return l->n_blocks++;
+}
+
+static void add_text(Builder *b, const char *text, size_t n, unsigned style) {
+    if (b->cur < 0) b->cur = new_block(b, RB_PARA);
+    if (b->cur < 0) return;
+    RichBlock *r = &b->l->blocks[b->cur];
+    if (r->line == 0 && line_of(b, text) > 0) {  // newlines before this text move it down
+        int before = 0;
+        for (int k = 0; k < r->n_spans; k++)
+            for (const char *c = r->spans[k].text; *c; c++) before += *c == '\n';
+        r->line = line_of(b, text) - before;
+    }
+    Span *last = r->n_spans ? &r->spans[r->n_spans - 1] : NULL;
+    if (last && last->style == style) {  // extend the previous span
+        size_t old = strlen(last->text);
+        char *t = realloc(last->text, old + n + 1);
+        if (!t) return (void)(b->oom = true);
+        memcpy(t + old, text, n);
+        t[old + n] = '\0';
+        last->text = t;
+        return;
+    }
+    Span *ns = realloc(r->spans, sizeof *ns * (size_t)(r->n_spans + 1));
+    char *t = malloc(n + 1);
+    if (!ns || !t) {
+        free(t);
+        if (ns) r->spans = ns;
+        return (void)(b->oom = true);
+    }
+    r->spans = ns;
+    memcpy(t, text, n);
+    t[n] = '\0';
+    r->spans[r->n_spans++] = (Span){t, style};
+}
+
+static int enter_block(MD_BLOCKTYPE type, void *detail, void *ud) {
+    Builder *b = ud;
+    switch (type) {
+    case MD_BLOCK_UL:
+    case MD_BLOCK_OL:
+        if (b->list_depth < 15) b->list_depth++;
+        b->ol_next[b->list_depth] = type == MD_BLOCK_OL ? (int)((MD_BLOCK_OL_DETAIL *)detail)->start : 0;
+        break;
+    case MD_BLOCK_LI:
+        b->cur = new_block(b, RB_LIST_ITEM);
+        if (b->cur >= 0) {
+            b->l->blocks[b->cur].level = b->list_depth;
+            b->l->blocks[b->cur].number = b->ol_next[b->list_depth];
+            if (b->ol_next[b->list_depth]) b->ol_next[b->list_depth]++;
+        }
+        break;
+    case MD_BLOCK_H:
+        b->cur = new_block(b, RB_HEADING);
+        if (b->cur >= 0) b->l->blocks[b->cur].level = (int)((MD_BLOCK_H_DETAIL *)detail)->level;
+        break;
+    case MD_BLOCK_CODE: {
+        b->cur = new_block(b, RB_CODE);
+        const MD_BLOCK_CODE_DETAIL *d = detail;
+        if (b->cur >= 0 && d->lang.size)
+            snprintf(b->l->blocks[b->cur].lang, sizeof b->l->blocks[b->cur].lang, "%.*s",
+                     (int)d->lang.size, d->lang.text);
+        break;
+    }
+    case MD_BLOCK_P:
+        // A list item's first paragraph writes into the item itself.
+        if (b->cur < 0 || b->l->blocks[b->cur].kind != RB_LIST_ITEM ||
+            b->l->blocks[b->cur].n_spans > 0)
+            b->cur = new_block(b, b->in_quote ? RB_QUOTE : RB_PARA);
+        break;
+    case MD_BLOCK_QUOTE: b->in_quote = true; break;
+    case MD_BLOCK_HR: new_block(b, RB_RULE); break;
+    default: break;
+    }
+    return 0;
+}
+
+static int leave_block(MD_BLOCKTYPE type, void *detail, void *ud) {
+    (void)detail;
+    Builder *b = ud;
+    if (type == MD_BLOCK_UL || type == MD_BLOCK_OL) b->list_depth--;
+    if (type == MD_BLOCK_QUOTE) b->in_quote = false;
+    if (type == MD_BLOCK_P || type == MD_BLOCK_H || type == MD_BLOCK_CODE || type == MD_BLOCK_LI)
+        b->cur = -1;
+    return 0;
+}
+
+static unsigned span_style(MD_SPANTYPE t) {
+    switch (t) {
+    case MD_SPAN_EM: return STYLE_EM;
+    case MD_SPAN_STRONG: return STYLE_STRONG;
+    case MD_SPAN_CODE: return STYLE_CODE;
+    case MD_SPAN_A: return STYLE_LINK;
+    default: return 0;
+    }
+}
+
+static int enter_span(MD_SPANTYPE t, void *detail, void *ud) {
+    (void)detail;
+    ((Builder *)ud)->style |= span_style(t);
+    return 0;
+}
+
+static int leave_span(MD_SPANTYPE t, void *detail, void *ud) {
+    (void)detail;
+    ((Builder *)ud)->style &= ~span_style(t);
+    return 0;
+}
+
+static int on_text(MD_TEXTTYPE t, const MD_CHAR *text, MD_SIZE n, void *ud) {
+    Builder *b = ud;
+    switch (t) {
+    case MD_TEXT_SOFTBR: add_text(b, " ", 1, b->style); break;
+    case MD_TEXT_BR: add_text(b, "\n", 1, b->style); break;
+    case MD_TEXT_NULLCHAR: break;
+    case MD_TEXT_ENTITY: {
+        const char *rep = !strncmp(text, "&amp;", n) ? "&" : !strncmp(text, "&lt;", n) ? "<"
+                        : !strncmp(text, "&gt;", n) ? ">" : !strncmp(text, "&quot;", n) ? "\"" : NULL;
+        if (rep) add_text(b, rep, strlen(rep), b->style);
+        else add_text(b, text, n, b->style);
+        break;
+    }
+    default: add_text(b, text, n, b->style); break;
+    }
+    return 0;
+}
+
+static bool split_lines(Lesson *l, Err *e) {
+    int n = 1;
+    for (const char *c = l->source; *c; c++) n += *c == '\n';
+    l->lines = calloc((size_t)n + 1, sizeof *l->lines);
+    if (!l->lines) return err_set(e, "out of memory");
+    const char *s = l->source;
+    for (l->n_lines = 0; l->n_lines < n; l->n_lines++) {
+        size_t len = strcspn(s, "\n");
+        if (len && s[len - 1] == '\r') len--;
+        l->lines[l->n_lines] = malloc(len + 1);
+        if (!l->lines[l->n_lines]) return err_set(e, "out of memory");
+        memcpy(l->lines[l->n_lines], s, len);
+        l->lines[l->n_lines][len] = '\0';
+        s += strcspn(s, "\n");
+        if (*s) s++;
+    }
+    return true;
+}
+
+bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Err *e);
+
+// Collects the program cells and parses their lines as one program.
+static bool build_program(Lesson *l, Err *e) {
+    SourceLine *lines = calloc((size_t)l->n_lines + 1, sizeof *lines);
+    if (!lines) return err_set(e, "out of memory");
+    int n = 0;
+    bool ok = true, setup_seen = false;
+    for (int i = 0; i < l->n_blocks && ok; i++) {
+        RichBlock *r = &l->blocks[i];
+        if (r->kind != RB_CODE || r->line == 0) continue;
+        int first = r->line, last = first - 1;
+        for (int k = 0; k < r->n_spans; k++)
+            for (const char *c = r->spans[k].text; *c; c++) last += *c == '\n';
+        if (!strcmp(r->lang, "lesson")) {
+            if (setup_seen) ok = err_set(e, "%s:%d: a second `lesson` block; a lesson has one", l->path, first);
+            else ok = lesson_setup_parse(&l->setup, l, first, last, e);
+            setup_seen = true;
+            continue;
+        }
+        if (strcmp(r->lang, "program") != 0) continue;
+        Cell *nc = realloc(l->cells, sizeof *nc * (size_t)(l->n_cells + 1));
+        if (!nc) ok = err_set(e, "out of memory");
+        else {
+            l->cells = nc;
+            l->cells[l->n_cells++] = (Cell){i, first, last};
+            for (int ln = first; ln <= last && ln <= l->n_lines; ln++)
+                lines[n++] = (SourceLine){ln, l->lines[ln - 1]};
+        }
+    }
+    if (ok && l->n_cells == 0)
+        ok = err_set(e, "%s: no program cells (fenced code blocks tagged `program`)", l->path);
+    ok = ok && program_parse(&l->program, l->path, lines, n, e);
+    free(lines);
+    return ok;
+}
+
+bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
+    memset(l, 0, sizeof *l);
+    l->path = malloc(strlen(path) + 1);
+    l->source = malloc(strlen(text) + 1);
+    if (!l->path || !l->source) return lesson_free(l), err_set(e, "out of memory");
+    strcpy(l->path, path);
+    strcpy(l->source, text);
+    l->setup.max_len = 32;
+    if (!split_lines(l, e)) return lesson_free(l), false;
+    Builder b = {.l = l, .doc = l->source, .doc_len = strlen(l->source), .cur = -1};
+    MD_PARSER parser = {0, MD_FLAG_NOHTML | MD_FLAG_STRIKETHROUGH, enter_block, leave_block,
+                        enter_span, leave_span, on_text, NULL, NULL};
+    if (md_parse(l->source, (MD_SIZE)b.doc_len, &parser, &b) != 0 || b.oom) {
+        lesson_free(l);
+        return err_set(e, "%s: the Markdown could not be read", path);
+    }
+    for (int i = 0; i < l->n_blocks; i++)
+        if (l->blocks[i].kind == RB_HEADING && l->blocks[i].n_spans) {
+            snprintf(l->title, sizeof l->title, "%s", l->blocks[i].spans[0].text);
+            break;
+        }
+    if (!build_program(l, e)) {
+        lesson_free(l);
+        return false;
+    }
+    return true;
+}
+
+bool lesson_load(Lesson *l, const char *path, Err *e) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return err_set(e, "%s: cannot open the lesson", path);
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 16384;
+            char *nb = realloc(buf, cap);
+            if (!nb) break;
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, fp);
+        n += got;
+        if (got == 0) break;
+    }
+    fclose(fp);
+    if (!buf) return err_set(e, "%s: out of memory", path);
+    buf[n] = '\0';
+    if (strlen(buf) != n) {
+        free(buf);
+        return err_set(e, "%s: not a text file (it holds a NUL byte)", path);
+    }
+    bool ok = lesson_parse(l, path, buf, e);
+    free(buf);
+    return ok;
+}
+
+void lesson_free(Lesson *l) {
+    for (int i = 0; i < l->n_blocks; i++) {
+        for (int k = 0; k < l->blocks[i].n_spans; k++) free(l->blocks[i].spans[k].text);
+        free(l->blocks[i].spans);
+    }
+    for (int i = 0; i < l->n_lines; i++) free(l->lines[i]);
+    free(l->lines);
+    free(l->blocks);
+    free(l->cells);
+    free(l->path);
+    free(l->source);
+    program_free(&l->program);
+    memset(l, 0, sizeof *l);
+}
+
+int lesson_cell_of_line(const Lesson *l, int line) {
+    for (int c = 0; c < l->n_cells; c++)
+        if (line >= l->cells[c].first_line && line <= l->cells[c].last_line) return c;
+    return -1;
+}
+
+void lesson_narration(const Lesson *l, int cell, int *begin, int *end) {
+    if (cell < 0 || cell >= l->n_cells) {
+        *begin = *end = 0;
+        return;
+    }
+    *end = l->cells[cell].block;
+    *begin = cell > 0 ? l->cells[cell - 1].block + 1 : 0;
+}

@@ -1,0 +1,85 @@
+// lesson.h: lessons are literate programs: Markdown narration around program cells.
+//
+// A lesson file is Markdown (parsed with md4c). Fenced code blocks tagged `program` are
+// program cells; read in order, they make one program (see program.h), so a block or a loop
+// may open in one cell and close in a later one, with prose between. One block tagged
+// `lesson` sets the lesson up, one `key: value` a line:
+//
+//   model: PATH            weights (.safetensors), relative to the lesson file; or
+//   model: random          fresh weights from `config:` and `seed:`
+//   config: d_model=64 nhead=4 num_encoder_layers=2 ...   (nn.Transformer's names)
+//   seed: 7
+//   vocab: chars           random models: a character vocabulary (printable ASCII)
+//   input: the cat sat     the source text (or `src_ids: 5,6,7`)
+//   target: ...            teacher forcing with this target (or `tgt_ids:`); default greedy
+//   max_len: 12            greedy decoding: the most tokens to generate
+//
+// The narration of a stage is the prose just before the cell that holds its line.
+#ifndef STEPFORMER_LESSON_H
+#define STEPFORMER_LESSON_H
+
+#include "model.h"
+#include "program.h"
+
+enum { STYLE_EM = 1, STYLE_STRONG = 2, STYLE_CODE = 4, STYLE_LINK = 8 };
+
+typedef struct {
+    char *text;
+    unsigned style;  // STYLE_* bits
+} Span;
+
+typedef enum { RB_PARA, RB_HEADING, RB_CODE, RB_LIST_ITEM, RB_QUOTE, RB_RULE, RB_COUNT } RichKind;
+
+typedef struct {
+    RichKind kind;
+    int level;    // heading level 1-6; list nesting depth (1 = top)
+    int number;   // ordered list item number, 0 for a bullet
+    int line;     // source line where the block starts
+    char lang[16];  // code blocks: the info string's first word
+    Span *spans;
+    int n_spans;
+} RichBlock;
+
+typedef struct {
+    int block;              // index of its RichBlock
+    int first_line, last_line;  // source lines of the code (inclusive)
+} Cell;
+
+typedef struct {
+    bool model_random;
+    char model_path[512];  // resolved against the lesson's folder; empty if none
+    ModelConfig config;    // for model_random
+    unsigned long long seed;
+    bool vocab_chars;
+    char input[512], src_ids[512], target[512], tgt_ids[512];
+    int max_len;
+} LessonSetup;
+
+typedef struct {
+    char *path;
+    char *source;     // the whole file
+    char **lines;     // [n_lines] the source split into lines (line k at lines[k-1])
+    int n_lines;
+    char title[128];  // the first heading
+    LessonSetup setup;
+    RichBlock *blocks;
+    int n_blocks;
+    Cell *cells;
+    int n_cells;
+    Program program;
+} Lesson;
+
+// Parses a lesson from its text; `path` names it in messages and anchors relative paths.
+bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e);
+bool lesson_load(Lesson *l, const char *path, Err *e);
+void lesson_free(Lesson *l);
+
+// The cell holding a program line, or -1.
+int lesson_cell_of_line(const Lesson *l, int line);
+// The narration before cell c: blocks [*begin, *end).
+void lesson_narration(const Lesson *l, int cell, int *begin, int *end);
+
+// A character vocabulary: <unk> <pad> <bos> <eos>, then printable ASCII (space to '~').
+bool vocab_chars(Vocab *v, Err *e);
+
+#endif

@@ -1,0 +1,296 @@
+// ops.c: the op table, shape checking, and the dispatch from a stage to its kernel.
+#include "ops.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+const OpInfo op_info[OP_COUNT] = {
+    [OP_EMBEDDING] = {"embedding", 2, 2, "scale", "x[t] = E[id(t)] * scale   (scale = sqrt(d_model))",
+                      "embedding_forward", "looks up each token's row of the embedding table"},
+    [OP_ADD_POSITIONS] = {"add_positions", 2, 2, "",
+                          "x[t] = e[t] + PE[t];  PE[t, 2i] = sin(t / 10000^(2i/d)), "
+                          "PE[t, 2i+1] = cos(t / 10000^(2i/d))",
+                          "add_forward", "adds the positional encoding of each position"},
+    [OP_LINEAR] = {"linear", 2, 3, "chunk chunks", "y = x W^T + b", "linear_forward",
+                   "a learned linear map of every row"},
+    [OP_SPLIT_HEADS] = {"split_heads", 1, 1, "heads", "head h = columns h*d_k .. (h+1)*d_k - 1",
+                        "split_heads_forward", "cuts the columns into one slice per head"},
+    [OP_MERGE_HEADS] = {"merge_heads", 1, 1, "", "y = concat(head_1, ..., head_h)",
+                        "merge_heads_forward", "puts the heads' columns side by side again"},
+    [OP_MATMUL] = {"matmul", 2, 2, "", "C = A B   (one product per head)", "matmul_forward",
+                   "a matrix product for each head"},
+    [OP_TRANSPOSE] = {"transpose", 1, 1, "", "y = x^T", "transpose_forward",
+                      "swaps rows and columns"},
+    [OP_SCALE] = {"scale", 1, 1, "by", "y = x * s   (attention: s = 1 / sqrt(d_k))",
+                  "scale_forward", "multiplies every entry by one number"},
+    [OP_MASK] = {"mask", 1, 2, "causal", "y = x, or -inf where a query may not see the key",
+                 "mask_forward", "hides keys: the future (causal) and padding"},
+    [OP_SOFTMAX] = {"softmax", 1, 1, "", "p_j = exp(x_j - max) / sum_k exp(x_k - max)",
+                    "softmax_forward", "turns each row into probabilities that sum to 1"},
+    [OP_LOG_SOFTMAX] = {"log_softmax", 1, 1, "", "log p_j = x_j - max - log sum_k exp(x_k - max)",
+                        "log_softmax_forward", "log-probabilities of each row"},
+    [OP_ADD] = {"add", 2, 2, "", "y = a + b", "add_forward",
+                "the residual connection: adds a sublayer's output to its input"},
+    [OP_LAYER_NORM] = {"layer_norm", 3, 3, "eps annotated",
+                       "y = g (x - mean) / sqrt(var + eps) + b", "layernorm_forward",
+                       "normalises each row to mean 0 and variance 1, then scales and shifts"},
+    [OP_ACTIVATION] = {"activation", 1, 1, "", "relu(x) = max(0, x)  or  gelu(x) = x Phi(x)",
+                       "relu_forward", "the feed-forward non-linearity the model was built with"},
+    [OP_RELU] = {"relu", 1, 1, "", "relu(x) = max(0, x)", "relu_forward", "zeroes negatives"},
+    [OP_GELU] = {"gelu", 1, 1, "", "gelu(x) = x (1 + erf(x / sqrt 2)) / 2", "gelu_forward",
+                 "a smooth ReLU"},
+    [OP_ARGMAX] = {"argmax", 1, 1, "", "id = argmax_j x_j", "argmax_forward",
+                   "picks the most likely token of each row"},
+};
+
+static_assert(sizeof op_info / sizeof op_info[0] == OP_COUNT, "one op_info entry per Op");
+
+bool op_lookup(const char *name, Op *out) {
+    for (int i = 0; i < OP_COUNT; i++)
+        if (strcmp(op_info[i].name, name) == 0) {
+            *out = (Op)i;
+            return true;
+        }
+    return false;
+}
+
+static int last(const Shape *s) { return s->dim[s->ndim - 1]; }
+
+// A shape error naming the op and every input with its shape.
+static bool shape_err(const Stage *st, const char *where, Err *e, const char *why) {
+    char buf[400], sh[64];
+    int n = snprintf(buf, sizeof buf, "%s: %s: %s (", where, op_info[st->op].name, why);
+    for (int i = 0; i < st->n_in && n < (int)sizeof buf; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s is %s", i ? ", " : "", st->in_name[i],
+                      shape_str(&st->in_shape[i], sh, sizeof sh));
+    return err_set(e, "%s)", buf);
+}
+
+static bool need_ndim(const Stage *st, int i, int lo, int hi, const char *where, Err *e) {
+    int nd = st->in_shape[i].ndim;
+    if (nd >= lo && nd <= hi) return true;
+    char why[128];
+    snprintf(why, sizeof why, "%s must have %d%s%d dimensions", st->in_name[i], lo,
+             hi > lo ? " to " : "", hi > lo ? hi : lo);
+    if (hi == lo) snprintf(why, sizeof why, "%s must have %d dimensions", st->in_name[i], lo);
+    return shape_err(st, where, e, why);
+}
+
+static bool infer_matmul(Stage *st, const char *where, Err *e) {
+    const Shape *a = &st->in_shape[0], *b = &st->in_shape[1];
+    if (!need_ndim(st, 0, 2, 3, where, e) || !need_ndim(st, 1, a->ndim, a->ndim, where, e))
+        return false;
+    int nd = a->ndim;
+    if (nd == 3 && a->dim[0] != b->dim[0])
+        return shape_err(st, where, e, "the two sides have a different number of heads");
+    int K = last(a), bk = st->attr.b_transposed ? b->dim[nd - 1] : b->dim[nd - 2];
+    int N = st->attr.b_transposed ? b->dim[nd - 2] : b->dim[nd - 1];
+    if (K != bk) return shape_err(st, where, e, "inner dimensions differ");
+    st->shape = *a;
+    st->shape.dim[nd - 1] = N;
+    return true;
+}
+
+static bool infer_linear(Stage *st, const char *where, Err *e) {
+    const Shape *x = &st->in_shape[0], *w = &st->in_shape[1];
+    if (!need_ndim(st, 0, 2, 2, where, e) || !need_ndim(st, 1, 2, 2, where, e)) return false;
+    if (last(x) != w->dim[1])
+        return shape_err(st, where, e, "x's last dimension must equal W's second (W is [out x in])");
+    if (st->n_in == 3 && (st->in_shape[2].ndim != 1 || st->in_shape[2].dim[0] != w->dim[0]))
+        return shape_err(st, where, e, "the bias must have one entry per output (W's first dimension)");
+    st->shape = shape2(x->dim[0], w->dim[0]);
+    return true;
+}
+
+static bool infer_layer_norm(Stage *st, const char *where, Err *e) {
+    if (!need_ndim(st, 0, 2, 2, where, e)) return false;
+    int C = last(&st->in_shape[0]);
+    for (int i = 1; i < 3; i++)
+        if (st->in_shape[i].ndim != 1 || st->in_shape[i].dim[0] != C)
+            return shape_err(st, where, e, "gain and bias must have one entry per column of x");
+    st->shape = st->in_shape[0];
+    return true;
+}
+
+static bool infer_heads(Stage *st, const char *where, Err *e) {
+    const Shape *x = &st->in_shape[0];
+    if (st->op == OP_MERGE_HEADS) {
+        if (!need_ndim(st, 0, 3, 3, where, e)) return false;
+        st->shape = shape2(x->dim[1], x->dim[0] * x->dim[2]);
+        return true;
+    }
+    if (!need_ndim(st, 0, 2, 2, where, e)) return false;
+    int H = st->attr.heads;
+    if (H <= 0 || x->dim[1] % H != 0) {
+        char why[96];
+        snprintf(why, sizeof why, "heads=%d must divide the %d columns", H, x->dim[1]);
+        return shape_err(st, where, e, why);
+    }
+    st->shape = shape3(H, x->dim[0], x->dim[1] / H);
+    return true;
+}
+
+static bool infer_mask(Stage *st, const char *where, Err *e) {
+    if (!need_ndim(st, 0, 3, 3, where, e)) return false;
+    const Shape *x = &st->in_shape[0];
+    if (st->n_in == 2 && (st->in_shape[1].ndim != 1 || st->in_shape[1].dim[0] != x->dim[2]))
+        return shape_err(st, where, e, "the key ids must have one entry per key (x's last dimension)");
+    st->shape = *x;
+    return true;
+}
+
+static bool infer_tokens(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
+    (void)cfg;
+    const Shape *a = &st->in_shape[0], *t = &st->in_shape[1];
+    if (st->op == OP_EMBEDDING) {
+        if (!need_ndim(st, 0, 1, 1, where, e) || !need_ndim(st, 1, 2, 2, where, e)) return false;
+        st->shape = shape2(a->dim[0], t->dim[1]);
+        return true;
+    }
+    // add_positions: the table is [P, 1, C] (PyTorch's buffer) or [P, C].
+    if (!need_ndim(st, 0, 2, 2, where, e) || !need_ndim(st, 1, 2, 3, where, e)) return false;
+    if (last(t) != a->dim[1] || (t->ndim == 3 && t->dim[1] != 1))
+        return shape_err(st, where, e, "the table must be [positions x 1 x d_model] for this x");
+    if (a->dim[0] > t->dim[0]) {
+        char why[128];
+        snprintf(why, sizeof why, "%d positions, but the table has only %d rows", a->dim[0],
+                 t->dim[0]);
+        return shape_err(st, where, e, why);
+    }
+    st->shape = *a;
+    return true;
+}
+
+bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
+    st->kind = TK_VALUES;
+    switch (st->op) {
+    case OP_EMBEDDING:
+    case OP_ADD_POSITIONS: return infer_tokens(st, cfg, where, e);
+    case OP_LINEAR: return infer_linear(st, where, e);
+    case OP_SPLIT_HEADS:
+    case OP_MERGE_HEADS: return infer_heads(st, where, e);
+    case OP_MATMUL: return infer_matmul(st, where, e);
+    case OP_TRANSPOSE:
+        if (!need_ndim(st, 0, 2, 3, where, e)) return false;
+        st->shape = st->in_shape[0];
+        st->shape.dim[st->shape.ndim - 1] = st->in_shape[0].dim[st->shape.ndim - 2];
+        st->shape.dim[st->shape.ndim - 2] = last(&st->in_shape[0]);
+        return true;
+    case OP_MASK: return infer_mask(st, where, e);
+    case OP_ADD:
+        if (!shape_eq(&st->in_shape[0], &st->in_shape[1]))
+            return shape_err(st, where, e, "both sides must have the same shape");
+        st->shape = st->in_shape[0];
+        return true;
+    case OP_LAYER_NORM: return infer_layer_norm(st, where, e);
+    case OP_ARGMAX:
+        if (!need_ndim(st, 0, 2, 2, where, e)) return false;
+        st->shape = shape1(st->in_shape[0].dim[0]);
+        st->kind = TK_IDS;
+        return true;
+    case OP_SOFTMAX:
+    case OP_LOG_SOFTMAX:
+    case OP_SCALE:
+    case OP_ACTIVATION:
+    case OP_RELU:
+    case OP_GELU:
+        if (!need_ndim(st, 0, 1, SHAPE_MAX_DIMS, where, e)) return false;
+        st->shape = st->in_shape[0];
+        if (st->op == OP_SOFTMAX) st->kind = TK_PROBS;
+        return true;
+    case OP_COUNT: break;
+    }
+    assert(!"unknown op");
+    return false;
+}
+
+AxisTokens axes_none(void) {
+    AxisTokens a;
+    for (int i = 0; i < SHAPE_MAX_DIMS; i++) a.slot[i] = AXIS_NONE;
+    return a;
+}
+
+void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
+    AxisTokens out = axes_none();
+    const int nd = st->shape.ndim, nd0 = st->in_shape[0].ndim;
+    switch (st->op) {
+    case OP_EMBEDDING: out.slot[0] = in[0].slot[0]; break;  // one row per token id
+    case OP_SPLIT_HEADS: out.slot[1] = in[0].slot[0]; break;  // [H, T, D]
+    case OP_MERGE_HEADS: out.slot[0] = in[0].slot[1]; break;  // [T, H*D]
+    case OP_TRANSPOSE:
+        out = in[0];
+        out.slot[nd - 1] = in[0].slot[nd - 2];
+        out.slot[nd - 2] = in[0].slot[nd - 1];
+        break;
+    case OP_MATMUL:  // rows from a; columns from b's last axis (its rows when transposed)
+        out.slot[nd - 2] = in[0].slot[nd0 - 2];
+        out.slot[nd - 1] = in[1].slot[st->attr.b_transposed ? nd0 - 2 : nd0 - 1];
+        break;
+    case OP_LINEAR:
+    case OP_ARGMAX: out.slot[0] = in[0].slot[0]; break;
+    default: out = in[0]; break;  // elementwise and row-wise ops keep their input's axes
+    }
+    st->axes = out;
+}
+
+static int rows_of(const Shape *s) { return (int)(shape_numel(s) / last(s)); }
+
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out) {
+    const Shape *s0 = &st->in_shape[0], *s1 = &st->in_shape[1];
+    const size_t n = (size_t)shape_numel(&st->shape);
+    const int nd = s0->ndim;
+    switch (st->op) {
+    case OP_EMBEDDING:
+        embedding_forward(out, in[0], in[1], s0->dim[0], s1->dim[1], st->attr.scale);
+        return;
+    case OP_ADD_POSITIONS: add_forward(out, in[0], in[1], n); return;
+    case OP_LINEAR:
+        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, s0->dim[0], s0->dim[1],
+                       s1->dim[0]);
+        return;
+    case OP_SPLIT_HEADS:
+        split_heads_forward(out, in[0], s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
+        return;
+    case OP_MERGE_HEADS: merge_heads_forward(out, in[0], s0->dim[1], s0->dim[0], s0->dim[2]); return;
+    case OP_MATMUL: {
+        int B = nd == 3 ? s0->dim[0] : 1;
+        matmul_forward(out, in[0], in[1], B, s0->dim[nd - 2], last(&st->shape), last(s0),
+                       st->attr.b_transposed);
+        return;
+    }
+    case OP_TRANSPOSE:
+        transpose_forward(out, in[0], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(s0));
+        return;
+    case OP_SCALE: scale_forward(out, in[0], st->attr.scale, n); return;
+    case OP_MASK:
+        mask_forward(out, in[0], st->attr.has_pad ? in[1] : NULL, st->attr.pad_id,
+                     st->attr.causal, s0->dim[0], s0->dim[1], s0->dim[2]);
+        return;
+    case OP_SOFTMAX: softmax_forward(out, in[0], rows_of(s0), last(s0)); return;
+    case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], rows_of(s0), last(s0)); return;
+    case OP_ADD: add_forward(out, in[0], in[1], n); return;
+    case OP_LAYER_NORM:
+        layernorm_forward(out, in[0], in[1], in[2], s0->dim[0], s0->dim[1], st->attr.eps,
+                          st->attr.ln);
+        return;
+    case OP_ACTIVATION:
+        if (st->attr.act == ACT_GELU)
+            gelu_forward(out, in[0], n);
+        else
+            relu_forward(out, in[0], n);
+        return;
+    case OP_RELU: relu_forward(out, in[0], n); return;
+    case OP_GELU: gelu_forward(out, in[0], n); return;
+    case OP_ARGMAX: argmax_forward(out, in[0], s0->dim[0], s0->dim[1]); return;
+    case OP_COUNT: break;
+    }
+    assert(!"unknown op");
+}
+
+double op_flops(const Stage *st) {
+    const Shape *s0 = &st->in_shape[0];
+    if (st->op == OP_LINEAR) return 2.0 * s0->dim[0] * s0->dim[1] * st->in_shape[1].dim[0];
+    if (st->op == OP_MATMUL) return 2.0 * (double)shape_numel(&st->shape) * last(s0);
+    return (double)shape_numel(&st->shape);
+}

@@ -1,0 +1,112 @@
+// ops.h: the operations a program line can call, and the stage: one kernel call with its
+// inputs, attributes, output shape and where in the program it came from.
+#ifndef STEPFORMER_OPS_H
+#define STEPFORMER_OPS_H
+
+#include "err.h"
+#include "kernels.h"
+#include "model.h"
+#include "tensor.h"
+
+typedef enum {
+    OP_EMBEDDING,      // ids, table            -> [T, C]   (x scale, default sqrt(d_model))
+    OP_ADD_POSITIONS,  // x, table [P, 1, C]    -> [T, C]
+    OP_LINEAR,         // x, W [O, I], b [O]    -> [T, O]   (chunk k of n: rows k*O/n..)
+    OP_SPLIT_HEADS,    // x [T, H*D]            -> [H, T, D]
+    OP_MERGE_HEADS,    // x [H, T, D]           -> [T, H*D]
+    OP_MATMUL,         // a [B, M, K], b        -> [B, M, N]
+    OP_TRANSPOSE,      // x [B, M, N]           -> [B, N, M]
+    OP_SCALE,          // x                     -> x * by
+    OP_MASK,           // x [H, Tq, Tk], ids    -> x with -inf where hidden
+    OP_SOFTMAX,        // x [.., n]             -> rows sum to 1
+    OP_LOG_SOFTMAX,    // x [.., n]
+    OP_ADD,            // a, b (same shape)
+    OP_LAYER_NORM,     // x [T, C], g [C], b [C]
+    OP_ACTIVATION,     // x: relu or gelu, as the model's config says
+    OP_RELU,
+    OP_GELU,
+    OP_ARGMAX,         // x [T, V]              -> ids [T]
+    OP_COUNT
+} Op;
+
+typedef struct {
+    const char *name;     // as written in programs
+    int min_in, max_in;   // tensor arguments
+    const char *attrs;    // allowed keyword attributes, space separated
+    const char *formula;  // the maths, for the lesson panel
+    const char *kernel;   // the C function that computes it (kernels.c)
+    const char *summary;  // one line: what it does
+} OpInfo;
+
+extern const OpInfo op_info[OP_COUNT];
+
+// Looks an op up by its program name; false if there is none.
+bool op_lookup(const char *name, Op *out);
+
+typedef enum { REF_STAGE, REF_INPUT, REF_WEIGHT } RefKind;
+
+typedef struct {
+    RefKind kind;
+    int index;      // stage index, input slot, or weight entry index in the model
+    size_t offset;  // floats into that tensor where this view starts (linear's chunk)
+} Ref;
+
+typedef struct {
+    float scale;       // embedding: multiplier; scale: `by`
+    int chunk, chunks;  // linear: use rows chunk*O/chunks .. of W and b
+    int heads;         // split_heads
+    bool causal;       // mask
+    bool b_transposed;  // matmul with transpose(b)
+    bool has_bias;     // linear
+    float eps;         // layer_norm
+    LayerNormForm ln;  // layer_norm
+    Activation act;    // activation
+    float pad_id;      // mask: key ids equal to this are hidden
+    bool has_pad;      // mask: a pad id exists and key ids were given
+} OpAttrs;
+
+// Which input's tokens index each axis of a tensor (so a viewer can label rows and columns):
+// an input slot, or AXIS_NONE for axes such as d_model or heads.
+enum { AXIS_NONE = -1 };
+typedef struct {
+    signed char slot[SHAPE_MAX_DIMS];
+} AxisTokens;
+
+#define STAGE_ID_MAX 112
+#define STAGE_MAX_IN 3
+
+typedef struct {
+    char id[STAGE_ID_MAX];  // "encoder.layers.0.self_attn.scores"
+    Op op;
+    int n_in;
+    Ref in[STAGE_MAX_IN];
+    Shape in_shape[STAGE_MAX_IN];
+    char in_name[STAGE_MAX_IN][STAGE_ID_MAX];  // what each input is: stage id, input or weight key
+    OpAttrs attr;
+    Shape shape;      // of the output
+    TensorKind kind;  // of the output
+    AxisTokens axes;  // of the output
+    // Provenance.
+    int line;       // line of the op in the program's source
+    int call_line;  // line of the def call that produced it, or 0 at top level
+    int step;       // greedy decoding step (0 for everything before or without decoding)
+    bool in_decode;  // belongs to the decoding loop's body
+    unsigned input_deps;  // bit s set: depends (maybe indirectly) on input slot s
+} Stage;
+
+// Checks the inputs of `st` (shapes already filled in) and sets its output shape and kind.
+// `where` is "file:line" for messages.
+bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e);
+
+// The token axes of the output, from those of the inputs (after op_infer).
+void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]);
+AxisTokens axes_none(void);
+
+// Runs the kernel of `st`: in[i] point at the inputs' data (already moved by each Ref's
+// offset), out at a buffer of shape_numel(&st->shape) floats.
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out);
+
+// Floating-point operations one run of the stage costs (multiply-add = 2).
+double op_flops(const Stage *st);
+
+#endif

@@ -1,0 +1,115 @@
+// program.h: the architecture as a program.
+//
+// A program is plain text, one statement a line, `#` starts a comment:
+//
+//   input src                         a token-id input the run supplies
+//   x = op(arg, arg, key=expr)        one kernel call: a stage; its id is the block path + x
+//   x = y                             another name for y (no stage)
+//   y = f(arg, ...)                   call a def; y names what it returns (no stage itself)
+//   block NAME [weights PREFIX]       stage ids inside get NAME. in front; `@w` inside means
+//   ...                               the weight PREFIX.w (without `weights`: w as written)
+//   end
+//   for i in EXPR ... end             repeat with i = 0, 1, ...; {i} in names is replaced
+//   def f(a, b) ... return r end      a reusable piece; sees only its parameters and config
+//   decode tgt from next ... end      the decoder loop: once with a given target (teacher
+//                                     forcing), or greedily: each round appends the last id
+//                                     of `next` to tgt, until eos or the length limit
+//   output NAME = x                   publishes x under a stable NAME (memory, logits)
+//
+// Arguments: a tensor name, `@weight.name`, `transpose(name)` (matmul's second argument),
+// or key=expr attributes. Expressions use numbers, + - * / ( ), sqrt/exp/log and the
+// configuration: d_model, nhead, d_k, dim_feedforward, num_encoder_layers,
+// num_decoder_layers, src_vocab_size, tgt_vocab_size, layer_norm_eps, max_positions.
+//
+// The expander turns the statement tree into the flat list of stages the interpreter runs.
+#ifndef STEPFORMER_PROGRAM_H
+#define STEPFORMER_PROGRAM_H
+
+#include "err.h"
+#include "model.h"
+#include "ops.h"
+
+typedef enum {
+    ST_INPUT,   // name
+    ST_OUTPUT,  // name = text
+    ST_BLOCK,   // name (template), text = weights prefix template or NULL; body
+    ST_FOR,     // name = loop variable, text = count expression; body
+    ST_DEF,     // name, args = parameters; body
+    ST_RETURN,  // text = returned name
+    ST_DECODE,  // name = the input it grows, text = the ids tensor it appends from; body
+    ST_ASSIGN,  // name = text(args): an op or a def call
+    ST_ALIAS,   // name = text
+    ST_COUNT
+} StmtKind;
+
+typedef enum { ARG_TENSOR, ARG_WEIGHT, ARG_TRANSPOSED, ARG_EXPR, ARG_KEYWORD } ArgKind;
+
+typedef struct {
+    ArgKind kind;
+    char *key;   // ARG_KEYWORD: the attribute name
+    char *text;  // the name, weight template or expression
+} Arg;
+
+typedef struct {
+    StmtKind kind;
+    int line;  // in the source file
+    char *name;
+    char *text;
+    Arg *args;
+    int n_args;
+    int end;  // block-like statements: index one past the last statement of the body
+} Stmt;
+
+// One line of program text and where it stands in its file (lessons interleave prose).
+typedef struct {
+    int line;
+    const char *text;
+} SourceLine;
+
+#define PROGRAM_MAX_INPUTS 4
+
+typedef struct {
+    char *file;
+    Stmt *stmts;
+    int n;
+    char *inputs[PROGRAM_MAX_INPUTS];  // declared input names, slot = index
+    int n_inputs;
+    int decode;  // index of the top-level decode statement, or n when there is none
+} Program;
+
+bool program_parse(Program *p, const char *file, const SourceLine *lines, int n, Err *e);
+// Splits text into lines numbered from 1 and parses them.
+bool program_parse_text(Program *p, const char *file, const char *text, Err *e);
+void program_free(Program *p);
+// The slot of a declared input, or -1.
+int program_input(const Program *p, const char *name);
+
+// Evaluates an expression; `lookup` supplies names (return false if unknown).
+typedef bool (*ExprLookup)(void *ctx, const char *name, double *out);
+bool expr_eval(const char *text, ExprLookup lookup, void *ctx, double *out, char *why, int why_n);
+
+// ---- expansion ----
+
+typedef struct Expander Expander;
+
+typedef struct {
+    char name[32];
+    int stage;  // index of the stage it names
+} ProgramOutput;
+
+Expander *expander_new(const Program *p, const Model *m);
+void expander_free(Expander *x);
+// Lengths of each input slot for the shapes of what follows.
+void expander_set_input_len(Expander *x, int slot, int len);
+// Expands the statements before the decode statement (all of them if there is none).
+bool expand_prelude(Expander *x, Err *e);
+// Expands the decode body once. `greedy` puts "step.{step}." in front of its stage ids.
+// Sets *next_stage to the stage whose last id is appended after a greedy round.
+bool expand_decode(Expander *x, bool greedy, int step, int *next_stage, Err *e);
+// Expands what follows the decode statement.
+bool expand_rest(Expander *x, Err *e);
+
+const Stage *expander_stages(const Expander *x, int *n);
+const ProgramOutput *expander_outputs(const Expander *x, int *n);
+
+#endif

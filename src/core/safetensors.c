@@ -1,0 +1,297 @@
+#include "safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// One tensor's header entry while it is being checked.
+typedef struct {
+    const char *name;
+    Shape shape;
+    uint64_t begin, end;
+} Pending;
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static bool read_file(const char *path, unsigned char **out, size_t *n, Err *e) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 1 << 16;
+            unsigned char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(fp);
+                return err_set(e, "%s: out of memory reading the file", path);
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, fp);
+        len += got;
+        if (got == 0) break;
+    }
+    bool bad = ferror(fp);
+    fclose(fp);
+    if (bad) {
+        free(buf);
+        return err_set(e, "%s: read error", path);
+    }
+    *out = buf;
+    *n = len;
+    return true;
+}
+
+// An exact non-negative integer below 2^53 from a JSON number.
+static bool json_uint(const cJSON *j, uint64_t *out) {
+    if (!cJSON_IsNumber(j)) return false;
+    double d = j->valuedouble;
+    if (!(d >= 0 && d < 9007199254740992.0) || floor(d) != d) return false;
+    *out = (uint64_t)d;
+    return true;
+}
+
+static bool parse_entry(Pending *p, const cJSON *item, const char *what, Err *e) {
+    p->name = item->string;
+    if (!cJSON_IsObject(item))
+        return err_set(e, "%s: tensor '%s': header entry is not a JSON object", what, p->name);
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    if (!cJSON_IsString(dtype))
+        return err_set(e, "%s: tensor '%s': missing \"dtype\"", what, p->name);
+    if (strcmp(dtype->valuestring, "F32") != 0)
+        return err_set(e, "%s: tensor '%s' has dtype %s; stepformer reads F32 tensors only", what,
+                       p->name, dtype->valuestring);
+    if (!cJSON_IsArray(shape))
+        return err_set(e, "%s: tensor '%s': \"shape\" is not an array", what, p->name);
+    int nd = cJSON_GetArraySize(shape);
+    if (nd > SHAPE_MAX_DIMS)
+        return err_set(e, "%s: tensor '%s' has %d dimensions; at most %d are supported", what,
+                       p->name, nd, SHAPE_MAX_DIMS);
+    p->shape.ndim = nd;
+    uint64_t numel = 1;
+    for (int i = 0; i < nd; i++) {
+        uint64_t d;
+        if (!json_uint(cJSON_GetArrayItem(shape, i), &d) || d > (1u << 30))
+            return err_set(e, "%s: tensor '%s': shape entry %d is not a valid size", what,
+                           p->name, i);
+        p->shape.dim[i] = (int)d;
+        numel *= d;
+        if (numel > ((uint64_t)1 << 40))
+            return err_set(e, "%s: tensor '%s': shape is too large", what, p->name);
+    }
+    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 ||
+        !json_uint(cJSON_GetArrayItem(offs, 0), &p->begin) ||
+        !json_uint(cJSON_GetArrayItem(offs, 1), &p->end))
+        return err_set(e, "%s: tensor '%s': \"data_offsets\" must be two non-negative integers",
+                       what, p->name);
+    if (p->end < p->begin)
+        return err_set(e, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin",
+                       what, p->name, (unsigned long long)p->begin, (unsigned long long)p->end);
+    if (p->end - p->begin != numel * 4)
+        return err_set(e,
+                       "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes but shape "
+                       "needs %llu (4 bytes per F32)",
+                       what, p->name, (unsigned long long)p->begin, (unsigned long long)p->end,
+                       (unsigned long long)(p->end - p->begin), (unsigned long long)(numel * 4));
+    return true;
+}
+
+static bool parse_meta(StFile *f, const cJSON *meta, const char *what, Err *e) {
+    if (!cJSON_IsObject(meta)) return err_set(e, "%s: \"__metadata__\" is not an object", what);
+    int n = cJSON_GetArraySize(meta);
+    f->meta = calloc((size_t)n + 1, sizeof *f->meta);
+    if (!f->meta) return err_set(e, "%s: out of memory", what);
+    for (const cJSON *m = meta->child; m; m = m->next) {
+        if (!cJSON_IsString(m))
+            return err_set(e, "%s: metadata '%s' is not a string (safetensors metadata values are "
+                           "strings)", what, m->string);
+        f->meta[f->n_meta].name = dup_str(m->string);
+        f->meta[f->n_meta].value = dup_str(m->valuestring);
+        f->n_meta++;
+    }
+    return true;
+}
+
+static int cmp_begin(const void *a, const void *b) {
+    const Pending *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+// Checks the sorted entries against the data section and each other.
+static bool check_layout(Pending *p, int n, uint64_t data_len, const char *what, Err *e) {
+    qsort(p, (size_t)n, sizeof *p, cmp_begin);
+    for (int i = 0; i < n; i++) {
+        if (p[i].end > data_len)
+            return err_set(e,
+                           "%s: tensor '%s': data_offsets [%llu, %llu] run past the end of the "
+                           "data section (%llu bytes)",
+                           what, p[i].name, (unsigned long long)p[i].begin,
+                           (unsigned long long)p[i].end, (unsigned long long)data_len);
+        if (i > 0 && p[i].begin < p[i - 1].end && p[i].end > p[i].begin)
+            return err_set(e, "%s: tensors '%s' [%llu, %llu] and '%s' [%llu, %llu] overlap", what,
+                           p[i - 1].name, (unsigned long long)p[i - 1].begin,
+                           (unsigned long long)p[i - 1].end, p[i].name,
+                           (unsigned long long)p[i].begin, (unsigned long long)p[i].end);
+    }
+    return true;
+}
+
+static bool fill_entries(StFile *f, const Pending *p, int n, const unsigned char *data,
+                         const char *what, Err *e) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += ((p[i].end - p[i].begin) / 4 + 15) / 16 * 16;
+    f->arena = malloc((total ? total : 1) * sizeof(float));
+    f->entries = calloc((size_t)n + 1, sizeof *f->entries);
+    if (!f->arena || !f->entries) return err_set(e, "%s: out of memory for tensors", what);
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t nf = (p[i].end - p[i].begin) / 4;
+        StEntry *en = &f->entries[i];
+        en->name = dup_str(p[i].name);
+        en->shape = p[i].shape;
+        en->data = f->arena + at;
+        memcpy(en->data, data + p[i].begin, nf * 4);  // little-endian host assumed (x86, arm)
+        at += (nf + 15) / 16 * 16;
+        f->n_entries++;
+    }
+    return true;
+}
+
+static bool parse_header(StFile *f, const cJSON *root, const unsigned char *data,
+                         uint64_t data_len, const char *what, Err *e) {
+    if (!cJSON_IsObject(root)) return err_set(e, "%s: header is not a JSON object", what);
+    int n = 0;
+    for (const cJSON *it = root->child; it; it = it->next)
+        if (strcmp(it->string, "__metadata__") != 0) n++;
+    Pending *p = calloc((size_t)n + 1, sizeof *p);
+    if (!p) return err_set(e, "%s: out of memory", what);
+    bool ok = true;
+    int k = 0;
+    for (const cJSON *it = root->child; it && ok; it = it->next) {
+        if (strcmp(it->string, "__metadata__") == 0)
+            ok = parse_meta(f, it, what, e);
+        else
+            ok = parse_entry(&p[k++], it, what, e);
+    }
+    ok = ok && check_layout(p, n, data_len, what, e) && fill_entries(f, p, n, data, what, e);
+    free(p);
+    return ok;
+}
+
+bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what, Err *e) {
+    memset(f, 0, sizeof *f);
+    if (n < 8)
+        return err_set(e, "%s: truncated: %zu bytes, but a safetensors file starts with an 8-byte "
+                       "header length", what, n);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
+    if (hlen > n - 8)
+        return err_set(e, "%s: header length %llu runs past the end of the file (%zu bytes)", what,
+                       (unsigned long long)hlen, n);
+    cJSON *root = cJSON_ParseWithLength((const char *)bytes + 8, (size_t)hlen);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = at ? (long)(at - (const char *)bytes - 8) : -1;
+        return err_set(e, "%s: header is not valid JSON (error near byte %ld of the header)", what,
+                       off);
+    }
+    bool ok = parse_header(f, root, bytes + 8 + hlen, n - 8 - hlen, what, e);
+    cJSON_Delete(root);
+    if (!ok) st_free(f);
+    return ok;
+}
+
+bool st_load(StFile *f, const char *path, Err *e) {
+    memset(f, 0, sizeof *f);
+    unsigned char *bytes = NULL;
+    size_t n = 0;
+    if (!read_file(path, &bytes, &n, e)) return false;
+    bool ok = st_parse(f, bytes, n, path, e);
+    free(bytes);
+    return ok;
+}
+
+void st_free(StFile *f) {
+    for (int i = 0; i < f->n_entries; i++) free(f->entries[i].name);
+    for (int i = 0; i < f->n_meta; i++) {
+        free(f->meta[i].name);
+        free(f->meta[i].value);
+    }
+    free(f->entries);
+    free(f->meta);
+    free(f->arena);
+    memset(f, 0, sizeof *f);
+}
+
+const StEntry *st_find(const StFile *f, const char *name) {
+    for (int i = 0; i < f->n_entries; i++)
+        if (strcmp(f->entries[i].name, name) == 0) return &f->entries[i];
+    return NULL;
+}
+
+const char *st_meta(const StFile *f, const char *key) {
+    for (int i = 0; i < f->n_meta; i++)
+        if (strcmp(f->meta[i].name, key) == 0) return f->meta[i].value;
+    return NULL;
+}
+
+static char *build_header(const StTensor *ts, int n, const StMeta *meta, int n_meta) {
+    cJSON *root = cJSON_CreateObject();
+    if (n_meta > 0) {
+        cJSON *m = cJSON_AddObjectToObject(root, "__metadata__");
+        for (int i = 0; i < n_meta; i++) cJSON_AddStringToObject(m, meta[i].name, meta[i].value);
+    }
+    uint64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *t = cJSON_AddObjectToObject(root, ts[i].name);
+        cJSON_AddStringToObject(t, "dtype", "F32");
+        cJSON *shape = cJSON_AddArrayToObject(t, "shape");
+        for (int d = 0; d < ts[i].shape.ndim; d++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber(ts[i].shape.dim[d]));
+        uint64_t bytes = (uint64_t)shape_numel(&ts[i].shape) * 4;
+        cJSON *offs = cJSON_AddArrayToObject(t, "data_offsets");
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)at));
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(at + bytes)));
+        at += bytes;
+    }
+    char *s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+bool st_save(const char *path, const StTensor *ts, int n, const StMeta *meta, int n_meta,
+             Err *e) {
+    char *header = build_header(ts, n, meta, n_meta);
+    if (!header) return err_set(e, "%s: out of memory building the header", path);
+    size_t hlen = strlen(header);
+    size_t padded = (hlen + 8 + 7) / 8 * 8 - 8;  // data section starts 8-byte aligned
+    FILE *fp = fopen(path, "wb");
+    if (!fp) {
+        free(header);
+        return err_set(e, "%s: cannot write: %s", path, strerror(errno));
+    }
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    bool ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(header, 1, hlen, fp) == hlen;
+    for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
+    for (int i = 0; ok && i < n; i++) {
+        size_t cnt = (size_t)shape_numel(&ts[i].shape);
+        ok = fwrite(ts[i].data, sizeof(float), cnt, fp) == cnt;
+    }
+    free(header);
+    if (fclose(fp) != 0) ok = false;
+    if (!ok) return err_set(e, "%s: write failed: %s", path, strerror(errno));
+    return true;
+}

@@ -1,0 +1,54 @@
+// safetensors.h: reading and writing .safetensors files (float32 tensors + string metadata).
+//
+// Layout: 8-byte little-endian header length N, N bytes of JSON, then the data section.
+// The JSON maps each tensor name to {"dtype", "shape", "data_offsets": [begin, end]} with
+// offsets into the data section, and "__metadata__" to an object of strings.
+// Every offset, size, shape and dtype is checked before anything is used; tensors are then
+// copied into one aligned allocation.
+#ifndef STEPFORMER_SAFETENSORS_H
+#define STEPFORMER_SAFETENSORS_H
+
+#include "err.h"
+#include "tensor.h"
+
+typedef struct {
+    char *name;
+    Shape shape;
+    float *data;  // [shape], inside StFile.arena
+} StEntry;
+
+typedef struct {
+    char *name;
+    char *value;
+} StMeta;
+
+typedef struct {
+    StEntry *entries;  // in data-section order
+    int n_entries;
+    StMeta *meta;  // "__metadata__", in file order
+    int n_meta;
+    float *arena;  // every tensor's data, one allocation
+} StFile;
+
+// Reads and validates `path`. On failure fills e with one line that names the file and,
+// where there is one, the tensor; the StFile is then left empty.
+bool st_load(StFile *f, const char *path, Err *e);
+// The same, from bytes in memory (`what` names the source in messages).
+bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what, Err *e);
+void st_free(StFile *f);
+
+// NULL when absent.
+const StEntry *st_find(const StFile *f, const char *name);
+const char *st_meta(const StFile *f, const char *key);
+
+typedef struct {
+    const char *name;
+    Shape shape;
+    const float *data;  // [shape]
+} StTensor;
+
+// Writes tensors (in the given order) and metadata pairs to `path`.
+bool st_save(const char *path, const StTensor *tensors, int n, const StMeta *meta, int n_meta,
+             Err *e);
+
+#endif

@@ -1,0 +1,138 @@
+// session.c: opening a lesson or a model with its inputs, and re-running on new input.
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embedded.h"
+
+const char *session_standard_lesson(const ModelConfig *c) {
+    return c->norm_first ? "pre-norm.md" : "forward-pass.md";
+}
+
+const char *session_builtin_lesson(const char *name, const char **path) {
+    for (int i = 0; i < embedded_file_count; i++)
+        if (strcmp(embedded_files[i].name, name) == 0) {
+            if (path) *path = embedded_files[i].path;
+            return embedded_files[i].text;
+        }
+    return NULL;
+}
+
+static bool open_builtin(Lesson *l, const char *name, Err *e) {
+    const char *path;
+    const char *text = session_builtin_lesson(name, &path);
+    if (!text) return err_set(e, "no built-in lesson '%s'", name);
+    return lesson_parse(l, path, text, e);
+}
+
+static bool open_model(Session *s, const SessionSpec *spec, Err *e) {
+    const LessonSetup *ls = &s->lesson.setup;
+    if (spec->model_path) return model_load(&s->model, spec->model_path, &spec->overrides, e);
+    if (ls->model_path[0]) return model_load(&s->model, ls->model_path, &spec->overrides, e);
+    if (!ls->model_random)
+        return err_set(e, "%s: the lesson names no model (add `model:` to its lesson block, or "
+                       "pass --model FILE)", s->lesson.path);
+    if (!model_init_random(&s->model, &ls->config, ls->seed, e)) return false;
+    if (ls->vocab_chars) {
+        vocab_free(&s->model.src_vocab);
+        vocab_free(&s->model.tgt_vocab);
+        if (!vocab_chars(&s->model.src_vocab, e) || !vocab_chars(&s->model.tgt_vocab, e))
+            return false;
+        s->model.has_vocab = true;
+    }
+    return true;
+}
+
+// The target for teacher forcing: given ids, or [bos] + the tokens of the text.
+static bool make_target(Session *s, const char *text, const char *ids, Err *e) {
+    const Model *m = &s->model;
+    const int P = m->cfg.max_positions;
+    if (ids) return vocab_parse_ids(&m->tgt_vocab, ids, "target", s->tgt, P, &s->run.T, e);
+    if (!m->cfg.bos_id.set)
+        return err_set(e, "a target text is fed after bos, but the model names no bos_id: pass "
+                       "--bos ID or give --tgt-ids");
+    s->tgt[0] = (float)m->cfg.bos_id.id;
+    int n;
+    if (!vocab_encode(&m->tgt_vocab, text, "target", s->tgt + 1, P - 1, &n, e)) return false;
+    s->run.T = n + 1;
+    return true;
+}
+
+static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
+    const LessonSetup *ls = &s->lesson.setup;
+    const Model *m = &s->model;
+    const int P = m->cfg.max_positions;
+    s->src = calloc((size_t)P + 1, sizeof(float));
+    s->tgt = calloc((size_t)P + 1, sizeof(float));
+    if (!s->src || !s->tgt) return err_set(e, "out of memory");
+    s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len};
+    const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
+    const char *text = spec->input ? spec->input : ls->input;
+    if (ids) {
+        if (!vocab_parse_ids(&m->src_vocab, ids, "source", s->src, P, &s->run.S, e)) return false;
+        vocab_decode(&m->src_vocab, s->src, s->run.S, s->input_text, sizeof s->input_text);
+    } else {
+        if (!vocab_encode(&m->src_vocab, text, "source", s->src, P, &s->run.S, e)) return false;
+        snprintf(s->input_text, sizeof s->input_text, "%s", text);
+    }
+    if (spec->greedy) return true;
+    const char *tids = spec->tgt_ids ? spec->tgt_ids : spec->target ? NULL
+                     : ls->tgt_ids[0] ? ls->tgt_ids : NULL;
+    const char *ttext = spec->target ? spec->target : ls->target[0] ? ls->target : NULL;
+    if (!tids && !ttext) return true;  // greedy
+    s->run.tgt = s->tgt;
+    return make_target(s, ttext, tids, e);
+}
+
+bool session_open(Session *s, const SessionSpec *spec, Err *e) {
+    memset(s, 0, sizeof *s);
+    bool ok;
+    if (spec->lesson_path) {
+        ok = lesson_load(&s->lesson, spec->lesson_path, e) && open_model(s, spec, e);
+    } else if (spec->builtin_lesson) {
+        ok = open_builtin(&s->lesson, spec->builtin_lesson, e) && open_model(s, spec, e);
+    } else {
+        // The model decides which standard program runs it.
+        if (!spec->model_path) return err_set(e, "give a lesson or a model");
+        ok = model_load(&s->model, spec->model_path, &spec->overrides, e) &&
+             open_builtin(&s->lesson, session_standard_lesson(&s->model.cfg), e);
+    }
+    ok = ok && make_inputs(s, spec, e);
+    if (ok) {
+        s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);
+        ok = s->it != NULL;
+    }
+    if (!ok) session_close(s);
+    return ok;
+}
+
+void session_close(Session *s) {
+    interp_free(s->it);
+    lesson_free(&s->lesson);
+    model_free(&s->model);
+    free(s->src);
+    free(s->tgt);
+    memset(s, 0, sizeof *s);
+}
+
+bool session_set_input(Session *s, const char *text, int *first, Err *e) {
+    const int P = s->model.cfg.max_positions;
+    float *ids = calloc((size_t)P + 1, sizeof(float));
+    if (!ids) return err_set(e, "out of memory");
+    int n;
+    bool ok = vocab_encode(&s->model.src_vocab, text, "source", ids, P, &n, e);
+    if (ok) {
+        RunSpec r = s->run;
+        r.src = ids, r.S = n;
+        ok = interp_set_inputs(s->it, &r, first, e);
+        if (ok) {
+            memcpy(s->src, ids, sizeof(float) * (size_t)n);
+            s->run.S = n;
+            snprintf(s->input_text, sizeof s->input_text, "%s", text);
+        }
+    }
+    free(ids);
+    return ok;
+}

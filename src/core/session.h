@@ -1,0 +1,43 @@
+// session.h: one lesson (or model) opened with its inputs and a live interpreter; what the
+// command line and the window both work on.
+#ifndef STEPFORMER_SESSION_H
+#define STEPFORMER_SESSION_H
+
+#include "interp.h"
+#include "lesson.h"
+
+typedef struct {
+    const char *lesson_path;   // a lesson file; NULL for the standard lesson of the model
+    const char *builtin_lesson;  // or a lesson built into the program ("forward-pass.md")
+    const char *model_path;    // weights; overrides the lesson's `model:`
+    ModelOverrides overrides;  // for files without metadata
+    const char *input;         // source text; overrides the lesson's
+    const char *src_ids;       // "3,4,5"; overrides input
+    const char *target;        // target text: teacher forcing with [bos] + its tokens
+    const char *tgt_ids;       // "2,7,9": teacher forcing with exactly these ids
+    bool greedy;               // ignore the lesson's target: decode greedily
+    int max_len;               // 0: the lesson's (or 32)
+} SessionSpec;
+
+typedef struct {
+    Lesson lesson;
+    Model model;
+    Interp *it;
+    RunSpec run;
+    float *src, *tgt;  // [max_positions] each, what run points at
+    char input_text[512];
+} Session;
+
+bool session_open(Session *s, const SessionSpec *spec, Err *e);
+void session_close(Session *s);
+
+// New source text: tokenised, then the pass re-run from the first stage it affects.
+// On error nothing changes. Returns the first affected stage in *first.
+bool session_set_input(Session *s, const char *text, int *first, Err *e);
+
+// The lessons built into the program: the standard post-norm and pre-norm programs.
+const char *session_builtin_lesson(const char *name, const char **path);
+// The standard lesson for a model: pre-norm or post-norm.
+const char *session_standard_lesson(const ModelConfig *c);
+
+#endif

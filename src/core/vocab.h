@@ -1,0 +1,46 @@
+// vocab.h: token strings <-> ids, for the source and the target side of a model.
+//
+// A vocabulary is a list of token strings, index = id, carried in a weights file's metadata
+// (`src_tokens`, `tgt_tokens`: JSON arrays). Special tokens are written in angle brackets
+// (`<bos>`). A vocabulary whose other tokens are all single characters is character-level:
+// text is split into characters and ids are joined without spaces. Otherwise it is
+// word-level: text is split on white space and ids are joined with one space.
+#ifndef STEPFORMER_VOCAB_H
+#define STEPFORMER_VOCAB_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+typedef struct {
+    char **tokens;  // [n] owned strings
+    int n;
+    bool by_char;
+} Vocab;
+
+// Parses a JSON array of strings. `what` names the source in messages.
+bool vocab_from_json(Vocab *v, const char *json, const char *what, Err *e);
+// Token strings "0", "1", ... for a model that carries no vocabulary.
+bool vocab_numbered(Vocab *v, int n, Err *e);
+void vocab_free(Vocab *v);
+char *vocab_to_json(const Vocab *v);  // malloc'd JSON array
+
+// The id of a token, or -1 if the vocabulary has none by that name.
+int vocab_find(const Vocab *v, const char *s, size_t len);
+
+// Splits `text` into ids. Fails on an unknown token (naming it and its position), on empty
+// input and on more than `max` tokens. `side` ("source", "target") is used in messages.
+bool vocab_encode(const Vocab *v, const char *text, const char *side, float *ids, int max,
+                  int *n, Err *e);
+
+// Parses "3,4,5" into ids, each checked to be in [0, v->n).
+bool vocab_parse_ids(const Vocab *v, const char *list, const char *side, float *ids, int max,
+                     int *n, Err *e);
+
+// Joins the tokens of ids (as the vocabulary says: characters or words) into buf.
+void vocab_decode(const Vocab *v, const float *ids, int n, char *buf, size_t cap);
+
+// The display string of one id ("?" when out of range).
+const char *vocab_token(const Vocab *v, int id);
+
+#endif

@@ -1,0 +1,138 @@
+// test_torch.c: the whole model against PyTorch. Each fixture case (made by
+// scripts/make_fixtures.py with Debian's python3-torch) holds the inputs and PyTorch's memory,
+// logits, every per-head attention map and a greedy decode; stepformer must match the maps
+// and logits to 1e-4 and produce the same greedy ids.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "session.h"
+
+static const float *expect(const StFile *f, const char *name, const Shape *want, const char *ctx) {
+    const StEntry *en = st_find(f, name);
+    CHECK(en != NULL, "%s: the fixture has no '%s'", ctx, name);
+    if (!en) return NULL;
+    char a[64], b[64];
+    CHECK(shape_eq(&en->shape, want), "%s: %s is %s in PyTorch but %s here", ctx, name,
+          shape_str(&en->shape, a, sizeof a), shape_str(want, b, sizeof b));
+    return shape_eq(&en->shape, want) ? en->data : NULL;
+}
+
+static void ids_string(const StEntry *en, char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < en->shape.dim[0] && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", (int)en->data[i]);
+}
+
+// Compares one stage's output (by stage id) with the fixture tensor of the same name.
+static void compare_stage(const Interp *it, const StFile *f, const char *id, const char *ctx) {
+    int i = interp_find(it, id);
+    CHECK(i >= 0, "%s: no stage '%s'", ctx, id);
+    if (i < 0) return;
+    const Stage *st = interp_stage(it, i);
+    const float *want = expect(f, id, &st->shape, ctx);
+    char what[256];
+    snprintf(what, sizeof what, "%s %s", ctx, id);
+    if (want) CHECK_CLOSE(interp_output(it, i), want, shape_numel(&st->shape), 1e-4, what);
+}
+
+static void teacher_forced(const char *model, const StFile *f, const ModelOverrides *ov,
+                           const char *ctx) {
+    char src[512], tgt[512];
+    ids_string(st_find(f, "src_ids"), src, sizeof src);
+    ids_string(st_find(f, "tgt_ids"), tgt, sizeof tgt);
+    SessionSpec spec = {.model_path = model, .overrides = *ov, .src_ids = src, .tgt_ids = tgt};
+    Session s;
+    Err e = {{0}};
+    bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
+    CHECK(ok, "%s: %s", ctx, e.msg);
+    if (!ok) return;
+    const ModelConfig *c = &s.model.cfg;
+    int n_out;
+    const ProgramOutput *outs = interp_outputs(s.it, &n_out);
+    for (int k = 0; k < n_out; k++) {
+        const Stage *st = interp_stage(s.it, outs[k].stage);
+        const float *want = expect(f, outs[k].name, &st->shape, ctx);
+        char what[256];
+        snprintf(what, sizeof what, "%s %s", ctx, outs[k].name);
+        if (want) CHECK_CLOSE(interp_output(s.it, outs[k].stage), want, shape_numel(&st->shape), 1e-4, what);
+    }
+    CHECK(n_out == 2, "%s: the program publishes memory and logits (%d outputs)", ctx, n_out);
+    char id[128];
+    for (int i = 0; i < c->num_encoder_layers; i++) {
+        snprintf(id, sizeof id, "encoder.layers.%d.self_attn.weights", i);
+        compare_stage(s.it, f, id, ctx);
+    }
+    for (int i = 0; i < c->num_decoder_layers; i++) {
+        snprintf(id, sizeof id, "decoder.layers.%d.self_attn.weights", i);
+        compare_stage(s.it, f, id, ctx);
+        snprintf(id, sizeof id, "decoder.layers.%d.cross_attn.weights", i);
+        compare_stage(s.it, f, id, ctx);
+    }
+    session_close(&s);
+}
+
+static void greedy(const char *model, const StFile *f, const ModelOverrides *ov, const char *ctx) {
+    char src[512];
+    ids_string(st_find(f, "src_ids"), src, sizeof src);
+    const char *max_len = st_meta(f, "max_len"), *stop = st_meta(f, "greedy_stop");
+    SessionSpec spec = {.model_path = model, .overrides = *ov, .src_ids = src, .greedy = true,
+                        .max_len = max_len ? atoi(max_len) : 8};
+    Session s;
+    Err e = {{0}};
+    bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
+    CHECK(ok, "%s greedy: %s", ctx, e.msg);
+    if (!ok) return;
+    int n;
+    StopReason why;
+    const float *ids = interp_generated(s.it, &n, &why);
+    const StEntry *want = st_find(f, "greedy_ids");
+    CHECK(want && want->shape.dim[0] == n, "%s greedy: %d tokens here, %d in PyTorch", ctx, n,
+          want ? want->shape.dim[0] : -1);
+    if (want && want->shape.dim[0] == n)
+        CHECK(memcmp(ids, want->data, sizeof(float) * (size_t)n) == 0, "%s greedy: ids differ", ctx);
+    CHECK(stop && strcmp(stop, stop_names[why]) == 0, "%s greedy: stopped at %s, PyTorch at %s",
+          ctx, stop_names[why], stop ? stop : "?");
+    // The decoder's self-attention grows one row per round: round k attends over k+1 tokens.
+    for (int k = 0; k < n; k++) {
+        char id[128];
+        snprintf(id, sizeof id, "step.%d.decoder.layers.0.self_attn.weights", k);
+        int i = interp_find(s.it, id);
+        CHECK(i >= 0 && interp_stage(s.it, i)->shape.dim[1] == k + 1, "%s: %s should have %d rows",
+              ctx, id, k + 1);
+    }
+    session_close(&s);
+}
+
+int main(void) {
+    static const struct {
+        const char *model;
+        int cases;
+        int nhead;  // for the file without metadata
+    } models[] = {{"post_2x2", 2, 0}, {"pre_1x3_gelu", 2, 0}, {"post_dk2", 1, 0},
+                  {"annotated", 1, 0}, {"nometa", 1, 4}};
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        char model[512];
+        snprintf(model, sizeof model, "%s/%s.safetensors", FIXTURES, models[m].model);
+        ModelOverrides ov = {0};
+        if (models[m].nhead)  // what the flags --nhead 4 --bos 2 --eos 3 --pad 1 supply
+            ov = (ModelOverrides){.has_nhead = true, .nhead = models[m].nhead, .has_bos = true,
+                                  .bos = 2, .has_eos = true, .eos = 3, .has_pad = true, .pad = 1};
+        for (int k = 0; k < models[m].cases; k++) {
+            char path[512], ctx[128];
+            snprintf(path, sizeof path, "%s/%s.case%d.safetensors", FIXTURES, models[m].model, k);
+            snprintf(ctx, sizeof ctx, "%s.case%d", models[m].model, k);
+            StFile f;
+            Err e;
+            bool ok = st_load(&f, path, &e);
+            CHECK(ok, "%s", e.msg);
+            if (!ok) continue;
+            teacher_forced(model, &f, &ov, ctx);
+            greedy(model, &f, &ov, ctx);
+            st_free(&f);
+        }
+    }
+    return check_finish("test_torch");
+}
