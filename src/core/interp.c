@@ -18,9 +18,10 @@ struct Interp {
     int src, tgt;  // input slots, -1 when the program lacks one
     bool greedy;
     int max_new;
-    float **out;  // [stages] outputs, NULL until run
+    float **out;       // [stages] output buffers, kept across rewinds for reuse
+    size_t *out_size;  // [stages] floats each buffer holds
     int out_cap;
-    int n_done;
+    int n_done;        // stages run: out[0 .. n_done) hold their results
     Phase phase;
     int round;       // greedy: the decode round expanded last
     int next_stage;  // greedy: the ids stage of that round
@@ -77,9 +78,13 @@ static bool grow_outputs(Interp *it) {
     if (n <= it->out_cap) return true;
     int cap = n * 2;
     float **no = realloc(it->out, sizeof *no * (size_t)cap);
-    if (!no) return false;
+    if (no) it->out = no;
+    size_t *ns = realloc(it->out_size, sizeof *ns * (size_t)cap);
+    if (ns) it->out_size = ns;
+    if (!no || !ns) return false;
     memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
-    it->out = no, it->out_cap = cap;
+    memset(ns + it->out_cap, 0, sizeof *ns * (size_t)(cap - it->out_cap));
+    it->out_cap = cap;
     return true;
 }
 
@@ -125,6 +130,7 @@ void interp_free(Interp *it) {
     if (!it) return;
     for (int i = 0; i < it->out_cap; i++) free(it->out[i]);
     free(it->out);
+    free(it->out_size);
     for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
     expander_free(it->x);
     free(it);
@@ -151,9 +157,13 @@ static bool exec_stage(Interp *it, int i, Err *e) {
                 return err_set(e, "%s: token id %g at position %d is outside the embedding table "
                                "%s (%d rows)", st->id, (double)in[0][t], t, st->in_name[1], rows);
     }
-    free(it->out[i]);
-    it->out[i] = malloc(sizeof(float) * (size_t)(shape_numel(&st->shape) + 1));
-    if (!it->out[i]) return err_set(e, "%s: out of memory for the output", st->id);
+    const size_t need = (size_t)shape_numel(&st->shape) + 1;
+    if (it->out_size[i] < need) {  // re-runs reuse the buffer of the last run
+        free(it->out[i]);
+        it->out[i] = malloc(sizeof(float) * need);
+        it->out_size[i] = it->out[i] ? need : 0;
+        if (!it->out[i]) return err_set(e, "%s: out of memory for the output", st->id);
+    }
     op_exec(st, in, it->out[i]);
     return true;
 }
@@ -209,11 +219,7 @@ bool interp_run_to(Interp *it, const char *id, Err *e) {
 
 void interp_rewind(Interp *it, int index) {
     if (index < 0) index = 0;
-    for (int i = index; i < it->n_done; i++) {
-        free(it->out[i]);
-        it->out[i] = NULL;
-    }
-    if (index < it->n_done) it->n_done = index;
+    if (index < it->n_done) it->n_done = index;  // later buffers stay allocated for re-use
 }
 
 bool interp_done(const Interp *it) {

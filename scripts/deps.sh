@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# deps.sh: installs the Debian 12 packages stepformer needs, skipping those already present.
+#   scripts/deps.sh          what building and running need
+#   scripts/deps.sh --test   plus what the test suite needs
+set -euo pipefail
+packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev)
+if [ "${1:-}" = "--test" ]; then
+  packages+=()
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "stepformer: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

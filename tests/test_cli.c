@@ -1,0 +1,178 @@
+// test_cli.c: the stepformer program as a user runs it: exit codes, messages on stderr, the
+// JSON of `run` and the dump of `trace` checked against the PyTorch fixtures.
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "safetensors.h"
+#include "vocab.h"
+
+static char dir[] = "/tmp/stepformer-cli-XXXXXX";
+static char out[1 << 16], err[1 << 14];
+
+static void slurp(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "rb");
+    size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[k] = '\0';
+    if (f) fclose(f);
+}
+
+// Runs `stepformer ARGS` (args already shell-quoted) and returns its exit code.
+static int run(const char *fmt, ...) {
+    char args[4096], cmd[5000];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out' 2>'%s/err'", STEPFORMER_BIN, args, dir, dir);
+    int status = system(cmd);
+    char p[300];
+    snprintf(p, sizeof p, "%s/out", dir), slurp(p, out, sizeof out);
+    snprintf(p, sizeof p, "%s/err", dir), slurp(p, err, sizeof err);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define EXPECT(code, want_code, stream, text)                                                 \
+    CHECK((code) == (want_code) && strstr((stream), (text)), "exit %d (want %d), expected '%s' in: %s", \
+          (code), (want_code), (text), (stream))
+
+static void ids_csv(const StEntry *en, char *buf, size_t n) {
+    size_t k = 0;
+    for (int i = 0; i < en->shape.dim[0]; i++) k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", (int)en->data[i]);
+}
+
+static void test_usage(void) {
+    EXPECT(run("--help"), 0, out, "usage: stepformer");
+    EXPECT(run("--version"), 0, out, "stepformer 0.");
+    EXPECT(run("frobnicate"), 2, err, "unknown command 'frobnicate'");
+    EXPECT(run("run --input hi"), 2, err, "--model FILE is required");
+    EXPECT(run("run --model x --bogus"), 2, err, "unknown option '--bogus'");
+    EXPECT(run("run --model x --max-len zero --input a"), 2, err, "--max-len needs a whole number");
+    EXPECT(run("trace --help"), 0, out, "decoder.layers.{i}.cross_attn.weights");
+    EXPECT(run("run --model '%s/post_2x2.safetensors'", FIXTURES), 2, err, "give --input TEXT or --src-ids");
+}
+
+static void test_run_json(const StFile *c, const Vocab *src, const Vocab *tgt) {
+    char ids[256], text[512];
+    ids_csv(st_find(c, "src_ids"), ids, sizeof ids);
+    int code = run("run --model '%s/post_2x2.safetensors' --src-ids %s --max-len 8 --json", FIXTURES, ids);
+    CHECK(code == 0, "run --json exits 0: %s", err);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *arr = cJSON_GetObjectItem(j, "output_ids"), *txt = cJSON_GetObjectItem(j, "output_text");
+    const StEntry *want = st_find(c, "greedy_ids");
+    CHECK(cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == want->shape.dim[0], "output_ids length: %s", out);
+    for (int i = 0; cJSON_IsArray(arr) && i < cJSON_GetArraySize(arr) && i < want->shape.dim[0]; i++)
+        CHECK(cJSON_GetArrayItem(arr, i)->valuedouble == want->data[i], "output_ids[%d]", i);
+    vocab_decode(tgt, want->data, want->shape.dim[0], text, sizeof text);
+    CHECK(cJSON_IsString(txt) && !strcmp(txt->valuestring, text), "output_text '%s' (want '%s')",
+          cJSON_IsString(txt) ? txt->valuestring : "?", text);
+    cJSON_Delete(j);
+    // The same source given as words decodes the same.
+    vocab_decode(src, st_find(c, "src_ids")->data, st_find(c, "src_ids")->shape.dim[0], ids, sizeof ids);
+    code = run("run --model '%s/post_2x2.safetensors' --input '%s' --max-len 8", FIXTURES, ids);
+    CHECK(code == 0 && !strncmp(out, text, strlen(text)), "run --input prints '%s': %s%s", text, out, err);
+}
+
+static void test_trace_dump(const StFile *c) {
+    char s[256], t[256], dump[300];
+    ids_csv(st_find(c, "src_ids"), s, sizeof s);
+    ids_csv(st_find(c, "tgt_ids"), t, sizeof t);
+    snprintf(dump, sizeof dump, "%s/trace.safetensors", dir);
+    int code = run("trace --model '%s/post_2x2.safetensors' --src-ids %s --tgt-ids %s --dump '%s'",
+                   FIXTURES, s, t, dump);
+    CHECK(code == 0, "trace exits 0: %s", err);
+    StFile d;
+    Err e;
+    if (!st_load(&d, dump, &e)) {
+        CHECK(false, "%s", e.msg);
+        return;
+    }
+    const char *names[] = {"memory", "logits", "encoder.layers.0.self_attn.weights",
+                           "encoder.layers.1.self_attn.weights", "decoder.layers.0.self_attn.weights",
+                           "decoder.layers.1.self_attn.weights", "decoder.layers.0.cross_attn.weights",
+                           "decoder.layers.1.cross_attn.weights"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const StEntry *got = st_find(&d, names[i]), *want = st_find(c, names[i]);
+        CHECK(got && want && shape_eq(&got->shape, &want->shape), "dump has %s with PyTorch's shape", names[i]);
+        if (got && want && shape_eq(&got->shape, &want->shape))
+            CHECK_CLOSE(got->data, want->data, shape_numel(&got->shape), 1e-4, names[i]);
+    }
+    CHECK(st_find(&d, "encoder.layers.0.self_attn.scores") && st_find(&d, "decoder.layers.1.norm3") &&
+          st_find(&d, "generator.probs"), "every stage is in the dump");
+    st_free(&d);
+}
+
+static void write_bytes(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    fwrite(p, 1, n, f);
+    fclose(f);
+}
+
+static void test_bad_input(void) {
+    char p[300], words[2000];
+    snprintf(p, sizeof p, "%s/short.safetensors", dir);
+    write_bytes(p, "\x05\x00", 2);
+    EXPECT(run("run --model '%s' --input a", p), 1, err, "truncated");
+    CHECK(strstr(err, "short.safetensors") != NULL, "names the file: %s", err);
+    EXPECT(run("run --model '%s/nowhere.safetensors' --input a", dir), 1, err, "cannot open");
+    EXPECT(run("run --model '%s/post_2x2.safetensors' --input 'zebra'", FIXTURES), 1, err,
+           "unknown source token 'zebra'");
+    EXPECT(run("run --model '%s/post_2x2.safetensors' --input '   '", FIXTURES), 1, err, "empty");
+    EXPECT(run("run --model '%s/post_2x2.safetensors' --src-ids 4,99", FIXTURES), 1, err, "source id 99");
+    size_t k = 0;
+    for (int i = 0; i < 65; i++) k += (size_t)snprintf(words + k, sizeof words - k, "cat ");
+    EXPECT(run("run --model '%s/post_2x2.safetensors' --input '%s'", FIXTURES, words), 1, err,
+           "more than 64 tokens");
+    EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5", FIXTURES), 1, err, "pass --nhead N");
+    EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --nhead 4", FIXTURES), 1, err, "--bos ID");
+    EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --nhead 3 --bos 2", FIXTURES), 1, err,
+           "nhead 3 does not divide d_model 32");
+    CHECK(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --nhead 4 --bos 2 --eos 3", FIXTURES) == 0,
+          "flags complete a file without metadata: %s", err);
+    EXPECT(run("trace --model '%s/post_2x2.safetensors' --src-ids 4 --tgt-ids 2 --dump /nonexistent/x.st",
+               FIXTURES), 1, err, "cannot write");
+}
+
+static void test_lesson_and_stages(void) {
+    int code = run("lesson '%s/forward-pass.md' --to encoder.layers.0.self_attn.weights "
+                   "--print encoder.layers.0.self_attn.weights", LESSONS);
+    CHECK(code == 0, "lesson --to --print: %s", err);
+    CHECK(strstr(out, "  11  encoder.layers.0.self_attn.weights") && strstr(out, "[4 x 25 x 25]  (softmax)"),
+          "stops at the stage and prints it: %.300s", out);
+    CHECK(strstr(out, "\n  a         ") != NULL, "rows are labelled with their tokens");
+    EXPECT(run("lesson '%s/forward-pass.md' --to encoder.nope", LESSONS), 1, err, "no stage 'encoder.nope'");
+    EXPECT(run("lesson '%s/nothing.md'", dir), 1, err, "cannot open the lesson");
+    EXPECT(run("lesson"), 2, err, "give one lesson file");
+    code = run("");
+    CHECK(code == 0 && strstr(out, "output: "), "no arguments: the default lesson runs: %s", err);
+    code = run("stages --model '%s/pre_1x3_gelu.safetensors' --src-ids 4,5,6", FIXTURES);
+    CHECK(code == 0 && strstr(out, "decoder.layers.2.cross_attn.weights") && strstr(out, "[6 x 1 x 3]"),
+          "stages lists the pre-norm model's stages: %.200s", err);
+}
+
+int main(void) {
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+    StFile model, c;
+    Err e;
+    if (!st_load(&model, FIXTURES "/post_2x2.safetensors", &e) || !st_load(&c, FIXTURES "/post_2x2.case0.safetensors", &e))
+        return fprintf(stderr, "%s\n", e.msg), 1;
+    Vocab src, tgt;
+    vocab_from_json(&src, st_meta(&model, "src_tokens"), "src", &e);
+    vocab_from_json(&tgt, st_meta(&model, "tgt_tokens"), "tgt", &e);
+    test_usage();
+    test_run_json(&c, &src, &tgt);
+    test_trace_dump(&c);
+    test_bad_input();
+    test_lesson_and_stages();
+    EXPECT(run("bench --repeat 2"), 0, out, "GFLOP/s");
+    vocab_free(&src), vocab_free(&tgt);
+    st_free(&model), st_free(&c);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_finish("test_cli");
+}

@@ -1,0 +1,210 @@
+// test_formats.c: safetensors and model files, good and bad. Every bad file must give one
+// message that names the file (and the tensor, where there is one) and says what was expected.
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "model.h"
+
+static char dir[] = "/tmp/stepformer-formats-XXXXXX";
+
+static const char *tmp(const char *name) {
+    static char path[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+    return path[k];
+}
+
+// Writes an 8-byte header length (`claimed`, or the real one if negative), the header, then data.
+static void write_raw(const char *path, const char *header, long claimed, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    unsigned long long len = claimed >= 0 ? (unsigned long long)claimed : strlen(header);
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(len >> (8 * i));
+    fwrite(b, 1, 8, f);
+    fwrite(header, 1, strlen(header), f);
+    if (n) fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+// Loads `path`, expects failure with a message holding the path and every `want` fragment.
+static void expect_st_error(const char *path, const char *want1, const char *want2) {
+    StFile f;
+    Err e = {{0}};
+    bool ok = st_load(&f, path, &e);
+    CHECK(!ok, "%s should not load", path);
+    if (ok) return st_free(&f);
+    CHECK(strstr(e.msg, path) != NULL, "message names the file: %s", e.msg);
+    CHECK(strstr(e.msg, want1) != NULL, "message mentions '%s': %s", want1, e.msg);
+    if (want2) CHECK(strstr(e.msg, want2) != NULL, "message mentions '%s': %s", want2, e.msg);
+}
+
+static void test_bad_safetensors(void) {
+    float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const char *p = tmp("truncated.safetensors");
+    FILE *f = fopen(p, "wb");
+    fwrite("\x10\x00\x00", 1, 3, f);
+    fclose(f);
+    expect_st_error(p, "truncated", NULL);
+    p = tmp("past.safetensors");
+    write_raw(p, "{}", 4096, NULL, 0);
+    expect_st_error(p, "header length 4096", "past the end");
+    p = tmp("json.safetensors");
+    write_raw(p, "{\"a\": {\"dtype\": \"F32\",", -1, NULL, 0);
+    expect_st_error(p, "not valid JSON", NULL);
+    p = tmp("array.safetensors");
+    write_raw(p, "[1, 2]", -1, NULL, 0);
+    expect_st_error(p, "not a JSON object", NULL);
+    p = tmp("range.safetensors");
+    write_raw(p, "{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[16,32]}}", -1, data, 16);
+    expect_st_error(p, "'w'", "past the end of the data section");
+    p = tmp("overlap.safetensors");
+    write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                 "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}", -1, data, 32);
+    expect_st_error(p, "overlap", "'b'");
+    p = tmp("f16.safetensors");
+    write_raw(p, "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", -1, data, 4);
+    expect_st_error(p, "dtype F16", "'h'");
+    p = tmp("size.safetensors");
+    write_raw(p, "{\"s\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,16]}}", -1, data, 16);
+    expect_st_error(p, "'s'", "shape needs 12");
+    p = tmp("meta.safetensors");
+    write_raw(p, "{\"__metadata__\":{\"d_model\":32}}", -1, NULL, 0);
+    expect_st_error(p, "metadata 'd_model' is not a string", NULL);
+    expect_st_error(tmp("does-not-exist.safetensors"), "cannot open", NULL);
+}
+
+static void test_roundtrip(void) {
+    float a[6] = {1, -2, 3.5f, 0, 1e-8f, -1e8f}, b[3] = {7, 8, 9};
+    StTensor t[2] = {{"alpha", shape2(2, 3), a}, {"beta.x", shape1(3), b}};
+    StMeta meta[1] = {{"note", "hello \"world\""}};
+    Err e = {{0}};
+    const char *p = tmp("good.safetensors");
+    CHECK(st_save(p, t, 2, meta, 1, &e), "save: %s", e.msg);
+    StFile f;
+    bool ok = st_load(&f, p, &e);
+    CHECK(ok, "load: %s", e.msg);
+    if (!ok) return;
+    const StEntry *ea = st_find(&f, "alpha"), *eb = st_find(&f, "beta.x");
+    CHECK(ea && eb && shape_eq(&ea->shape, &t[0].shape) && memcmp(ea->data, a, sizeof a) == 0 &&
+          memcmp(eb->data, b, sizeof b) == 0, "tensors survive a round trip");
+    CHECK(st_meta(&f, "note") && strcmp(st_meta(&f, "note"), "hello \"world\"") == 0, "metadata too");
+    st_free(&f);
+}
+
+static bool same_id(OptId a, OptId b) { return a.set == b.set && (!a.set || a.id == b.id); }
+
+static bool same_config(const ModelConfig *a, const ModelConfig *b) {
+    return a->d_model == b->d_model && a->nhead == b->nhead &&
+           a->num_encoder_layers == b->num_encoder_layers &&
+           a->num_decoder_layers == b->num_decoder_layers && a->dim_feedforward == b->dim_feedforward &&
+           a->src_vocab_size == b->src_vocab_size && a->tgt_vocab_size == b->tgt_vocab_size &&
+           a->max_positions == b->max_positions && a->norm_first == b->norm_first &&
+           a->layer_norm_eps == b->layer_norm_eps && a->activation == b->activation &&
+           a->layer_norm == b->layer_norm && same_id(a->bos_id, b->bos_id) &&
+           same_id(a->eos_id, b->eos_id) && same_id(a->pad_id, b->pad_id) && same_id(a->unk_id, b->unk_id);
+}
+
+static ModelConfig tiny(void) {
+    ModelConfig c = config_base();
+    c.d_model = 32, c.nhead = 4, c.num_encoder_layers = 2, c.num_decoder_layers = 2;
+    c.dim_feedforward = 48, c.src_vocab_size = 11, c.tgt_vocab_size = 13, c.max_positions = 20;
+    return c;
+}
+
+// Re-saves model m leaving out tensor `drop` and with metadata key `key` set to `val`
+// (`val` NULL removes it).
+static void save_variant(const Model *m, const char *path, const char *drop, const char *key,
+                         const char *val) {
+    const char *src = tmp("base.safetensors");
+    Err e;
+    model_save(m, src, &e);
+    StFile f;
+    st_load(&f, src, &e);
+    StTensor t[256];
+    StMeta meta[32];
+    int n = 0, nm = 0;
+    for (int i = 0; i < f.n_entries; i++)
+        if (!drop || strcmp(f.entries[i].name, drop) != 0)
+            t[n++] = (StTensor){f.entries[i].name, f.entries[i].shape, f.entries[i].data};
+    for (int i = 0; i < f.n_meta; i++)
+        if (!key || strcmp(f.meta[i].name, key) != 0) meta[nm++] = f.meta[i];
+    if (key && val) meta[nm++] = (StMeta){(char *)key, (char *)val};
+    st_save(path, t, n, meta, nm, &e);
+    st_free(&f);
+}
+
+static void expect_model_error(const char *path, const ModelOverrides *ov, const char *w1, const char *w2) {
+    Model m;
+    Err e = {{0}};
+    bool ok = model_load(&m, path, ov, &e);
+    CHECK(!ok, "%s should not load", path);
+    if (ok) return model_free(&m);
+    CHECK(strstr(e.msg, path) != NULL, "message names the file: %s", e.msg);
+    CHECK(strstr(e.msg, w1) != NULL, "message mentions '%s': %s", w1, e.msg);
+    if (w2) CHECK(strstr(e.msg, w2) != NULL, "message mentions '%s': %s", w2, e.msg);
+}
+
+static void test_models(void) {
+    ModelConfig c = tiny();
+    c.norm_first = true, c.activation = ACT_GELU, c.layer_norm = LN_ANNOTATED, c.layer_norm_eps = 1e-6f;
+    Model m, back;
+    Err e = {{0}};
+    CHECK(model_init_random(&m, &c, 7, &e), "init: %s", e.msg);
+    const char *p = tmp("model.safetensors");
+    CHECK(model_save(&m, p, &e), "save: %s", e.msg);
+    bool ok = model_load(&back, p, NULL, &e);
+    CHECK(ok, "load: %s", e.msg);
+    if (ok) {
+        CHECK(same_config(&back.cfg, &m.cfg), "config survives a round trip");
+        const StEntry *w = model_weight(&back, "transformer.decoder.layers.1.multihead_attn.in_proj_weight");
+        const StEntry *w0 = model_weight(&m, "transformer.decoder.layers.1.multihead_attn.in_proj_weight");
+        CHECK(w && w0 && memcmp(w->data, w0->data, sizeof(float) * 3 * 32 * 32) == 0, "weights too");
+        model_free(&back);
+    }
+    ModelOverrides none = {0};
+    p = tmp("wide.safetensors");
+    save_variant(&m, p, NULL, "d_model", "64");
+    expect_model_error(p, &none, "in_proj_weight' has shape [96 x 32]", "needs [192 x 64]");
+    p = tmp("missing.safetensors");
+    save_variant(&m, p, "transformer.decoder.layers.1.norm3.weight", NULL, NULL);
+    expect_model_error(p, &none, "missing tensor 'transformer.decoder.layers.1.norm3.weight'", NULL);
+    p = tmp("nhead5.safetensors");
+    save_variant(&m, p, NULL, "nhead", "5");
+    expect_model_error(p, &none, "nhead 5 does not divide d_model 32", NULL);
+    p = tmp("nohead.safetensors");
+    save_variant(&m, p, NULL, "nhead", NULL);
+    expect_model_error(p, &none, "--nhead", NULL);
+    ModelOverrides four = {.has_nhead = true, .nhead = 4};
+    ok = model_load(&back, p, &four, &e);
+    CHECK(ok && back.cfg.nhead == 4, "--nhead supplies what the metadata lacks: %s", e.msg);
+    if (ok) model_free(&back);
+    ModelOverrides eight = {.has_nhead = true, .nhead = 8};
+    expect_model_error(tmp("model.safetensors"), &eight, "the flag says nhead 8", "metadata says 4");
+    p = tmp("layers.safetensors");
+    save_variant(&m, p, NULL, "num_encoder_layers", "1");
+    expect_model_error(p, &none, "num_encoder_layers = 1", "holds 2");
+    p = tmp("normfirst.safetensors");
+    save_variant(&m, p, NULL, "norm_first", "yes");
+    expect_model_error(p, &none, "norm_first", "\"true\" or \"false\"");
+    p = tmp("vocab.safetensors");
+    save_variant(&m, p, NULL, "src_tokens", "[\"a\", \"b\"]");
+    expect_model_error(p, &none, "src_tokens holds 2 tokens", "vocabulary size is 11");
+    p = tmp("bos.safetensors");
+    save_variant(&m, p, NULL, "bos_id", "99");
+    expect_model_error(p, &none, "bos_id 99", "outside the target vocabulary");
+    model_free(&m);
+}
+
+int main(void) {
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+    test_bad_safetensors();
+    test_roundtrip();
+    test_models();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_finish("test_formats");
+}

@@ -1,0 +1,226 @@
+// test_kernels.c: every forward kernel against its naive twin (ref.c) and closed-form facts.
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels.h"
+#include "ref.h"
+#include "rng.h"
+#include "safetensors.h"
+
+static Rng rng = {12345};
+
+static float *rand_buf(long n, float lo, float hi) {
+    float *p = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (long i = 0; i < n; i++) p[i] = lo + (hi - lo) * rng_uniform(&rng);
+    return p;
+}
+
+static void test_sgemm_shape(int M, int N, int K, bool bt, bool bias) {
+    float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)K * N, -1, 1);
+    float *bv = bias ? rand_buf(N, -1, 1) : NULL;
+    float *c = rand_buf((long)M * N, 5, 6), *r = malloc(sizeof(float) * (size_t)M * N);
+    sgemm(c, N, a, K, b, bt ? K : N, bv, M, N, K, bt);
+    ref_matmul(r, a, b, bv, 1, M, N, K, bt);
+    char what[96];
+    snprintf(what, sizeof what, "sgemm M=%d N=%d K=%d %s%s", M, N, K, bt ? "B^T" : "B",
+             bias ? " +bias" : "");
+    CHECK_CLOSE(c, r, (long)M * N, 1e-5 * sqrt((double)K) + 1e-6, what);
+    free(a), free(b), free(bv), free(c), free(r);
+}
+
+static void test_sgemm(void) {
+    // Edges of every blocking parameter: MR = 6, MB = 96, NR = 16/32, KC = 256.
+    const int Ms[] = {1, 5, 6, 7, 13, 96, 97, 130}, Ns[] = {1, 15, 16, 17, 31, 32, 33, 100};
+    const int Ks[] = {1, 3, 64, 255, 256, 257, 600};
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            int K = Ks[(i + 3 * j) % 7];
+            test_sgemm_shape(Ms[i], Ns[j], K, (i + j) % 2 == 0, j % 3 == 0);
+            test_sgemm_shape(Ms[i], Ns[j], Ks[(i * j) % 7], (i + j) % 2 == 1, j % 3 == 1);
+        }
+    test_sgemm_shape(3, 4, 0, false, true);  // K = 0: bias only
+    // The same product on one thread and on two is bit-identical.
+    const int M = 200, N = 150, K = 300;
+    float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)K * N, -1, 1);
+    float *c1 = malloc(sizeof(float) * M * N), *c2 = malloc(sizeof(float) * M * N);
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    sgemm(c1, N, a, K, b, N, NULL, M, N, K, false);
+    omp_set_num_threads(2);
+    sgemm(c2, N, a, K, b, N, NULL, M, N, K, false);
+    omp_set_num_threads(threads);
+    CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0, "sgemm differs between 1 and 2 threads");
+    free(a), free(b), free(c1), free(c2);
+}
+
+static void test_linear_matmul_transpose(void) {
+    const int T = 9, I = 20, O = 12;
+    float *x = rand_buf(T * I, -1, 1), *w = rand_buf(O * I, -1, 1), *b = rand_buf(O, -1, 1);
+    float y[T * O], r[T * O];
+    linear_forward(y, x, w, b, T, I, O);
+    ref_matmul(r, x, w, b, 1, T, O, I, true);  // x · wᵀ + b
+    CHECK_CLOSE(y, r, T * O, 1e-5, "linear");
+    const int B = 3, M = 5, N = 7, K = 4;
+    float *ma = rand_buf(B * M * K, -1, 1), *mb = rand_buf(B * K * N, -1, 1);
+    float mc[B * M * N], mr[B * M * N], mt[B * N * K], rt[B * N * K];
+    matmul_forward(mc, ma, mb, B, M, N, K, false);
+    ref_matmul(mr, ma, mb, NULL, B, M, N, K, false);
+    CHECK_CLOSE(mc, mr, B * M * N, 1e-5, "batched matmul");
+    matmul_forward(mc, ma, mb, B, M, N, K, true);  // mb read as [B, N, K]
+    ref_matmul(mr, ma, mb, NULL, B, M, N, K, true);
+    CHECK_CLOSE(mc, mr, B * M * N, 1e-5, "batched matmul with transposed b");
+    transpose_forward(mt, mb, B, K, N);
+    ref_transpose(rt, mb, B, K, N);
+    CHECK(memcmp(mt, rt, sizeof mt) == 0, "transpose");
+    free(x), free(w), free(b), free(ma), free(mb);
+}
+
+static void test_positional(void) {
+    const int P = 50, C = 16;
+    float pe[P * C];
+    double ref[P * C];
+    positional_encoding(pe, P, C, 10000.0f);
+    ref_positional(ref, P, C, 10000.0);
+    double worst = 0;
+    for (int i = 0; i < P * C; i++) worst = fmax(worst, fabs(pe[i] - ref[i]));
+    CHECK(worst < 2e-5, "positional encoding vs the formula: %g", worst);
+    // The worked example for d_model = 8, position 1 (the one a reference note gets wrong).
+    float pe8[6 * 8];
+    positional_encoding(pe8, 6, 8, 10000.0f);
+    const float row1[8] = {0.8415f, 0.5403f, 0.0998f, 0.9950f, 0.0100f, 0.99995f, 0.0010f, 0.9999995f};
+    CHECK_CLOSE(pe8 + 8, row1, 8, 6e-5, "PE row 1 for d_model 8");
+    // PyTorch's own float32 table.
+    StFile f;
+    Err e;
+    bool ok = st_load(&f, FIXTURES "/pe_d8.safetensors", &e);
+    CHECK(ok, "%s", e.msg);
+    if (ok) {
+        const StEntry *t = st_find(&f, "pe");
+        CHECK(t && t->shape.dim[0] == 6 && t->shape.dim[1] == 8, "pe_d8 fixture shape");
+        if (t) CHECK_CLOSE(pe8, t->data, 48, 1e-6, "PE vs PyTorch's float32 table");
+        st_free(&f);
+    }
+    // Odd width: the last column is a sine.
+    float odd[3 * 5];
+    double rodd[3 * 5];
+    positional_encoding(odd, 3, 5, 10000.0f);
+    ref_positional(rodd, 3, 5, 10000.0);
+    CHECK(fabs(odd[2 * 5 + 4] - rodd[2 * 5 + 4]) < 1e-6, "odd d_model, last column");
+}
+
+static void test_softmax(void) {
+    const int R = 7, N = 13;
+    float *x = rand_buf(R * N, -8, 8), y[R * N], r[R * N];
+    x[0] = 1000.0f, x[1] = 1001.0f;  // would overflow without the max shift
+    for (int i = 0; i < N; i++) x[2 * N + i] = -INFINITY;  // a fully masked row
+    x[3 * N + 4] = -INFINITY;
+    softmax_forward(y, x, R, N);
+    ref_softmax(r, x, R, N, false);
+    CHECK_CLOSE(y, r, R * N, 1e-6, "softmax");
+    for (int row = 0; row < R; row++) {
+        double s = 0;
+        for (int i = 0; i < N; i++) s += y[row * N + i];
+        CHECK(fabs(s - (row == 2 ? 0.0 : 1.0)) < 1e-5, "softmax row %d sums to %g", row, s);
+    }
+    CHECK(y[3 * N + 4] == 0.0f, "a masked entry has probability exactly 0");
+    CHECK(fabs(y[1] / y[0] - exp(1.0)) < 1e-4, "softmax of 1000, 1001 keeps their ratio");
+    log_softmax_forward(y, x, R, N);
+    ref_softmax(r, x, R, N, true);
+    // Row 0 holds values near -1000, where float32's spacing is 6e-5.
+    CHECK_CLOSE(y, r, N, 1.3e-4, "log_softmax, large inputs");
+    CHECK_CLOSE(y + N, r + N, (R - 1) * N, 2e-6, "log_softmax");
+    free(x);
+}
+
+static void test_layernorm(void) {
+    const int T = 6, C = 33;
+    float *x = rand_buf(T * C, -3, 5), *g = rand_buf(C, 0.5f, 1.5f), *b = rand_buf(C, -1, 1);
+    float y[T * C], r[T * C], ones[C], zeros[C];
+    for (int c = 0; c < C; c++) ones[c] = 1.0f, zeros[c] = 0.0f;
+    layernorm_forward(y, x, g, b, T, C, 1e-5f, LN_TORCH);
+    ref_layernorm(r, x, g, b, T, C, 1e-5, false);
+    CHECK_CLOSE(y, r, T * C, 2e-6 * 10, "layer_norm (torch)");
+    layernorm_forward(y, x, g, b, T, C, 1e-6f, LN_ANNOTATED);
+    ref_layernorm(r, x, g, b, T, C, 1e-6, true);
+    CHECK_CLOSE(y, r, T * C, 2e-5, "layer_norm (annotated)");
+    // Closed form: with gain 1 and bias 0 every row has mean 0 and (biased) variance 1.
+    layernorm_forward(y, x, ones, zeros, T, C, 0.0f, LN_TORCH);
+    for (int t = 0; t < T; t++) {
+        double m = 0, v = 0;
+        for (int c = 0; c < C; c++) m += y[t * C + c];
+        m /= C;
+        for (int c = 0; c < C; c++) v += (y[t * C + c] - m) * (y[t * C + c] - m);
+        CHECK(fabs(m) < 1e-6 && fabs(v / C - 1) < 1e-5, "row %d: mean %g, variance %g", t, m, v / C);
+    }
+    // The annotated form divides by the unbiased std: its (n-1)-variance is 1.
+    layernorm_forward(y, x, ones, zeros, T, C, 0.0f, LN_ANNOTATED);
+    double v = 0;
+    for (int c = 0; c < C; c++) v += (double)y[c] * y[c];
+    CHECK(fabs(v / (C - 1) - 1) < 1e-5, "annotated: unbiased variance %g", v / (C - 1));
+    free(x), free(g), free(b);
+}
+
+static void test_elementwise(void) {
+    const int n = 1000;
+    float *x = rand_buf(n, -6, 6), *x2 = rand_buf(n, -1, 1), y[1000], r[1000];
+    gelu_forward(y, x, n);
+    ref_gelu(r, x, n);
+    CHECK_CLOSE(y, r, n, 2e-6, "gelu");
+    relu_forward(y, x, n);
+    for (int i = 0; i < n; i++) r[i] = x[i] > 0 ? x[i] : 0;
+    CHECK(memcmp(y, r, sizeof y) == 0, "relu");
+    add_forward(y, x, x2, n);
+    scale_forward(r, x, 0.125f, n);
+    bool ok = true;
+    for (int i = 0; i < n; i++) ok = ok && y[i] == x[i] + x2[i] && r[i] == x[i] * 0.125f;
+    CHECK(ok, "add and scale");
+    free(x), free(x2);
+}
+
+static void test_heads_and_masks(void) {
+    const int T = 5, H = 3, D = 4;
+    float *x = rand_buf(T * H * D, -1, 1), s[T * H * D], r[T * H * D], back[T * H * D];
+    split_heads_forward(s, x, T, H, D);
+    ref_split_heads(r, x, T, H, D);
+    CHECK(memcmp(s, r, sizeof s) == 0, "split_heads");
+    merge_heads_forward(back, s, T, H, D);
+    ref_merge_heads(r, s, T, H, D);
+    CHECK(memcmp(back, r, sizeof r) == 0 && memcmp(back, x, sizeof back) == 0,
+          "merge_heads inverts split_heads");
+    const int Tq = 3, Tk = 6;
+    float *sc = rand_buf(H * Tq * Tk, -1, 1), m[H * Tq * Tk], mr[H * Tq * Tk];
+    const float keys[6] = {4, 9, 1, 7, 1, 5};  // pad id 1 at keys 2 and 4
+    for (int causal = 0; causal < 2; causal++) {
+        mask_forward(m, sc, keys, 1.0f, causal, H, Tq, Tk);
+        ref_mask(mr, sc, keys, 1.0f, causal, H, Tq, Tk);
+        CHECK(max_abs_diff(m, mr, H * Tq * Tk) == 0, "mask (causal=%d)", causal);
+    }
+    mask_forward(m, sc, NULL, 0, true, H, Tq, Tk);
+    // Query 0 stands at key position 3 (Tk - Tq): it sees keys 0..3, not 4 and 5.
+    CHECK(m[3] == sc[3] && isinf(m[4]) && isinf(m[5]), "causal mask with fewer queries than keys");
+    float ids[4] = {3, 1, 2, 2}, table[4 * 3], out[4 * 3], ro[4 * 3];
+    for (int i = 0; i < 12; i++) table[i] = (float)i - 5.5f;
+    embedding_forward(out, ids, table, 4, 3, 2.0f);
+    ref_embedding(ro, ids, table, 4, 3, 2.0f);
+    CHECK(memcmp(out, ro, sizeof out) == 0, "embedding");
+    const float am[2 * 4] = {0.1f, 0.7f, 0.7f, 0.2f, -1, -3, -1, -2};
+    float idx[2];
+    argmax_forward(idx, am, 2, 4);
+    CHECK(idx[0] == 1 && idx[1] == 0, "argmax takes the first of equal maxima (%g %g)", idx[0], idx[1]);
+    free(x), free(sc);
+}
+
+int main(void) {
+    test_sgemm();
+    test_linear_matmul_transpose();
+    test_positional();
+    test_softmax();
+    test_layernorm();
+    test_elementwise();
+    test_heads_and_masks();
+    return check_finish("test_kernels");
+}

@@ -1,0 +1,142 @@
+// test_lesson.c: every lesson in lessons/ runs to its end headless; narration maps to stages;
+// a lesson's mistakes are reported with the lesson's own line numbers; new input re-runs.
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "session.h"
+
+static void test_all_lessons_run(void) {
+    DIR *d = opendir(LESSONS);
+    CHECK(d != NULL, "cannot open %s", LESSONS);
+    if (!d) return;
+    int count = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t n = strlen(de->d_name);
+        if (n < 4 || strcmp(de->d_name + n - 3, ".md") != 0) continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", LESSONS, de->d_name);
+        SessionSpec spec = {.lesson_path = path};
+        Session s;
+        Err e = {{0}};
+        bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
+        CHECK(ok, "%s: %s", de->d_name, e.msg);
+        if (!ok) continue;
+        CHECK(interp_done(s.it) && interp_n_done(s.it) > 50, "%s runs to its end", de->d_name);
+        CHECK(s.lesson.title[0] != '\0', "%s has a title", de->d_name);
+        // Every stage's line lies in a program cell that has narration before it.
+        for (int i = 0; i < interp_n_stages(s.it); i++) {
+            int cell = lesson_cell_of_line(&s.lesson, interp_stage(s.it, i)->line);
+            int b, en;
+            lesson_narration(&s.lesson, cell, &b, &en);
+            if (cell < 0 || en <= b) {
+                CHECK(false, "%s: stage %s has no narration", de->d_name, interp_stage(s.it, i)->id);
+                break;
+            }
+        }
+        session_close(&s);
+        count++;
+    }
+    closedir(d);
+    CHECK(count >= 2, "found %d lessons", count);
+}
+
+static bool has_span(const Lesson *l, int b, int e, unsigned style, const char *text) {
+    for (int i = b; i < e; i++)
+        for (int k = 0; k < l->blocks[i].n_spans; k++)
+            if ((l->blocks[i].spans[k].style & style) == style && strstr(l->blocks[i].spans[k].text, text))
+                return true;
+    return false;
+}
+
+static void test_narration(void) {
+    SessionSpec spec = {.builtin_lesson = "forward-pass.md"};
+    Session s;
+    Err e = {{0}};
+    if (!session_open(&s, &spec, &e)) {
+        CHECK(false, "%s", e.msg);
+        return;
+    }
+    const Lesson *l = &s.lesson;
+    int i = interp_find(s.it, "encoder.layers.1.self_attn.scores");
+    CHECK(i >= 0, "scores stage");
+    int cell = lesson_cell_of_line(l, interp_stage(s.it, i)->line), b, en;
+    lesson_narration(l, cell, &b, &en);
+    CHECK(en > b && l->blocks[b].kind == RB_HEADING &&
+          strstr(l->blocks[b].spans[0].text, "Attention"), "attention stages open with the attention heading");
+    CHECK(has_span(l, b, en, STYLE_CODE, "in_proj_weight"), "inline code is a code span");
+    CHECK(has_span(l, b, en, STYLE_STRONG, "queries"), "bold is a strong span");
+    CHECK(strstr(l->lines[interp_stage(s.it, i)->line - 1], "scores = matmul") != NULL,
+          "a stage's line is the lesson's line");
+    i = interp_find(s.it, "generator.logits");
+    if (i < 0) i = interp_find(s.it, "step.0.generator.logits");
+    cell = lesson_cell_of_line(l, interp_stage(s.it, i)->line);
+    lesson_narration(l, cell, &b, &en);
+    CHECK(en > b && has_span(l, b, en, 0, "greedy decoding"), "the generator's narration");
+    int list_items = 0;
+    for (int k = 0; k < l->n_blocks; k++) list_items += l->blocks[k].kind == RB_LIST_ITEM;
+    CHECK(list_items >= 4, "list items are blocks (%d)", list_items);
+    // New input: re-run from the first affected stage; a bad one changes nothing.
+    int first = -1;
+    interp_run(s.it, &e);
+    CHECK(session_set_input(&s, "hello there", &first, &e), "%s", e.msg);
+    CHECK(first == 0 && !strcmp(s.input_text, "hello there") && s.run.S == 11, "new input taken");
+    CHECK(interp_run(s.it, &e) && interp_done(s.it), "and run: %s", e.msg);
+    const int done = interp_n_done(s.it);
+    CHECK(!session_set_input(&s, "caf\xc3\xa9", &first, &e) && strstr(e.msg, "unknown source token '\xc3\xa9'"),
+          "a character outside the vocabulary is named: %s", e.msg);
+    CHECK(!session_set_input(&s, "", &first, &e) && strstr(e.msg, "empty"), "empty input: %s", e.msg);
+    CHECK(interp_n_done(s.it) == done && !strcmp(s.input_text, "hello there"), "nothing lost");
+    session_close(&s);
+}
+
+static void expect_lesson_error(const char *text, const char *w1, const char *w2) {
+    Lesson l;
+    Err e = {{0}};
+    bool ok = lesson_parse(&l, "bad.md", text, &e);
+    if (ok) lesson_free(&l);
+    CHECK(!ok, "should fail: %.40s", text);
+    CHECK(strstr(e.msg, w1) != NULL, "mentions '%s': %s", w1, e.msg);
+    if (w2) CHECK(strstr(e.msg, w2) != NULL, "mentions '%s': %s", w2, e.msg);
+}
+
+static void test_bad_lessons(void) {
+    expect_lesson_error("# x\n\n```lesson\nmodle: random\n```\n\n```program\ninput src\n```\n",
+                        "bad.md:4:", "unknown setup key 'modle'");
+    expect_lesson_error("# x\n\nJust prose.\n", "no program cells", NULL);
+    expect_lesson_error("# x\n\n```program\nblock e\n```\n\ntext\n", "bad.md:4:", "no matching 'end'");
+    expect_lesson_error("```lesson\nconfig: d_model=sixty\n```\n```program\ninput src\n```\n",
+                        "bad.md:2:", "d_model=sixty");
+}
+
+// A program error found when the lesson runs names the lesson file and line.
+static void expect_run_error(const char *program, const char *w1, const char *w2) {
+    const char *path = "/tmp/stepformer-run-error.md";
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# t\n```lesson\nmodel: random\nvocab: chars\ninput: ab\n```\n\nProse.\n\n"
+               "```program\n%s```\n", program);
+    fclose(f);
+    SessionSpec spec = {.lesson_path = path};
+    Session s;
+    Err e = {{0}};
+    bool ok = session_open(&s, &spec, &e);
+    if (ok) session_close(&s);
+    CHECK(!ok && strstr(e.msg, w1) && strstr(e.msg, w2), "expected '%s' and '%s': %s", w1, w2, e.msg);
+    remove(path);
+}
+
+static void test_run_errors(void) {
+    expect_run_error("input src\nx = embedding(src, @src_tok_emb.embedding.weight)\ny = add(x, src)\n",
+                     "stepformer-run-error.md:13: add", "x is [2 x 64], src is [2]");
+    expect_run_error("input src\n\nblock e\n  y = embedd(src)\nend\n", "stepformer-run-error.md:14:",
+                     "unknown op 'embedd'");
+}
+
+int main(void) {
+    test_all_lessons_run();
+    test_narration();
+    test_bad_lessons();
+    test_run_errors();
+    return check_finish("test_lesson");
+}

@@ -1,0 +1,228 @@
+// test_program.c: the program language (parse errors, expansion, stage ids, token axes) and
+// the interpreter (stepping, rewinding, re-running after new input, greedy growth).
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels.h"
+#include "ref.h"
+#include "session.h"
+
+static Model model;  // d_model 16, 2 heads, 2+2 layers, vocab 10 / 12
+
+static const float src_ids[5] = {4, 5, 6, 7, 8}, tgt_ids[4] = {2, 9, 5, 4};
+
+// Parses and expands `text`; expects failure with every fragment in the message.
+static void expect_error(const char *text, const char *w1, const char *w2) {
+    Program p;
+    Err e = {{0}};
+    bool ok = program_parse_text(&p, "t.sfp", text, &e);
+    if (ok) {
+        RunSpec spec = {src_ids, 5, tgt_ids, 4, 4};
+        Interp *it = interp_new(&p, &model, &spec, &e);
+        ok = it != NULL;
+        interp_free(it);
+        program_free(&p);
+    }
+    CHECK(!ok, "should fail: %s", text);
+    CHECK(strstr(e.msg, w1) != NULL, "message mentions '%s': %s", w1, e.msg);
+    if (w2) CHECK(strstr(e.msg, w2) != NULL, "message mentions '%s': %s", w2, e.msg);
+}
+
+static void test_errors(void) {
+    expect_error("input src\nx = embedding(src, @src_tok_emb.embedding.weight)\ny = matmull(x, x)\n",
+                 "t.sfp:3:", "unknown op 'matmull'");
+    expect_error("input src\nx = embedding(src, @src_tok_emb.embedding.weight)\ny = softmax(scroes)\n",
+                 "t.sfp:3:", "undefined tensor 'scroes'");
+    expect_error("input src\ninput tgt\na = embedding(src, @src_tok_emb.embedding.weight)\n"
+                 "b = embedding(tgt, @tgt_tok_emb.embedding.weight)\nc = add(a, b)\n",
+                 "t.sfp:5: add", "a is [5 x 16], b is [4 x 16]");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\n"
+                 "b = linear(a, @generator.weight, @generator.bias)\nc = linear(b, @generator.weight)\n",
+                 "t.sfp:4: linear", "b is [5 x 12], generator.weight is [12 x 16]");
+    expect_error("input src\na = embedding(src, @no.such.weight)\n", "t.sfp:2:", "no weight 'no.such.weight'");
+    expect_error("block encoder\ninput src\n", "t.sfp:1:", "no matching 'end'");
+    expect_error("end\n", "t.sfp:1:", "'end' without");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight, colour=3)\n",
+                 "t.sfp:2:", "no attribute 'colour'");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\nb = scale(a, by=1/sqrt(dk))\n",
+                 "t.sfp:3:", "unknown name 'dk'");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\nb = softmax(a)\nb = softmax(a)\n",
+                 "t.sfp:4:", "already defined at line 3");
+    expect_error("def f(x)\ny = softmax(x)\nend\ninput src\na = embedding(src, @src_tok_emb.embedding.weight)\nb = f(a)\n",
+                 "t.sfp:1:", "ended without 'return'");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\nb = softmax(transpose(a))\n",
+                 "t.sfp:3:", "transpose(...) may only be");
+    expect_error("block x\ndecode tgt from next\nend\nend\n", "t.sfp:2:", "top level");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight) extra\n", "t.sfp:2:", "expected");
+    expect_error("input src\na = split_heads(src, heads=3)\n", "t.sfp:2: split_heads", "2 dimensions");
+}
+
+// A hand-written program checked against direct kernel calls.
+static void test_small_program(void) {
+    const char *text =
+        "input src\n"
+        "block enc\n"
+        "  e = embedding(src, @src_tok_emb.embedding.weight, scale=2)\n"
+        "  for i in 2\n"
+        "    block l{i}\n"
+        "      h = split_heads(e, heads=nhead * (i + 1))\n"
+        "      s = matmul(h, transpose(h))\n"
+        "      p = softmax(s)\n"
+        "    end\n"
+        "  end\n"
+        "end\n"
+        "output probs = p\n";
+    Program p;
+    Err e = {{0}};
+    bool ok = program_parse_text(&p, "small", text, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return;
+    RunSpec spec = {src_ids, 5, NULL, 0, 0};
+    Interp *it = interp_new(&p, &model, &spec, &e);
+    CHECK(it && interp_run(it, &e), "%s", e.msg);
+    if (!it) return program_free(&p);
+    CHECK(interp_n_stages(it) == 7, "7 stages, got %d", interp_n_stages(it));
+    int k = interp_find(it, "enc.l1.p");
+    CHECK(k == 6, "enc.l1.p is stage 6 (got %d)", k);
+    const StEntry *tab = model_weight(&model, "src_tok_emb.embedding.weight");
+    float emb[5 * 16], heads[5 * 16], scores[4 * 5 * 5], probs[4 * 5 * 5];
+    ref_embedding(emb, src_ids, tab->data, 5, 16, 2.0f);
+    ref_split_heads(heads, emb, 5, 4, 4);
+    ref_matmul(scores, heads, heads, NULL, 4, 5, 5, 4, true);
+    ref_softmax(probs, scores, 20, 5, false);
+    CHECK(k >= 0 && interp_stage(it, k)->shape.dim[0] == 4, "loop variable reaches attributes");
+    if (k >= 0) CHECK_CLOSE(interp_output(it, k), probs, 100, 1e-5, "program vs naive kernels");
+    int n_out;
+    const ProgramOutput *o = interp_outputs(it, &n_out);
+    CHECK(n_out == 1 && o[0].stage == 6 && !strcmp(o[0].name, "probs"), "output names a stage");
+    interp_free(it);
+    program_free(&p);
+}
+
+static const Lesson *standard(Lesson *l) {
+    const char *path;
+    Err e = {{0}};
+    bool ok = lesson_parse(l, "forward-pass.md", session_builtin_lesson("forward-pass.md", &path), &e);
+    CHECK(ok, "%s", e.msg);
+    return ok ? l : NULL;
+}
+
+static void test_standard_ids(const Program *p) {
+    RunSpec spec = {src_ids, 5, tgt_ids, 4, 0};
+    Err e = {{0}};
+    Interp *it = interp_new(p, &model, &spec, &e);
+    CHECK(it != NULL, "%s", e.msg);
+    if (!it) return;
+    static const struct { const char *id; Shape s; } want[] = {
+        {"encoder.embed", {2, {5, 16}}},
+        {"encoder.layers.1.self_attn.scores", {3, {2, 5, 5}}},
+        {"encoder.layers.0.self_attn.weights", {3, {2, 5, 5}}},
+        {"encoder.norm", {2, {5, 16}}},
+        {"decoder.layers.0.self_attn.masked", {3, {2, 4, 4}}},
+        {"decoder.layers.1.cross_attn.weights", {3, {2, 4, 5}}},
+        {"decoder.layers.1.norm3", {2, {4, 16}}},
+        {"generator.logits", {2, {4, 12}}},
+        {"generator.next", {1, {4}}}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int k = interp_find(it, want[i].id);
+        CHECK(k >= 0 && shape_eq(&interp_stage(it, k)->shape, &want[i].s), "stage %s", want[i].id);
+    }
+    // Token axes: which tokens label rows and columns.
+    const Stage *cross = interp_stage(it, interp_find(it, "decoder.layers.1.cross_attn.weights"));
+    CHECK(cross->axes.slot[0] == AXIS_NONE && cross->axes.slot[1] == 1 && cross->axes.slot[2] == 0,
+          "cross-attention: heads, target rows, source columns");
+    const Stage *ff = interp_stage(it, interp_find(it, "encoder.layers.0.linear1"));
+    CHECK(ff->axes.slot[0] == 0 && ff->axes.slot[1] == AXIS_NONE, "linear1: source rows");
+    CHECK(interp_run(it, &e), "%s", e.msg);
+    // Causal mask: the decoder's self-attention gives the future exactly zero weight.
+    const int k = interp_find(it, "decoder.layers.0.self_attn.weights");
+    const float *w = interp_output(it, k);
+    bool causal = true;
+    for (int h = 0; h < 2; h++)
+        for (int q = 0; q < 4; q++)
+            for (int kk = 0; kk < 4; kk++) causal = causal && (kk <= q || w[(h * 4 + q) * 4 + kk] == 0.0f);
+    CHECK(causal, "future keys get zero weight");
+    interp_free(it);
+}
+
+static void test_stepping(const Program *p) {
+    RunSpec spec = {src_ids, 5, tgt_ids, 4, 0};
+    Err e = {{0}};
+    Interp *it = interp_new(p, &model, &spec, &e);
+    if (!it) return;
+    CHECK(interp_run_to(it, "encoder.layers.0.norm1", &e), "%s", e.msg);
+    const int at = interp_find(it, "encoder.layers.0.norm1");
+    CHECK(interp_n_done(it) == at + 1, "run_to stops right after the stage");
+    CHECK(!interp_run_to(it, "encoder.nope", &e) && strstr(e.msg, "no stage 'encoder.nope'"), "%s", e.msg);
+    interp_rewind(it, 0);
+    interp_run(it, &e);
+    const int n = interp_n_stages(it), lg = interp_find(it, "generator.logits");
+    float *first = malloc(sizeof(float) * 4 * 12);
+    memcpy(first, interp_output(it, lg), sizeof(float) * 4 * 12);
+    interp_rewind(it, 10);
+    CHECK(interp_n_done(it) == 10 && interp_output(it, 10) == NULL, "rewind forgets later outputs");
+    CHECK(interp_run(it, &e) && interp_n_done(it) == n, "runs again to the end");
+    CHECK(memcmp(first, interp_output(it, lg), sizeof(float) * 48) == 0, "same logits after rewind");
+    // A new target: the encoder's outputs stay, everything from the decoder on re-runs.
+    const float *memory_before = interp_output(it, interp_find(it, "encoder.norm"));
+    const float tgt2[3] = {2, 7, 7};
+    RunSpec spec2 = {src_ids, 5, tgt2, 3, 0};
+    int first_affected = -1;
+    CHECK(interp_set_inputs(it, &spec2, &first_affected, &e), "%s", e.msg);
+    CHECK(first_affected == interp_find(it, "decoder.embed"), "first affected is decoder.embed (%d)", first_affected);
+    CHECK(interp_output(it, interp_find(it, "encoder.norm")) == memory_before, "encoder kept");
+    CHECK(interp_n_done(it) == first_affected, "decoder stages forgotten");
+    CHECK(interp_run(it, &e), "%s", e.msg);
+    CHECK(interp_stage(it, interp_find(it, "generator.logits"))->shape.dim[0] == 3, "re-expanded for 3 tokens");
+    // A bad input changes nothing.
+    const float bad[2] = {4, 99};
+    RunSpec spec3 = {bad, 2, tgt2, 3, 0};
+    CHECK(!interp_set_inputs(it, &spec3, &first_affected, &e) && strstr(e.msg, "source id 99"), "%s", e.msg);
+    CHECK(interp_n_done(it) == interp_n_stages(it), "the finished pass is untouched");
+    free(first);
+    interp_free(it);
+}
+
+static void test_greedy(const Program *p) {
+    RunSpec spec = {src_ids, 5, NULL, 0, 3};
+    Err e = {{0}};
+    Interp *it = interp_new(p, &model, &spec, &e);
+    CHECK(it && interp_run(it, &e), "%s", e.msg);
+    if (!it) return;
+    int n;
+    StopReason why;
+    const float *ids = interp_generated(it, &n, &why);
+    CHECK((why == STOP_MAX_LEN && n == 3) || why == STOP_EOS, "stops at max_len 3 or eos");
+    for (int k = 0; k < n; k++) {
+        char id[96];
+        snprintf(id, sizeof id, "step.%d.decoder.layers.1.cross_attn.weights", k);
+        int i = interp_find(it, id);
+        CHECK(i >= 0 && interp_stage(it, i)->shape.dim[1] == k + 1, "%s has %d rows", id, k + 1);
+        snprintf(id, sizeof id, "step.%d.generator.next", k);
+        i = interp_find(it, id);
+        CHECK(i >= 0 && interp_output(it, i)[k] == ids[k], "round %d appends its last argmax", k);
+    }
+    CHECK(interp_find(it, "encoder.norm") >= 0 && interp_find(it, "step.0.encoder.norm") < 0,
+          "the encoder runs once, before the rounds");
+    interp_free(it);
+}
+
+int main(void) {
+    ModelConfig c = config_base();
+    c.d_model = 16, c.nhead = 2, c.num_encoder_layers = 2, c.num_decoder_layers = 2;
+    c.dim_feedforward = 24, c.src_vocab_size = 10, c.tgt_vocab_size = 12, c.max_positions = 16;
+    Err e = {{0}};
+    if (!model_init_random(&model, &c, 3, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+    test_errors();
+    test_small_program();
+    Lesson l;
+    if (standard(&l)) {
+        test_standard_ids(&l.program);
+        test_stepping(&l.program);
+        test_greedy(&l.program);
+        lesson_free(&l);
+    }
+    model_free(&model);
+    return check_finish("test_program");
+}
