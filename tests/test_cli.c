@@ -169,6 +169,16 @@ int main(void) {
     test_bad_input();
     test_lesson_and_stages();
     EXPECT(run("bench --repeat 2"), 0, out, "GFLOP/s");
+    // init writes a model that loads back with its configuration and runs.
+    char m[300];
+    snprintf(m, sizeof m, "%s/init.safetensors", dir);
+    EXPECT(run("init --out '%s' --config 'd_model=24 nhead=3 num_encoder_layers=1 num_decoder_layers=2 "
+               "dim_feedforward=40 norm_first=true activation=gelu' --vocab chars --seed 9", m), 0, out, "wrote");
+    EXPECT(run("stages --model '%s' --input ab", m), 0, out, "decoder.layers.1.cross_attn.weights");
+    // Pre-norm: the first stage of a layer is its norm1; three heads of one query over two keys.
+    CHECK(strstr(out, "   2  encoder.layers.0.norm1 ") && strstr(out, "[3 x 1 x 2]"), "pre-norm, 3 heads: %.300s", out);
+    EXPECT(run("init --out '%s' --config 'd_model=30 nhead=4'", m), 1, err, "nhead 4 does not divide d_model 30");
+    EXPECT(run("init"), 2, err, "--out FILE is required");
     vocab_free(&src), vocab_free(&tgt);
     st_free(&model), st_free(&c);
     char cmd[300];

@@ -107,7 +107,7 @@ static void test_bad_lessons(void) {
     expect_lesson_error("# x\n\nJust prose.\n", "no program cells", NULL);
     expect_lesson_error("# x\n\n```program\nblock e\n```\n\ntext\n", "bad.md:4:", "no matching 'end'");
     expect_lesson_error("```lesson\nconfig: d_model=sixty\n```\n```program\ninput src\n```\n",
-                        "bad.md:2:", "d_model=sixty");
+                        "bad.md:2:", "d_model = \"sixty\" is not an integer");
 }
 
 // A program error found when the lesson runs names the lesson file and line.

@@ -130,10 +130,16 @@ static void test_standard_ids(const Program *p) {
     }
     // Token axes: which tokens label rows and columns.
     const Stage *cross = interp_stage(it, interp_find(it, "decoder.layers.1.cross_attn.weights"));
-    CHECK(cross->axes.slot[0] == AXIS_NONE && cross->axes.slot[1] == 1 && cross->axes.slot[2] == 0,
+    CHECK(cross->axes.slot[0] == AXIS_HEADS && cross->axes.slot[1] == 1 && cross->axes.slot[2] == 0,
           "cross-attention: heads, target rows, source columns");
     const Stage *ff = interp_stage(it, interp_find(it, "encoder.layers.0.linear1"));
     CHECK(ff->axes.slot[0] == 0 && ff->axes.slot[1] == AXIS_NONE, "linear1: source rows");
+    StageWhere where = stage_where(cross);
+    CHECK(where.part == PART_DECODER && where.has_layer && where.layer == 1 && !strcmp(where.sublayer, "cross_attn") &&
+          !strcmp(where.name, "weights"), "where: decoder layer 1 cross_attn weights");
+    where = stage_where(ff);
+    CHECK(where.part == PART_ENCODER && where.layer == 0 && !where.sublayer[0] && !strcmp(where.name, "linear1"),
+          "where: encoder layer 0 linear1");
     CHECK(interp_run(it, &e), "%s", e.msg);
     // Causal mask: the decoder's self-attention gives the future exactly zero weight.
     const int k = interp_find(it, "decoder.layers.0.self_attn.weights");

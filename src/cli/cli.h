@@ -13,7 +13,7 @@ enum {
     OPT_MODEL = 1 << 0, OPT_INPUT = 1 << 1, OPT_SRC_IDS = 1 << 2, OPT_TARGET = 1 << 3,
     OPT_TGT_IDS = 1 << 4, OPT_MAX_LEN = 1 << 5, OPT_JSON = 1 << 6, OPT_DUMP = 1 << 7,
     OPT_TO = 1 << 8, OPT_PRINT = 1 << 9, OPT_PROGRAM = 1 << 10, OPT_MODEL_FLAGS = 1 << 11,
-    OPT_REPEAT = 1 << 12,
+    OPT_REPEAT = 1 << 12, OPT_INIT = 1 << 13,
 };
 
 typedef struct {
@@ -21,6 +21,9 @@ typedef struct {
     bool json;
     const char *dump, *to, *print;
     int repeat;
+    const char *out, *config;  // init
+    long seed;
+    bool vocab_chars;
     const char *positional[4];  // arguments that are not options
     int n_positional;
 } CliOptions;
@@ -44,5 +47,6 @@ int cmd_stages(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_default_lesson(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_init(int argc, char **argv);
 
 #endif

@@ -30,6 +30,10 @@ static const struct {
     {{"layer-norm", required_argument, 0, 'L'}, OPT_MODEL_FLAGS},
     {{"activation", required_argument, 0, 'A'}, OPT_MODEL_FLAGS},
     {{"eps", required_argument, 0, 'E'}, OPT_MODEL_FLAGS},
+    {{"out", required_argument, 0, 'O'}, OPT_INIT},
+    {{"config", required_argument, 0, 'C'}, OPT_INIT},
+    {{"seed", required_argument, 0, 'S'}, OPT_INIT},
+    {{"vocab", required_argument, 0, 'V'}, OPT_INIT},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -74,6 +78,16 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
     case 'p': o->print = arg; return true;
     case 'P': s->lesson_path = arg; return true;
     case 'N': ov->has_norm_first = ov->norm_first = true; return true;
+    case 'O': o->out = arg; return true;
+    case 'C': o->config = arg; return true;
+    case 'S':
+        if (parse_whole(arg, 0, 1L << 62, &o->seed)) return true;
+        *code = cli_usage_error(cmd, "--seed needs a whole number, not '%s'", arg);
+        return false;
+    case 'V':
+        if (!strcmp(arg, "chars")) return o->vocab_chars = true;
+        *code = cli_usage_error(cmd, "--vocab: only 'chars' is known, not '%s'", arg);
+        return false;
     case 'n':
         if (parse_whole(arg, 1, 100000, &v)) return s->max_len = (int)v, true;
         *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);

@@ -34,52 +34,6 @@ static ModelConfig small_config(void) {
                          .unk_id = {true, 0}};
 }
 
-static bool config_item(ModelConfig *c, const char *key, const char *val, const char *where,
-                        Err *e) {
-    static const struct { const char *k; size_t off; } ints[] = {
-        {"d_model", offsetof(ModelConfig, d_model)}, {"nhead", offsetof(ModelConfig, nhead)},
-        {"num_encoder_layers", offsetof(ModelConfig, num_encoder_layers)},
-        {"num_decoder_layers", offsetof(ModelConfig, num_decoder_layers)},
-        {"dim_feedforward", offsetof(ModelConfig, dim_feedforward)},
-        {"src_vocab_size", offsetof(ModelConfig, src_vocab_size)},
-        {"tgt_vocab_size", offsetof(ModelConfig, tgt_vocab_size)},
-        {"max_positions", offsetof(ModelConfig, max_positions)}};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (!strcmp(key, ints[i].k)) {
-            char *end;
-            long v = strtol(val, &end, 10);
-            if (end == val || *end || v < 0 || v > (1 << 20))
-                return err_set(e, "%s: config %s=%s is not a whole number", where, key, val);
-            *(int *)((char *)c + ints[i].off) = (int)v;
-            return true;
-        }
-    if (!strcmp(key, "norm_first") && (!strcmp(val, "true") || !strcmp(val, "false")))
-        return c->norm_first = val[0] == 't', true;
-    if (!strcmp(key, "activation") && (!strcmp(val, "relu") || !strcmp(val, "gelu")))
-        return c->activation = val[0] == 'g' ? ACT_GELU : ACT_RELU, true;
-    if (!strcmp(key, "layer_norm") && (!strcmp(val, "torch") || !strcmp(val, "annotated")))
-        return c->layer_norm = val[0] == 'a' ? LN_ANNOTATED : LN_TORCH, true;
-    if (!strcmp(key, "layer_norm_eps")) {
-        char *end;
-        c->layer_norm_eps = strtof(val, &end);
-        if (end != val && !*end) return true;
-    }
-    return err_set(e, "%s: config %s=%s is not a setting stepformer knows (or not a valid value)",
-                   where, key, val);
-}
-
-static bool parse_config(ModelConfig *c, const char *text, const char *where, Err *e) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *tok = strtok(buf, " \t,"); tok; tok = strtok(NULL, " \t,")) {
-        char *eq = strchr(tok, '=');
-        if (!eq) return err_set(e, "%s: config item '%s' should be key=value", where, tok);
-        *eq = '\0';
-        if (!config_item(c, tok, eq + 1, where, e)) return false;
-    }
-    return true;
-}
-
 static void resolve_path(char *out, size_t n, const char *lesson_path, const char *rel) {
     const char *slash = strrchr(lesson_path, '/');
     if (rel[0] == '/' || !slash) snprintf(out, n, "%s", rel);
@@ -98,7 +52,11 @@ static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const c
         if (!s->model_random) resolve_path(s->model_path, sizeof s->model_path, l->path, val);
         return true;
     }
-    if (!strcmp(key, "config")) return parse_config(&s->config, val, where, e);
+    if (!strcmp(key, "config")) {
+        char w[340];
+        snprintf(w, sizeof w, "%s: config", where);
+        return config_parse(&s->config, val, w, e);
+    }
     if (!strcmp(key, "vocab")) {
         if (strcmp(val, "chars") != 0)
             return err_set(e, "%s: vocab: only 'chars' is known (printable ASCII)", where);

@@ -61,6 +61,9 @@ ModelConfig config_base(void);
 // Checks sizes and relations (nhead divides d_model, ids in range, ...).
 bool config_check(const ModelConfig *c, const char *what, Err *e);
 
+// Applies "key=value" items (nn.Transformer's names, plus max_positions) to c.
+bool config_parse(ModelConfig *c, const char *text, const char *where, Err *e);
+
 bool model_load(Model *m, const char *path, const ModelOverrides *ov, Err *e);
 // Fresh weights from a seed: Xavier-uniform matrices (as the PyTorch tutorial initialises
 // them), zero biases, unit LayerNorm gains, the sinusoidal table in float32.

@@ -22,6 +22,7 @@ static const struct {
     {"dim_feedforward", offsetof(ModelConfig, dim_feedforward)},
     {"src_vocab_size", offsetof(ModelConfig, src_vocab_size)},
     {"tgt_vocab_size", offsetof(ModelConfig, tgt_vocab_size)},
+    {"max_positions", offsetof(ModelConfig, max_positions)},
 };
 
 static const struct {
@@ -49,8 +50,8 @@ static int pick(const char *s, const char *const *names, int n) {
     return -1;
 }
 
-static bool bad_meta(Err *e, const char *what, const char *key, const char *val, const char *want) {
-    return err_set(e, "%s: metadata %s = \"%s\" is not %s", what, key, val, want);
+static bool bad_meta(Err *e, const char *where, const char *key, const char *val, const char *want) {
+    return err_set(e, "%s %s = \"%s\" is not %s", where, key, val, want);
 }
 
 // Counts layers.0, layers.1, ... of one side; fails if the file holds a layer past a gap.
@@ -99,50 +100,81 @@ static bool infer_from_shapes(ModelConfig *c, const StFile *f, const char *what,
     return true;
 }
 
+// Sets one configuration item from its text. The keys are nn.Transformer's argument names
+// (plus max_positions and the special token ids); `where` names the source in messages.
+static bool config_item(ModelConfig *c, const char *key, const char *val, const char *where,
+                        Err *e) {
+    int n;
+    for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++)
+        if (!strcmp(key, int_keys[i].key)) {
+            if (!parse_int(val, &n)) return bad_meta(e, where, key, val, "an integer");
+            *(int *)((char *)c + int_keys[i].offset) = n;
+            return true;
+        }
+    for (size_t i = 0; i < sizeof id_keys / sizeof id_keys[0]; i++)
+        if (!strcmp(key, id_keys[i].key)) {
+            if (!parse_int(val, &n)) return bad_meta(e, where, key, val, "an integer");
+            *(OptId *)((char *)c + id_keys[i].offset) = (OptId){true, n};
+            return true;
+        }
+    int k;
+    if (!strcmp(key, "norm_first")) {
+        if ((k = pick(val, (const char *const[]){"false", "true"}, 2)) < 0)
+            return bad_meta(e, where, key, val, "\"true\" or \"false\"");
+        return c->norm_first = k == 1, true;
+    }
+    if (!strcmp(key, "activation")) {
+        if ((k = pick(val, activation_names, ACT_COUNT)) < 0)
+            return bad_meta(e, where, key, val, "\"relu\" or \"gelu\"");
+        return c->activation = (Activation)k, true;
+    }
+    if (!strcmp(key, "layer_norm")) {
+        if ((k = pick(val, layer_norm_names, LN_COUNT)) < 0)
+            return bad_meta(e, where, key, val, "\"torch\" or \"annotated\"");
+        return c->layer_norm = (LayerNormForm)k, true;
+    }
+    if (!strcmp(key, "layer_norm_eps")) {
+        char *end;
+        c->layer_norm_eps = strtof(val, &end);
+        if (end == val || *end) return bad_meta(e, where, key, val, "a number");
+        return true;
+    }
+    return err_set(e, "%s: '%s' is not a setting stepformer knows", where, key);
+}
+
+bool config_parse(ModelConfig *c, const char *text, const char *where, Err *e) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, " \t,"); tok; tok = strtok(NULL, " \t,")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return err_set(e, "%s: config item '%s' should be key=value", where, tok);
+        *eq = '\0';
+        if (!config_item(c, tok, eq + 1, where, e)) return false;
+    }
+    return true;
+}
+
 // Metadata values override what shapes suggested; the tensor check then catches any
 // disagreement between the two. Returns whether nhead was given.
 static bool apply_metadata(ModelConfig *c, const StFile *f, bool *has_nhead, const char *what,
                            Err *e) {
-    *has_nhead = false;
-    for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++) {
-        const char *v = st_meta(f, int_keys[i].key);
-        if (!v) continue;
-        int *field = (int *)((char *)c + int_keys[i].offset);
-        int declared;
-        if (!parse_int(v, &declared)) return bad_meta(e, what, int_keys[i].key, v, "an integer");
-        if (strstr(int_keys[i].key, "_layers") && declared != *field)
-            return err_set(e, "%s: metadata %s = %d, but the file holds %d such layers", what,
-                           int_keys[i].key, declared, *field);
-        *field = declared;
-        if (strcmp(int_keys[i].key, "nhead") == 0) *has_nhead = true;
+    const int enc = c->num_encoder_layers, dec = c->num_decoder_layers;
+    char where[300];
+    snprintf(where, sizeof where, "%s: metadata", what);
+    for (int i = 0; i < f->n_meta; i++) {
+        const char *key = f->meta[i].name;
+        if (!strcmp(key, "src_tokens") || !strcmp(key, "tgt_tokens") || !strcmp(key, "max_positions"))
+            continue;  // vocabularies are read later; the table's rows give max_positions
+        if (!config_item(c, key, f->meta[i].value, where, e)) {
+            if (strstr(e->msg, "is not a setting")) continue;  // other tools' metadata is fine
+            return false;
+        }
     }
-    for (size_t i = 0; i < sizeof id_keys / sizeof id_keys[0]; i++) {
-        const char *v = st_meta(f, id_keys[i].key);
-        OptId *field = (OptId *)((char *)c + id_keys[i].offset);
-        if (v && !parse_int(v, &field->id)) return bad_meta(e, what, id_keys[i].key, v, "an integer");
-        field->set = v != NULL;
-    }
-    const char *v;
-    if ((v = st_meta(f, "norm_first"))) {
-        int k = pick(v, (const char *const[]){"false", "true"}, 2);
-        if (k < 0) return bad_meta(e, what, "norm_first", v, "\"true\" or \"false\"");
-        c->norm_first = k == 1;
-    }
-    if ((v = st_meta(f, "activation"))) {
-        int k = pick(v, activation_names, ACT_COUNT);
-        if (k < 0) return bad_meta(e, what, "activation", v, "\"relu\" or \"gelu\"");
-        c->activation = (Activation)k;
-    }
-    if ((v = st_meta(f, "layer_norm"))) {
-        int k = pick(v, layer_norm_names, LN_COUNT);
-        if (k < 0) return bad_meta(e, what, "layer_norm", v, "\"torch\" or \"annotated\"");
-        c->layer_norm = (LayerNormForm)k;
-    }
-    if ((v = st_meta(f, "layer_norm_eps"))) {
-        char *end;
-        c->layer_norm_eps = strtof(v, &end);
-        if (end == v || *end) return bad_meta(e, what, "layer_norm_eps", v, "a number");
-    }
+    if (c->num_encoder_layers != enc || c->num_decoder_layers != dec)
+        return err_set(e, "%s: metadata num_encoder_layers = %d and num_decoder_layers = %d, but "
+                       "the file holds %d and %d such layers", what, c->num_encoder_layers,
+                       c->num_decoder_layers, enc, dec);
+    *has_nhead = st_meta(f, "nhead") != NULL;
     return true;
 }
 
@@ -220,7 +252,7 @@ static bool configure(Model *m, const ModelOverrides *ov, const char *what, Err 
     ModelConfig *c = &m->cfg;
     *c = (ModelConfig){.norm_first = false, .layer_norm_eps = 1e-5f, .activation = ACT_RELU,
                        .layer_norm = LN_TORCH};
-    bool has_nhead;
+    bool has_nhead = false;
     if (!infer_from_shapes(c, &m->weights, what, e) ||
         !apply_metadata(c, &m->weights, &has_nhead, what, e) ||
         !apply_overrides(c, &m->weights, ov, &has_nhead, what, e))

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const OpInfo op_info[OP_COUNT] = {
@@ -216,7 +217,10 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
     const int nd = st->shape.ndim, nd0 = st->in_shape[0].ndim;
     switch (st->op) {
     case OP_EMBEDDING: out.slot[0] = in[0].slot[0]; break;  // one row per token id
-    case OP_SPLIT_HEADS: out.slot[1] = in[0].slot[0]; break;  // [H, T, D]
+    case OP_SPLIT_HEADS:  // [H, T, D]
+        out.slot[0] = AXIS_HEADS;
+        out.slot[1] = in[0].slot[0];
+        break;
     case OP_MERGE_HEADS: out.slot[0] = in[0].slot[1]; break;  // [T, H*D]
     case OP_TRANSPOSE:
         out = in[0];
@@ -224,6 +228,7 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
         out.slot[nd - 2] = in[0].slot[nd - 1];
         break;
     case OP_MATMUL:  // rows from a; columns from b's last axis (its rows when transposed)
+        if (nd == 3) out.slot[0] = in[0].slot[0];
         out.slot[nd - 2] = in[0].slot[nd0 - 2];
         out.slot[nd - 1] = in[1].slot[st->attr.b_transposed ? nd0 - 2 : nd0 - 1];
         break;
@@ -293,4 +298,34 @@ double op_flops(const Stage *st) {
     if (st->op == OP_LINEAR) return 2.0 * s0->dim[0] * s0->dim[1] * st->in_shape[1].dim[0];
     if (st->op == OP_MATMUL) return 2.0 * (double)shape_numel(&st->shape) * last(s0);
     return (double)shape_numel(&st->shape);
+}
+
+StageWhere stage_where(const Stage *st) {
+    StageWhere w = {.part = PART_OTHER};
+    const char *s = st->id;
+    if (!strncmp(s, "step.", 5)) {  // a greedy round: skip "step.N."
+        s += 5;
+        while (*s && *s != '.') s++;
+        if (*s) s++;
+    }
+    static const char *const parts[] = {"encoder.", "decoder.", "generator."};
+    for (int p = 0; p < 3; p++)
+        if (!strncmp(s, parts[p], strlen(parts[p]))) {
+            w.part = (Part)p;
+            s += strlen(parts[p]);
+        }
+    if (!strncmp(s, "layers.", 7)) {
+        w.has_layer = true;
+        w.layer = atoi(s + 7);
+        s = strchr(s + 7, '.');
+        s = s ? s + 1 : "";
+    }
+    const char *dot = strchr(s, '.');
+    if (dot && (!strncmp(s, "self_attn.", 10) || !strncmp(s, "cross_attn.", 11))) {
+        snprintf(w.sublayer, sizeof w.sublayer, "%.*s", (int)(dot - s), s);
+        s = dot + 1;
+    }
+    const char *last = strrchr(s, '.');
+    snprintf(w.name, sizeof w.name, "%s", last ? last + 1 : s);
+    return w;
 }

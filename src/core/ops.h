@@ -66,8 +66,8 @@ typedef struct {
 } OpAttrs;
 
 // Which input's tokens index each axis of a tensor (so a viewer can label rows and columns):
-// an input slot, or AXIS_NONE for axes such as d_model or heads.
-enum { AXIS_NONE = -1 };
+// an input slot, AXIS_HEADS for the attention-head axis, or AXIS_NONE (e.g. d_model).
+enum { AXIS_NONE = -1, AXIS_HEADS = -2 };
 typedef struct {
     signed char slot[SHAPE_MAX_DIMS];
 } AxisTokens;
@@ -93,6 +93,18 @@ typedef struct {
     bool in_decode;  // belongs to the decoding loop's body
     unsigned input_deps;  // bit s set: depends (maybe indirectly) on input slot s
 } Stage;
+
+// Where a stage sits in the architecture, read off its id: "step.3.decoder.layers.1.cross_attn.q"
+// is round 3, the decoder, layer 1, sublayer "cross_attn", name "q".
+typedef enum { PART_ENCODER, PART_DECODER, PART_GENERATOR, PART_OTHER, PART_COUNT } Part;
+typedef struct {
+    Part part;
+    bool has_layer;
+    int layer;
+    char sublayer[32];  // self_attn, cross_attn, or "" outside attention
+    char name[32];      // the last component: q, scores, norm1, logits, ...
+} StageWhere;
+StageWhere stage_where(const Stage *st);
 
 // Checks the inputs of `st` (shapes already filled in) and sets its output shape and kind.
 // `where` is "file:line" for messages.
