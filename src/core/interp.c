@@ -29,46 +29,39 @@ struct Interp {
     StopReason stop;
 };
 
-static bool check_ids(const float *ids, int n, int vocab, const char *side, Err *e) {
+// Copies one input's ids into its slot after checking them: not empty, within the
+// positional table, every id in the vocabulary.
+static bool take_ids(Interp *it, int slot, const float *ids, int n, int vocab, const char *side,
+                     Err *e) {
+    const int P = it->m->cfg.max_positions;
+    if (!ids || n < 1) return err_set(e, "the %s input is empty: give at least one token", side);
+    if (n > P)
+        return err_set(e, "the %s has %d tokens, more than the %d positions of the model's "
+                       "positional table", side, n, P);
     for (int i = 0; i < n; i++)
         if (!(ids[i] >= 0 && ids[i] < (float)vocab) || ids[i] != (float)(int)ids[i])
             return err_set(e, "%s id %g at position %d is not in the vocabulary (0..%d)", side,
                            (double)ids[i], i, vocab - 1);
+    memcpy(it->ids[slot], ids, sizeof(float) * (size_t)n);
+    it->len[slot] = n;
     return true;
 }
 
 // Copies the spec's inputs in, checking them against the program and the model.
 static bool take_inputs(Interp *it, const RunSpec *s, Err *e) {
     const ModelConfig *c = &it->m->cfg;
-    const int P = c->max_positions;
-    if (it->src >= 0) {
-        if (!s->src || s->S < 1) return err_set(e, "the source input is empty: give at least one token");
-        if (s->S > P)
-            return err_set(e, "the source has %d tokens, more than the %d positions of the model's "
-                           "positional table", s->S, P);
-        if (!check_ids(s->src, s->S, c->src_vocab_size, "source", e)) return false;
-        memcpy(it->ids[it->src], s->src, sizeof(float) * (size_t)s->S);
-        it->len[it->src] = s->S;
-    }
+    if (it->src >= 0 && !take_ids(it, it->src, s->src, s->S, c->src_vocab_size, "source", e))
+        return false;
     if (it->tgt < 0) return true;
     it->greedy = s->tgt == NULL;
-    if (it->greedy) {
-        if (!c->bos_id.set)
-            return err_set(e, "greedy decoding starts from bos, but the model names no bos_id: "
-                           "pass --bos ID");
-        it->ids[it->tgt][0] = (float)c->bos_id.id;
-        it->len[it->tgt] = 1;
-        it->max_new = s->max_new < P ? s->max_new : P;
-        if (it->max_new < 1) return err_set(e, "the most tokens to generate must be at least 1");
-        return true;
-    }
-    if (s->T < 1) return err_set(e, "the target input is empty: give at least one token");
-    if (s->T > P)
-        return err_set(e, "the target has %d tokens, more than the %d positions of the model's "
-                       "positional table", s->T, P);
-    if (!check_ids(s->tgt, s->T, c->tgt_vocab_size, "target", e)) return false;
-    memcpy(it->ids[it->tgt], s->tgt, sizeof(float) * (size_t)s->T);
-    it->len[it->tgt] = s->T;
+    if (!it->greedy) return take_ids(it, it->tgt, s->tgt, s->T, c->tgt_vocab_size, "target", e);
+    if (!c->bos_id.set)
+        return err_set(e, "greedy decoding starts from bos, but the model names no bos_id: "
+                       "pass --bos ID");
+    it->ids[it->tgt][0] = (float)c->bos_id.id;
+    it->len[it->tgt] = 1;
+    it->max_new = s->max_new < c->max_positions ? s->max_new : c->max_positions;
+    if (it->max_new < 1) return err_set(e, "the most tokens to generate must be at least 1");
     return true;
 }
 
