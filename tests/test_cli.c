@@ -28,7 +28,9 @@ static int run(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out' 2>'%s/err'", STEPFORMER_BIN, args, dir, dir);
+    // No display, whatever the machine running the tests has: the window must say so.
+    snprintf(cmd, sizeof cmd, "env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER '%s' %s >'%s/out' 2>'%s/err'",
+             STEPFORMER_BIN, args, dir, dir);
     int status = system(cmd);
     char p[300];
     snprintf(p, sizeof p, "%s/out", dir), slurp(p, out, sizeof out);
@@ -145,10 +147,15 @@ static void test_lesson_and_stages(void) {
           "stops at the stage and prints it: %.300s", out);
     CHECK(strstr(out, "\n  a         ") != NULL, "rows are labelled with their tokens");
     EXPECT(run("lesson '%s/forward-pass.md' --to encoder.nope", LESSONS), 1, err, "no stage 'encoder.nope'");
-    EXPECT(run("lesson '%s/nothing.md'", dir), 1, err, "cannot open the lesson");
+    EXPECT(run("lesson '%s/nothing.md' --headless", dir), 1, err, "cannot open the lesson");
     EXPECT(run("lesson"), 2, err, "give one lesson file");
-    code = run("");
-    CHECK(code == 0 && strstr(out, "output: "), "no arguments: the default lesson runs: %s", err);
+    code = run("--headless");
+    CHECK(code == 0 && strstr(out, "output: "), "--headless: the default lesson in the terminal: %s", err);
+    // Without a display the window says so and points to export.
+    EXPECT(run(""), 1, err, "no display");
+    CHECK(strstr(err, "stepformer export") != NULL, "suggests export: %s", err);
+    EXPECT(run("lesson '%s/forward-pass.md'", LESSONS), 1, err, "no display");
+    EXPECT(run("--model '%s/post_2x2.safetensors'", FIXTURES), 2, err, "give --input TEXT or --src-ids");
     code = run("stages --model '%s/pre_1x3_gelu.safetensors' --src-ids 4,5,6", FIXTURES);
     CHECK(code == 0 && strstr(out, "decoder.layers.2.cross_attn.weights") && strstr(out, "[6 x 1 x 3]"),
           "stages lists the pre-norm model's stages: %.200s", err);

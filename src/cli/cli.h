@@ -13,7 +13,7 @@ enum {
     OPT_MODEL = 1 << 0, OPT_INPUT = 1 << 1, OPT_SRC_IDS = 1 << 2, OPT_TARGET = 1 << 3,
     OPT_TGT_IDS = 1 << 4, OPT_MAX_LEN = 1 << 5, OPT_JSON = 1 << 6, OPT_DUMP = 1 << 7,
     OPT_TO = 1 << 8, OPT_PRINT = 1 << 9, OPT_PROGRAM = 1 << 10, OPT_MODEL_FLAGS = 1 << 11,
-    OPT_REPEAT = 1 << 12, OPT_INIT = 1 << 13,
+    OPT_REPEAT = 1 << 12, OPT_INIT = 1 << 13, OPT_WINDOW = 1 << 14, OPT_EXPORT = 1 << 15,
 };
 
 typedef struct {
@@ -21,9 +21,13 @@ typedef struct {
     bool json;
     const char *dump, *to, *print;
     int repeat;
-    const char *out, *config;  // init
+    const char *out, *config;  // init, export (--out)
     long seed;
     bool vocab_chars;
+    const char *record, *replay;  // window
+    int width, height;            // --size WxH
+    bool headless, ui_bench;
+    const char *view;             // export: a view name
     const char *positional[4];  // arguments that are not options
     int n_positional;
 } CliOptions;
@@ -45,8 +49,12 @@ int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_stages(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
-int cmd_default_lesson(int argc, char **argv);
+int cli_run_lesson_headless(const CliOptions *o);
 int cmd_bench(int argc, char **argv);
 int cmd_init(int argc, char **argv);
+int cmd_window(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+// The window on a lesson or model (spec), honouring --record/--replay/--size.
+int cli_open_window(const CliOptions *o);
 
 #endif

@@ -30,10 +30,16 @@ static const struct {
     {{"layer-norm", required_argument, 0, 'L'}, OPT_MODEL_FLAGS},
     {{"activation", required_argument, 0, 'A'}, OPT_MODEL_FLAGS},
     {{"eps", required_argument, 0, 'E'}, OPT_MODEL_FLAGS},
-    {{"out", required_argument, 0, 'O'}, OPT_INIT},
+    {{"out", required_argument, 0, 'O'}, OPT_INIT | OPT_EXPORT},
     {{"config", required_argument, 0, 'C'}, OPT_INIT},
     {{"seed", required_argument, 0, 'S'}, OPT_INIT},
     {{"vocab", required_argument, 0, 'V'}, OPT_INIT},
+    {{"record", required_argument, 0, 'R'}, OPT_WINDOW},
+    {{"replay", required_argument, 0, 'Y'}, OPT_WINDOW},
+    {{"size", required_argument, 0, 'z'}, OPT_WINDOW | OPT_EXPORT},
+    {{"headless", no_argument, 0, 'l'}, OPT_WINDOW},
+    {{"view", required_argument, 0, 'w'}, OPT_EXPORT},
+    {{"ui", no_argument, 0, 'u'}, OPT_REPEAT},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -79,6 +85,17 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
     case 'P': s->lesson_path = arg; return true;
     case 'N': ov->has_norm_first = ov->norm_first = true; return true;
     case 'O': o->out = arg; return true;
+    case 'R': o->record = arg; return true;
+    case 'Y': o->replay = arg; return true;
+    case 'l': o->headless = true; return true;
+    case 'u': o->ui_bench = true; return true;
+    case 'w': o->view = arg; return true;
+    case 'z':
+        if (sscanf(arg, "%dx%d", &o->width, &o->height) == 2 && o->width >= 320 && o->height >= 240 &&
+            o->width <= 8192 && o->height <= 8192)
+            return true;
+        *code = cli_usage_error(cmd, "--size is WIDTHxHEIGHT (at least 320x240), not '%s'", arg);
+        return false;
     case 'C': o->config = arg; return true;
     case 'S':
         if (parse_whole(arg, 0, 1L << 62, &o->seed)) return true;

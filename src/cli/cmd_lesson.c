@@ -4,17 +4,21 @@
 #include "cli.h"
 
 static const char lesson_usage[] =
-    "usage: stepformer lesson FILE [--to STAGE] [--print STAGE] [--input TEXT] [--model FILE]\n"
+    "usage: stepformer lesson FILE [--input TEXT] [--model FILE]             (the window)\n"
+    "       stepformer lesson FILE --headless | --to STAGE | --print STAGE   (the terminal)\n"
     "\n"
-    "Runs a lesson (Markdown with program cells) without a window and prints one line per stage:\n"
-    "index, stage id, output shape, op and the lesson line that computed it.\n"
+    "Opens a lesson (Markdown with program cells) in the window. With --headless, --to or\n"
+    "--print it runs without a window and prints one line per stage: index, stage id, output\n"
+    "shape, op and the lesson line that computed it.\n"
     "\n"
+    "  --headless      run in the terminal\n"
     "  --to STAGE      stop after this stage\n"
     "  --print STAGE   print this stage's tensor (rows labelled with their tokens)\n"
     "  --input TEXT    replace the lesson's input\n"
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
-    "  --model FILE    run the lesson's program on these weights\n";
+    "  --model FILE    run the lesson's program on these weights\n"
+    "  --record FILE, --replay FILE, --size WxH   as for the window (stepformer --help)\n";
 
 static void print_result(const Session *s) {
     int n;
@@ -27,7 +31,7 @@ static void print_result(const Session *s) {
            why == STOP_EOS ? "eos" : "max_len");
 }
 
-static int run_lesson(const CliOptions *o) {
+int cli_run_lesson_headless(const CliOptions *o) {
     Session s;
     Err e = {{0}};
     if (!session_open(&s, &o->spec, &e)) return cli_fail(&e);
@@ -61,7 +65,8 @@ static int run_lesson(const CliOptions *o) {
     return code;
 }
 
-enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL | OPT_MODEL_FLAGS };
+enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
+                     OPT_MODEL_FLAGS | OPT_WINDOW };
 
 int cmd_lesson(int argc, char **argv) {
     CliOptions o;
@@ -69,13 +74,8 @@ int cmd_lesson(int argc, char **argv) {
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
     o.spec.lesson_path = o.positional[0];
-    return run_lesson(&o);
+    if (o.to || o.print || o.headless) return cli_run_lesson_headless(&o);
+    return cli_open_window(&o);
 }
 
-int cmd_default_lesson(int argc, char **argv) {
-    CliOptions o;
-    int code = cli_parse(argc, argv, LESSON_OPTS, lesson_usage, &o);
-    if (code >= 0) return code;
-    o.spec.builtin_lesson = "forward-pass.md";
-    return run_lesson(&o);
-}
+

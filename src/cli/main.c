@@ -13,6 +13,7 @@ static const struct {
     {"trace", cmd_trace, "one teacher-forced pass; dump every stage to .safetensors"},
     {"lesson", cmd_lesson, "run a lesson headless, one line per stage"},
     {"stages", cmd_stages, "list a model's stages in order"},
+    {"export", cmd_export, "write every stage as a PNG, drawn as the window draws it"},
     {"init", cmd_init, "write a model with random weights from a config and a seed"},
     {"bench", cmd_bench, "time the base configuration"},
 };
@@ -22,7 +23,8 @@ static void usage(FILE *out) {
             "usage: stepformer [COMMAND] [OPTIONS]\n"
             "\n"
             "An educational, step-by-step interpreter of the Transformer of \"Attention Is All You\n"
-            "Need\". Without a command it runs the built-in forward-pass lesson.\n"
+            "Need\". Without a command it opens the window on the built-in forward-pass lesson\n"
+            "(stepformer --help-window for its options).\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -36,12 +38,16 @@ int main(int argc, char **argv) {
             usage(stdout);
             return EXIT_OK;
         }
+        if (argc >= 2 && !strcmp(argv[1], "--help-window")) {
+            char *args[] = {"stepformer", "--help", NULL};
+            return cmd_window(2, args);
+        }
         if (argc >= 2 && !strcmp(argv[1], "--version")) {
             printf("stepformer %s\n", STEPFORMER_VERSION);
             return EXIT_OK;
         }
         argv[0] = "stepformer";
-        return cmd_default_lesson(argc, argv);
+        return cmd_window(argc, argv);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);

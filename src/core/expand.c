@@ -191,6 +191,9 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     else if (!strcmp(k, "causal")) st->attr.causal = v != 0;
     else if (!strcmp(k, "eps")) st->attr.eps = (float)v;
     else if (!strcmp(k, "annotated")) st->attr.ln = v != 0 ? LN_ANNOTATED : LN_TORCH;
+    else if (!strcmp(k, "positions")) st->attr.positions = (int)v;
+    else if (!strcmp(k, "width")) st->attr.width = (int)v;
+    else if (!strcmp(k, "base")) st->attr.base = (float)v;
     return true;
 }
 

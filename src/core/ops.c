@@ -43,6 +43,9 @@ const OpInfo op_info[OP_COUNT] = {
                  "a smooth ReLU"},
     [OP_ARGMAX] = {"argmax", 1, 1, "", "id = argmax_j x_j", "argmax_forward",
                    "picks the most likely token of each row"},
+    [OP_POSITIONAL_TABLE] = {"positional_table", 0, 0, "positions width base",
+                             "PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d))",
+                             "positional_encoding", "builds the sinusoidal table"},
 };
 
 static_assert(sizeof op_info / sizeof op_info[0] == OP_COUNT, "one op_info entry per Op");
@@ -185,6 +188,13 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
         st->shape = st->in_shape[0];
         return true;
     case OP_LAYER_NORM: return infer_layer_norm(st, where, e);
+    case OP_POSITIONAL_TABLE:
+        if (st->attr.positions < 1 || st->attr.width < 1 || st->attr.positions > 100000 ||
+            st->attr.width > 100000 || !(st->attr.base > 1.0f))
+            return err_set(e, "%s: positional_table needs positions >= 1, width >= 1 and base > 1",
+                           where);
+        st->shape = shape2(st->attr.positions, st->attr.width);
+        return true;
     case OP_ARGMAX:
         if (!need_ndim(st, 0, 2, 2, where, e)) return false;
         st->shape = shape1(st->in_shape[0].dim[0]);
@@ -215,6 +225,10 @@ AxisTokens axes_none(void) {
 void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
     AxisTokens out = axes_none();
     const int nd = st->shape.ndim, nd0 = st->in_shape[0].ndim;
+    if (st->n_in == 0) {  // made from nothing: no token axes
+        st->axes = out;
+        return;
+    }
     switch (st->op) {
     case OP_EMBEDDING: out.slot[0] = in[0].slot[0]; break;  // one row per token id
     case OP_SPLIT_HEADS:  // [H, T, D]
@@ -288,6 +302,9 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out) {
     case OP_RELU: relu_forward(out, in[0], n); return;
     case OP_GELU: gelu_forward(out, in[0], n); return;
     case OP_ARGMAX: argmax_forward(out, in[0], s0->dim[0], s0->dim[1]); return;
+    case OP_POSITIONAL_TABLE:
+        positional_encoding(out, st->attr.positions, st->attr.width, st->attr.base);
+        return;
     case OP_COUNT: break;
     }
     assert(!"unknown op");

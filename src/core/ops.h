@@ -26,6 +26,7 @@ typedef enum {
     OP_RELU,
     OP_GELU,
     OP_ARGMAX,         // x [T, V]              -> ids [T]
+    OP_POSITIONAL_TABLE,  // (no inputs)         -> [positions, width] sinusoidal table
     OP_COUNT
 } Op;
 
@@ -63,6 +64,8 @@ typedef struct {
     Activation act;    // activation
     float pad_id;      // mask: key ids equal to this are hidden
     bool has_pad;      // mask: a pad id exists and key ids were given
+    int positions, width;  // positional_table
+    float base;            // positional_table
 } OpAttrs;
 
 // Which input's tokens index each axis of a tensor (so a viewer can label rows and columns):

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "embedded.h"
+#include "rng.h"
 
 const char *session_standard_lesson(const ModelConfig *c) {
     return c->norm_first ? "pre-norm.md" : "forward-pass.md";
@@ -135,4 +136,30 @@ bool session_set_input(Session *s, const char *text, int *first, Err *e) {
     }
     free(ids);
     return ok;
+}
+
+bool session_open_random(Session *s, const ModelConfig *cfg, uint64_t seed, int S, int T, Err *e) {
+    memset(s, 0, sizeof *s);
+    if (!model_init_random(&s->model, cfg, seed, e) ||
+        !open_builtin(&s->lesson, session_standard_lesson(cfg), e)) {
+        session_close(s);
+        return false;
+    }
+    const int P = cfg->max_positions;
+    s->src = calloc((size_t)P + 1, sizeof(float));
+    s->tgt = calloc((size_t)P + 1, sizeof(float));
+    if (!s->src || !s->tgt || S > P || T > P) {
+        session_close(s);
+        return err_set(e, "the lengths %d and %d do not fit %d positions", S, T, P);
+    }
+    Rng rng = {seed + 1};
+    const int first = cfg->unk_id.set ? 4 : 0;  // skip the special tokens where there are some
+    for (int i = 0; i < S; i++) s->src[i] = (float)(first + rng_below(&rng, cfg->src_vocab_size - first));
+    for (int i = 0; i < T; i++) s->tgt[i] = (float)(first + rng_below(&rng, cfg->tgt_vocab_size - first));
+    if (cfg->bos_id.set) s->tgt[0] = (float)cfg->bos_id.id;
+    s->run = (RunSpec){s->src, S, s->tgt, T, 0};
+    vocab_decode(&s->model.src_vocab, s->src, S, s->input_text, sizeof s->input_text);
+    s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);
+    if (!s->it) session_close(s);
+    return s->it != NULL;
 }

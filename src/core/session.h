@@ -31,6 +31,10 @@ typedef struct {
 bool session_open(Session *s, const SessionSpec *spec, Err *e);
 void session_close(Session *s);
 
+// A session on random weights for `cfg` with S source and T target ids drawn from `seed`
+// (teacher forcing), on the standard lesson: what the benchmarks run.
+bool session_open_random(Session *s, const ModelConfig *cfg, uint64_t seed, int S, int T, Err *e);
+
 // New source text: tokenised, then the pass re-run from the first stage it affects.
 // On error nothing changes. Returns the first affected stage in *first.
 bool session_set_input(Session *s, const char *text, int *first, Err *e);

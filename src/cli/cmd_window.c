@@ -1,0 +1,74 @@
+// cmd_window.c: the window (stepformer with no command) and `export` (the same views as PNGs).
+#include <string.h>
+#include <strings.h>
+
+#include "app.h"
+#include "cli.h"
+#include "window.h"
+
+static const char window_usage[] =
+    "usage: stepformer [--model FILE (--input TEXT | --src-ids LIST)] [--record FILE]\n"
+    "                  [--replay FILE] [--size WxH] [--headless]\n"
+    "\n"
+    "Opens the window on the built-in forward-pass lesson, or on the forward pass of a model.\n"
+    "Press ? in the window for every key.\n"
+    "\n"
+    "  --model FILE      step through this model's forward pass (with --input or --src-ids;\n"
+    "                    --target TEXT for teacher forcing, else greedy decoding)\n"
+    "  --record FILE     save this session's input events\n"
+    "  --replay FILE     play a recorded (or written) session back; see src/ui/input.h\n"
+    "  --size WxH        the window's size (default 1280x800)\n"
+    "  --headless        no window: run the lesson in the terminal, one line per stage\n"
+    "\n"
+    "Other commands: run, trace, lesson, stages, export, init, bench (stepformer COMMAND --help).\n";
+
+int cli_open_window(const CliOptions *o) {
+    WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
+                       .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800};
+    return window_run(&w);
+}
+
+int cmd_window(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv,
+                         OPT_WINDOW | OPT_MODEL | OPT_MODEL_FLAGS | OPT_PROGRAM | OPT_INPUT |
+                             OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_MAX_LEN,
+                         window_usage, &o);
+    if (code >= 0) return code;
+    if (o.n_positional) return cli_usage_error("stepformer", "unknown command '%s'", o.positional[0]);
+    if (o.spec.model_path && !o.spec.input && !o.spec.src_ids)
+        return cli_usage_error("stepformer", "with --model, give --input TEXT or --src-ids LIST");
+    if (!o.spec.model_path && !o.spec.lesson_path) o.spec.builtin_lesson = "forward-pass.md";
+    if (o.headless) return cli_run_lesson_headless(&o);
+    return cli_open_window(&o);
+}
+
+static const char export_usage[] =
+    "usage: stepformer export LESSON --out DIR [--size WxH] [--view NAME]\n"
+    "\n"
+    "Writes one PNG per stage of the lesson's pass into DIR, named by index and stage id\n"
+    "(0007-encoder.layers.0.self_attn.scores.png), drawn exactly as the window draws it. Needs\n"
+    "no display. LESSON may be a file or \"-\" for the built-in lesson. --view picks one view\n"
+    "for every stage (stage, attention, decoding, positions); by default each stage gets the\n"
+    "view that suits it. --size defaults to 1920x1080.\n";
+
+int cmd_export(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv, OPT_EXPORT | OPT_MODEL | OPT_MODEL_FLAGS | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN,
+                         export_usage, &o);
+    if (code >= 0) return code;
+    if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
+    if (!o.out) return cli_usage_error("export", "--out DIR is required");
+    ExportOptions e = {.spec = o.spec, .out_dir = o.out, .w = o.width ? o.width : 1920,
+                       .h = o.height ? o.height : 1080, .view = -1};
+    if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
+    else e.spec.lesson_path = o.positional[0];
+    if (o.view) {
+        for (int v = 0; v < VIEW_COUNT; v++)
+            if (!strcasecmp(o.view, view_names[v]) || (!strcasecmp(o.view, "decoding") && v == VIEW_DECODE) ||
+                (!strcasecmp(o.view, "positions") && v == VIEW_PE))
+                e.view = v;
+        if (e.view < 0) return cli_usage_error("export", "--view is stage, attention, decoding or positions, not '%s'", o.view);
+    }
+    return export_run(&e);
+}

@@ -1,0 +1,59 @@
+// colormap.c: piecewise-linear colour maps through published anchor colours.
+#include "colormap.h"
+
+#include <math.h>
+
+const Rgba cmap_masked = {150, 150, 150, 255};
+
+// ColorBrewer RdBu, 11 classes, reversed so that negative is blue: colour-blind safe.
+static const Rgba diverging[] = {
+    {5, 48, 97, 255},    {33, 102, 172, 255}, {67, 147, 195, 255}, {146, 197, 222, 255},
+    {209, 229, 240, 255}, {247, 247, 247, 255}, {253, 219, 199, 255}, {244, 165, 130, 255},
+    {214, 96, 77, 255},  {178, 24, 43, 255},  {103, 0, 31, 255}};
+
+// Viridis sampled at 0, 1/8, ..., 1.
+static const Rgba sequential[] = {
+    {68, 1, 84, 255},    {71, 45, 123, 255}, {59, 82, 139, 255}, {44, 114, 142, 255},
+    {33, 145, 140, 255}, {40, 174, 128, 255}, {94, 201, 98, 255}, {173, 220, 48, 255},
+    {253, 231, 37, 255}};
+
+static Rgba lerp(const Rgba *stops, int n, float t) {
+    if (!(t > 0.0f)) t = 0.0f;  // NaN goes to the start
+    if (t > 1.0f) t = 1.0f;
+    float x = t * (float)(n - 1);
+    int i = (int)x;
+    if (i >= n - 1) return stops[n - 1];
+    float f = x - (float)i;
+    const Rgba a = stops[i], b = stops[i + 1];
+    return (Rgba){(uint8_t)lroundf(a.r + f * (b.r - a.r)), (uint8_t)lroundf(a.g + f * (b.g - a.g)),
+                  (uint8_t)lroundf(a.b + f * (b.b - a.b)), 255};
+}
+
+Rgba cmap_at(Colormap m, float t) {
+    return m == CMAP_DIVERGING ? lerp(diverging, 11, t) : lerp(sequential, 9, t);
+}
+
+Rgba cmap_value(Colormap m, float v, float lo, float hi) {
+    if (v == -INFINITY) return cmap_masked;
+    if (m == CMAP_DIVERGING) return cmap_at(m, hi > 0 ? 0.5f + 0.5f * v / hi : 0.5f);
+    return cmap_at(m, hi > lo ? (v - lo) / (hi - lo) : 0.0f);
+}
+
+void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi) {
+    float mn = INFINITY, mx = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) continue;
+        mn = x[i] < mn ? x[i] : mn;
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    if (mn > mx) {  // nothing finite
+        *lo = 0.0f, *hi = 1.0f;
+        return;
+    }
+    if (m == CMAP_DIVERGING) {
+        float a = fmaxf(fabsf(mn), fabsf(mx));
+        *lo = -a, *hi = a;
+    } else {
+        *lo = mn, *hi = mx;
+    }
+}

@@ -1,0 +1,31 @@
+// colormap.h: values -> colours for heatmaps. Both maps are colour-blind safe:
+//   diverging:  blue (negative) - white (0) - red (positive), for signed activations;
+//               symmetric around 0, so white always means exactly zero.
+//   sequential: dark purple - teal - yellow (viridis-like), for probabilities; its lightness
+//               rises monotonically, so it also reads in greyscale.
+// Masked entries (-inf, a hidden key) get their own neutral grey.
+#ifndef STEPFORMER_COLORMAP_H
+#define STEPFORMER_COLORMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint8_t r, g, b, a;
+} Rgba;
+
+typedef enum { CMAP_DIVERGING, CMAP_SEQUENTIAL, CMAP_COUNT } Colormap;
+
+extern const Rgba cmap_masked;  // the colour of -inf (masked) cells
+
+// t in [0, 1] along the map (clamped).
+Rgba cmap_at(Colormap m, float t);
+
+// The colour of value v: diverging maps [-hi, hi] (lo ignored), sequential maps [lo, hi].
+Rgba cmap_value(Colormap m, float v, float lo, float hi);
+
+// A range for a tensor: for diverging, hi = max |x| over finite x; for sequential, [min, max].
+// Non-finite values are skipped. An all-masked or empty tensor gives [0, 1].
+void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi);
+
+#endif

@@ -1,0 +1,46 @@
+// actions.h: what a key press means to the app, and the tables that map SDL input onto it.
+#ifndef STEPFORMER_ACTIONS_H
+#define STEPFORMER_ACTIONS_H
+
+#include "app.h"
+
+typedef enum {
+    DO_NONE,
+    DO_NEXT, DO_PREV, DO_PLAY, DO_NEXT_BLOCK, DO_PREV_BLOCK, DO_FIRST, DO_LAST,
+    DO_HEAD,  // with a head number
+    DO_ALL_HEADS, DO_NEXT_VIEW, DO_PREV_VIEW, DO_EDIT, DO_FULLSCREEN, DO_BIGGER,
+    DO_SMALLER, DO_THEME, DO_SCREENSHOT, DO_HELP, DO_QUIT, DO_SLOWER, DO_FASTER,
+    DO_PARAM_UP, DO_PARAM_DOWN, DO_PARAM_DEC, DO_PARAM_INC,
+    DO_EDIT_ACCEPT, DO_EDIT_CANCEL, DO_EDIT_BACKSPACE,
+    DO_COUNT
+} Action;
+
+extern const char *const action_names[DO_COUNT];
+
+// One entry of the key list that `?` shows.
+typedef struct {
+    const char *keys;
+    const char *what;
+} KeyHelp;
+extern const KeyHelp key_help[];
+extern const int key_help_count;
+
+// ---- app.c: state changes ----
+// Opens what the spec names; on failure opens the built-in lesson and keeps the error on screen.
+void app_init(App *a, const SessionSpec *spec);
+// Opens what the spec names, or fails with e (export: no fallback).
+bool app_open(App *a, const SessionSpec *spec, Err *e);
+void app_free(App *a);
+// Applies an action (param: the head for DO_HEAD). Returns true if a screenshot was asked for.
+bool app_act(App *a, Action act, int param);
+void app_click(App *a, const Ui *ui, int x, int y);
+void app_wheel(App *a, const Ui *ui, int x, int y, int dy);
+void app_drag(App *a, const Ui *ui, int x, int y);
+void app_type(App *a, const char *utf8);
+// Advances playback and runs a little of the pass ahead of the cursor (within ~budget_ms).
+void app_tick(App *a, double now_ms, double budget_ms);
+void app_set_error(App *a, const char *msg);
+// Moves the cursor to stage i, running the pass up to it if needed.
+void app_goto(App *a, int i);
+
+#endif

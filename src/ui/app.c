@@ -1,0 +1,307 @@
+// app.c: opening a session for the window and everything that changes the app's state.
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "actions.h"
+
+const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions"};
+
+const char *const action_names[DO_COUNT] = {
+    "none", "next", "prev", "play", "next_block", "prev_block", "first", "last", "head",
+    "all_heads", "next_view", "prev_view", "edit", "fullscreen", "bigger", "smaller", "theme",
+    "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
+    "param_inc", "edit_accept", "edit_cancel", "edit_backspace"};
+static_assert(sizeof action_names / sizeof action_names[0] == DO_COUNT, "a name per action");
+
+void app_set_error(App *a, const char *msg) {
+    snprintf(a->error, sizeof a->error, "%s", msg);
+    if (msg[0]) fprintf(stderr, "stepformer: %s\n", msg);
+}
+
+static const Interp *interp(const App *a) { return a->loaded ? a->session.it : NULL; }
+
+static void app_defaults(App *a) {
+    memset(a, 0, sizeof *a);
+    a->scale = 1.0f, a->play_ms = 700, a->all_heads = true;
+    a->zoom = (ZoomBox){0, 0, 1, 1};
+}
+
+static void app_loaded(App *a) {
+    Err e = {{0}};
+    a->loaded = true;
+    snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
+    pe_init(&a->pe, a->session.model.cfg.d_model);
+    if (!pe_rebuild(&a->pe, &a->session.model, &e)) app_set_error(a, e.msg);
+}
+
+bool app_open(App *a, const SessionSpec *spec, Err *e) {
+    app_defaults(a);
+    if (!session_open(&a->session, spec, e)) return false;
+    app_loaded(a);
+    return true;
+}
+
+void app_init(App *a, const SessionSpec *spec) {
+    Err e = {{0}};
+    if (app_open(a, spec, &e)) return;
+    char msg[sizeof a->error];
+    snprintf(msg, sizeof msg, "%s", e.msg);
+    SessionSpec fallback = {.builtin_lesson = "forward-pass.md"};
+    const bool ok = session_open(&a->session, &fallback, &e);
+    if (ok) app_loaded(a);
+    char full[sizeof a->error + 64];
+    snprintf(full, sizeof full, "%s%s", msg, ok ? "  (showing the built-in lesson instead)" : "");
+    app_set_error(a, full);
+}
+
+void app_free(App *a) {
+    pe_free(&a->pe);
+    if (a->loaded) session_close(&a->session);
+}
+
+// Runs the pass until stage i has run (or it ends).
+static void run_to(App *a, int i) {
+    Err e = {{0}};
+    while (a->loaded && interp_n_done(a->session.it) <= i && interp_step(a->session.it, &e))
+        ;
+    if (e.msg[0]) app_set_error(a, e.msg);
+}
+
+void app_goto(App *a, int i) {
+    if (!a->loaded) return;
+    run_to(a, i);
+    const int n = interp_n_done(a->session.it);
+    if (i >= n) i = n - 1;
+    if (i < 0) i = 0;
+    if (n > 0 && a->cursor < n &&
+        !shape_eq(&interp_stage(interp(a), i)->shape, &interp_stage(interp(a), a->cursor)->shape))
+        a->zoom = (ZoomBox){0, 0, 1, 1};
+    a->cursor = i;
+    const Stage *st = interp_stage(interp(a), i);
+    if (st->axes.slot[0] == AXIS_HEADS && a->head >= st->shape.dim[0]) a->head = 0;
+}
+
+static void next_block(App *a, int dir) {
+    if (!a->loaded) return;
+    BlockRow b = block_of(a, a->cursor);
+    if (dir < 0) {
+        app_goto(a, a->cursor > b.first ? b.first : b.first > 0 ? block_of(a, b.first - 1).first : 0);
+        return;
+    }
+    run_to(a, b.last + 1);
+    if (b.last + 1 < interp_n_done(a->session.it)) app_goto(a, b.last + 1);
+}
+
+static void accept_edit(App *a) {
+    a->editing = false;
+    if (!a->loaded) return;
+    char id[STAGE_ID_MAX];
+    snprintf(id, sizeof id, "%s", interp_stage(interp(a), a->cursor)->id);
+    const int old = a->cursor;
+    int first;
+    Err e = {{0}};
+    if (!session_set_input(&a->session, a->edit, &first, &e)) {
+        app_set_error(a, e.msg);
+        return;
+    }
+    a->error[0] = '\0';
+    a->generation++;
+    // Keep the place: the same stage id if the new pass has it, else the same index.
+    Err e2 = {{0}};
+    int k = interp_find(interp(a), id);
+    if (k < 0 && !interp_run_to(a->session.it, id, &e2)) k = old;
+    else if (k < 0) k = interp_find(interp(a), id);
+    app_goto(a, k);
+}
+
+static void pe_act(App *a, Action act) {
+    Err e = {{0}};
+    if (act == DO_PARAM_UP || act == DO_PARAM_DOWN) {
+        a->pe.selected = (PeParam)((a->pe.selected + (act == DO_PARAM_UP ? PE_PARAM_COUNT - 1 : 1)) % PE_PARAM_COUNT);
+    } else if (a->loaded && !pe_adjust(&a->pe, &a->session.model, a->pe.selected, act == DO_PARAM_INC ? 1 : -1, &e)) {
+        app_set_error(a, e.msg);
+    }
+}
+
+static void set_head(App *a, int h) {
+    const Interp *it = interp(a);
+    if (!it) return;
+    int k = attention_stage_for(a, a->cursor);
+    const Stage *st = interp_stage(it, k >= 0 ? k : a->cursor);
+    if (st->axes.slot[0] == AXIS_HEADS && h >= st->shape.dim[0]) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "this model has %d heads: keys 1-%d pick one", st->shape.dim[0], st->shape.dim[0]);
+        app_set_error(a, msg);
+        return;
+    }
+    a->head = h, a->all_heads = false;
+}
+
+bool app_act(App *a, Action act, int param) {
+    if (act != DO_SCREENSHOT && act != DO_HELP && act != DO_NONE) a->error[0] = '\0';
+    switch (act) {
+    case DO_NEXT: app_goto(a, a->cursor + 1); break;
+    case DO_PREV: app_goto(a, a->cursor - 1); break;
+    case DO_FIRST: app_goto(a, 0); break;
+    case DO_LAST: app_goto(a, 1 << 30); break;
+    case DO_NEXT_BLOCK: next_block(a, 1); break;
+    case DO_PREV_BLOCK: next_block(a, -1); break;
+    case DO_PLAY: a->playing = !a->playing, a->next_tick = 0; break;
+    case DO_SLOWER: a->play_ms = a->play_ms * 3 / 2 > 5000 ? 5000 : a->play_ms * 3 / 2; break;
+    case DO_FASTER: a->play_ms = a->play_ms * 2 / 3 < 50 ? 50 : a->play_ms * 2 / 3; break;
+    case DO_HEAD: set_head(a, param); break;
+    case DO_ALL_HEADS: a->all_heads = true, a->zoom = (ZoomBox){0, 0, 1, 1}; break;
+    case DO_NEXT_VIEW: a->view = (ViewKind)((a->view + 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; break;
+    case DO_PREV_VIEW: a->view = (ViewKind)((a->view + VIEW_COUNT - 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; break;
+    case DO_EDIT:
+        a->editing = a->loaded;
+        snprintf(a->edit, sizeof a->edit, "%s", a->loaded ? a->session.input_text : "");
+        break;
+    case DO_EDIT_ACCEPT: accept_edit(a); break;
+    case DO_EDIT_CANCEL: a->editing = false; break;
+    case DO_EDIT_BACKSPACE: {
+        size_t n = strlen(a->edit);
+        while (n > 0 && (a->edit[n - 1] & 0xC0) == 0x80) n--;  // a whole UTF-8 character
+        if (n > 0) a->edit[n - 1] = '\0';
+        break;
+    }
+    case DO_FULLSCREEN: a->fullscreen = !a->fullscreen; break;
+    case DO_BIGGER: a->scale = fminf(a->scale * 1.15f, 4.0f); break;
+    case DO_SMALLER: a->scale = fmaxf(a->scale / 1.15f, 0.5f); break;
+    case DO_THEME: a->contrast = !a->contrast; break;
+    case DO_SCREENSHOT: return true;
+    case DO_HELP: a->help = !a->help; break;
+    case DO_QUIT:
+        if (a->help) a->help = false;
+        else if (a->editing) a->editing = false;
+        else a->quit = true;
+        break;
+    case DO_PARAM_UP:
+    case DO_PARAM_DOWN:
+    case DO_PARAM_DEC:
+    case DO_PARAM_INC:
+        if (a->view == VIEW_PE) pe_act(a, act);
+        break;
+    case DO_NONE:
+    case DO_COUNT: break;
+    }
+    return false;
+}
+
+void app_type(App *a, const char *s) {
+    size_t n = strlen(a->edit);
+    snprintf(a->edit + n, sizeof a->edit - n, "%s", s);
+}
+
+void app_click(App *a, const Ui *ui, int x, int y) {
+    const HotZone *z = ui_hot_at(ui, x, y);
+    if (!z) return;
+    Err e = {{0}};
+    switch (z->cmd) {
+    case CMD_GOTO_STAGE: app_goto(a, z->param); break;
+    case CMD_SELECT_HEAD: set_head(a, z->param); break;
+    case CMD_ALL_HEADS: a->all_heads = true; break;
+    case CMD_VIEW: a->view = (ViewKind)z->param, a->zoom = (ZoomBox){0, 0, 1, 1}; break;
+    case CMD_EDIT_INPUT: app_act(a, DO_EDIT, 0); break;
+    case CMD_PE_PARAM:
+        a->pe.selected = (PeParam)(z->param / 2);
+        if (a->loaded && !pe_adjust(&a->pe, &a->session.model, a->pe.selected, z->param % 2 ? 1 : -1, &e))
+            app_set_error(a, e.msg);
+        break;
+    case CMD_ZOOM_AREA:
+        a->dragging = true, a->drag_x = x, a->drag_y = y;
+        break;
+    case CMD_TIMELINE: app_goto(a, (int)((long)(x - z->r.x) * z->param / (z->r.w > 0 ? z->r.w : 1))); break;
+    case CMD_NONE:
+    case CMD_COUNT: break;
+    }
+}
+
+void app_wheel(App *a, const Ui *ui, int x, int y, int dy) {
+    Rect r = ui->zoom_area;
+    if (dy == 0 || r.w <= 0 || !rect_has(r, x, y)) return;
+    ZoomBox z = a->zoom;
+    const float f = dy > 0 ? 0.8f : 1.25f;
+    const float fx = z.x0 + (z.x1 - z.x0) * (x - r.x) / r.w, fy = z.y0 + (z.y1 - z.y0) * (y - r.y) / r.h;
+    float w = fminf(1.0f, fmaxf(0.01f, (z.x1 - z.x0) * f)), h = fminf(1.0f, fmaxf(0.01f, (z.y1 - z.y0) * f));
+    float x0 = fx - (fx - z.x0) * w / (z.x1 - z.x0), y0 = fy - (fy - z.y0) * h / (z.y1 - z.y0);
+    x0 = fminf(fmaxf(x0, 0.0f), 1.0f - w), y0 = fminf(fmaxf(y0, 0.0f), 1.0f - h);
+    a->zoom = (ZoomBox){x0, y0, x0 + w, y0 + h};
+}
+
+void app_drag(App *a, const Ui *ui, int x, int y) {
+    Rect r = ui->zoom_area;
+    if (!a->dragging || r.w <= 0) return;
+    ZoomBox z = a->zoom;
+    float w = z.x1 - z.x0, h = z.y1 - z.y0;
+    float x0 = z.x0 - w * (x - a->drag_x) / r.w, y0 = z.y0 - h * (y - a->drag_y) / r.h;
+    x0 = fminf(fmaxf(x0, 0.0f), 1.0f - w), y0 = fminf(fmaxf(y0, 0.0f), 1.0f - h);
+    a->zoom = (ZoomBox){x0, y0, x0 + w, y0 + h};
+    a->drag_x = x, a->drag_y = y;
+}
+
+void app_tick(App *a, double now, double budget_ms) {
+    if (a->playing && now >= a->next_tick) {
+        if (a->next_tick > 0) {
+            app_goto(a, a->cursor + 1);
+            if (a->loaded && interp_done(a->session.it) && a->cursor == interp_n_done(a->session.it) - 1)
+                a->playing = false;
+        }
+        a->next_tick = now + a->play_ms;
+    }
+    // Run ahead of the cursor in small slices, so the timeline fills without stalling a frame.
+    if (!a->loaded) return;
+    Err e = {{0}};
+    for (int k = 0; k < 64 && !interp_done(a->session.it); k++)
+        if (!interp_step(a->session.it, &e)) break;
+    (void)budget_ms;
+    if (e.msg[0]) app_set_error(a, e.msg);
+}
+
+// ---- helpers for the views ----
+
+int stage_axis_labels(const App *a, int stage, int axis, const char **labels, int max) {
+    const Interp *it = interp(a);
+    if (!it) return 0;
+    const Stage *st = interp_stage(it, stage);
+    if (axis < 0 || axis >= st->shape.ndim) return 0;
+    int slot = st->axes.slot[axis], len;
+    if (slot < 0) return 0;
+    const float *ids = interp_input_ids(it, slot, &len);
+    const Model *m = &a->session.model;
+    const Vocab *v = strcmp(a->session.lesson.program.inputs[slot], "src") == 0 ? &m->src_vocab : &m->tgt_vocab;
+    int n = st->shape.dim[axis] < len ? st->shape.dim[axis] : len;
+    n = n < max ? n : max;
+    for (int i = 0; i < n; i++) {
+        labels[i] = vocab_token(v, (int)ids[i]);
+        if (!strcmp(labels[i], " ")) labels[i] = "\xe2\x90\xa3";  // a space, shown as the open box
+    }
+    return n;
+}
+
+static bool is_attention_map(const Stage *st) {
+    return st->shape.ndim == 3 && st->axes.slot[0] == AXIS_HEADS && st->axes.slot[1] >= 0 &&
+           st->axes.slot[2] >= 0;
+}
+
+int attention_stage_for(const App *a, int cursor) {
+    const Interp *it = interp(a);
+    if (!it || interp_n_done(it) == 0) return -1;
+    const Stage *st = interp_stage(it, cursor);
+    if (is_attention_map(st)) return cursor;
+    StageWhere w = stage_where(st);
+    if (w.sublayer[0]) {  // inside an attention block: its softmax
+        char id[STAGE_ID_MAX + 8];
+        snprintf(id, sizeof id, "%.*s.weights", (int)(strrchr(st->id, '.') - st->id), st->id);
+        int k = interp_find(it, id);
+        if (k >= 0 && k < interp_n_done(it)) return k;
+    }
+    for (int i = cursor; i >= 0; i--)  // the last attention map passed
+        if (!strcmp(stage_where(interp_stage(it, i)).name, "weights") && is_attention_map(interp_stage(it, i)))
+            return i;
+    for (int i = cursor; i < interp_n_done(it); i++)
+        if (is_attention_map(interp_stage(it, i))) return i;
+    return -1;
+}

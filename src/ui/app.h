@@ -1,0 +1,102 @@
+// app.h: the window's state and the views that draw it.
+//
+// The App owns the session (model, lesson, interpreter) and the view state (which stage is
+// on screen, which head, zoom, scale, theme). Views receive it as const and draw; only the
+// app changes it, in response to AppActions and clicks.
+#ifndef STEPFORMER_APP_H
+#define STEPFORMER_APP_H
+
+#include "session.h"
+#include "ui.h"
+
+typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_COUNT } ViewKind;
+extern const char *const view_names[VIEW_COUNT];
+
+// The positional-encoding explorer's settings and its own small trace.
+typedef enum { PE_D_MODEL, PE_POSITIONS, PE_BASE, PE_DIM, PE_POSITION, PE_PARAM_COUNT } PeParam;
+extern const char *const pe_param_names[PE_PARAM_COUNT];
+
+typedef struct {
+    int d_model, positions, base, dim, position;
+    PeParam selected;
+    Program program;  // the explorer's program: the table and its similarity matrix
+    Interp *it;       // its trace (NULL until built)
+    unsigned generation;  // changes with every rebuild (heatmap cache key)
+} PeExplorer;
+
+typedef struct App {
+    Session session;
+    bool loaded;              // session holds a lesson and a trace
+    char source[600];         // what was opened, for the title bar
+    int cursor;               // the stage on screen
+    ViewKind view;
+    int head;                 // the head drawn large
+    bool all_heads;           // attention view: the grid of every head
+    float scale;              // +/- : multiplies every size
+    bool contrast;            // the high-contrast presenter theme
+    bool fullscreen, help;
+    bool playing;
+    int play_ms;              // Space: one stage every play_ms
+    double next_tick;
+    bool editing;             // E: the input line is being edited
+    char edit[512];
+    char error[640];          // shown on screen until the next successful action
+    char notice[300];         // a passing message ("saved shot.png"), shown until notice_until
+    double notice_until;
+    ZoomBox zoom;
+    bool dragging;
+    int drag_x, drag_y;
+    PeExplorer pe;
+    unsigned generation;      // changes whenever the trace changes (heatmap cache key)
+    bool quit;
+} App;
+
+// ---- views: each draws into r from the const app ----
+void view_map(Ui *ui, const App *a, Rect r);
+void view_timeline(Ui *ui, const App *a, Rect r);
+void view_stage(Ui *ui, const App *a, Rect r);
+void view_attention(Ui *ui, const App *a, Rect r);
+void view_decode(Ui *ui, const App *a, Rect r);
+void view_pe(Ui *ui, const App *a, Rect r);
+void view_lesson(Ui *ui, const App *a, Rect r);
+void view_top_bar(Ui *ui, const App *a, Rect r);
+void view_help(Ui *ui, const App *a, Rect r);
+
+// Draws the whole window: top bar, map, the current view, lesson panel, timeline, overlays.
+void app_draw(Ui *ui, const App *a);
+// Sizes for a window of w x h at the app's scale.
+void app_metrics(const App *a, Ui *ui, int w, int h);
+
+// ---- the positional-encoding explorer (pe.c) ----
+void pe_init(PeExplorer *pe, int d_model);
+// Re-runs the explorer's program for its current settings; clamps them to sensible ranges.
+bool pe_rebuild(PeExplorer *pe, const Model *m, Err *e);
+// Changes parameter p by one step (dir = +1 / -1) and rebuilds.
+bool pe_adjust(PeExplorer *pe, const Model *m, PeParam p, int dir, Err *e);
+void pe_free(PeExplorer *pe);
+
+// ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
+typedef struct {
+    int first, last;  // stage range [first, last]
+    Part part;
+    int layer;        // valid when has_layer
+    bool has_layer;
+    int round;        // the decoding round (0 outside greedy decoding)
+    char label[40];   // "Self-attention", "Add & Norm", "Feed-forward", ...
+} BlockRow;
+
+// The block stage i belongs to.
+BlockRow block_of(const App *a, int i);
+// The rows of one pass as the map shows them: the encoder, then the decoder round `round`
+// (its rows only when greedy; the one decoder pass under teacher forcing). Returns the count.
+int block_rows(const App *a, int round, BlockRow *rows, int max);
+
+// ---- helpers the views share ----
+// The token strings that label axis `axis` of stage i's output (NULL if it has none).
+// Writes at most max labels; returns how many.
+int stage_axis_labels(const App *a, int stage, int axis, const char **labels, int max);
+// The attention stage to show for the cursor: the [H, Tq, Tk] stage itself, or the softmax
+// weights of the attention block the cursor is in (or last passed). -1 if none has run.
+int attention_stage_for(const App *a, int cursor);
+
+#endif

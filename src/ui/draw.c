@@ -1,0 +1,130 @@
+// draw.c: the window's layout, the top bar, the key list and the message banners.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "actions.h"
+
+void app_metrics(const App *a, Ui *ui, int w, int h) {
+    // Text follows the window: 16 px at 1280x800, larger on a 4K projector, never tiny.
+    float base = fminf(h / 50.0f, w / 80.0f);
+    base = fmaxf(11.0f, fminf(base, 44.0f)) * a->scale;
+    ui->th = a->contrast ? &theme_contrast : &theme_light;
+    ui->px = (int)lroundf(base * (a->contrast ? 1.1f : 1.0f));
+    ui->small = (int)lroundf(ui->px * 0.82f);
+    ui->pad = ui->px / 2 > 4 ? ui->px / 2 : 4;
+}
+
+static void banner(Ui *ui, Rect r, const char *msg, Rgba bg, Rgba fg) {
+    const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
+    Rect inner = {r.x + ui->pad, r.y + ui->pad / 2, r.w - 2 * ui->pad, 3 * lh};
+    Rect box = {r.x, r.y, r.w, 0};
+    box.h = ui_text_wrap(ui, FONT_BOLD, ui->px, fg, (Rect){-10000, 0, inner.w, inner.h}, msg) + ui->pad;
+    gfx_rect(ui->g, box, bg);
+    ui_text_wrap(ui, FONT_BOLD, ui->px, fg, inner, msg);
+}
+
+void view_top_bar(Ui *ui, const App *a, Rect r) {
+    const Theme *t = ui->th;
+    gfx_rect(ui->g, r, t->panel_alt);
+    gfx_rect(ui->g, (Rect){r.x, r.y + r.h - t->line, r.w, t->line}, t->border);
+    const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px), y = r.y + (r.h - lh) / 2;
+    int x = r.x + ui->pad;
+    // View tabs on the right.
+    int tabs_w = 0;
+    for (int v = 0; v < VIEW_COUNT; v++) tabs_w += gfx_text_width(ui->g, FONT_BOLD, ui->small, view_names[v]) + ui->pad * 2;
+    int tx = r.x + r.w - tabs_w - ui->pad;
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, view_names[v]) + ui->pad * 2;
+        Rect tab = {tx, r.y + ui->pad / 2, w - 2, r.h - ui->pad};
+        bool on = a->view == (ViewKind)v;
+        gfx_rect(ui->g, tab, on ? t->accent : t->panel);
+        gfx_text(ui->g, FONT_BOLD, ui->small, on ? t->on_accent : t->text, tab.x + ui->pad,
+                 tab.y + (tab.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2, view_names[v]);
+        ui_hot(ui, tab, CMD_VIEW, v);
+        tx += w;
+    }
+    const int room = r.x + r.w - tabs_w - 2 * ui->pad - x;
+    x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded ? a->session.lesson.title : "stepformer", room / 3);
+    x += ui->pad * 2;
+    // The input sentence: click or E to edit.
+    char in[600];
+    if (a->editing) snprintf(in, sizeof in, "input: %s_", a->edit);
+    else snprintf(in, sizeof in, "input: %s", a->loaded ? a->session.input_text : "");
+    Rect field = {x - ui->pad / 2, r.y + ui->pad / 2, r.x + r.w - tabs_w - 2 * ui->pad - x, r.h - ui->pad};
+    if (field.w > 20) {
+        gfx_rect(ui->g, field, a->editing ? t->panel : t->panel_alt);
+        if (a->editing) gfx_frame(ui->g, field, 2, t->accent);
+        ui_text_fit(ui, a->editing ? FONT_MONO : FONT_SANS, ui->px, t->text, x, y, in, field.w - ui->pad);
+        ui_hot(ui, field, CMD_EDIT_INPUT, 0);
+    }
+}
+
+void view_help(Ui *ui, const App *a, Rect r) {
+    (void)a;
+    const Theme *t = ui->th;
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
+    int w = 0;
+    for (int i = 0; i < key_help_count; i++) {
+        int k = gfx_text_width(ui->g, FONT_BOLD, ui->px, key_help[i].keys);
+        w = k > w ? k : w;
+    }
+    Rect box = {r.x + r.w / 8, r.y + r.h / 10, r.w * 3 / 4, (key_help_count + 3) * lh};
+    if (box.h > r.h - 2 * ui->pad) box.y = r.y + ui->pad, box.h = r.h - 2 * ui->pad;
+    gfx_rect(ui->g, rect_inset(box, -4), t->text);
+    gfx_rect(ui->g, box, t->panel);
+    int y = box.y + ui->pad;
+    gfx_text(ui->g, FONT_BOLD, ui->px, t->text, box.x + ui->pad, y, "Keys");
+    y += lh * 3 / 2;
+    for (int i = 0; i < key_help_count && y + lh <= box.y + box.h; i++, y += lh) {
+        gfx_text(ui->g, FONT_BOLD, ui->px, t->accent, box.x + ui->pad, y, key_help[i].keys);
+        ui_text_fit(ui, FONT_SANS, ui->px, t->text, box.x + 2 * ui->pad + w, y, key_help[i].what,
+                    box.w - 3 * ui->pad - w);
+    }
+}
+
+static void empty_state(Ui *ui, Rect r) {
+    ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, rect_inset(r, ui->pad * 2),
+                 "Nothing is loaded. Start stepformer with a lesson (stepformer lesson FILE) or a "
+                 "model (stepformer --model FILE --input TEXT). Press Q to quit.");
+}
+
+void app_draw(Ui *ui, const App *a) {
+    int w, h;
+    gfx_size(ui->g, &w, &h);
+    app_metrics(a, ui, w, h);
+    ui->n_hot = 0;
+    ui->zoom_area = (Rect){0, 0, 0, 0};
+    gfx_begin(ui->g, ui->th->bg);
+    const int top = gfx_line_height(ui->g, FONT_BOLD, ui->px) + ui->pad * 2;
+    const int bottom = gfx_line_height(ui->g, FONT_SANS, ui->small) * 3 + ui->pad;
+    const int map_w = (int)fmaxf(w * 0.19f, 140.0f), lesson_w = (int)fmaxf(w * 0.27f, 200.0f);
+    const Rect bar = {0, 0, w, top}, map = {0, top, map_w, h - top - bottom},
+               center = {map_w, top, w - map_w - lesson_w, h - top - bottom},
+               lesson = {w - lesson_w, top, lesson_w, h - top - bottom}, timeline = {0, h - bottom, w, bottom};
+    view_top_bar(ui, a, bar);
+    if (a->loaded) {
+        view_map(ui, a, map);
+        switch (a->view) {
+        case VIEW_STAGE: view_stage(ui, a, center); break;
+        case VIEW_ATTENTION: view_attention(ui, a, center); break;
+        case VIEW_DECODE: view_decode(ui, a, center); break;
+        case VIEW_PE: view_pe(ui, a, center); break;
+        case VIEW_COUNT: break;
+        }
+        view_lesson(ui, a, lesson);
+        view_timeline(ui, a, timeline);
+    } else {
+        empty_state(ui, center);
+    }
+    if (a->error[0]) banner(ui, (Rect){center.x, center.y, center.w, 0}, a->error, ui->th->error_bg, ui->th->error_text);
+    if (a->notice[0]) {  // a passing message: a small toast at the foot of the centre
+        const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->small);
+        int tw = gfx_text_width(ui->g, FONT_BOLD, ui->small, a->notice) + 2 * ui->pad;
+        if (tw > center.w) tw = center.w;
+        Rect t = {center.x + center.w - tw, center.y + center.h - lh - ui->pad, tw, lh + ui->pad};
+        gfx_rect(ui->g, t, ui->th->accent);
+        ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->on_accent, t.x + ui->pad, t.y + ui->pad / 2, a->notice, tw - 2 * ui->pad);
+    }
+    if (a->help) view_help(ui, a, (Rect){0, 0, w, h});
+}

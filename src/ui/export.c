@@ -1,0 +1,143 @@
+// export.c: the window's views without a window: one PNG per stage (slides, render tests),
+// and the frame-time benchmark.
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "actions.h"
+#include "heat.h"
+#include "window.h"
+
+// Attention maps get the attention view, the generator the decoding view, the rest the stage.
+static ViewKind view_for(const App *a, int i) {
+    const Stage *st = interp_stage(a->session.it, i);
+    if (st->shape.ndim == 3 && st->axes.slot[0] == AXIS_HEADS && st->axes.slot[1] >= 0 && st->axes.slot[2] >= 0)
+        return VIEW_ATTENTION;
+    return stage_where(st).part == PART_GENERATOR ? VIEW_DECODE : VIEW_STAGE;
+}
+
+static bool make_dir(const char *dir, Err *e) {
+    struct stat sb;
+    if (stat(dir, &sb) == 0) return S_ISDIR(sb.st_mode) || err_set(e, "%s exists and is not a folder", dir);
+    if (mkdir(dir, 0777) != 0) return err_set(e, "%s: cannot create the folder: %s", dir, strerror(errno));
+    return true;
+}
+
+int export_run(const ExportOptions *o) {
+    App a;
+    Err e = {{0}};
+    if (!app_open(&a, &o->spec, &e) || !make_dir(o->out_dir, &e) || !interp_run(a.session.it, &e)) {
+        fprintf(stderr, "stepformer: %s\n", e.msg);
+        if (a.loaded) app_free(&a);
+        return 1;
+    }
+    Gfx *g = gfx_open_offscreen(o->w, o->h, &e);
+    if (!g) {
+        fprintf(stderr, "stepformer: %s\n", e.msg);
+        app_free(&a);
+        return 1;
+    }
+    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    const int n = interp_n_done(a.session.it);
+    int written = 0;
+    for (int i = 0; i < n; i++) {
+        app_goto(&a, i);
+        a.view = o->view >= 0 ? (ViewKind)o->view : view_for(&a, i);
+        app_draw(&ui, &a);
+        gfx_present(g);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%04d-%s.png", o->out_dir, i, interp_stage(a.session.it, i)->id);
+        if (!gfx_save_png(g, path, &e)) {
+            fprintf(stderr, "stepformer: %s\n", e.msg);
+            break;
+        }
+        written++;
+    }
+    printf("wrote %d PNGs (%dx%d) to %s\n", written, o->w, o->h, o->out_dir);
+    heat_cache_free(ui.heat);
+    gfx_close(g);
+    app_free(&a);
+    return written == n ? 0 : 1;
+}
+
+// ---- the frame benchmark ----
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void report(const char *what, double *t, int n) {
+    qsort(t, (size_t)n, sizeof *t, cmp);
+    printf("  %-44s median %6.2f ms   p99 %6.2f ms   (%d frames)\n", what, t[n / 2],
+           t[(int)ceil(n * 0.99) - 1], n);
+}
+
+static void frame_times(Ui *ui, App *a, const char *what, int frames) {
+    double *t = malloc(sizeof *t * (size_t)frames);
+    for (int f = -3; f < frames && t; f++) {
+        ui->mx = 300 + f % 400, ui->my = 300 + f % 200;  // a moving mouse: hover readouts change
+        double t0 = now_ms();
+        app_draw(ui, a);
+        gfx_present(ui->g);
+        if (f >= 0) t[f] = now_ms() - t0;
+    }
+    if (t) report(what, t, frames);
+    free(t);
+}
+
+int ui_bench_run(int frames) {
+    ModelConfig c = config_base();
+    App a;
+    memset(&a, 0, sizeof a);
+    Err e = {{0}};
+    if (!app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+    app_free(&a);
+    memset(&a, 0, sizeof a);
+    a.scale = 1.0f, a.all_heads = true, a.zoom = (ZoomBox){0, 0, 1, 1}, a.loaded = true;
+    if (!session_open_random(&a.session, &c, 1, 32, 32, &e) || !interp_run(a.session.it, &e))
+        return fprintf(stderr, "stepformer: %s\n", e.msg), 1;
+    pe_init(&a.pe, c.d_model);
+    pe_rebuild(&a.pe, &a.session.model, &e);
+    Gfx *g = gfx_open_offscreen(1920, 1080, &e);
+    if (!g) return fprintf(stderr, "stepformer: %s\n", e.msg), 1;
+    Ui ui = {.g = g, .heat = heat_cache_new()};
+    const Interp *it = a.session.it;
+    printf("window frames, base configuration (d_model 512, 8 heads, 6+6 layers), 1920x1080 off screen:\n");
+    struct { const char *id; ViewKind v; const char *what; } cases[] = {
+        {"decoder.layers.5.linear1", VIEW_STAGE, "stage: linear1, weights [2048 x 512]"},
+        {"decoder.layers.5.cross_attn.weights", VIEW_ATTENTION, "attention: 8 heads of cross-attention"},
+        {"generator.probs", VIEW_DECODE, "decoding: generator softmax"},
+        {"encoder.embed", VIEW_PE, "positions explorer"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        app_goto(&a, interp_find(it, cases[k].id));
+        a.view = cases[k].v;
+        frame_times(&ui, &a, cases[k].what, frames);
+    }
+    // Step to frame: a key press moves the cursor; the next frame builds that stage's images.
+    double t[200];
+    a.view = VIEW_STAGE;
+    app_goto(&a, 0);
+    for (int s = 0; s < 200; s++) {
+        double t0 = now_ms();
+        app_act(&a, DO_NEXT, 0);
+        app_draw(&ui, &a);
+        gfx_present(g);
+        t[s] = now_ms() - t0;
+    }
+    report("step to frame (Right, 200 stages)", t, 200);
+    heat_cache_free(ui.heat);
+    gfx_close(g);
+    app_free(&a);
+    return 0;
+}

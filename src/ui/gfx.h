@@ -1,0 +1,66 @@
+// gfx.h: the render vocabulary: rectangles, lines, text and images. SDL stays behind it.
+//
+// A Gfx draws into a window (SDL_Renderer, accelerated where possible) or off screen into a
+// software surface (export, render tests, the benchmark); the views cannot tell which.
+// Text is rendered with SDL_ttf from fonts found through fontconfig, and each distinct
+// (string, face, size, colour) becomes a texture cached across frames.
+#ifndef STEPFORMER_GFX_H
+#define STEPFORMER_GFX_H
+
+#include <stdbool.h>
+
+#include "colormap.h"
+#include "err.h"
+
+typedef struct Gfx Gfx;
+typedef struct GfxImage GfxImage;
+
+typedef struct {
+    int x, y, w, h;
+} Rect;
+
+typedef enum { FONT_SANS, FONT_BOLD, FONT_ITALIC, FONT_MONO, FONT_COUNT } FontFace;
+
+// Opens a resizable window. On failure e says why (no display, no font, ...).
+Gfx *gfx_open_window(const char *title, int w, int h, Err *e);
+// An off-screen canvas of w x h pixels; needs no display.
+Gfx *gfx_open_offscreen(int w, int h, Err *e);
+void gfx_close(Gfx *g);
+
+void gfx_size(const Gfx *g, int *w, int *h);
+bool gfx_resize_offscreen(Gfx *g, int w, int h, Err *e);
+void gfx_set_fullscreen(Gfx *g, bool on);
+bool gfx_is_window(const Gfx *g);
+
+void gfx_begin(Gfx *g, Rgba background);
+void gfx_present(Gfx *g);
+
+void gfx_rect(Gfx *g, Rect r, Rgba c);
+void gfx_frame(Gfx *g, Rect r, int thickness, Rgba c);  // an outline, drawn inside r
+void gfx_line(Gfx *g, int x0, int y0, int x1, int y1, Rgba c);
+void gfx_clip(Gfx *g, Rect r);
+void gfx_unclip(Gfx *g);
+
+// Draws text with its top-left at (x, y); returns its width in pixels.
+int gfx_text(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s);
+// Text rotated 90 degrees anticlockwise, reading upwards, its bottom-left at (x, y).
+int gfx_text_up(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s);
+int gfx_text_width(Gfx *g, FontFace f, int px, const char *s);
+int gfx_line_height(Gfx *g, FontFace f, int px);
+// How many bytes of s fit in max_w pixels (whole UTF-8 characters).
+int gfx_fit(Gfx *g, FontFace f, int px, const char *s, int max_w);
+
+// An image from RGBA pixels [h][w]; drawn scaled with nearest-neighbour sampling so that each
+// source pixel stays a crisp cell.
+GfxImage *gfx_image(Gfx *g, const Rgba *pixels, int w, int h);
+void gfx_image_free(GfxImage *im);
+void gfx_draw_image(Gfx *g, GfxImage *im, Rect dst);
+
+// Reads back what has been drawn (call before gfx_present for windows): pixels [h][w].
+bool gfx_read(Gfx *g, Rgba *pixels);
+bool gfx_save_png(Gfx *g, const char *path, Err *e);
+
+// Called once per frame: drops cached text not used for a while.
+void gfx_trim_cache(Gfx *g);
+
+#endif

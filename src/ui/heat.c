@@ -1,0 +1,317 @@
+// heat.c: the heatmap widget (see heat.h) and its image cache.
+#include "heat.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CACHE_SIZE = 128 };
+
+typedef struct {
+    unsigned key[4];
+    int r0, r1, c0, c1, w, h;
+    GfxImage *im;
+    unsigned used;
+} HeatEntry;
+
+struct HeatCache {
+    HeatEntry e[CACHE_SIZE];
+    unsigned clock;
+};
+
+HeatCache *heat_cache_new(void) { return calloc(1, sizeof(HeatCache)); }
+
+void heat_cache_free(HeatCache *c) {
+    if (!c) return;
+    for (int i = 0; i < CACHE_SIZE; i++) gfx_image_free(c->e[i].im);
+    free(c);
+}
+
+void heat_pixels(Rgba *px, int w, int h, const float *data, int cols, int r0, int r1, int c0,
+                 int c1, Colormap map, float lo, float hi) {
+    const int nr = r1 - r0, nc = c1 - c0;
+    for (int y = 0; y < h; y++) {
+        const int ya = r0 + (int)((long)y * nr / h), yb = r0 + (int)((long)(y + 1) * nr / h);
+        for (int x = 0; x < w; x++) {
+            const int xa = c0 + (int)((long)x * nc / w), xb = c0 + (int)((long)(x + 1) * nc / w);
+            double sum = 0.0;
+            int n = 0;
+            for (int r = ya; r < (yb > ya ? yb : ya + 1); r++)
+                for (int c = xa; c < (xb > xa ? xb : xa + 1); c++) {
+                    float v = data[(size_t)r * cols + c];
+                    if (isfinite(v)) sum += v, n++;
+                }
+            px[(size_t)y * w + x] = n ? cmap_value(map, (float)(sum / n), lo, hi) : cmap_masked;
+        }
+    }
+}
+
+void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi) {
+    *map = h->kind == TK_PROBS ? CMAP_SEQUENTIAL : CMAP_DIVERGING;
+    const float *d = h->range ? h->range : h->data;
+    size_t n = h->range ? h->range_n : (size_t)h->rows * h->cols;
+    cmap_range(*map, d, n, lo, hi);
+    if (*map == CMAP_SEQUENTIAL) *lo = 0.0f;  // probabilities: dark means zero
+}
+
+static GfxImage *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0, int c1, int w,
+                              int ht) {
+    HeatCache *c = ui->heat;
+    c->clock++;
+    HeatEntry *slot = &c->e[0];
+    for (int i = 0; i < CACHE_SIZE; i++) {
+        HeatEntry *e = &c->e[i];
+        if (e->im && !memcmp(e->key, h->key, sizeof e->key) && e->r0 == r0 && e->r1 == r1 &&
+            e->c0 == c0 && e->c1 == c1 && e->w == w && e->h == ht) {
+            e->used = c->clock;
+            return e->im;
+        }
+        if (!e->im || e->used < slot->used) slot = e;  // the least recently used
+    }
+    Rgba *px = malloc(sizeof *px * (size_t)w * ht);
+    if (!px) return NULL;
+    Colormap map;
+    float lo, hi;
+    heat_range(h, &map, &lo, &hi);
+    heat_pixels(px, w, ht, h->data, h->cols, r0, r1, c0, c1, map, lo, hi);
+    gfx_image_free(slot->im);
+    *slot = (HeatEntry){{h->key[0], h->key[1], h->key[2], h->key[3]}, r0, r1, c0, c1, w, ht,
+                        gfx_image(ui->g, px, w, ht), c->clock};
+    free(px);
+    return slot->im;
+}
+
+static void fmt_value(char *buf, size_t n, float v) {
+    if (v == -INFINITY) snprintf(buf, n, "-inf (masked)");
+    else if (v != 0 && (fabsf(v) < 1e-3f || fabsf(v) >= 1e4f)) snprintf(buf, n, "%.3e", (double)v);
+    else snprintf(buf, n, "%.4f", (double)v);
+}
+
+// The colour bar: the map from lo (bottom) to hi (top) with their values.
+static void colour_bar(Ui *ui, const HeatSpec *h, Rect r, bool masked) {
+    Colormap map;
+    float lo, hi;
+    heat_range(h, &map, &lo, &hi);
+    const int bw = ui->small / 2 + 4, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    Rect bar = {r.x, r.y + lh / 2, bw, r.h - lh - (masked ? lh + 4 : 0)};
+    if (bar.h < 8) return;
+    for (int y = 0; y < bar.h; y++)
+        gfx_rect(ui->g, (Rect){bar.x, bar.y + y, bar.w, 1}, cmap_at(map, 1.0f - (float)y / (bar.h - 1)));
+    gfx_frame(ui->g, bar, 1, ui->th->border);
+    char s[32];
+    const int tx = bar.x + bar.w + 4, tw = r.w - bar.w - 4;
+    fmt_value(s, sizeof s, hi), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y - lh / 2, s, tw);
+    fmt_value(s, sizeof s, lo), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y + bar.h - lh / 2, s, tw);
+    if (lo == 0.0f && hi == 0.0f)  // nothing to colour: say so rather than show a blank
+        ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, tx, bar.y + bar.h / 2 - lh / 2, "all 0", tw);
+    if (map == CMAP_DIVERGING && bar.h > 4 * lh)
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, tx, bar.y + bar.h / 2 - lh / 2, "0", tw);
+    if (masked) {
+        Rect sw = {bar.x, bar.y + bar.h + 4, bw, lh - 2};
+        gfx_rect(ui->g, sw, cmap_masked);
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, sw.y, "masked", tw);
+    }
+}
+
+static const char *label_of(const char *const *labels, int n, int i, char *buf, size_t cap) {
+    if (labels && i < n) return labels[i];
+    snprintf(buf, cap, "%d", i);
+    return buf;
+}
+
+// Row labels: every k-th one, so that none overlap.
+static void row_labels(Ui *ui, const HeatSpec *h, Rect cells, int r0, int r1, int lw, int px) {
+    const int n = r1 - r0, lh = gfx_line_height(ui->g, FONT_SANS, px);
+    const float ch = (float)cells.h / n;
+    const int k = ch >= lh * 0.9f ? 1 : (int)ceilf(lh / ch);
+    for (int r = r0; r < r1; r += k) {
+        char idx[16];
+        const char *s = label_of(h->row_labels, h->n_row_labels, r, idx, sizeof idx);
+        int y = cells.y + (int)((r - r0 + 0.5f) * ch) - lh / 2;
+        int w = gfx_text_width(ui->g, FONT_SANS, px, s);
+        ui_text_fit(ui, FONT_SANS, px, ui->th->text, cells.x - 4 - (w < lw ? w : lw), y, s, lw);
+    }
+}
+
+static void col_labels(Ui *ui, const HeatSpec *h, Rect cells, int c0, int c1, int top_h, int px) {
+    const int lh = gfx_line_height(ui->g, FONT_SANS, px);
+    const float cw = (float)cells.w / (c1 - c0);
+    int widest = 0;
+    char idx[16];
+    for (int c = h->col_labels ? c0 : c1 - 1; c < c1; c++) {  // indices: the last is the widest
+        int w = gfx_text_width(ui->g, FONT_SANS, px, label_of(h->col_labels, h->n_col_labels, c, idx, sizeof idx));
+        widest = w > widest ? w : widest;
+    }
+    // Tokens that do not fit across a cell stand upright (single characters shrink instead);
+    // indices are thinned out.
+    bool single = h->col_labels != NULL;
+    for (int c = c0; c < c1 && single; c++)
+        if (c < h->n_col_labels) {
+            const char *t = h->col_labels[c];
+            single = t[0] && (!t[1] || ((unsigned char)t[0] >= 0xC0 && strlen(t) <= 4));
+        }
+    if (single && widest > cw - 1 && cw >= 7) {
+        px = (int)(cw * 0.95f) > 7 ? (int)(cw * 0.95f) : 7;
+        widest = gfx_text_width(ui->g, FONT_SANS, px, "m");
+    }
+    const bool rotate = h->col_labels && widest > cw - 1 && !single;
+    const int step = rotate ? (cw >= lh ? 1 : (int)ceilf(lh / cw))
+                            : (widest + 6 <= cw ? 1 : (int)ceilf((widest + 6) / cw));
+    for (int c = c0; c < c1; c += step) {
+        const char *s = label_of(h->col_labels, h->n_col_labels, c, idx, sizeof idx);
+        int x = cells.x + (int)((c - c0 + 0.5f) * cw);
+        if (rotate) {
+            char cut[128];
+            snprintf(cut, sizeof cut, "%.*s", gfx_fit(ui->g, FONT_SANS, px, s, top_h - 6), s);
+            gfx_text_up(ui->g, FONT_SANS, px, ui->th->text, x - lh / 2, cells.y - 4, cut);
+        } else {
+            gfx_text(ui->g, FONT_SANS, px, ui->th->text,
+                     x - gfx_text_width(ui->g, FONT_SANS, px, s) / 2, cells.y - lh - 2, s);
+        }
+    }
+}
+
+static void readout(Ui *ui, const HeatSpec *h, Rect cells, Rect line, int r0, int r1, int c0, int c1,
+                    bool down) {
+    char msg[400] = "";
+    if (rect_has(cells, ui->mx, ui->my)) {
+        int r = r0 + (int)((long)(ui->my - cells.y) * (r1 - r0) / cells.h);
+        int c = c0 + (int)((long)(ui->mx - cells.x) * (c1 - c0) / cells.w);
+        char v[48], rl[80] = "", cl[80] = "";
+        fmt_value(v, sizeof v, h->data[(size_t)r * h->cols + c]);
+        if (h->row_labels && r < h->n_row_labels) snprintf(rl, sizeof rl, " '%s'", h->row_labels[r]);
+        if (h->col_labels && c < h->n_col_labels) snprintf(cl, sizeof cl, " '%s'", h->col_labels[c]);
+        snprintf(msg, sizeof msg, "%s %d%s, %s %d%s:  %s%s", h->row_name ? h->row_name : "row", r, rl,
+                 h->col_name ? h->col_name : "col", c, cl, v, down ? "  (pixel = mean of cells)" : "");
+        if (!down) {
+            float cw = (float)cells.w / (c1 - c0), ch = (float)cells.h / (r1 - r0);
+            if (cw >= 4 && ch >= 4)
+                gfx_frame(ui->g, (Rect){cells.x + (int)((c - c0) * cw), cells.y + (int)((r - r0) * ch),
+                                        (int)ceilf(cw), (int)ceilf(ch)}, 2, ui->th->lit);
+        }
+    } else if (down) {
+        snprintf(msg, sizeof msg, "downsampled to fit: each pixel is the mean of about %d x %d cells",
+                 (r1 - r0 + cells.h - 1) / cells.h, (c1 - c0 + cells.w - 1) / cells.w);
+    } else if (r1 - r0 < h->rows || c1 - c0 < h->cols) {
+        snprintf(msg, sizeof msg, "zoomed: rows %d-%d, columns %d-%d (drag to pan, 0 resets)", r0, r1 - 1, c0, c1 - 1);
+    }
+    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, line.x, line.y, msg, line.w);
+}
+
+static void visible(const HeatSpec *h, int *r0, int *r1, int *c0, int *c1) {
+    ZoomBox z = h->zoomable ? h->zoom : (ZoomBox){0, 0, 1, 1};
+    *r0 = (int)floorf(z.y0 * h->rows), *r1 = (int)ceilf(z.y1 * h->rows);
+    *c0 = (int)floorf(z.x0 * h->cols), *c1 = (int)ceilf(z.x1 * h->cols);
+    if (*r1 <= *r0) *r1 = *r0 + 1;
+    if (*c1 <= *c0) *c1 = *c0 + 1;
+    if (*r1 > h->rows) *r1 = h->rows, *r0 = *r0 < *r1 - 1 ? *r0 : *r1 - 1;
+    if (*c1 > h->cols) *c1 = h->cols, *c0 = *c0 < *c1 - 1 ? *c0 : *c1 - 1;
+}
+
+static bool single_chars(const HeatSpec *h, int c0, int c1) {
+    for (int c = c0; c < c1 && c < h->n_col_labels; c++) {
+        const char *t = h->col_labels[c];
+        if (!t[0] || (t[1] && ((unsigned char)t[0] < 0xC0 || strlen(t) > 4))) return false;
+    }
+    return true;
+}
+
+static bool any_masked(const HeatSpec *h) {
+    for (long i = 0; i < (long)h->rows * h->cols; i++)
+        if (h->data[i] == -INFINITY) return true;
+    return false;
+}
+
+static int title_line(Ui *ui, const HeatSpec *h, Rect r, int px) {
+    char sh[64] = "", head[256];
+    if (!h->compact) shape_str(&h->shape, sh, sizeof sh);
+    int w = ui_text_fit(ui, FONT_BOLD, px, ui->th->text, r.x, r.y, h->title, r.w * 2 / 3);
+    snprintf(head, sizeof head, "  %s%s%s", sh, h->subtitle ? "   " : "", h->subtitle ? h->subtitle : "");
+    ui_text_fit(ui, FONT_SANS, px, ui->th->muted, r.x + w, r.y, head, r.w - w);
+    return gfx_line_height(ui->g, FONT_BOLD, px);
+}
+
+typedef struct {
+    Rect cells;
+    float cw, ch;          // cell size in pixels (below 1: downsampled along that axis)
+    int row_px, col_px;    // label sizes: shrunk so that every label fits when possible
+} Geometry;
+
+static int label_size(Ui *ui, float cell) {
+    int px = (int)(cell * 0.8f);
+    return px >= ui->small ? ui->small : px >= 8 ? px : ui->small;
+}
+
+// Cell sizes: square for square tensors (attention maps), otherwise stretched to use the space
+// (at most 3:1), with one- or two-row tensors kept at least a text line tall.
+static Geometry geometry(Ui *ui, const HeatSpec *h, Rect area, int vr, int vc) {
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    const float max_cell = h->compact ? 1e9f : ui->px * 3.0f;
+    float cw = fminf((float)area.w / vc, max_cell), ch = fminf((float)area.h / vr, max_cell);
+    if (h->rows == h->cols || h->compact) cw = ch = fminf(cw, ch);
+    else if (vr <= 2) ch = fminf((float)area.h / vr, fmaxf(cw * 3.0f, (float)lh));
+    else ch = fminf(ch, cw * 3.0f), cw = fminf(cw, ch * 3.0f);
+    if (h->compact) cw = (float)area.w / vc, ch = (float)area.h / vr;
+    if (cw >= 2.0f && !h->compact) cw = floorf(cw);
+    if (ch >= 2.0f && !h->compact) ch = floorf(ch);
+    Geometry g = {{area.x, area.y, cw < 1.0f ? area.w : (int)(cw * vc), ch < 1.0f ? area.h : (int)(ch * vr)}, cw, ch,
+                  label_size(ui, ch), label_size(ui, cw)};
+    return g;
+}
+
+static int widest_row_label(Ui *ui, const HeatSpec *h, int r0, int r1) {
+    int lw = 0;
+    char idx[16];
+    if (!h->row_labels) return gfx_text_width(ui->g, FONT_SANS, ui->small, (snprintf(idx, sizeof idx, "%d", r1 - 1), idx));
+    for (int i = r0; i < r1 && i < h->n_row_labels; i++) {
+        int w = gfx_text_width(ui->g, FONT_SANS, ui->small, h->row_labels[i]);
+        lw = w > lw ? w : lw;
+    }
+    return lw;
+}
+
+static void separators(Ui *ui, const Geometry *g, int vr, int vc) {
+    if (g->cw < 14 || g->ch < 14) return;  // thin lines between large cells only
+    for (int c = 1; c < vc; c++) gfx_rect(ui->g, (Rect){g->cells.x + (int)(c * g->cw), g->cells.y, 1, g->cells.h}, ui->th->bg);
+    for (int q = 1; q < vr; q++) gfx_rect(ui->g, (Rect){g->cells.x, g->cells.y + (int)(q * g->ch), g->cells.w, 1}, ui->th->bg);
+}
+
+Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
+    if (h->rows <= 0 || h->cols <= 0 || r.w < 8 || r.h < 8) return (Rect){r.x, r.y, 0, 0};
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    const int th = title_line(ui, h, r, h->compact ? ui->small : ui->px);
+    int r0, r1, c0, c1;
+    visible(h, &r0, &r1, &c0, &c1);
+    const int vr = r1 - r0, vc = c1 - c0;
+    int lw = 0, top = 2, bar = 0, bottom = 0;
+    if (!h->compact) {
+        lw = widest_row_label(ui, h, r0, r1);
+        lw = lw > r.w / 4 ? r.w / 4 : lw;
+        top = h->col_labels && !single_chars(h, c0, c1) ? lh * 3 : lh + 4;  // room for upright tokens
+        bar = ui->small * 3 + gfx_text_width(ui->g, FONT_SANS, ui->small, "-0.0000");
+        bottom = lh + 4;
+    }
+    Rect area = {r.x + lw + 6, r.y + th + top, r.w - lw - 6 - bar, r.h - th - top - bottom};
+    if (h->compact) area = (Rect){r.x, r.y + th, r.w, r.h - th};
+    if (area.w < 4 || area.h < 4) return (Rect){r.x, r.y, 0, 0};
+    const Geometry g = geometry(ui, h, area, vr, vc);
+    const bool down = g.cw < 1.0f || g.ch < 1.0f;
+    gfx_draw_image(ui->g, cached_image(ui, h, r0, r1, c0, c1, g.cw < 1.0f ? g.cells.w : vc,
+                                       g.ch < 1.0f ? g.cells.h : vr), g.cells);
+    if (!h->compact) separators(ui, &g, vr, vc);
+    if (h->highlight) gfx_frame(ui->g, rect_inset(g.cells, -3), 3, ui->th->lit);
+    if (h->zoomable) {
+        ui->zoom_area = g.cells;
+        ui_hot(ui, g.cells, CMD_ZOOM_AREA, 0);
+    }
+    if (h->compact) return g.cells;
+    row_labels(ui, h, g.cells, r0, r1, lw, g.row_px);
+    col_labels(ui, h, g.cells, c0, c1, top, g.col_px);
+    const int room = r.y + r.h - lh - 4 - g.cells.y;
+    const int bar_h = g.cells.h > 4 * lh ? g.cells.h : (4 * lh < room ? 4 * lh : room);
+    colour_bar(ui, h, (Rect){g.cells.x + g.cells.w + ui->small, g.cells.y, bar - ui->small, bar_h}, any_masked(h));
+    const int below = g.cells.y + (g.cells.h > bar_h ? g.cells.h : bar_h) + 2;
+    readout(ui, h, g.cells, (Rect){r.x, below < r.y + r.h - lh ? below : r.y + r.h - lh, r.w, lh}, r0, r1, c0, c1, down);
+    return g.cells;
+}

@@ -1,0 +1,48 @@
+// heat.h: the heatmap widget: a tensor slice as coloured cells, with its name and shape, token
+// labels on rows and columns, a colour bar with the range, and the value under the mouse.
+//
+// Signed values use the diverging map centred on 0; probabilities the sequential map from 0.
+// Masked cells (-inf) are grey. A slice with more cells than the widget has pixels is shown
+// downsampled (each pixel the mean of the cells it covers) and the widget says so. Images are
+// cached by `key`, so a stage's heatmaps are built once, not every frame.
+#ifndef STEPFORMER_HEAT_H
+#define STEPFORMER_HEAT_H
+
+#include "ui.h"
+
+typedef struct {
+    const char *title;     // "encoder.layers.0.self_attn.q"
+    const char *subtitle;  // e.g. "head 2 of 8" (may be NULL)
+    Shape shape;           // of the whole tensor, shown after the title
+    TensorKind kind;
+    const float *data;     // the slice shown, [rows, cols] row-major
+    int rows, cols;
+    const float *range;    // the values that set the colour range (the whole tensor, so all
+    size_t range_n;        // heads share one scale); NULL: the slice itself
+    const char *const *row_labels;  // tokens per row (NULL: indices)
+    int n_row_labels;
+    const char *const *col_labels;
+    int n_col_labels;
+    const char *row_name, *col_name;  // what rows and columns are, for the readout ("query")
+    unsigned key[4];       // identity for the image cache (stage, slot, slice, generation)
+    bool zoomable;         // the one heatmap the wheel and drag act on
+    ZoomBox zoom;
+    bool compact;          // thumbnails: title only, no labels, no colour bar
+    bool highlight;        // draw a selection frame
+} HeatSpec;
+
+// Draws the widget in r. Returns the rectangle of the cells (for click zones).
+Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r);
+
+HeatCache *heat_cache_new(void);
+void heat_cache_free(HeatCache *c);
+
+// The colour range heat_draw uses for a spec.
+void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi);
+
+// Fills px [h][w] with the cells [r0, r1) x [c0, c1) of data [rows, cols]; each pixel is the
+// mean of the finite cells it covers (masked if all are -inf). Pure: no SDL.
+void heat_pixels(Rgba *px, int w, int h, const float *data, int cols, int r0, int r1, int c0,
+                 int c1, Colormap map, float lo, float hi);
+
+#endif

@@ -1,0 +1,271 @@
+// input.c: the key tables, mouse handling, and recording / replaying sessions (see input.h).
+#include "input.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Keys that do not type a character.
+static const struct {
+    SDL_Keycode key;
+    Action act;
+} key_table[] = {
+    {SDLK_RIGHT, DO_NEXT},          {SDLK_LEFT, DO_PREV},          {SDLK_SPACE, DO_PLAY},
+    {SDLK_PAGEDOWN, DO_NEXT_BLOCK}, {SDLK_PAGEUP, DO_PREV_BLOCK},  {SDLK_HOME, DO_FIRST},
+    {SDLK_END, DO_LAST},            {SDLK_TAB, DO_NEXT_VIEW},      {SDLK_F11, DO_FULLSCREEN},
+    {SDLK_ESCAPE, DO_QUIT},         {SDLK_UP, DO_PARAM_UP},        {SDLK_DOWN, DO_PARAM_DOWN},
+    {SDLK_F1, DO_HELP},             {SDLK_KP_PLUS, DO_BIGGER},     {SDLK_KP_MINUS, DO_SMALLER},
+};
+
+// Keys that type a character arrive as text, whatever the keyboard layout.
+static const struct {
+    char text;
+    Action act;
+    int param;
+} text_table[] = {
+    {'1', DO_HEAD, 0}, {'2', DO_HEAD, 1}, {'3', DO_HEAD, 2}, {'4', DO_HEAD, 3},
+    {'5', DO_HEAD, 4}, {'6', DO_HEAD, 5}, {'7', DO_HEAD, 6}, {'8', DO_HEAD, 7},
+    {'9', DO_HEAD, 8}, {'0', DO_ALL_HEADS, 0}, {'e', DO_EDIT, 0}, {'E', DO_EDIT, 0},
+    {'f', DO_FULLSCREEN, 0}, {'F', DO_FULLSCREEN, 0}, {'+', DO_BIGGER, 0}, {'=', DO_BIGGER, 0},
+    {'-', DO_SMALLER, 0}, {'_', DO_SMALLER, 0}, {'h', DO_THEME, 0}, {'H', DO_THEME, 0},
+    {'s', DO_SCREENSHOT, 0}, {'S', DO_SCREENSHOT, 0}, {'?', DO_HELP, 0}, {'q', DO_QUIT, 0},
+    {'Q', DO_QUIT, 0}, {'<', DO_SLOWER, 0}, {'>', DO_FASTER, 0}, {'[', DO_PARAM_DEC, 0},
+    {']', DO_PARAM_INC, 0},
+};
+
+// While the input line is being edited.
+static const struct {
+    SDL_Keycode key;
+    Action act;
+} edit_table[] = {
+    {SDLK_RETURN, DO_EDIT_ACCEPT}, {SDLK_KP_ENTER, DO_EDIT_ACCEPT},
+    {SDLK_ESCAPE, DO_EDIT_CANCEL}, {SDLK_BACKSPACE, DO_EDIT_BACKSPACE},
+};
+
+const KeyHelp key_help[] = {
+    {"Right / Left", "next / previous stage"},
+    {"PgDn / PgUp", "next / previous block (a clicker's buttons)"},
+    {"Home / End", "first / last stage"},
+    {"Space", "play / pause;  < >  slower / faster"},
+    {"Tab / Shift+Tab", "next / previous view: stage, attention, decoding, positions"},
+    {"1 - 9, 0", "show one head large;  0: all heads (and reset zoom)"},
+    {"E", "edit the input sentence (Enter runs it, Esc cancels)"},
+    {"wheel, drag", "zoom and pan the large heatmap"},
+    {"click", "a block on the map, a stage on the timeline, a head"},
+    {"Up / Down, [ ]", "positions view: pick a setting, change it"},
+    {"+ / -", "bigger / smaller (for a projector)"},
+    {"H", "high-contrast presenter theme"},
+    {"F or F11", "fullscreen"},
+    {"S", "save a PNG of the window"},
+    {"?", "this list"},
+    {"Q or Esc", "quit (Esc first closes this list or the editor)"},
+};
+const int key_help_count = sizeof key_help / sizeof key_help[0];
+
+static bool key_event(App *a, const SDL_KeyboardEvent *k) {
+    const SDL_Keycode sym = k->keysym.sym;
+    if (a->editing) {
+        for (size_t i = 0; i < sizeof edit_table / sizeof edit_table[0]; i++)
+            if (edit_table[i].key == sym) return app_act(a, edit_table[i].act, 0);
+        return false;
+    }
+    if (sym == SDLK_TAB && (k->keysym.mod & KMOD_SHIFT)) return app_act(a, DO_PREV_VIEW, 0);
+    for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
+        if (key_table[i].key == sym) return app_act(a, key_table[i].act, 0);
+    return false;
+}
+
+static bool text_event(App *a, const char *text) {
+    if (a->editing) {
+        app_type(a, text);
+        return false;
+    }
+    if (text[0] && !text[1])
+        for (size_t i = 0; i < sizeof text_table / sizeof text_table[0]; i++)
+            if (text_table[i].text == text[0]) return app_act(a, text_table[i].act, text_table[i].param);
+    return false;
+}
+
+bool input_handle(App *a, const Ui *ui, const SDL_Event *ev) {
+    switch (ev->type) {
+    case SDL_QUIT: a->quit = true; return false;
+    case SDL_KEYDOWN: return key_event(a, &ev->key);
+    case SDL_TEXTINPUT: return text_event(a, ev->text.text);
+    case SDL_MOUSEBUTTONDOWN:
+        if (ev->button.button == SDL_BUTTON_LEFT) app_click(a, ui, ev->button.x, ev->button.y);
+        return false;
+    case SDL_MOUSEBUTTONUP: a->dragging = false; return false;
+    case SDL_MOUSEMOTION: app_drag(a, ui, ev->motion.x, ev->motion.y); return false;
+    case SDL_MOUSEWHEEL: {
+        int x, y;
+        SDL_GetMouseState(&x, &y);
+        if (ev->wheel.which == SDL_TOUCH_MOUSEID) return false;
+        // A replayed wheel event carries its position in the (otherwise unused) preciseX/Y.
+        if (ev->wheel.preciseX != 0.0f || ev->wheel.preciseY != 0.0f) x = (int)ev->wheel.preciseX, y = (int)ev->wheel.preciseY;
+        app_wheel(a, ui, x, y, ev->wheel.y);
+        return false;
+    }
+    default: return false;
+    }
+}
+
+// ---- recording ----
+
+struct Recorder {
+    FILE *f;
+};
+
+Recorder *recorder_open(const char *path, Err *e) {
+    Recorder *r = calloc(1, sizeof *r);
+    if (!r || !(r->f = fopen(path, "w"))) {
+        free(r);
+        return err_set(e, "%s: cannot write the recording", path), NULL;
+    }
+    fprintf(r->f, "# stepformer recording: time (ms) event ...\n");
+    return r;
+}
+
+void recorder_log(Recorder *r, const SDL_Event *ev, double ms) {
+    if (!r) return;
+    long t = (long)ms;
+    switch (ev->type) {
+    case SDL_KEYDOWN:
+        fprintf(r->f, "%ld key %s%s\n", t, (ev->key.keysym.mod & KMOD_SHIFT) ? "Shift+" : "",
+                SDL_GetKeyName(ev->key.keysym.sym));
+        break;
+    case SDL_TEXTINPUT: fprintf(r->f, "%ld text %s\n", t, ev->text.text); break;
+    case SDL_MOUSEBUTTONDOWN:
+        if (ev->button.button == SDL_BUTTON_LEFT) fprintf(r->f, "%ld click %d %d\n", t, ev->button.x, ev->button.y);
+        break;
+    case SDL_MOUSEBUTTONUP: fprintf(r->f, "%ld release %d %d\n", t, ev->button.x, ev->button.y); break;
+    case SDL_MOUSEMOTION:
+        if (ev->motion.state & SDL_BUTTON_LMASK) fprintf(r->f, "%ld drag %d %d\n", t, ev->motion.x, ev->motion.y);
+        break;
+    case SDL_MOUSEWHEEL: {
+        int x, y;
+        SDL_GetMouseState(&x, &y);
+        fprintf(r->f, "%ld wheel %d %d %d\n", t, x, y, ev->wheel.y);
+        break;
+    }
+    case SDL_WINDOWEVENT:
+        if (ev->window.event == SDL_WINDOWEVENT_SIZE_CHANGED)
+            fprintf(r->f, "%ld resize %d %d\n", t, ev->window.data1, ev->window.data2);
+        break;
+    default: return;
+    }
+    fflush(r->f);
+}
+
+void recorder_close(Recorder *r) {
+    if (!r) return;
+    fclose(r->f);
+    free(r);
+}
+
+// ---- replaying ----
+
+typedef struct {
+    long ms;
+    char verb[16];
+    char arg[480];
+} ReplayLine;
+
+struct Replayer {
+    ReplayLine *lines;
+    int n, next;
+    bool waited;  // a frame has passed since the last pushed event
+};
+
+Replayer *replayer_open(const char *path, Err *e) {
+    FILE *f = fopen(path, "r");
+    if (!f) return err_set(e, "%s: cannot open the replay file", path), NULL;
+    Replayer *r = calloc(1, sizeof *r);
+    char buf[600];
+    int ln = 0;
+    bool ok = r != NULL;
+    while (ok && fgets(buf, sizeof buf, f)) {
+        ln++;
+        buf[strcspn(buf, "\r\n")] = '\0';
+        if (!buf[0] || buf[0] == '#') continue;
+        ReplayLine l = {0};
+        int used = 0;
+        if (sscanf(buf, "%ld %15s %n", &l.ms, l.verb, &used) < 2) {
+            ok = err_set(e, "%s:%d: expected 'TIME EVENT ...', got '%s'", path, ln, buf);
+            break;
+        }
+        snprintf(l.arg, sizeof l.arg, "%s", buf + used);
+        ReplayLine *nl = realloc(r->lines, sizeof *nl * (size_t)(r->n + 1));
+        if (!nl) ok = err_set(e, "out of memory");
+        else r->lines = nl, r->lines[r->n++] = l;
+    }
+    fclose(f);
+    if (!ok) return replayer_close(r), NULL;
+    return r;
+}
+
+static bool push_event(const ReplayLine *l) {
+    SDL_Event ev;
+    memset(&ev, 0, sizeof ev);
+    int x = 0, y = 0, d = 0;
+    if (!strcmp(l->verb, "key")) {
+        const char *name = l->arg;
+        bool shift = !strncmp(name, "Shift+", 6);
+        ev.type = SDL_KEYDOWN;
+        ev.key.state = SDL_PRESSED;
+        ev.key.keysym.sym = SDL_GetKeyFromName(shift ? name + 6 : name);
+        ev.key.keysym.mod = shift ? KMOD_LSHIFT : KMOD_NONE;
+        if (ev.key.keysym.sym == SDLK_UNKNOWN) return false;
+    } else if (!strcmp(l->verb, "text")) {
+        ev.type = SDL_TEXTINPUT;
+        snprintf(ev.text.text, sizeof ev.text.text, "%s", l->arg);
+    } else if (!strcmp(l->verb, "click") || !strcmp(l->verb, "release")) {
+        if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
+        ev.type = l->verb[0] == 'c' ? SDL_MOUSEBUTTONDOWN : SDL_MOUSEBUTTONUP;
+        ev.button = (SDL_MouseButtonEvent){.type = ev.type, .button = SDL_BUTTON_LEFT, .clicks = 1, .x = x, .y = y};
+    } else if (!strcmp(l->verb, "drag")) {
+        if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
+        ev.type = SDL_MOUSEMOTION;
+        ev.motion = (SDL_MouseMotionEvent){.type = SDL_MOUSEMOTION, .state = SDL_BUTTON_LMASK, .x = x, .y = y};
+    } else if (!strcmp(l->verb, "wheel")) {
+        if (sscanf(l->arg, "%d %d %d", &x, &y, &d) != 3) return false;
+        ev.type = SDL_MOUSEWHEEL;
+        ev.wheel = (SDL_MouseWheelEvent){.type = SDL_MOUSEWHEEL, .y = d, .preciseX = (float)x, .preciseY = (float)y};
+    } else if (!strcmp(l->verb, "resize")) {
+        if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
+        SDL_Window *w = SDL_GetKeyboardFocus();
+        if (!w) w = SDL_GetWindowFromID(1);
+        if (w) SDL_SetWindowSize(w, x, y);
+        return true;
+    } else {
+        return false;
+    }
+    return SDL_PushEvent(&ev) >= 0;
+}
+
+ReplayStep replayer_poll(Replayer *r, double ms, char *arg, size_t n) {
+    while (r->next < r->n && r->lines[r->next].ms <= ms) {
+        const ReplayLine *l = &r->lines[r->next];
+        ReplayStep step = !strcmp(l->verb, "shot") ? REPLAY_SHOT : !strcmp(l->verb, "expect") ? REPLAY_EXPECT
+                        : !strcmp(l->verb, "quit") ? REPLAY_QUIT : REPLAY_IDLE;
+        if (step != REPLAY_IDLE) {
+            if (!r->waited) {  // let the events before it take effect in a drawn frame first
+                r->waited = true;
+                return REPLAY_IDLE;
+            }
+            r->waited = false;
+            r->next++;
+            snprintf(arg, n, "%s", l->arg);
+            return step;
+        }
+        if (!push_event(l)) fprintf(stderr, "stepformer: replay: cannot replay '%s %s'\n", l->verb, l->arg);
+        r->waited = false;
+        r->next++;
+    }
+    return r->next >= r->n ? REPLAY_DONE : REPLAY_IDLE;
+}
+
+void replayer_close(Replayer *r) {
+    if (!r) return;
+    free(r->lines);
+    free(r);
+}

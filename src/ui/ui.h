@@ -1,0 +1,75 @@
+// ui.h: what every view draws with: the theme, sizes that follow the window and the +/-
+// scale, clickable zones, and the cache of heatmap images.
+//
+// Views are immediate-mode: each frame they draw from the (const) app state and register the
+// rectangles that respond to clicks ("hot zones"). The app acts on a click by looking up the
+// zone under the mouse from the frame just drawn. Views never change model state.
+#ifndef STEPFORMER_UI_H
+#define STEPFORMER_UI_H
+
+#include "gfx.h"
+#include "tensor.h"
+
+typedef struct {
+    Rgba bg, panel, panel_alt, text, muted, accent, on_accent, lit, lit_text, border, error_bg,
+        error_text, grid, encoder, decoder, generator;
+    int line;  // line thickness in pixels before scaling (1, or 2 for the presenter theme)
+} Theme;
+
+extern const Theme theme_light, theme_contrast;
+
+typedef enum {
+    CMD_NONE,
+    CMD_GOTO_STAGE,   // param: stage index
+    CMD_SELECT_HEAD,  // param: head index
+    CMD_ALL_HEADS,
+    CMD_VIEW,         // param: ViewKind
+    CMD_PE_PARAM,     // param: parameter * 2 + (1 = increase, 0 = decrease)
+    CMD_EDIT_INPUT,
+    CMD_ZOOM_AREA,    // the zoomable heatmap: wheel zooms, drag pans
+    CMD_TIMELINE,     // param: the number of stages spread over the zone's width
+    CMD_COUNT
+} UiCommand;
+
+typedef struct {
+    Rect r;
+    UiCommand cmd;
+    int param;
+} HotZone;
+
+typedef struct HeatCache HeatCache;
+
+typedef struct {
+    float x0, y0, x1, y1;  // the visible part of a heatmap, as fractions of its columns / rows
+} ZoomBox;
+
+enum { UI_MAX_HOT = 1024 };
+
+typedef struct {
+    Gfx *g;
+    const Theme *th;
+    int px;       // body text size in pixels
+    int small;    // small text (labels)
+    int pad;      // standard gap
+    int mx, my;   // the mouse
+    HotZone hot[UI_MAX_HOT];
+    int n_hot;
+    HeatCache *heat;
+    Rect zoom_area;  // where the zoomable heatmap was drawn this frame (w = 0: none)
+} Ui;
+
+// Adds a clickable zone for this frame.
+void ui_hot(Ui *ui, Rect r, UiCommand cmd, int param);
+// The zone under (x, y) from the last frame drawn (the topmost), or NULL.
+const HotZone *ui_hot_at(const Ui *ui, int x, int y);
+bool rect_has(Rect r, int x, int y);
+Rect rect_inset(Rect r, int d);
+
+// Text that is cut with "…" to fit max_w; returns the width drawn.
+int ui_text_fit(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s, int max_w);
+// Word-wrapped text in r.w, starting at r.y; returns the height used. Draws nothing past r.h.
+int ui_text_wrap(Ui *ui, FontFace f, int px, Rgba c, Rect r, const char *s);
+// A filled panel with a title bar; returns the area under the title.
+Rect ui_panel(Ui *ui, Rect r, const char *title);
+
+#endif

@@ -1,0 +1,110 @@
+// view_map.c: the architecture figure, drawn from the pass being run: the encoder, the decoder
+// (the round on screen, in greedy decoding) and the generator, one row per block, layers
+// folded except the one being executed. The executing block is lit; every row is clickable.
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+
+enum { MAX_ROWS = 512 };
+
+typedef enum { ITEM_HEADER, ITEM_ROW, ITEM_LAYER } ItemKind;
+
+typedef struct {
+    ItemKind kind;
+    int row;        // ITEM_ROW: index into rows; ITEM_LAYER: its first row
+    int last_row;   // ITEM_LAYER: its last row
+    bool in_layer;  // ITEM_ROW drawn inside an unfolded layer box
+    Part part;
+} Item;
+
+static Rgba part_colour(const Theme *t, Part p) {
+    return p == PART_ENCODER ? t->encoder : p == PART_DECODER ? t->decoder : p == PART_GENERATOR ? t->generator : t->panel_alt;
+}
+
+// Turns the block rows into what is drawn: section headers, folded layers, unfolded rows.
+static int build_items(const BlockRow *rows, int n, const BlockRow *cur, Item *items, int max) {
+    int k = 0;
+    Part part = PART_COUNT;
+    for (int i = 0; i < n && k < max - 2;) {
+        if (rows[i].part != part) items[k++] = (Item){ITEM_HEADER, i, i, false, part = rows[i].part};
+        if (!rows[i].has_layer) {
+            items[k++] = (Item){ITEM_ROW, i, i, false, part};
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j + 1 < n && rows[j + 1].has_layer && rows[j + 1].layer == rows[i].layer && rows[j + 1].part == part) j++;
+        const bool open = cur->has_layer && cur->layer == rows[i].layer && cur->part == part;
+        items[k++] = (Item){ITEM_LAYER, i, j, false, part};
+        for (int r = i; open && r <= j && k < max; r++) items[k++] = (Item){ITEM_ROW, r, r, true, part};
+        i = j + 1;
+    }
+    return k;
+}
+
+static void header(Ui *ui, const App *a, Rect r, Part p, int round, bool greedy, int px) {
+    static const char *const names[PART_COUNT] = {"ENCODER", "DECODER", "GENERATOR", "OTHER"};
+    const ModelConfig *c = &a->session.model.cfg;
+    char s[96];
+    if (p == PART_ENCODER) snprintf(s, sizeof s, "%s  x%d", names[p], c->num_encoder_layers);
+    else if (p == PART_DECODER && greedy && round >= 0) snprintf(s, sizeof s, "%s  x%d  round %d", names[p], c->num_decoder_layers, round + 1);
+    else if (p == PART_DECODER) snprintf(s, sizeof s, "%s  x%d", names[p], c->num_decoder_layers);
+    else snprintf(s, sizeof s, "%s", names[p]);
+    ui_text_fit(ui, FONT_BOLD, px, ui->th->muted, r.x, r.y + (r.h - gfx_line_height(ui->g, FONT_BOLD, px)) / 2, s, r.w);
+}
+
+static void row(Ui *ui, Rect r, const char *label, bool lit, Rgba fill, int px, int first) {
+    const Theme *t = ui->th;
+    gfx_rect(ui->g, r, lit ? t->lit : fill);
+    if (lit) gfx_frame(ui->g, r, t->line * 2, t->text);
+    const int lh = gfx_line_height(ui->g, lit ? FONT_BOLD : FONT_SANS, px);
+    ui_text_fit(ui, lit ? FONT_BOLD : FONT_SANS, px, lit ? t->lit_text : t->text, r.x + ui->pad / 2,
+                r.y + (r.h - lh) / 2, label, r.w - ui->pad);
+    ui_hot(ui, r, CMD_GOTO_STAGE, first);
+}
+
+static bool is_greedy(const App *a) {
+    const Interp *it = a->session.it;
+    for (int i = 0; i < interp_n_stages(it); i++)
+        if (interp_stage(it, i)->in_decode) return !strncmp(interp_stage(it, i)->id, "step.", 5);
+    return false;
+}
+
+void view_map(Ui *ui, const App *a, Rect r) {
+    Rect in = ui_panel(ui, r, "Architecture");
+    const Interp *it = a->session.it;
+    if (interp_n_done(it) == 0) return;
+    BlockRow rows[MAX_ROWS];
+    Item items[MAX_ROWS];
+    const BlockRow cur = block_of(a, a->cursor);
+    const int n = block_rows(a, cur.round, rows, MAX_ROWS);
+    const int k = build_items(rows, n, &cur, items, MAX_ROWS);
+    int px = ui->small, lh = gfx_line_height(ui->g, FONT_SANS, px);
+    int rh = lh * 3 / 2;
+    if (k * rh > in.h) rh = in.h / (k ? k : 1);  // squeeze rows, then the text, to fit
+    if (rh < lh + 2) px = px * rh / (lh + 2) > 7 ? px * rh / (lh + 2) : 7, lh = gfx_line_height(ui->g, FONT_SANS, px);
+    const bool greedy = is_greedy(a);
+    gfx_clip(ui->g, in);
+    int y = in.y;
+    for (int i = 0; i < k; i++, y += rh) {
+        const Item *m = &items[i];
+        const BlockRow *b = &rows[m->row];
+        Rect rr = {in.x + (m->in_layer ? ui->pad : 0), y + 1, in.w - (m->in_layer ? 2 * ui->pad : 0), rh - 2};
+        if (m->kind == ITEM_HEADER) {
+            header(ui, a, (Rect){in.x, y, in.w, rh}, m->part, interp_stage(it, a->cursor)->in_decode ? cur.round : -1,
+                   greedy, px);
+        } else if (m->kind == ITEM_LAYER) {
+            char s[48];
+            snprintf(s, sizeof s, "Layer %d", b->layer);
+            bool here = cur.has_layer && cur.layer == b->layer && cur.part == b->part;
+            int depth = here ? m->last_row - m->row + 1 : 0;
+            if (here) gfx_frame(ui->g, (Rect){in.x, y + 1, in.w, rh * (depth + 1) - 2}, ui->th->line, ui->th->text);
+            row(ui, rr, s, false, part_colour(ui->th, b->part), px, b->first);
+        } else {
+            row(ui, rr, b->label, b->first <= a->cursor && a->cursor <= b->last, part_colour(ui->th, b->part), px,
+                b->first);
+        }
+    }
+    gfx_unclip(ui->g);
+}
