@@ -3,9 +3,10 @@
 #   scripts/deps.sh          what building and running need
 #   scripts/deps.sh --test   plus what the test suite needs
 set -euo pipefail
-packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev)
+packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libsdl2-dev libsdl2-ttf-dev
+          libsdl2-image-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-dejavu-extra)
 if [ "${1:-}" = "--test" ]; then
-  packages+=()
+  packages+=(xvfb xauth)   # the real-window test runs under xvfb-run
 fi
 missing=()
 for p in "${packages[@]}"; do

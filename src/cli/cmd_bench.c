@@ -8,14 +8,18 @@
 
 #include "cli.h"
 #include "rng.h"
+#include "window.h"
 
 static const char bench_usage[] =
-    "usage: stepformer bench [--repeat N]\n"
+    "usage: stepformer bench [--repeat N] [--ui]\n"
     "\n"
     "Times the base configuration (d_model 512, 8 heads, 6+6 layers, d_ff 2048, vocab 1000,\n"
     "source and target length 32, batch 1, random weights): the median full-forward latency\n"
     "over N runs (default 20), and the GFLOP/s of every matmul shape that forward uses, next to\n"
-    "a naive triple loop for scale.\n";
+    "a naive triple loop for scale.\n"
+    "\n"
+    "With --ui: draws the busiest views of the same model off screen at 1920x1080 and prints\n"
+    "the median and p99 frame time of each, and the time from a step key to its frame.\n";
 
 static double now(void) {
     struct timespec t;
@@ -116,6 +120,7 @@ int cmd_bench(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, OPT_REPEAT, bench_usage, &o);
     if (code >= 0) return code;
+    if (o.ui_bench) return ui_bench_run(o.repeat ? o.repeat : 60);
     const int runs = o.repeat ? o.repeat : 20;
     Err e = {{0}};
     Lesson lesson;

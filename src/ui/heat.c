@@ -12,6 +12,8 @@ typedef struct {
     unsigned key[4];
     int r0, r1, c0, c1, w, h;
     GfxImage *im;
+    Colormap map;
+    float lo, hi;  // the colour range, computed once with the image
     unsigned used;
 } HeatEntry;
 
@@ -28,8 +30,8 @@ void heat_cache_free(HeatCache *c) {
     free(c);
 }
 
-void heat_pixels(Rgba *px, int w, int h, const float *data, int cols, int r0, int r1, int c0,
-                 int c1, Colormap map, float lo, float hi) {
+void heat_pixels(Rgba *px, int w, int h, const float *data, const float *mask, int cols, int r0,
+                 int r1, int c0, int c1, Colormap map, float lo, float hi) {
     const int nr = r1 - r0, nc = c1 - c0;
     for (int y = 0; y < h; y++) {
         const int ya = r0 + (int)((long)y * nr / h), yb = r0 + (int)((long)(y + 1) * nr / h);
@@ -40,7 +42,7 @@ void heat_pixels(Rgba *px, int w, int h, const float *data, int cols, int r0, in
             for (int r = ya; r < (yb > ya ? yb : ya + 1); r++)
                 for (int c = xa; c < (xb > xa ? xb : xa + 1); c++) {
                     float v = data[(size_t)r * cols + c];
-                    if (isfinite(v)) sum += v, n++;
+                    if (isfinite(v) && !(mask && mask[(size_t)r * cols + c] == -INFINITY)) sum += v, n++;
                 }
             px[(size_t)y * w + x] = n ? cmap_value(map, (float)(sum / n), lo, hi) : cmap_masked;
         }
@@ -55,8 +57,8 @@ void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi) {
     if (*map == CMAP_SEQUENTIAL) *lo = 0.0f;  // probabilities: dark means zero
 }
 
-static GfxImage *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0, int c1, int w,
-                              int ht) {
+static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0, int c1, int w,
+                                     int ht) {
     HeatCache *c = ui->heat;
     c->clock++;
     HeatEntry *slot = &c->e[0];
@@ -65,7 +67,7 @@ static GfxImage *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0,
         if (e->im && !memcmp(e->key, h->key, sizeof e->key) && e->r0 == r0 && e->r1 == r1 &&
             e->c0 == c0 && e->c1 == c1 && e->w == w && e->h == ht) {
             e->used = c->clock;
-            return e->im;
+            return e;
         }
         if (!e->im || e->used < slot->used) slot = e;  // the least recently used
     }
@@ -74,25 +76,26 @@ static GfxImage *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0,
     Colormap map;
     float lo, hi;
     heat_range(h, &map, &lo, &hi);
-    heat_pixels(px, w, ht, h->data, h->cols, r0, r1, c0, c1, map, lo, hi);
+    heat_pixels(px, w, ht, h->data, h->mask, h->cols, r0, r1, c0, c1, map, lo, hi);
     gfx_image_free(slot->im);
     *slot = (HeatEntry){{h->key[0], h->key[1], h->key[2], h->key[3]}, r0, r1, c0, c1, w, ht,
-                        gfx_image(ui->g, px, w, ht), c->clock};
+                        gfx_image(ui->g, px, w, ht), map, lo, hi, c->clock};
     free(px);
-    return slot->im;
+    return slot;
 }
 
+// Four significant decimals for small values, fewer for large ones, exponents at the ends.
 static void fmt_value(char *buf, size_t n, float v) {
+    const float a = fabsf(v);
     if (v == -INFINITY) snprintf(buf, n, "-inf (masked)");
-    else if (v != 0 && (fabsf(v) < 1e-3f || fabsf(v) >= 1e4f)) snprintf(buf, n, "%.3e", (double)v);
-    else snprintf(buf, n, "%.4f", (double)v);
+    else if (v != 0 && (a < 1e-3f || a >= 1e5f)) snprintf(buf, n, "%.3e", (double)v);
+    else snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.4f", (double)v);
 }
 
 // The colour bar: the map from lo (bottom) to hi (top) with their values.
-static void colour_bar(Ui *ui, const HeatSpec *h, Rect r, bool masked) {
-    Colormap map;
-    float lo, hi;
-    heat_range(h, &map, &lo, &hi);
+static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked) {
+    const Colormap map = en->map;
+    const float lo = en->lo, hi = en->hi;
     const int bw = ui->small / 2 + 4, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     Rect bar = {r.x, r.y + lh / 2, bw, r.h - lh - (masked ? lh + 4 : 0)};
     if (bar.h < 8) return;
@@ -180,6 +183,7 @@ static void readout(Ui *ui, const HeatSpec *h, Rect cells, Rect line, int r0, in
         int c = c0 + (int)((long)(ui->mx - cells.x) * (c1 - c0) / cells.w);
         char v[48], rl[80] = "", cl[80] = "";
         fmt_value(v, sizeof v, h->data[(size_t)r * h->cols + c]);
+        if (h->mask && h->mask[(size_t)r * h->cols + c] == -INFINITY) snprintf(v, sizeof v, "0 (masked key)");
         if (h->row_labels && r < h->n_row_labels) snprintf(rl, sizeof rl, " '%s'", h->row_labels[r]);
         if (h->col_labels && c < h->n_col_labels) snprintf(cl, sizeof cl, " '%s'", h->col_labels[c]);
         snprintf(msg, sizeof msg, "%s %d%s, %s %d%s:  %s%s", h->row_name ? h->row_name : "row", r, rl,
@@ -219,7 +223,7 @@ static bool single_chars(const HeatSpec *h, int c0, int c1) {
 
 static bool any_masked(const HeatSpec *h) {
     for (long i = 0; i < (long)h->rows * h->cols; i++)
-        if (h->data[i] == -INFINITY) return true;
+        if (h->data[i] == -INFINITY || (h->mask && h->mask[i] == -INFINITY)) return true;
     return false;
 }
 
@@ -238,9 +242,10 @@ typedef struct {
     int row_px, col_px;    // label sizes: shrunk so that every label fits when possible
 } Geometry;
 
+// Labels shrink to fit their rows, but not below 60% of the label size (then rows are skipped).
 static int label_size(Ui *ui, float cell) {
-    int px = (int)(cell * 0.8f);
-    return px >= ui->small ? ui->small : px >= 8 ? px : ui->small;
+    int px = (int)(cell * 0.8f), floor_px = ui->small * 3 / 5 > 8 ? ui->small * 3 / 5 : 8;
+    return px >= ui->small ? ui->small : px >= floor_px ? px : ui->small;
 }
 
 // Cell sizes: square for square tensors (attention maps), otherwise stretched to use the space
@@ -297,8 +302,10 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     if (area.w < 4 || area.h < 4) return (Rect){r.x, r.y, 0, 0};
     const Geometry g = geometry(ui, h, area, vr, vc);
     const bool down = g.cw < 1.0f || g.ch < 1.0f;
-    gfx_draw_image(ui->g, cached_image(ui, h, r0, r1, c0, c1, g.cw < 1.0f ? g.cells.w : vc,
-                                       g.ch < 1.0f ? g.cells.h : vr), g.cells);
+    const HeatEntry *en = cached_image(ui, h, r0, r1, c0, c1, g.cw < 1.0f ? g.cells.w : vc,
+                                       g.ch < 1.0f ? g.cells.h : vr);
+    if (!en) return (Rect){r.x, r.y, 0, 0};
+    gfx_draw_image(ui->g, en->im, g.cells);
     if (!h->compact) separators(ui, &g, vr, vc);
     if (h->highlight) gfx_frame(ui->g, rect_inset(g.cells, -3), 3, ui->th->lit);
     if (h->zoomable) {
@@ -310,7 +317,7 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     col_labels(ui, h, g.cells, c0, c1, top, g.col_px);
     const int room = r.y + r.h - lh - 4 - g.cells.y;
     const int bar_h = g.cells.h > 4 * lh ? g.cells.h : (4 * lh < room ? 4 * lh : room);
-    colour_bar(ui, h, (Rect){g.cells.x + g.cells.w + ui->small, g.cells.y, bar - ui->small, bar_h}, any_masked(h));
+    colour_bar(ui, en, (Rect){g.cells.x + g.cells.w + ui->small, g.cells.y, bar - ui->small, bar_h}, any_masked(h));
     const int below = g.cells.y + (g.cells.h > bar_h ? g.cells.h : bar_h) + 2;
     readout(ui, h, g.cells, (Rect){r.x, below < r.y + r.h - lh ? below : r.y + r.h - lh, r.w, lh}, r0, r1, c0, c1, down);
     return g.cells;

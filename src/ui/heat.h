@@ -17,6 +17,8 @@ typedef struct {
     TensorKind kind;
     const float *data;     // the slice shown, [rows, cols] row-major
     int rows, cols;
+    const float *mask;     // optional, [rows, cols]: cells that are -inf here are drawn masked
+                           // (the softmax of a masked row is 0 there; this shows why)
     const float *range;    // the values that set the colour range (the whole tensor, so all
     size_t range_n;        // heads share one scale); NULL: the slice itself
     const char *const *row_labels;  // tokens per row (NULL: indices)
@@ -41,8 +43,8 @@ void heat_cache_free(HeatCache *c);
 void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi);
 
 // Fills px [h][w] with the cells [r0, r1) x [c0, c1) of data [rows, cols]; each pixel is the
-// mean of the finite cells it covers (masked if all are -inf). Pure: no SDL.
-void heat_pixels(Rgba *px, int w, int h, const float *data, int cols, int r0, int r1, int c0,
-                 int c1, Colormap map, float lo, float hi);
+// mean of the finite cells it covers (masked if all are -inf, in data or in mask). Pure: no SDL.
+void heat_pixels(Rgba *px, int w, int h, const float *data, const float *mask, int cols, int r0,
+                 int r1, int c0, int c1, Colormap map, float lo, float hi);
 
 #endif

@@ -57,6 +57,10 @@ static Operand operand(const App *a, int i, int slot) {
     } else if (ref->kind == REF_WEIGHT) {  // weights never change: keyed by tensor and view
         o.is_weight = true;
         o.key[0] = 0x80000000u | (unsigned)ref->index, o.key[1] = (unsigned)ref->offset, o.key[3] = 1;
+        if (st->op == OP_ADD_POSITIONS) {  // only the table's first T rows are added: show those
+            o.shape = shape2(st->shape.dim[0], st->shape.dim[1]);
+            o.key[2] = (unsigned)st->shape.dim[0] << 8;
+        }
     } else {
         o.kind = TK_IDS, o.is_ids = true;
     }
@@ -116,8 +120,12 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
         snprintf(sub, sizeof sub, heads ? "head %d of %d%s" : "slice %d of %d", head + 1, o.shape.dim[0],
                  heads && a->all_heads ? "  (1-9 picks a head)" : "");
     } else if (o.is_weight) {
-        const Ref *ref = &interp_stage(it, i)->in[slot];
-        if (ref->offset) snprintf(sub, sizeof sub, "weights (a slice)");
+        const Stage *st = interp_stage(it, i);
+        const Ref *ref = &st->in[slot];
+        if (st->op == OP_ADD_POSITIONS)
+            snprintf(sub, sizeof sub, "rows 0-%d of the %d-row table", st->shape.dim[0] - 1, st->in_shape[slot].dim[0]);
+        else if (ref->offset || (st->op == OP_LINEAR && st->attr.chunks > 1))
+            snprintf(sub, sizeof sub, "weights, part %d of %d", st->attr.chunk + 1, st->attr.chunks);
         else snprintf(sub, sizeof sub, "weights");
     }
     const int rows = nd >= 2 ? o.shape.dim[nd - 2] : 1, cols = o.shape.dim[nd - 1];
@@ -129,6 +137,7 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
                   .n_col_labels = nc, .row_name = att ? "query" : nr ? "token" : "row",
                   .col_name = att ? "key" : nc ? "token" : "dim",
                   .key = {o.key[0], o.key[1], o.key[2] + (unsigned)(slot + 1), (unsigned)head}};
+    if (o.label_stage < 0 && nd >= 2) h.row_name = o.is_weight ? "row" : "position";
     h.zoomable = slot < 0, h.zoom = a->zoom;
     heat_draw(ui, &h, r);
 }

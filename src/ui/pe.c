@@ -1,0 +1,101 @@
+// pe.c: the positional-encoding explorer's settings and its own small program.
+//
+// The Positions view never calls a kernel: the explorer writes a two-line program
+//   pe = positional_table(positions=P, width=D, base=B)
+//   similarity = matmul(pe, transpose(pe))
+// runs it through the interpreter like any lesson, and the view reads that trace (stages "pe"
+// and "similarity"). Every change of a setting re-runs it and bumps `generation`.
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+
+const char *const pe_param_names[PE_PARAM_COUNT] = {"d_model", "positions", "base", "dimension",
+                                                     "position"};
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+// An even number in [lo, hi] (rounded down to even).
+static int clamp_even(int v, int lo, int hi) { return clampi(v, lo, hi) & ~1; }
+
+void pe_init(PeExplorer *pe, int d_model) {
+    memset(pe, 0, sizeof *pe);
+    pe->d_model = clamp_even(d_model, 2, 512);
+    pe->positions = 50, pe->base = 10000;
+    pe->dim = 0, pe->position = 1;
+    pe->selected = PE_D_MODEL;
+}
+
+static void clamp_settings(PeExplorer *pe) {
+    pe->d_model = clamp_even(pe->d_model, 2, 1024);
+    pe->positions = clampi(pe->positions, 2, 512);
+    pe->base = clampi(pe->base, 2, 10000000);
+    pe->dim = clampi(pe->dim, 0, pe->d_model - 1);
+    pe->position = clampi(pe->position, 0, pe->positions - 1);
+    if ((unsigned)pe->selected >= PE_PARAM_COUNT) pe->selected = PE_D_MODEL;
+}
+
+bool pe_rebuild(PeExplorer *pe, const Model *m, Err *e) {
+    clamp_settings(pe);
+    char text[256];
+    snprintf(text, sizeof text,
+             "pe = positional_table(positions=%d, width=%d, base=%d)\n"
+             "similarity = matmul(pe, transpose(pe))\n",
+             pe->positions, pe->d_model, pe->base);
+    Program fresh = {0};
+    if (!program_parse_text(&fresh, "positions explorer", text, e)) return false;
+    // The interpreter keeps a pointer to its program, so the new one goes in place first and
+    // the old one comes back if the run fails (the old trace is not read in between).
+    const Program old = pe->program;
+    pe->program = fresh;
+    const RunSpec spec = {0};
+    Interp *it = interp_new(&pe->program, m, &spec, e);
+    if (!it || !interp_run(it, e)) {
+        interp_free(it);
+        program_free(&pe->program);
+        pe->program = old;
+        return false;
+    }
+    interp_free(pe->it);
+    Program gone = old;
+    program_free(&gone);
+    pe->it = it;
+    pe->generation++;
+    return true;
+}
+
+// The next entry of a sorted list above (dir > 0) or below (dir < 0) v; v itself at the ends.
+static int list_step(const int *list, int n, int v, int dir) {
+    if (dir > 0) {
+        for (int i = 0; i < n; i++)
+            if (list[i] > v) return list[i];
+    } else {
+        for (int i = n - 1; i >= 0; i--)
+            if (list[i] < v) return list[i];
+    }
+    return v;
+}
+
+bool pe_adjust(PeExplorer *pe, const Model *m, PeParam p, int dir, Err *e) {
+    static const int positions[] = {10, 20, 50, 100, 200, 500};
+    static const int bases[] = {10, 100, 1000, 10000, 100000};
+    dir = dir > 0 ? 1 : -1;
+    switch (p) {
+    case PE_D_MODEL:
+        pe->d_model = clamp_even(dir > 0 ? pe->d_model * 2 : pe->d_model / 2, 2, 1024);
+        break;
+    case PE_POSITIONS: pe->positions = list_step(positions, 6, pe->positions, dir); break;
+    case PE_BASE: pe->base = list_step(bases, 5, pe->base, dir); break;
+    case PE_DIM: pe->dim += dir; break;
+    case PE_POSITION: pe->position += dir; break;
+    case PE_PARAM_COUNT: break;
+    }
+    return pe_rebuild(pe, m, e);
+}
+
+void pe_free(PeExplorer *pe) {
+    interp_free(pe->it);
+    pe->it = NULL;
+    program_free(&pe->program);
+    memset(&pe->program, 0, sizeof pe->program);
+}
