@@ -156,12 +156,13 @@ bool app_act(App *a, Action act, int param) {
     case DO_NEXT_VIEW: a->view = (ViewKind)((a->view + 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; break;
     case DO_PREV_VIEW: a->view = (ViewKind)((a->view + VIEW_COUNT - 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; break;
     case DO_EDIT:
-        a->editing = a->loaded;
+        a->editing = a->loaded, a->edit_fresh = true;
         snprintf(a->edit, sizeof a->edit, "%s", a->loaded ? a->session.input_text : "");
         break;
     case DO_EDIT_ACCEPT: accept_edit(a); break;
     case DO_EDIT_CANCEL: a->editing = false; break;
     case DO_EDIT_BACKSPACE: {
+        if (a->edit_fresh) a->edit[0] = '\0', a->edit_fresh = false;
         size_t n = strlen(a->edit);
         while (n > 0 && (a->edit[n - 1] & 0xC0) == 0x80) n--;  // a whole UTF-8 character
         if (n > 0) a->edit[n - 1] = '\0';
@@ -191,6 +192,7 @@ bool app_act(App *a, Action act, int param) {
 }
 
 void app_type(App *a, const char *s) {
+    if (a->edit_fresh) a->edit[0] = '\0', a->edit_fresh = false;
     size_t n = strlen(a->edit);
     snprintf(a->edit + n, sizeof a->edit - n, "%s", s);
 }
@@ -304,4 +306,16 @@ int attention_stage_for(const App *a, int cursor) {
     for (int i = cursor; i < interp_n_done(it); i++)
         if (is_attention_map(interp_stage(it, i))) return i;
     return -1;
+}
+
+const float *attention_mask_for(const App *a, int stage, int h) {
+    const Interp *it = interp(a);
+    const Stage *st = interp_stage(it, stage);
+    const char *dot = strrchr(st->id, '.');
+    if (!dot || strcmp(dot + 1, "weights") != 0 || st->shape.ndim != 3) return NULL;
+    char id[STAGE_ID_MAX + 8];
+    snprintf(id, sizeof id, "%.*s.masked", (int)(dot - st->id), st->id);
+    const int m = interp_find(it, id);
+    if (m < 0 || !shape_eq(&interp_stage(it, m)->shape, &st->shape) || !interp_output(it, m)) return NULL;
+    return interp_output(it, m) + (size_t)h * st->shape.dim[1] * st->shape.dim[2];
 }

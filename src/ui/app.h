@@ -39,6 +39,7 @@ typedef struct App {
     int play_ms;              // Space: one stage every play_ms
     double next_tick;
     bool editing;             // E: the input line is being edited
+    bool edit_fresh;          // nothing typed yet: the first key replaces the old sentence
     char edit[512];
     char error[640];          // shown on screen until the next successful action
     char notice[300];         // a passing message ("saved shot.png"), shown until notice_until
@@ -98,5 +99,8 @@ int stage_axis_labels(const App *a, int stage, int axis, const char **labels, in
 // The attention stage to show for the cursor: the [H, Tq, Tk] stage itself, or the softmax
 // weights of the attention block the cursor is in (or last passed). -1 if none has run.
 int attention_stage_for(const App *a, int cursor);
+// For an attention softmax ("...weights"): head h's slice of the block's "masked" stage, whose
+// -inf cells are the keys the softmax was not allowed to see (draw them masked). Else NULL.
+const float *attention_mask_for(const App *a, int stage, int h);
 
 #endif

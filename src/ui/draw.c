@@ -55,6 +55,12 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
     if (field.w > 20) {
         gfx_rect(ui->g, field, a->editing ? t->panel : t->panel_alt);
         if (a->editing) gfx_frame(ui->g, field, 2, t->accent);
+        if (a->editing && a->edit_fresh) {  // the old sentence is selected: typing replaces it
+            int pw = gfx_text_width(ui->g, FONT_MONO, ui->px, "input: ");
+            int sw = gfx_text_width(ui->g, FONT_MONO, ui->px, a->edit);
+            if (pw + sw > field.w - ui->pad) sw = field.w - ui->pad - pw;
+            gfx_rect(ui->g, (Rect){x + pw, y, sw, lh}, t->lit);
+        }
         ui_text_fit(ui, a->editing ? FONT_MONO : FONT_SANS, ui->px, t->text, x, y, in, field.w - ui->pad);
         ui_hot(ui, field, CMD_EDIT_INPUT, 0);
     }

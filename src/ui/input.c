@@ -194,6 +194,18 @@ Replayer *replayer_open(const char *path, Err *e) {
             break;
         }
         snprintf(l.arg, sizeof l.arg, "%s", buf + used);
+        const char *known = "key text click release drag wheel resize shot expect quit";
+        const char *hit = strstr(known, l.verb);
+        if (!hit || (hit[strlen(l.verb)] != ' ' && hit[strlen(l.verb)] != '\0')) {
+            ok = err_set(e, "%s:%d: unknown event '%s' (known: %s)", path, ln, l.verb, known);
+            break;
+        }
+        const char *key = !strncmp(l.arg, "Shift+", 6) ? l.arg + 6 : l.arg;
+        if (!strcmp(l.verb, "key") && SDL_GetKeyFromName(key) == SDLK_UNKNOWN) {
+            ok = err_set(e, "%s:%d: unknown key name '%s' (SDL's names: Right, Left, PageDown, "
+                         "PageUp, Home, End, Tab, Space, Escape, Return, F11, ...)", path, ln, key);
+            break;
+        }
         ReplayLine *nl = realloc(r->lines, sizeof *nl * (size_t)(r->n + 1));
         if (!nl) ok = err_set(e, "out of memory");
         else r->lines = nl, r->lines[r->n++] = l;

@@ -65,14 +65,7 @@ static HeatSpec head_spec(const App *a, int k, int h, const Labels *L, char *sub
     const float *x = interp_output(a->session.it, k);
     const int H = st->shape.dim[0], T = st->shape.dim[1], S = st->shape.dim[2];
     snprintf(sub, n, "head %d of %d", h + 1, H);
-    const float *mask = NULL;  // the softmax shows its masked keys as masked, not as tiny weights
-    if (dot && !strcmp(dot + 1, "weights")) {
-        char id[STAGE_ID_MAX + 8];
-        snprintf(id, sizeof id, "%.*s.masked", (int)(dot - st->id), st->id);
-        int m = interp_find(a->session.it, id);
-        if (m >= 0 && shape_eq(&interp_stage(a->session.it, m)->shape, &st->shape) && interp_output(a->session.it, m))
-            mask = interp_output(a->session.it, m) + (size_t)h * T * S;
-    }
+    const float *mask = attention_mask_for(a, k, h);  // masked keys shown masked, not as tiny weights
     return (HeatSpec){.title = dot ? dot + 1 : st->id, .subtitle = sub, .mask = mask, .shape = st->shape, .kind = st->kind,
                       .data = x + (size_t)h * T * S, .rows = T, .cols = S, .range = x,
                       .range_n = (size_t)shape_numel(&st->shape), .row_labels = L->rows,

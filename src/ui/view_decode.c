@@ -1,0 +1,435 @@
+// view_decode.c: the "Decoding" view: the output sequence as it grows, the generator's softmax
+// as a bar chart of the most likely next tokens, and the last decoder layer's attention maps.
+//
+// Greedy decoding runs the decoder once per round (stage ids "step.K."); the view works out
+// the round the cursor is in and shows everything from that round's point of view: the
+// tokens generated before it, the token it produces once its argmax has run, and later
+// tokens greyed out. Teacher forcing has one pass: the target, and under each of its tokens
+// the token the model predicts after it.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "heat.h"
+
+enum { MAX_TOKENS = 512, TOP_K = 10 };
+
+// The decoding round on screen, from the cursor's point of view.
+typedef struct {
+    const Interp *it;
+    bool greedy;
+    bool before;         // the cursor is before the decoder (still in the encoder)
+    int round;           // K: the "step.K." prefix (0 in teacher forcing)
+    char prefix[24];     // "step.K." or ""
+    const float *ids;    // the target slot: bos + generated (greedy) or the target ids
+    int n_ids;
+    int n_gen;           // greedy: tokens generated so far (without bos and eos)
+    StopReason why;
+    int next, probs;     // this round's generator.next / generator.probs stages (-1: none)
+    bool next_run, probs_run;
+    int layer;           // the last decoder layer
+} Round;
+
+// A stage has run from the point of view of the cursor.
+static bool seen(const App *a, int stage) {
+    return stage >= 0 && stage <= a->cursor && stage < interp_n_done(a->session.it);
+}
+
+static int find_in_round(const Round *R, const char *name) {
+    char id[STAGE_ID_MAX + 32];
+    snprintf(id, sizeof id, "%s%s", R->prefix, name);
+    return interp_find(R->it, id);
+}
+
+static int layer_stage(const Round *R, const char *sub) {
+    char name[96];
+    snprintf(name, sizeof name, "decoder.layers.%d.%s.weights", R->layer, sub);
+    return find_in_round(R, name);
+}
+
+static Round round_at(const App *a) {
+    Round R = {.it = a->session.it, .greedy = a->session.run.tgt == NULL, .before = true};
+    for (int i = a->cursor; i >= 0; i--) {
+        const Stage *st = interp_stage(R.it, i);
+        if (st->in_decode) {
+            R.before = false;
+            R.round = R.greedy ? st->step : 0;
+            break;
+        }
+    }
+    if (R.greedy) snprintf(R.prefix, sizeof R.prefix, "step.%d.", R.round);
+    int slot = program_input(&a->session.lesson.program, "tgt");
+    if (slot >= 0) R.ids = interp_input_ids(R.it, slot, &R.n_ids);
+    if (R.greedy) interp_generated(R.it, &R.n_gen, &R.why);
+    R.next = find_in_round(&R, "generator.next");
+    R.probs = find_in_round(&R, "generator.probs");
+    R.next_run = seen(a, R.next), R.probs_run = seen(a, R.probs);
+    R.layer = a->session.model.cfg.num_decoder_layers - 1;
+    while (R.layer > 0 && layer_stage(&R, "cross_attn") < 0) R.layer--;
+    return R;
+}
+
+// A token as shown on screen: a space is drawn as an open box so that it can be seen.
+static const char *shown(const App *a, int id) {
+    const char *s = vocab_token(&a->session.model.tgt_vocab, id);
+    return !strcmp(s, " ") ? "\xe2\x90\xa3" : s;
+}
+
+// ---- token chips ----
+
+typedef enum { CHIP_GIVEN, CHIP_NEW, CHIP_UNKNOWN, CHIP_LATER, CHIP_MATCH, CHIP_MISS } ChipKind;
+
+static int chip_h(Ui *ui) { return gfx_line_height(ui->g, FONT_SANS, ui->px) + ui->pad / 2; }
+
+static int chip_w(Ui *ui, const char *s, int max_w) {
+    int w = gfx_text_width(ui->g, FONT_BOLD, ui->px, s) + ui->pad;  // fits either face
+    w = w < chip_h(ui) ? chip_h(ui) : w;
+    return w < max_w ? w : max_w;
+}
+
+static void chip(Ui *ui, Rect r, const char *s, ChipKind k) {
+    const Theme *t = ui->th;
+    Rgba fill = k == CHIP_NEW ? t->lit : k == CHIP_MATCH ? t->generator : k == CHIP_GIVEN ? t->panel_alt : t->panel;
+    Rgba ink = k == CHIP_NEW ? t->lit_text : k == CHIP_LATER || k == CHIP_UNKNOWN ? t->muted : t->text;
+    gfx_rect(ui->g, r, fill);
+    gfx_frame(ui->g, r, k == CHIP_UNKNOWN ? 2 * t->line : t->line, k == CHIP_UNKNOWN ? t->lit : k == CHIP_LATER ? t->grid : t->border);
+    const int tw = gfx_text_width(ui->g, FONT_SANS, ui->px, s), inner = r.w - ui->pad / 2;
+    const int x = tw < inner ? r.x + (r.w - tw) / 2 : r.x + ui->pad / 4;
+    ui_text_fit(ui, k == CHIP_NEW ? FONT_BOLD : FONT_SANS, ui->px, ink, x,
+                r.y + (r.h - gfx_line_height(ui->g, FONT_SANS, ui->px)) / 2, s, inner);
+}
+
+// Places boxes first..n-1 of widths w[] in at most `rows` rows of `width` (the first row
+// starting at x0); returns how many fit.
+static int flow(const int *w, int first, int n, int x0, int width, int gap, int rows, int *xs, int *row) {
+    int x = x0, r = 0, k = first;
+    bool empty = x0 == 0;
+    for (; k < n; k++) {
+        if (!empty && x + w[k] > width) {
+            if (++r >= rows) break;
+            x = 0;
+        }
+        xs[k] = x, row[k] = r, x += w[k] + gap, empty = false;
+    }
+    return k - first;
+}
+
+// The first box to show so that box `focus` is among those that fit (with "…" before them).
+static int flow_start(const int *w, int n, int focus, int lead, int width, int gap, int rows, int *xs, int *row) {
+    int first = 0;
+    while (first < focus && flow(w, first, n, first ? lead : 0, width, gap, rows, xs, row) <= focus - first)
+        first++;
+    return first;
+}
+
+static const char *stop_text(StopReason why) {
+    return why == STOP_EOS ? "<eos>" : why == STOP_MAX_LEN ? "max_len" : "";
+}
+
+// Greedy: <bos>, the tokens before this round, this round's token (or "?"), later ones grey.
+static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
+    int w[MAX_TOKENS + 2], xs[MAX_TOKENS + 2], row[MAX_TOKENS + 2];
+    const char *txt[MAX_TOKENS + 2];
+    ChipKind kind[MAX_TOKENS + 2];
+    const int n_known = R->n_ids + (R->why == STOP_EOS);  // bos + generated (+ eos)
+    const int produced = R->round + 1, arrow = gfx_text_width(ui->g, FONT_BOLD, ui->px, " \xe2\x86\x92 ");
+    int n = n_known > produced + 1 ? n_known : produced + 1;
+    n = n < MAX_TOKENS ? n : MAX_TOKENS;
+    const float *next = R->next_run ? interp_output(R->it, R->next) : NULL;
+    for (int i = 0; i < n; i++) {
+        int id = i < R->n_ids ? (int)R->ids[i] : a->session.model.cfg.eos_id.id;
+        if (i == produced && next) id = (int)next[interp_stage(R->it, R->next)->shape.dim[0] - 1];
+        kind[i] = i < produced ? CHIP_GIVEN : i == produced ? (next ? CHIP_NEW : CHIP_UNKNOWN) : CHIP_LATER;
+        txt[i] = kind[i] == CHIP_UNKNOWN ? "?" : shown(a, id);
+        w[i] = chip_w(ui, txt[i], r.w / 2) + (i == produced ? arrow : 0);
+    }
+    const int h = chip_h(ui), gap = ui->pad / 2, ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap;
+    const int rows = r.h / (h + gap) < 1 ? 1 : r.h / (h + gap);
+    const int first = flow_start(w, n, produced, ell, r.w, gap, rows, xs, row);
+    const int placed = flow(w, first, n, first ? ell : 0, r.w, gap, rows, xs, row);
+    if (first) gfx_text(ui->g, FONT_SANS, ui->px, ui->th->muted, r.x, r.y + ui->pad / 4, "\xe2\x80\xa6");
+    int used = 0;
+    for (int i = first; i < first + placed; i++) {
+        Rect c = {r.x + xs[i], r.y + row[i] * (h + gap), w[i], h};
+        if (i == produced) {
+            gfx_text(ui->g, FONT_BOLD, ui->px, ui->th->muted, c.x, c.y + ui->pad / 4, " \xe2\x86\x92 ");
+            c.x += arrow, c.w -= arrow;
+        }
+        chip(ui, c, txt[i], kind[i]);
+        char id[48];
+        snprintf(id, sizeof id, "step.%d.generator.next", i - 1);
+        int k = i > 0 ? interp_find(R->it, id) : -1;
+        if (k >= 0) ui_hot(ui, c, CMD_GOTO_STAGE, k);
+        used = c.y + h - r.y;
+    }
+    return used;
+}
+
+// Teacher forcing: the target tokens and, under each, the token predicted after it. Sets *sel
+// to the column under the mouse (else the last).
+static int forced_chips(Ui *ui, const App *a, const Round *R, Rect r, int *sel) {
+    int w[MAX_TOKENS], xs[MAX_TOKENS], row[MAX_TOKENS], pid[MAX_TOKENS];
+    const int T = R->n_ids < MAX_TOKENS ? R->n_ids : MAX_TOKENS;
+    const float *pred = R->next_run ? interp_output(R->it, R->next) : NULL;
+    const Theme *t = ui->th;
+    const int lab = (int)fmaxf(gfx_text_width(ui->g, FONT_BOLD, ui->small, "target"),
+                               gfx_text_width(ui->g, FONT_BOLD, ui->small, "predicts")) + ui->pad;
+    char ptxt[MAX_TOKENS][64];
+    int matches = 0;
+    for (int i = 0; i < T; i++) {
+        pid[i] = pred ? (int)pred[i] : -1;
+        bool match = pred && i + 1 < T && pid[i] == (int)R->ids[i + 1];
+        matches += match;
+        snprintf(ptxt[i], sizeof ptxt[i], "%s%s", pred ? shown(a, pid[i]) : "?", match ? " \xe2\x9c\x93" : "");
+        int a1 = chip_w(ui, shown(a, (int)R->ids[i]), r.w / 2), a2 = chip_w(ui, ptxt[i], r.w / 2);
+        w[i] = a1 > a2 ? a1 : a2;
+    }
+    const int h = chip_h(ui), gap = ui->pad / 2, pair = 2 * h + gap, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    const int ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap, rows_fit = (r.h - lh) / (pair + 2 * gap);
+    const int rows = rows_fit < 1 ? 1 : rows_fit, width = r.w - lab;
+    const int first = flow_start(w, T, T - 1, ell, width, gap, rows, xs, row);
+    const int placed = flow(w, first, T, first ? ell : 0, width, gap, rows, xs, row);
+    *sel = T - 1;
+    int used = 0;
+    Rect cols[MAX_TOKENS];
+    for (int i = first; i < first + placed; i++) {
+        cols[i] = (Rect){r.x + lab + xs[i], r.y + row[i] * (pair + 2 * gap), w[i], pair};
+        if (rect_has(cols[i], ui->mx, ui->my)) *sel = i;
+    }
+    for (int i = first; i < first + placed; i++) {
+        Rect c = cols[i];
+        if (i == first || row[i] != row[i - 1]) {
+            gfx_text(ui->g, FONT_BOLD, ui->small, t->muted, r.x, c.y + (h - lh) / 2, "target");
+            gfx_text(ui->g, FONT_BOLD, ui->small, t->muted, r.x, c.y + h + gap + (h - lh) / 2, "predicts");
+            if (i == first && first)
+                gfx_text(ui->g, FONT_SANS, ui->px, t->muted, r.x + lab, c.y + ui->pad / 4, "\xe2\x80\xa6");
+        }
+        bool match = pred && i + 1 < T && pid[i] == (int)R->ids[i + 1];
+        chip(ui, (Rect){c.x, c.y, c.w, h}, shown(a, (int)R->ids[i]), CHIP_GIVEN);
+        chip(ui, (Rect){c.x, c.y + h + gap, c.w, h}, ptxt[i],
+             !pred ? CHIP_LATER : match ? CHIP_MATCH : CHIP_MISS);
+        if (i == *sel) gfx_frame(ui->g, rect_inset(c, -gap / 2 - 1), 2 * t->line, t->lit);
+        used = c.y + pair - r.y;
+    }
+    char legend[160];
+    if (pred) snprintf(legend, sizeof legend, "\xe2\x9c\x93 = the prediction is the next target token (%d of %d)."
+                       " Point at a column to see its probabilities.", matches, T - 1);
+    else snprintf(legend, sizeof legend, "The predictions appear once generator.next has run.");
+    ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x, r.y + used + gap + 2, legend, r.w);
+    return used + gap + 2 + lh;
+}
+
+// ---- the generator's softmax as a bar chart ----
+
+// The ids of the k largest values of p[V], largest first (ties: the lower id, as argmax).
+static int top_k(const float *p, int V, int *top, int k) {
+    int n = 0;
+    for (int v = 0; v < V; v++) {
+        if (n == k && !(p[v] > p[top[n - 1]])) continue;
+        int j = n < k ? n++ : k - 1;
+        while (j > 0 && p[v] > p[top[j - 1]]) top[j] = top[j - 1], j--;
+        top[j] = v;
+    }
+    return n;
+}
+
+// The smallest of 0.01, 0.02, 0.05, 0.1, ... 1 that is at least p: the bars' full width.
+static float nice_scale(float p) {
+    static const float steps[] = {0.01f, 0.02f, 0.05f, 0.1f, 0.2f, 0.5f, 1.0f};
+    for (int i = 0; i < 7; i++)
+        if (p <= steps[i]) return steps[i];
+    return 1.0f;
+}
+
+static void bar_row(Ui *ui, const App *a, Rect r, int id, float p, float full, int lw, int bw, bool best) {
+    const Theme *t = ui->th;
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), ty = r.y + (r.h - lh) / 2;
+    const char *tok = shown(a, id);
+    const FontFace f = best ? FONT_BOLD : FONT_SANS;
+    const int tw = gfx_text_width(ui->g, f, ui->small, tok);
+    ui_text_fit(ui, f, ui->small, t->text, r.x + lw - (tw < lw ? tw : lw), ty, tok, lw);
+    Rect track = {r.x + lw + ui->pad / 2, r.y + 1, bw, r.h - 2};
+    gfx_rect(ui->g, track, t->panel_alt);
+    int len = (int)lroundf(bw * fminf(p / full, 1.0f));
+    if (len > 0) gfx_rect(ui->g, (Rect){track.x, track.y, len, track.h}, best ? t->lit : t->accent);
+    if (best) gfx_frame(ui->g, (Rect){track.x, track.y, len > 2 ? len : 2, track.h}, t->line, t->text);
+    char s[64];
+    snprintf(s, sizeof s, "%.4f%s", (double)p, best ? "  \xe2\x86\x90 argmax" : "");
+    ui_text_fit(ui, f, ui->small, best ? t->text : t->muted, track.x + bw + ui->pad / 2, ty, s,
+                r.x + r.w - track.x - bw - ui->pad / 2);
+}
+
+static void draw_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
+    const Stage *st = interp_stage(R->it, R->probs);
+    const int V = st->shape.dim[st->shape.ndim - 1], T = st->shape.ndim > 1 ? st->shape.dim[0] : 1;
+    row = row < 0 ? 0 : row >= T ? T - 1 : row;
+    const float *p = interp_output(R->it, R->probs) + (size_t)row * V;
+    int top[TOP_K];
+    const int k = top_k(p, V, top, TOP_K);
+    const Theme *t = ui->th;
+    const int lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px), lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    char title[160], sub[200];
+    snprintf(title, sizeof title, "Next token after '%s'", row < R->n_ids ? shown(a, (int)R->ids[row]) : "?");
+    const float full = nice_scale(p[top[0]]);
+    snprintf(sub, sizeof sub, "   %s, row %d: top %d of %d   (full bar = %g)", st->id, row, k, V, (double)full);
+    int w = ui_text_fit(ui, FONT_BOLD, ui->px, t->text, r.x, r.y, title, r.w * 2 / 3);
+    ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x + w, r.y + (lhb - lh) / 2, sub, r.w - w);
+    const int avail = r.h - lhb - ui->pad / 2;
+    int rh = avail / (k > 0 ? k : 1), n = k;
+    if (rh > lh * 4 / 3) rh = lh * 4 / 3;
+    if (rh < lh) rh = lh, n = avail / lh;
+    int lw = 0;
+    for (int i = 0; i < n; i++) {
+        int tw = gfx_text_width(ui->g, FONT_BOLD, ui->small, shown(a, top[i]));
+        lw = tw > lw ? tw : lw;
+    }
+    lw = lw > r.w / 4 ? r.w / 4 : lw;
+    const int pw = gfx_text_width(ui->g, FONT_BOLD, ui->small, "0.0000  \xe2\x86\x90 argmax") + ui->pad;
+    int bw = r.w - lw - pw - ui->pad;
+    bw = bw > ui->px * 40 ? ui->px * 40 : bw;
+    for (int i = 0; i < n && bw > 8; i++)
+        bar_row(ui, a, (Rect){r.x, r.y + lhb + ui->pad / 2 + i * rh, r.w, rh - 2}, top[i], p[top[i]], full, lw, bw, i == 0);
+}
+
+// ---- the last decoder layer's attention for this round ----
+
+static int labels(const App *a, int stage, int axis, const char **out) {
+    int n = stage_axis_labels(a, stage, axis, out, MAX_TOKENS);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(out[i], " ")) out[i] = "\xe2\x90\xa3";
+    return n;
+}
+
+static void attn_map(Ui *ui, const App *a, Rect r, int stage, const char *title, bool main_map) {
+    const Interp *it = a->session.it;
+    const Stage *st = interp_stage(it, stage);
+    if (st->shape.ndim != 3) return;
+    const int H = st->shape.dim[0], T = st->shape.dim[1], S = st->shape.dim[2];
+    const int h = a->all_heads ? 0 : a->head < H ? a->head : H - 1;
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    char cap[STAGE_ID_MAX + 64], sub[48];
+    snprintf(cap, sizeof cap, "%s%s", main_map && a->all_heads ? "Press 1-9 to pick a head.   " : "", st->id);
+    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y, cap, r.w);
+    snprintf(sub, sizeof sub, "head %d of %d", h + 1, H);
+    const char *rl[MAX_TOKENS], *cl[MAX_TOKENS];
+    const float *out = interp_output(it, stage);
+    HeatSpec hs = {.title = title, .subtitle = sub, .shape = st->shape, .kind = st->kind,
+                   .data = out + (size_t)h * T * S, .rows = T, .cols = S, .range = out,
+                   .mask = attention_mask_for(a, stage, h),
+                   .range_n = (size_t)H * T * S, .row_labels = rl, .n_row_labels = labels(a, stage, 1, rl),
+                   .col_labels = cl, .n_col_labels = labels(a, stage, 2, cl), .row_name = "query",
+                   .col_name = "key", .key = {a->generation, (unsigned)stage, 0xDEC0, (unsigned)h},
+                   .zoomable = main_map, .zoom = a->zoom};
+    heat_draw(ui, &hs, (Rect){r.x, r.y + lh + 2, r.w, r.h - lh - 2});
+}
+
+// A short message in a tinted box as tall as it needs (at most r.h); returns its height.
+static int note(Ui *ui, Rect r, const char *msg) {
+    Rect in = rect_inset(r, ui->pad / 2);
+    int h = ui_text_wrap(ui, FONT_ITALIC, ui->small, ui->th->muted, (Rect){-100000, 0, in.w, in.h}, msg) + ui->pad;
+    h = h < r.h ? h : r.h;
+    gfx_rect(ui->g, (Rect){r.x, r.y, r.w, h}, ui->th->panel_alt);
+    ui_text_wrap(ui, FONT_ITALIC, ui->small, ui->th->muted, in, msg);
+    return h;
+}
+
+// The last decoder layer's cross- and self-attention for this round; earlier in the pass, the
+// highest layer that has run so far.
+static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
+    Round at = *R;
+    while (at.layer > 0 && !seen(a, layer_stage(&at, "self_attn"))) at.layer--;
+    const int cross = layer_stage(&at, "cross_attn"), self = layer_stage(&at, "self_attn");
+    const bool has_cross = seen(a, cross), has_self = seen(a, self);
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    char msg[300];
+    if (!has_self) {
+        snprintf(msg, sizeof msg, R->before ? "The decoder's attention maps appear when it reaches them."
+                                            : "The decoder has not reached its first attention yet: step forward.");
+        note(ui, r, msg);
+        return;
+    }
+    if (at.layer < R->layer || !has_cross) {
+        if (has_cross) snprintf(msg, sizeof msg, "Layer %d of %d so far: the last layer has not run yet in this pass.",
+                                at.layer + 1, R->layer + 1);
+        else snprintf(msg, sizeof msg, "Layer %d of %d so far: its cross-attention has not run yet.", at.layer + 1,
+                      R->layer + 1);
+        int h = note(ui, r, msg) + ui->pad / 2;
+        r.y += h, r.h -= h;
+    }
+    if (!has_cross) {
+        attn_map(ui, a, r, self, "Masked self-attention", true);
+        return;
+    }
+    const bool both = r.w >= ui->small * 52 && r.h > 8 * lh;
+    int cw = r.w;
+    if (both) {  // share the width as the columns do (source vs target), within limits
+        const Shape *c = &interp_stage(R->it, cross)->shape;
+        float f = (float)c->dim[2] / (c->dim[2] + c->dim[1]);
+        cw = (int)(r.w * fminf(fmaxf(f, 0.55f), 0.7f));
+    }
+    attn_map(ui, a, (Rect){r.x, r.y, cw - (both ? ui->pad : 0), r.h}, cross, "Cross-attention", true);
+    if (both) attn_map(ui, a, (Rect){r.x + cw + ui->pad, r.y, r.w - cw - ui->pad, r.h}, self, "Masked self-attention", false);
+}
+
+// ---- the whole view ----
+
+static int header(Ui *ui, const App *a, const Round *R, Rect r) {
+    const Theme *t = ui->th;
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px);
+    char in[600], head[96], rest[160];
+    snprintf(in, sizeof in, "input: %s", a->session.input_text);
+    ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x, r.y, in, r.w);
+    if (!R->greedy) {
+        snprintf(head, sizeof head, "Teacher forcing: one pass over %d target tokens", R->n_ids);
+        snprintf(rest, sizeof rest, "   each row predicts the next token");
+    } else {
+        const int N = R->n_gen + (R->why == STOP_EOS), most = a->session.run.max_new;
+        if (R->why != STOP_NONE) snprintf(head, sizeof head, "Round %d of %d (step.%d)", R->round + 1, N, R->round);
+        else snprintf(head, sizeof head, "Round %d (step.%d)", R->round + 1, R->round);
+        if (R->before) snprintf(rest, sizeof rest, "   the encoder runs first; then the decoder adds one token per round");
+        else if (R->why == STOP_EOS) snprintf(rest, sizeof rest, "   stops when it produces %s", stop_text(R->why));
+        else if (R->why == STOP_MAX_LEN) snprintf(rest, sizeof rest, "   stops at %s (%d tokens)", stop_text(R->why), N);
+        else snprintf(rest, sizeof rest, "   still decoding (at most %d tokens)", most);
+    }
+    int w = ui_text_fit(ui, FONT_BOLD, ui->px, t->text, r.x, r.y + lh + 2, head, r.w);
+    ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x + w, r.y + lh + 2 + (lhb - lh) / 2, rest, r.w - w);
+    return lh + 2 + lhb + ui->pad / 2;
+}
+
+void view_decode(Ui *ui, const App *a, Rect r) {
+    const bool greedy = a->session.run.tgt == NULL;
+    Rect body = ui_panel(ui, r, greedy ? "Decoding: greedy, one decoder pass per new token"
+                                       : "Decoding: teacher forcing, one decoder pass over the given target");
+    if (interp_n_stages(a->session.it) == 0 || interp_n_done(a->session.it) == 0) return;
+    const Round R = round_at(a);
+    gfx_clip(ui->g, body);
+    int y = body.y + header(ui, a, &R, body);
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px);
+    const int h = chip_h(ui), rows = body.h > 40 * lh ? 3 : 2;
+    int sel = R.round;
+    if (greedy) y += greedy_chips(ui, a, &R, (Rect){body.x, y, body.w, rows * (h + ui->pad / 2)}) + ui->pad;
+    else y += forced_chips(ui, a, &R, (Rect){body.x, y, body.w, (rows - 1) * (2 * h + ui->pad * 2) + lh + ui->pad}, &sel) + ui->pad;
+    const int rest = body.y + body.h - y, heat_min = 11 * lh;
+    if (rest < 2 * lh) {
+        gfx_unclip(ui->g);
+        return;
+    }
+    int bars_h = lhb + ui->pad / 2 + TOP_K * (lh * 4 / 3);
+    if (bars_h > rest - heat_min) bars_h = rest - heat_min;
+    if (bars_h < lhb + 4 * lh) bars_h = rest / 2;
+    Rect bars = {body.x, y, body.w, bars_h};
+    char msg[200];
+    if (R.probs_run) {
+        draw_bars(ui, a, &R, bars, sel);
+    } else {
+        if (R.before) snprintf(msg, sizeof msg, "The encoder is still running. The decoder%s starts after it.",
+                               greedy ? "'s first round (step.0)" : "");
+        else if (!greedy) snprintf(msg, sizeof msg, "The decoder is still running. Step forward to reach the generator.");
+        else snprintf(msg, sizeof msg, "Round %d: the decoder is still running. Step forward to reach the generator.", R.round + 1);
+        bars.h = note(ui, bars, msg);
+    }
+    y += bars.h + ui->pad;
+    draw_maps(ui, a, &R, (Rect){body.x, y, body.w, body.y + body.h - y});
+    gfx_unclip(ui->g);
+}

@@ -1,0 +1,559 @@
+// view_lesson.c: the lesson panel on the right. For the stage on screen it shows the narration
+// before the program cell that holds the stage's line (the lesson's Markdown, laid out here
+// with a small span-aware line breaker), the program lines around the stage, the formula of
+// its op, and the C kernel that computed it (read from the copy of kernels.c built in).
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+
+// ---- a span-aware line layout ----
+// Text arrives in pieces of one style; a word may cross pieces ("`q`'s"), so a word is
+// gathered whole, measured piece by piece in each piece's face, and wrapped at the column
+// width. A finished line is drawn with neighbouring items of one style merged into one string.
+
+enum { FLOW_ITEMS = 128, FLOW_BUF = 2048, WORD_PIECES = 8 };
+
+typedef struct {
+    unsigned style;
+    int off, len;  // the text, in Flow.buf
+    int x, w;      // from the column's left edge
+    bool space;    // a space before it
+} Item;
+
+typedef struct {
+    const char *s;
+    int n;
+    unsigned style;
+} Piece;
+
+typedef struct {
+    Ui *ui;
+    bool draw;      // false: only measure
+    FontFace face;  // the block's face (STYLE_* bits change it per piece)
+    int px, lh, space_w;
+    Rgba color;
+    int x, w;       // the column
+    int y, bottom;  // the next line's top; every line must end by bottom
+    int end_y;      // the bottom of the last line laid out
+    bool full;      // a line did not fit: everything after it is dropped
+    Item items[FLOW_ITEMS];
+    int n_items, line_w, buf_n;
+    char buf[FLOW_BUF];
+    Piece word[WORD_PIECES];  // the word being gathered
+    int n_word;
+    bool space;  // whitespace came before that word
+} Flow;
+
+static FontFace face_of(const Flow *f, unsigned style) {
+    if (style & STYLE_CODE) return FONT_MONO;
+    if ((style & STYLE_STRONG) || f->face == FONT_BOLD) return FONT_BOLD;
+    if (style & STYLE_EM) return FONT_ITALIC;
+    return f->face;
+}
+
+static int px_of(const Flow *f, unsigned style) {
+    return (style & STYLE_CODE) && f->face != FONT_MONO ? f->px * 9 / 10 : f->px;
+}
+
+// The padding either side of inline code, whose background must not touch its neighbours.
+static int code_pad(const Flow *f) { return f->px / 6 > 1 ? f->px / 6 : 1; }
+
+// The gap an item of `style` needs after one of `prev` (-1: it starts the line).
+static int edge_gap(const Flow *f, int prev, unsigned style) {
+    int g = 0;
+    if (prev >= 0 && (prev & STYLE_CODE) && (unsigned)prev != style) g += code_pad(f);
+    if ((style & STYLE_CODE) && (prev < 0 || (unsigned)prev != style)) g += code_pad(f);
+    return g;
+}
+
+static int measure(const Flow *f, const char *s, int n, unsigned style) {
+    char tmp[512];
+    if (n > (int)sizeof tmp - 1) n = (int)sizeof tmp - 1;
+    memcpy(tmp, s, (size_t)n);
+    tmp[n] = '\0';
+    return gfx_text_width(f->ui->g, face_of(f, style), px_of(f, style), tmp);
+}
+
+static void flow_setup(Flow *f, FontFace face, int px, Rgba c, int x, int w) {
+    f->face = face, f->px = px, f->color = c, f->x = x, f->w = w;
+    f->lh = gfx_line_height(f->ui->g, face, px) + (face == FONT_MONO ? 0 : px / 8);
+    f->space_w = gfx_text_width(f->ui->g, face, px, " ");
+    f->n_items = f->line_w = f->buf_n = f->n_word = 0;
+    f->space = false;
+}
+
+static void draw_items(Flow *f) {
+    Gfx *g = f->ui->g;
+    char run[FLOW_BUF + FLOW_ITEMS];
+    for (int i = 0; i < f->n_items;) {
+        const Item *a = &f->items[i];
+        int j = i, n = 0;
+        for (; j < f->n_items && f->items[j].style == a->style; j++) {
+            if (j > i && f->items[j].space) run[n++] = ' ';
+            memcpy(run + n, f->buf + f->items[j].off, (size_t)f->items[j].len);
+            n += f->items[j].len;
+        }
+        run[n] = '\0';
+        const Item *z = &f->items[j - 1];
+        const FontFace face = face_of(f, a->style);
+        const int px = px_of(f, a->style), x = f->x + a->x;
+        const int dy = (f->lh - gfx_line_height(g, face, px)) / 2;
+        if (a->style & STYLE_CODE) {
+            const int cp = code_pad(f);
+            gfx_rect(g, (Rect){x - cp, f->y + 1, z->x + z->w - a->x + 2 * cp, f->lh - 2}, f->ui->th->panel_alt);
+        }
+        gfx_text(g, face, px, (a->style & STYLE_LINK) ? f->ui->th->accent : f->color, x, f->y + dy, run);
+        i = j;
+    }
+}
+
+static void flow_newline(Flow *f) {
+    if (f->full) return;
+    if (f->y + f->lh > f->bottom) {
+        f->full = true;
+    } else {
+        if (f->draw) draw_items(f);
+        f->end_y = f->y += f->lh;
+    }
+    f->n_items = f->line_w = f->buf_n = 0;
+}
+
+// Puts text on the current line (the caller has made sure it fits).
+static void flow_put(Flow *f, const char *s, int n, unsigned style, int w, bool space) {
+    if (f->n_items == FLOW_ITEMS || f->buf_n + n >= FLOW_BUF) flow_newline(f);
+    if (n >= FLOW_BUF) n = FLOW_BUF - 1;
+    const int prev = f->n_items ? (int)f->items[f->n_items - 1].style : -1;
+    space = space && f->n_items > 0;
+    const int x = f->line_w + (space ? f->space_w : 0) + edge_gap(f, prev, style);
+    memcpy(f->buf + f->buf_n, s, (size_t)n);
+    f->items[f->n_items++] = (Item){style, f->buf_n, n, x, w, space};
+    f->buf_n += n;
+    f->line_w = x + w;
+}
+
+// A word wider than the column: cut it, after a '.' or '_' where one is near the cut.
+static void flow_long_piece(Flow *f, const Piece *p, bool space) {
+    const char *s = p->s;
+    int left = p->n;
+    char tmp[512];
+    while (left > 0 && !f->full) {
+        const int room = f->w - f->line_w - (space && f->n_items ? f->space_w : 0) - 2 * code_pad(f);
+        int k = left < (int)sizeof tmp - 1 ? left : (int)sizeof tmp - 1;
+        memcpy(tmp, s, (size_t)k);
+        tmp[k] = '\0';
+        int n = room > 0 ? gfx_fit(f->ui->g, face_of(f, p->style), px_of(f, p->style), tmp, room) : 0;
+        if (n < left) {
+            int c = n;
+            while (c > n / 2 && tmp[c - 1] != '.' && tmp[c - 1] != '_') c--;
+            if (c > n / 2) n = c;
+        }
+        if (n == 0 && f->n_items) {
+            flow_newline(f);
+            continue;
+        }
+        if (n == 0) do n++; while (n < left && (s[n] & 0xC0) == 0x80);
+        flow_put(f, s, n, p->style, measure(f, s, n, p->style), space);
+        s += n, left -= n, space = false;
+        if (left > 0) flow_newline(f);
+    }
+}
+
+// Places the gathered word: on this line if it fits, else on the next.
+static void flow_word(Flow *f) {
+    if (f->n_word == 0 || f->full) {
+        f->n_word = 0;
+        return;
+    }
+    // need: its width after what the line holds; alone: its width at the start of a line.
+    int w[WORD_PIECES], need = 0, alone = 0;
+    int prev = f->n_items ? (int)f->items[f->n_items - 1].style : -1, prev_alone = -1;
+    for (int i = 0; i < f->n_word; i++) {
+        const unsigned st = f->word[i].style;
+        w[i] = measure(f, f->word[i].s, f->word[i].n, st);
+        need += edge_gap(f, prev, st) + w[i];
+        alone += edge_gap(f, prev_alone, st) + w[i];
+        prev = prev_alone = (int)st;
+    }
+    if (prev & STYLE_CODE) need += code_pad(f), alone += code_pad(f);
+    if (f->n_items && f->space) need += f->space_w;
+    if (f->n_items && f->line_w + need > f->w) flow_newline(f);
+    for (int i = 0; i < f->n_word; i++) {
+        const Piece *p = &f->word[i];
+        bool sp = i == 0 && f->space;
+        if (alone > f->w) flow_long_piece(f, p, sp);
+        else flow_put(f, p->s, p->n, p->style, w[i], sp);
+    }
+    f->n_word = 0;
+    f->space = false;
+}
+
+static void flow_text(Flow *f, const char *s, unsigned style) {
+    while (*s && !f->full) {
+        if (*s == ' ' || *s == '\n' || *s == '\t') {
+            flow_word(f);
+            f->space = true;
+            if (*s == '\n') flow_newline(f), f->space = false;
+            s++;
+            continue;
+        }
+        const int n = (int)strcspn(s, " \n\t");
+        if (f->n_word == WORD_PIECES) flow_word(f);
+        f->word[f->n_word++] = (Piece){s, n, style};
+        s += n;
+    }
+}
+
+static void flow_end(Flow *f) {
+    flow_word(f);
+    if (f->n_items) flow_newline(f);
+}
+
+// ---- the narration: the lesson's blocks ----
+
+static void code_block(Flow *f, const RichBlock *b, int x, int w) {
+    Ui *ui = f->ui;
+    const int px = ui->small, lh = gfx_line_height(ui->g, FONT_MONO, px), q = px / 3;
+    if (f->draw && f->y + q <= f->bottom) gfx_rect(ui->g, (Rect){x, f->y, w, q}, ui->th->panel_alt);
+    f->y += q;
+    for (int k = 0; k < b->n_spans && !f->full; k++) {
+        for (const char *p = b->spans[k].text; *p && !f->full;) {
+            const char *e = strchr(p, '\n');
+            const int n = e ? (int)(e - p) : (int)strlen(p);
+            if (f->y + lh > f->bottom) {
+                f->full = true;
+                break;
+            }
+            if (f->draw) {
+                char line[512];
+                snprintf(line, sizeof line, "%.*s", n, p);
+                gfx_rect(ui->g, (Rect){x, f->y, w, lh}, ui->th->panel_alt);
+                gfx_text(ui->g, FONT_MONO, px, ui->th->text, x + q, f->y, line);
+            }
+            f->end_y = f->y += lh;
+            p += n + (e != NULL);
+        }
+    }
+    if (!f->full && f->y + q <= f->bottom) {
+        if (f->draw) gfx_rect(ui->g, (Rect){x, f->y, w, q}, ui->th->panel_alt);
+        f->end_y = f->y + q;
+    }
+    f->y += q;
+}
+
+static void list_marker(Flow *f, const RichBlock *b, int text_x) {
+    char mk[16];
+    if (b->number > 0) snprintf(mk, sizeof mk, "%d.", b->number);
+    else snprintf(mk, sizeof mk, "%s", b->level > 1 ? "\xe2\x97\xa6" : "\xe2\x80\xa2");  // ◦ •
+    const int mw = gfx_text_width(f->ui->g, FONT_SANS, f->px, mk);
+    if (f->draw && f->y + f->lh <= f->bottom)
+        gfx_text(f->ui->g, FONT_SANS, f->px, f->ui->th->muted, text_x - mw - f->px / 3, f->y, mk);
+}
+
+// Lays out (and if f->draw, draws) one block at f->y; prev is the kind of the block before.
+static void narration_block(Flow *f, const RichBlock *b, int prev, int x, int w) {
+    Ui *ui = f->ui;
+    const Theme *t = ui->th;
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
+    if (prev >= 0) f->y += b->kind == RB_HEADING ? lh * 3 / 4
+                         : b->kind == RB_LIST_ITEM && prev == RB_LIST_ITEM ? lh / 6 : lh / 2;
+    const int unit = ui->px * 5 / 4;
+    switch (b->kind) {
+    case RB_HEADING: {
+        const int px = b->level == 1 ? ui->px * 13 / 10 : b->level == 2 ? ui->px * 23 / 20 : ui->px;
+        flow_setup(f, FONT_BOLD, px, t->text, x, w);
+        break;
+    }
+    case RB_LIST_ITEM: {
+        const int ind = (b->level > 0 ? b->level : 1) * unit;
+        flow_setup(f, FONT_SANS, ui->px, t->text, x + ind, w - ind);
+        list_marker(f, b, x + ind);
+        break;
+    }
+    case RB_QUOTE: flow_setup(f, FONT_SANS, ui->px, t->muted, x + unit, w - unit); break;
+    case RB_CODE: code_block(f, b, x, w); return;
+    case RB_RULE:
+        if (f->y + lh > f->bottom) f->full = true;
+        else if (f->draw) gfx_rect(ui->g, (Rect){x, f->y + lh / 2, w, t->line}, t->border);
+        if (!f->full) f->end_y = f->y + lh;
+        f->y += lh;
+        return;
+    default: flow_setup(f, FONT_SANS, ui->px, t->text, x, w); break;
+    }
+    const int y0 = f->y;
+    for (int k = 0; k < b->n_spans && !f->full; k++) flow_text(f, b->spans[k].text, b->spans[k].style);
+    flow_end(f);
+    if (b->kind == RB_QUOTE && f->draw && f->y > y0)
+        gfx_rect(ui->g, (Rect){x + unit / 4, y0, ui->px / 6 > 2 ? ui->px / 6 : 2, f->y - y0}, t->border);
+}
+
+static bool shown(const RichBlock *b) {
+    if (b->kind == RB_CODE) return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0;
+    return b->kind == RB_RULE || b->n_spans > 0;
+}
+
+// The narration for the stage in box; returns the height it takes. *cut: it did not all fit.
+static int narration(Ui *ui, const App *a, const Stage *st, Rect box, bool draw, bool *cut) {
+    const Lesson *l = &a->session.lesson;
+    int begin = 0, end = 0;
+    lesson_narration(l, lesson_cell_of_line(l, st->line), &begin, &end);
+    Flow f = {.ui = ui, .draw = draw, .y = box.y, .bottom = box.y + box.h, .end_y = box.y};
+    int prev = -1;
+    for (int i = begin; i < end && i < l->n_blocks && !f.full; i++) {
+        if (!shown(&l->blocks[i])) continue;
+        narration_block(&f, &l->blocks[i], prev, box.x, box.w);
+        prev = (int)l->blocks[i].kind;
+    }
+    *cut = f.full;
+    return f.end_y - box.y;
+}
+
+// ---- program, formula, kernel ----
+
+static int header_h(Ui *ui) { return gfx_line_height(ui->g, FONT_BOLD, ui->small) + ui->pad / 3; }
+static int code_lh(Ui *ui) { return gfx_line_height(ui->g, FONT_MONO, ui->small); }
+
+static void section_header(Ui *ui, Rect r, const char *title) {
+    gfx_rect(ui->g, (Rect){r.x, r.y, r.w, ui->th->line}, ui->th->grid);
+    ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->muted, r.x, r.y + ui->pad / 4, title, r.w);
+}
+
+// One line of the program: its number in a gutter, the code, the comment in muted grey.
+static void program_row(Ui *ui, Rect row, int gutter, int num, const char *text, bool lit) {
+    const Theme *t = ui->th;
+    const int px = ui->small;
+    if (lit) gfx_rect(ui->g, row, t->lit);
+    char buf[600];
+    snprintf(buf, sizeof buf, "%d", num);
+    const int nw = gfx_text_width(ui->g, FONT_MONO, px, buf);
+    gfx_text(ui->g, FONT_MONO, px, lit ? t->lit_text : t->muted, row.x + gutter - nw - px / 2, row.y, buf);
+    snprintf(buf, sizeof buf, "%s", text ? text : "");
+    buf[strcspn(buf, "\r\n")] = '\0';
+    char *hash = strchr(buf, '#');
+    if (hash) *hash = '\0';
+    const int x = row.x + gutter, room = row.w - gutter;
+    const int w = gfx_text_width(ui->g, FONT_MONO, px, buf);  // with the spaces before the comment
+    for (int n = (int)strlen(buf); n > 0 && buf[n - 1] == ' '; n--) buf[n - 1] = '\0';
+    ui_text_fit(ui, FONT_MONO, px, lit ? t->lit_text : t->text, x, row.y, buf, room);
+    // The comment, unless so little of it would fit that it says nothing.
+    if (hash && room - w >= 6 * gfx_text_width(ui->g, FONT_MONO, px, "#")) {
+        *hash = '#';
+        ui_text_fit(ui, FONT_MONO, px, lit ? t->lit_text : t->muted, x + w, row.y, hash, room - w);
+    }
+}
+
+static const char *source_line(const Lesson *l, int line) {
+    return line >= 1 && line <= l->n_lines ? l->lines[line - 1] : "";
+}
+
+static void program_section(Ui *ui, const App *a, const Stage *st, Rect r, int rows) {
+    const Lesson *l = &a->session.lesson;
+    const int lh = code_lh(ui), cell = lesson_cell_of_line(l, st->line);
+    char title[64];
+    snprintf(title, sizeof title, "Program, line %d", st->line);
+    section_header(ui, r, title);
+    int first = st->line, last = st->line;
+    if (cell >= 0) first = l->cells[cell].first_line, last = l->cells[cell].last_line;
+    if (rows > last - first + 1) rows = last - first + 1;
+    int top = st->line - rows / 2;
+    if (top + rows - 1 > last) top = last - rows + 1;
+    if (top < first) top = first;
+    char num[16];
+    snprintf(num, sizeof num, "%d", last > st->call_line ? last : st->call_line);
+    const int gutter = gfx_text_width(ui->g, FONT_MONO, ui->small, num) + ui->small;
+    int y = r.y + header_h(ui);
+    for (int k = top; k < top + rows; k++, y += lh)
+        program_row(ui, (Rect){r.x, y, r.w, lh}, gutter, k, source_line(l, k), k == st->line);
+    if (st->call_line) {
+        snprintf(title, sizeof title, "called from line %d", st->call_line);
+        ui_text_fit(ui, FONT_ITALIC, ui->small, ui->th->muted, r.x, y, title, r.w);
+        program_row(ui, (Rect){r.x, y + lh, r.w, lh}, gutter, st->call_line, source_line(l, st->call_line), false);
+    }
+}
+
+// The shape as "[4 x 25 x 25]" with no-break spaces, so that it never wraps inside.
+static const char *shape_unbroken(const Shape *sh, char *buf, size_t n) {
+    char tmp[64];
+    shape_str(sh, tmp, sizeof tmp);
+    size_t k = 0;
+    for (const char *c = tmp; *c && k + 3 < n; c++) {
+        if (*c == ' ') buf[k++] = '\xc2', buf[k++] = '\xa0';
+        else buf[k++] = *c;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+// What the formula section says; returns its height (drawn if draw).
+static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw) {
+    const Theme *t = ui->th;
+    const OpInfo *op = &op_info[st->op];
+    const Activation act = a->session.model.cfg.activation;
+    const char *formula = op->formula;
+    char detail[160] = "", shape[128];
+    if (st->op == OP_ACTIVATION) {
+        formula = op_info[act == ACT_GELU ? OP_GELU : OP_RELU].formula;
+        snprintf(detail, sizeof detail, "This model uses %s (activation in its config).",
+                 act < ACT_COUNT ? activation_names[act] : "?");
+    } else if (st->op == OP_LAYER_NORM) {
+        const bool torch = st->attr.ln == LN_TORCH;
+        if (!torch) formula = "y = g (x - mean) / (std + eps) + b";
+        snprintf(detail, sizeof detail, "Form: %s, %s, eps = %g.",
+                 st->attr.ln < LN_COUNT ? layer_norm_names[st->attr.ln] : "?",
+                 torch ? "var divides by C (biased)" : "std divides by C - 1, eps added to std",
+                 (double)st->attr.eps);
+    }
+    Flow f = {.ui = ui, .draw = draw, .y = r.y, .bottom = r.y + r.h};
+    flow_setup(&f, FONT_SANS, ui->px, t->text, r.x, r.w);
+    flow_text(&f, op->name, STYLE_STRONG);
+    flow_text(&f, ": ", 0);
+    flow_text(&f, op->summary, 0);
+    flow_end(&f);
+    f.y += ui->pad / 3;
+    flow_setup(&f, FONT_MONO, ui->px * 9 / 10, t->text, r.x, r.w);
+    flow_text(&f, formula, 0);
+    flow_end(&f);
+    if (detail[0]) {
+        flow_setup(&f, FONT_SANS, ui->small, t->text, r.x, r.w);
+        flow_text(&f, detail, 0);
+        flow_end(&f);
+    }
+    f.y += ui->pad / 3;
+    flow_setup(&f, FONT_SANS, ui->small, t->muted, r.x, r.w);
+    flow_text(&f, "output ", 0);
+    flow_text(&f, shape_unbroken(&st->shape, shape, sizeof shape), 0);
+    flow_text(&f, " ", 0);
+    flow_text(&f, st->id, STYLE_CODE);
+    flow_end(&f);
+    return f.y - r.y;
+}
+
+// The C source of the kernel that computed the stage: from `void name(` to the `}` at column 0.
+static const char *kernel_source(const App *a, const Stage *st, int *len) {
+    const char *name = op_info[st->op].kernel;
+    if (st->op == OP_ACTIVATION)
+        name = op_info[a->session.model.cfg.activation == ACT_GELU ? OP_GELU : OP_RELU].kernel;
+    const char *src = session_builtin_lesson("kernels.c", NULL);
+    if (!src || !name) return NULL;
+    const size_t n = strlen(name);
+    for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, "void ", 5) != 0 || strncmp(p + 5, name, n) != 0 || p[5 + n] != '(') continue;
+        const char *e = strstr(p, "\n}");
+        *len = e ? (int)(e - p) + 2 : (int)strlen(p);
+        return p;
+    }
+    return NULL;
+}
+
+static int count_lines(const char *s, int len) {
+    int n = 1;
+    for (int i = 0; i < len; i++) n += s[i] == '\n';
+    return n;
+}
+
+static void kernel_section(Ui *ui, Rect r, const char *src, int len) {
+    section_header(ui, r, "Kernel (C), src/core/kernels.c");
+    const int lh = code_lh(ui), top = r.y + header_h(ui);
+    const int fit = (r.y + r.h - top) / lh, total = count_lines(src, len);
+    const int rows = total <= fit ? total : fit - 1;  // the last row says "…" when cut
+    const char *p = src;
+    char line[512];
+    for (int k = 0; k < rows; k++) {
+        const char *e = memchr(p, '\n', (size_t)(src + len - p));
+        const int n = e ? (int)(e - p) : (int)(src + len - p);
+        snprintf(line, sizeof line, "%.*s", n, p);
+        ui_text_fit(ui, FONT_MONO, ui->small, ui->th->text, r.x, top + k * lh, line, r.w);
+        p = e ? e + 1 : src + len;
+    }
+    if (rows < total && rows >= 0) {
+        snprintf(line, sizeof line, "\xe2\x80\xa6 %d more line%s", total - rows, total - rows > 1 ? "s" : "");
+        ui_text_fit(ui, FONT_ITALIC, ui->small, ui->th->muted, r.x, top + rows * lh, line, r.w);
+    }
+}
+
+// ---- layout ----
+
+typedef struct {
+    Rect narr, prog, form, kern;
+    int rows;       // program rows
+    bool narr_cut;  // the narration did not fit
+} Plan;
+
+static int mini(int a, int b) { return a < b ? a : b; }
+static int maxi(int a, int b) { return a > b ? a : b; }
+
+static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern_lines) {
+    const Lesson *l = &a->session.lesson;
+    const int gap = ui->pad, hh = header_h(ui), lh = code_lh(ui), bottom = in.y + in.h;
+    const int cell = lesson_cell_of_line(l, st->line);
+    const int cell_rows = cell >= 0 ? l->cells[cell].last_line - l->cells[cell].first_line + 1 : 1;
+    const int call_rows = st->call_line ? 2 : 0;
+    const int form_h = formula_flow(ui, a, st, (Rect){in.x, 0, in.w, INT_MAX / 2}, false) + hh;
+    const int kern_h = kern_lines ? hh + kern_lines * lh : 0;
+    const int kern_min = kern_lines ? hh + mini(kern_lines, 4) * lh + gap : 0;
+    Plan p = {.rows = mini(cell_rows, 7)};
+    int prog_h = hh + (p.rows + call_rows) * lh;
+    // The narration: about half the height, more when the rest needs less.
+    const int cap = maxi(in.h / 2, in.h - (prog_h + form_h + kern_h + 3 * gap));
+    int narr_h = narration(ui, a, st, (Rect){in.x, in.y, in.w, cap}, false, &p.narr_cut);
+    if (p.narr_cut) {  // cut at a line boundary, with a row for the "…"
+        const int ell_h = gfx_line_height(ui->g, FONT_SANS, ui->px);
+        bool cut;
+        narr_h = narration(ui, a, st, (Rect){in.x, in.y, in.w, cap - ell_h}, false, &cut) + ell_h;
+    }
+    int y = in.y;
+    p.narr = (Rect){in.x, y, in.w, narr_h};
+    if (narr_h > 0) y += narr_h + gap;
+    // Program rows: as many as leave room for the formula and the start of the kernel.
+    while (p.rows > mini(cell_rows, 3) && y + hh + (p.rows + call_rows) * lh + gap + form_h + kern_min > bottom)
+        p.rows--;
+    while (p.rows > 1 && y + hh + (p.rows + call_rows) * lh + gap + form_h > bottom) p.rows--;
+    prog_h = hh + (p.rows + call_rows) * lh;
+    p.prog = (Rect){in.x, y, in.w, mini(prog_h, bottom - y)};
+    y += prog_h + gap;
+    p.form = (Rect){in.x, y, in.w, mini(form_h, bottom - y)};
+    y += form_h + gap;
+    if (kern_lines && bottom - y >= hh + 3 * lh) p.kern = (Rect){in.x, y, in.w, bottom - y};
+    return p;
+}
+
+static void draw_narration(Ui *ui, const App *a, const Stage *st, Rect box, bool cut) {
+    if (box.h <= 0) return;
+    gfx_clip(ui->g, box);
+    Rect text = box;
+    const int ell_h = gfx_line_height(ui->g, FONT_SANS, ui->px);
+    if (cut) text.h -= ell_h;
+    bool dummy;
+    const int h = narration(ui, a, st, text, true, &dummy);
+    if (cut) gfx_text(ui->g, FONT_BOLD, ui->px, ui->th->muted, box.x, box.y + h, "\xe2\x80\xa6");
+    gfx_unclip(ui->g);
+}
+
+void view_lesson(Ui *ui, const App *a, Rect r) {
+    const Rect in = ui_panel(ui, r, "Lesson");
+    const Interp *it = a->session.it;
+    if (!a->loaded || !it || a->cursor < 0 || a->cursor >= interp_n_stages(it)) return;
+    if (in.w < 40 || in.h < 40) return;
+    const Stage *st = interp_stage(it, a->cursor);
+    int kern_len = 0;
+    const char *kern = kernel_source(a, st, &kern_len);
+    const Plan p = plan_layout(ui, a, st, in, kern ? count_lines(kern, kern_len) : 0);
+    draw_narration(ui, a, st, p.narr, p.narr_cut);
+    if (p.prog.h > 0) {
+        gfx_clip(ui->g, p.prog);
+        program_section(ui, a, st, p.prog, p.rows);
+        gfx_unclip(ui->g);
+    }
+    if (p.form.h > 0) {
+        gfx_clip(ui->g, p.form);
+        section_header(ui, p.form, "Formula");
+        formula_flow(ui, a, st, (Rect){p.form.x, p.form.y + header_h(ui), p.form.w, p.form.h - header_h(ui)}, true);
+        gfx_unclip(ui->g);
+    }
+    if (p.kern.h > 0) {
+        gfx_clip(ui->g, p.kern);
+        kernel_section(ui, p.kern, kern, kern_len);
+        gfx_unclip(ui->g);
+    }
+}

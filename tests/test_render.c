@@ -1,0 +1,168 @@
+// test_render.c: what the views draw, checked in pixels, off screen (no display needed).
+//   - a known matrix drawn as a heatmap has the published colours of its map in the right cells,
+//     with labels and a colour bar beside it;
+//   - every view of the forward-pass lesson draws something at 800x600 and 1920x1080;
+//   - export writes one PNG per stage, named by index and stage id.
+#include <SDL_image.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "check.h"
+#include "heat.h"
+#include "window.h"
+
+static bool same(Rgba a, Rgba b) { return a.r == b.r && a.g == b.g && a.b == b.b; }
+
+static Rgba pixel(const Rgba *px, int w, int x, int y) { return px[(size_t)y * w + x]; }
+
+// The ends and middle of each map, as published (ColorBrewer RdBu, viridis).
+static const Rgba rdbu_blue = {5, 48, 97, 255}, rdbu_white = {247, 247, 247, 255},
+                  rdbu_red = {103, 0, 31, 255}, viridis_low = {68, 1, 84, 255},
+                  viridis_high = {253, 231, 37, 255};
+
+static void test_pixels(void) {
+    const float m[2 * 3] = {-2, 0, 2, 1, -INFINITY, -1};
+    Rgba px[6];
+    heat_pixels(px, 3, 2, m, NULL, 3, 0, 2, 0, 3, CMAP_DIVERGING, -2, 2);
+    CHECK(same(px[0], rdbu_blue) && same(px[1], rdbu_white) && same(px[2], rdbu_red),
+          "diverging: -max blue, 0 white, +max red");
+    CHECK(same(px[4], cmap_masked), "-inf is the masked grey");
+    CHECK(px[3].r > px[3].b && px[5].b > px[5].r, "+1 reddish, -1 bluish");
+    const float p[3] = {0, 0.5f, 1};
+    heat_pixels(px, 3, 1, p, NULL, 3, 0, 1, 0, 3, CMAP_SEQUENTIAL, 0, 1);
+    CHECK(same(px[0], viridis_low) && same(px[2], viridis_high), "sequential: 0 dark purple, 1 yellow");
+    // Downsampling: each pixel is the mean of its block (here 2 x 2 cells -> 1 pixel).
+    const float d[4 * 4] = {1, 1, -1, -1, 1, 1, -1, -1, 2, 0, 0, 0, 0, -2, 0, 0};
+    Rgba ds[4];
+    heat_pixels(ds, 2, 2, d, NULL, 4, 0, 4, 0, 4, CMAP_DIVERGING, -1, 1);
+    CHECK(same(ds[0], rdbu_red) && same(ds[1], rdbu_blue) && same(ds[2], rdbu_white) && same(ds[3], rdbu_white),
+          "block means: (1,-1,0,0)");
+    // A mask shows masked keys as masked even where the data is a finite 0.
+    const float w[2] = {1, 0}, mk[2] = {0, -INFINITY};
+    heat_pixels(ds, 2, 1, w, mk, 2, 0, 1, 0, 2, CMAP_SEQUENTIAL, 0, 1);
+    CHECK(same(ds[1], cmap_masked) && same(ds[0], viridis_high), "mask overrides the value");
+}
+
+// Draws a 3 x 4 matrix large enough that each cell is many pixels, and samples cell centres.
+static void test_heatmap_widget(Gfx *g, HeatCache *cache) {
+    const float m[3 * 4] = {-3, -1.5f, 0, 1.5f, 3, 0, 0, 0, 0, 0, -3, 3};
+    const char *rows[3] = {"the", "cat", "sat"};
+    Ui ui = {.g = g, .th = &theme_light, .px = 16, .small = 13, .pad = 8, .mx = -1, .my = -1, .heat = cache};
+    gfx_begin(g, theme_light.bg);
+    HeatSpec h = {.title = "x", .shape = shape2(3, 4), .kind = TK_VALUES, .data = m, .rows = 3, .cols = 4,
+                  .row_labels = rows, .n_row_labels = 3, .key = {99, 1, 0, 0}};
+    Rect cells = heat_draw(&ui, &h, (Rect){20, 20, 600, 400});
+    gfx_present(g);
+    int w, hh;
+    gfx_size(g, &w, &hh);
+    Rgba *px = malloc(sizeof *px * (size_t)w * hh);
+    CHECK(gfx_read(g, px), "read back the canvas");
+    CHECK(cells.w >= 4 * 20 && cells.h >= 3 * 20, "cells are large (%dx%d)", cells.w, cells.h);
+    const float cw = cells.w / 4.0f, ch = cells.h / 3.0f;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++) {
+            Rgba want = cmap_value(CMAP_DIVERGING, m[r * 4 + c], -3, 3);
+            Rgba got = pixel(px, w, cells.x + (int)((c + 0.5f) * cw), cells.y + (int)((r + 0.5f) * ch));
+            CHECK(same(got, want), "cell (%d,%d): got %d,%d,%d want %d,%d,%d", r, c, got.r, got.g, got.b,
+                  want.r, want.g, want.b);
+        }
+    // Row labels: dark text pixels left of the cells, beside each row.
+    for (int r = 0; r < 3; r++) {
+        int dark = 0;
+        for (int x = 20; x < cells.x - 2; x++)
+            for (int y = cells.y + (int)(r * ch); y < cells.y + (int)((r + 1) * ch); y++) {
+                Rgba p = pixel(px, w, x, y);
+                dark += p.r < 100 && p.g < 100 && p.b < 100;
+            }
+        CHECK(dark > 10, "row %d has a label (%d dark pixels)", r, dark);
+    }
+    // The colour bar: a column right of the cells, red near its top and blue near its bottom.
+    bool bar = false;
+    for (int x = cells.x + cells.w + 1; x < w - 1 && !bar; x++) {
+        Rgba top = pixel(px, w, x, cells.y + ui.small), bottom = pixel(px, w, x, cells.y + cells.h - ui.small);
+        bar = top.r > 80 && top.b < 60 && bottom.b > 80 && bottom.r < 60;
+    }
+    CHECK(bar, "a colour bar right of the cells: red at the top, blue at the bottom");
+    free(px);
+}
+
+// Share of pixels in r that differ from the background.
+static double busy(const Rgba *px, int w, Rect r, Rgba bg) {
+    long n = 0, diff = 0;
+    for (int y = r.y; y < r.y + r.h; y++)
+        for (int x = r.x; x < r.x + r.w; x++, n++) diff += !same(pixel(px, w, x, y), bg);
+    return n ? (double)diff / n : 0;
+}
+
+static void test_views(void) {
+    static const int sizes[2][2] = {{800, 600}, {1920, 1080}};
+    static const char *const at[VIEW_COUNT] = {"encoder.layers.1.linear1", "step.2.decoder.layers.1.cross_attn.weights",
+                                               "step.3.generator.probs", "encoder.embed"};
+    for (int s = 0; s < 2; s++) {
+        const int W = sizes[s][0], H = sizes[s][1];
+        Err e = {{0}};
+        Gfx *g = gfx_open_offscreen(W, H, &e);
+        CHECK(g != NULL, "%s", e.msg);
+        if (!g) return;
+        App a;
+        CHECK(app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e) && interp_run(a.session.it, &e),
+              "%s", e.msg);
+        Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+        Rgba *px = malloc(sizeof *px * (size_t)W * H);
+        for (int v = 0; v < VIEW_COUNT; v++) {
+            app_goto(&a, interp_find(a.session.it, at[v]));
+            a.view = (ViewKind)v;
+            app_draw(&ui, &a);
+            gfx_present(g);
+            gfx_read(g, px);
+            Rect center = {W / 5, H / 8, W / 2, H * 3 / 4};
+            double b = busy(px, W, center, theme_light.panel);
+            CHECK(b > 0.05, "%s view at %dx%d: %.1f%% of the centre drawn", view_names[v], W, H, b * 100);
+            CHECK(!a.error[0], "%s view: no error (%s)", view_names[v], a.error);
+            CHECK(ui.n_hot > 10, "%s view registers clickable zones (%d)", view_names[v], ui.n_hot);
+        }
+        free(px);
+        heat_cache_free(ui.heat);
+        app_free(&a);
+        gfx_close(g);
+    }
+}
+
+static void test_export(void) {
+    char dir[] = "/tmp/stepformer-export-XXXXXX";
+    if (!mkdtemp(dir)) return;
+    char out[300];
+    snprintf(out, sizeof out, "%s/png", dir);
+    ExportOptions o = {.spec = {.builtin_lesson = "forward-pass.md", .target = "ok"}, .out_dir = out,
+                       .w = 640, .h = 480, .view = -1};
+    CHECK(export_run(&o) == 0, "export runs");
+    char path[400];
+    snprintf(path, sizeof path, "%s/0011-encoder.layers.0.self_attn.weights.png", out);
+    SDL_Surface *img = IMG_Load(path);
+    CHECK(img && img->w == 640 && img->h == 480, "PNG named by index and id, at the asked size: %s", path);
+    if (img) SDL_FreeSurface(img);
+    snprintf(path, sizeof path, "%s/0118-generator.next.png", out);  // the teacher-forced pass's last stage
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "the last stage is exported: %s", path);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    if (system(path) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int main(void) {
+    test_pixels();
+    Err e = {{0}};
+    Gfx *g = gfx_open_offscreen(800, 600, &e);
+    CHECK(g != NULL, "%s", e.msg);
+    if (g) {
+        HeatCache *c = heat_cache_new();
+        test_heatmap_widget(g, c);
+        heat_cache_free(c);
+        gfx_close(g);
+    }
+    test_views();
+    test_export();
+    return check_finish("test_render");
+}

@@ -1,0 +1,107 @@
+// test_window.c: the real window, as a person sees it. Runs stepformer in an X server (xvfb-run),
+// driven by tests/ui/walkthrough.replay, which checks with `expect` that each key lands on the
+// right stage and saves screenshots; this test then checks the pictures.
+#include <SDL_image.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "colormap.h"
+#include "ui.h"
+
+typedef struct {
+    SDL_Surface *s;  // ABGR8888: bytes R, G, B, A
+    int w, h;
+} Shot;
+
+static Shot load(const char *dir, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    SDL_Surface *raw = IMG_Load(path);
+    CHECK(raw != NULL, "screenshot %s: %s", path, IMG_GetError());
+    if (!raw) return (Shot){0};
+    SDL_Surface *s = SDL_ConvertSurfaceFormat(raw, SDL_PIXELFORMAT_ABGR8888, 0);
+    SDL_FreeSurface(raw);
+    return (Shot){s, s ? s->w : 0, s ? s->h : 0};
+}
+
+static Rgba at(const Shot *s, int x, int y) {
+    const uint8_t *p = (const uint8_t *)s->s->pixels + (size_t)y * s->s->pitch + (size_t)x * 4;
+    return (Rgba){p[0], p[1], p[2], 255};
+}
+
+// Pixels of exactly colour c in the picture.
+static long count(const Shot *s, Rgba c) {
+    long n = 0;
+    for (int y = 0; y < s->h; y++)
+        for (int x = 0; x < s->w; x++) {
+            Rgba p = at(s, x, y);
+            n += p.r == c.r && p.g == c.g && p.b == c.b;
+        }
+    return n;
+}
+
+static long differing(const Shot *a, const Shot *b) {
+    long n = 0;
+    for (int y = 0; y < a->h && y < b->h; y++)
+        for (int x = 0; x < a->w && x < b->w; x++) {
+            Rgba p = at(a, x, y), q = at(b, x, y);
+            n += p.r != q.r || p.g != q.g || p.b != q.b;
+        }
+    return n;
+}
+
+static void check_shots(const char *dir) {
+    const char *names[] = {"01-start.png", "02-attention.png", "03-head.png", "04-decoding.png", "05-positions.png",
+                           "06-contrast.png", "07-edited.png", "08-small.png", "09-help.png"};
+    Shot s[9];
+    for (int i = 0; i < 9; i++) s[i] = load(dir, names[i]);
+    for (int i = 0; i < 9; i++)
+        if (!s[i].s) return;
+    for (int i = 0; i < 7; i++) CHECK(s[i].w == 1280 && s[i].h == 800, "%s is 1280x800 (%dx%d)", names[i], s[i].w, s[i].h);
+    CHECK(s[7].w == 800 && s[7].h == 600, "after the resize the window is 800x600 (%dx%d)", s[7].w, s[7].h);
+    // The start: light theme, the first block lit on the map.
+    CHECK(count(&s[0], theme_light.panel_alt) > 10000 && count(&s[0], theme_light.lit) > 500,
+          "light theme (grey title bars), a lit block on the map");
+    // Attention on the decoder's masked self-attention: the future is grey in every head.
+    const long grey = count(&s[1], cmap_masked);
+    CHECK(grey > 4 * 1000, "masked cells visible in the head grid (%ld grey pixels)", grey);
+    CHECK(count(&s[1], (Rgba){253, 231, 37, 255}) > 20, "the first row's weight of 1 is yellow (viridis top)");
+    CHECK(count(&s[2], cmap_masked) > 2000, "one head large: its masked triangle (%ld)", count(&s[2], cmap_masked));
+    CHECK(differing(&s[1], &s[2]) > 50000, "picking a head changes the picture");
+    CHECK(differing(&s[2], &s[3]) > 50000 && differing(&s[3], &s[4]) > 50000, "decoding and positions views differ");
+    // The presenter theme: white and black, the lit block in strong yellow.
+    CHECK(count(&s[5], theme_contrast.bg) > 200000 && count(&s[5], theme_contrast.lit) > 500 &&
+              count(&s[5], theme_light.panel_alt) < 100,
+          "high contrast: white background, no grey bars, yellow lit block");
+    CHECK(differing(&s[5], &s[6]) > 5000, "a new sentence changes what is on screen");
+    CHECK(differing(&s[7], &s[8]) > 50000, "the key list covers the window");
+    for (int i = 0; i < 9; i++) SDL_FreeSurface(s[i].s);
+}
+
+int main(void) {
+    char dir[] = "/tmp/stepformer-window-XXXXXX";
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+    char cmd[2048];
+    // Under AddressSanitizer the X11 and D-Bus libraries SDL loads leak at exit, from modules
+    // already unloaded (so they cannot be suppressed by name): leak reports are off for this
+    // process only. Every other check stays on, and test_render draws the same views with
+    // leak detection.
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && ASAN_OPTIONS=detect_leaks=0 xvfb-run -a -s '-screen 0 1400x900x24' '%s' "
+             "--target 'a transformer' --size 1280x800 --replay '%s/ui/walkthrough.replay' > run.log 2>&1",
+             dir, STEPFORMER_BIN, TESTS);
+    int status = system(cmd);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    char log[4096] = "", path[600];
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    FILE *f = fopen(path, "r");
+    if (f) log[fread(log, 1, sizeof log - 1, f)] = '\0', fclose(f);
+    CHECK(code == 0, "the replayed session ran cleanly (exit %d): %s", code, log);
+    check_shots(dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (check_failed == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    if (check_failed) fprintf(stderr, "screenshots kept in %s\n", dir);
+    return check_finish("test_window");
+}
