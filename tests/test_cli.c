@@ -13,6 +13,7 @@
 
 static char dir[] = "/tmp/stepformer-cli-XXXXXX";
 static char out[1 << 16], err[1 << 14];
+static char extra_env[400];  // NAME=VALUE pairs for the next run, if any
 
 static void slurp(const char *path, char *buf, size_t n) {
     FILE *f = fopen(path, "rb");
@@ -29,8 +30,8 @@ static int run(const char *fmt, ...) {
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     // No display, whatever the machine running the tests has: the window must say so.
-    snprintf(cmd, sizeof cmd, "env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER '%s' %s >'%s/out' 2>'%s/err'",
-             STEPFORMER_BIN, args, dir, dir);
+    snprintf(cmd, sizeof cmd, "env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER %s '%s' %s >'%s/out' 2>'%s/err'",
+             extra_env, STEPFORMER_BIN, args, dir, dir);
     int status = system(cmd);
     char p[300];
     snprintf(p, sizeof p, "%s/out", dir), slurp(p, out, sizeof out);
@@ -156,6 +157,17 @@ static void test_lesson_and_stages(void) {
     CHECK(strstr(err, "stepformer export") != NULL, "suggests export: %s", err);
     EXPECT(run("lesson '%s/forward-pass.md'", LESSONS), 1, err, "no display");
     EXPECT(run("--model '%s/post_2x2.safetensors'", FIXTURES), 2, err, "give --input TEXT or --src-ids");
+    EXPECT(run("export - --size 640x480"), 2, err, "--out DIR is required");
+    EXPECT(run("export - --out '%s/x' --view sideways", dir), 2, err, "--view is stage, attention");
+    EXPECT(run("--replay '%s/none.replay' --size 10x10", dir), 2, err, "--size is WIDTHxHEIGHT");
+    // No usable font: fontconfig finds none, and the message names the package to install.
+    char conf[300];
+    snprintf(conf, sizeof conf, "%s/empty-fonts.conf", dir);
+    FILE *fc = fopen(conf, "w");
+    if (fc) fputs("<?xml version=\"1.0\"?><fontconfig></fontconfig>\n", fc), fclose(fc);
+    snprintf(extra_env, sizeof extra_env, "FONTCONFIG_FILE='%s'", conf);
+    EXPECT(run("export - --out '%s/png'", dir), 1, err, "fonts-dejavu-core");
+    extra_env[0] = '\0';
     code = run("stages --model '%s/pre_1x3_gelu.safetensors' --src-ids 4,5,6", FIXTURES);
     CHECK(code == 0 && strstr(out, "decoder.layers.2.cross_attn.weights") && strstr(out, "[6 x 1 x 3]"),
           "stages lists the pre-norm model's stages: %.200s", err);

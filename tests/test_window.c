@@ -80,6 +80,38 @@ static void check_shots(const char *dir) {
     for (int i = 0; i < 9; i++) SDL_FreeSurface(s[i].s);
 }
 
+// Runs stepformer in the X server from dir with `args`; returns its exit status.
+static int run_window(const char *dir, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && ASAN_OPTIONS=detect_leaks=0 xvfb-run -a -s '-screen 0 1400x900x24' "
+             "'%s' %s >> run.log 2>&1", dir, STEPFORMER_BIN, args);
+    int status = system(cmd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_file(const char *dir, const char *name, const char *text, const char *mode) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, mode);
+    if (f) fputs(text, f), fclose(f);
+}
+
+// A session recorded with --record plays back to the same place.
+static void record_and_replay(const char *dir) {
+    write_file(dir, "drive.replay",
+               "500 key PageDown\n600 key PageDown\n700 text 2\n800 key Tab\n900 move 640 400\n"
+               "1200 expect encoder.layers.0.self_attn.q\n1300 quit\n", "w");
+    CHECK(run_window(dir, "--replay drive.replay --record rec.replay") == 0, "the driven session ran");
+    char path[600], rec[8192] = "";
+    snprintf(path, sizeof path, "%s/rec.replay", dir);
+    FILE *f = fopen(path, "r");
+    if (f) rec[fread(rec, 1, sizeof rec - 1, f)] = '\0', fclose(f);
+    CHECK(strstr(rec, " key PageDown\n") && strstr(rec, " text 2\n") && strstr(rec, " key Tab\n") &&
+              strstr(rec, " move 640 400\n"), "the recording holds the session's input: %.300s", rec);
+    write_file(dir, "rec.replay", "3000 expect encoder.layers.0.self_attn.q\n3100 quit\n", "a");
+    CHECK(run_window(dir, "--replay rec.replay") == 0, "replaying the recording lands on the same stage");
+}
+
 int main(void) {
     char dir[] = "/tmp/stepformer-window-XXXXXX";
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
@@ -100,6 +132,7 @@ int main(void) {
     if (f) log[fread(log, 1, sizeof log - 1, f)] = '\0', fclose(f);
     CHECK(code == 0, "the replayed session ran cleanly (exit %d): %s", code, log);
     check_shots(dir);
+    record_and_replay(dir);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (check_failed == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     if (check_failed) fprintf(stderr, "screenshots kept in %s\n", dir);

@@ -113,6 +113,7 @@ bool input_handle(App *a, const Ui *ui, const SDL_Event *ev) {
 
 struct Recorder {
     FILE *f;
+    long last_move;  // pointer moves are written at most every 40 ms
 };
 
 Recorder *recorder_open(const char *path, Err *e) {
@@ -140,6 +141,8 @@ void recorder_log(Recorder *r, const SDL_Event *ev, double ms) {
     case SDL_MOUSEBUTTONUP: fprintf(r->f, "%ld release %d %d\n", t, ev->button.x, ev->button.y); break;
     case SDL_MOUSEMOTION:
         if (ev->motion.state & SDL_BUTTON_LMASK) fprintf(r->f, "%ld drag %d %d\n", t, ev->motion.x, ev->motion.y);
+        else if (t - r->last_move >= 40) fprintf(r->f, "%ld move %d %d\n", t, ev->motion.x, ev->motion.y), r->last_move = t;
+        else return;
         break;
     case SDL_MOUSEWHEEL: {
         int x, y;
@@ -194,7 +197,7 @@ Replayer *replayer_open(const char *path, Err *e) {
             break;
         }
         snprintf(l.arg, sizeof l.arg, "%s", buf + used);
-        const char *known = "key text click release drag wheel resize shot expect quit";
+        const char *known = "key text click release drag move wheel resize shot expect quit";
         const char *hit = strstr(known, l.verb);
         if (!hit || (hit[strlen(l.verb)] != ' ' && hit[strlen(l.verb)] != '\0')) {
             ok = err_set(e, "%s:%d: unknown event '%s' (known: %s)", path, ln, l.verb, known);
@@ -215,10 +218,22 @@ Replayer *replayer_open(const char *path, Err *e) {
     return r;
 }
 
+// Moves the real pointer, so what depends on hovering (value readouts) replays too.
+static void warp(int x, int y) {
+    SDL_Window *w = SDL_GetMouseFocus();
+    if (!w) w = SDL_GetKeyboardFocus();
+    if (w) SDL_WarpMouseInWindow(w, x, y);
+}
+
 static bool push_event(const ReplayLine *l) {
     SDL_Event ev;
     memset(&ev, 0, sizeof ev);
     int x = 0, y = 0, d = 0;
+    if (!strcmp(l->verb, "move")) {
+        if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
+        warp(x, y);
+        return true;
+    }
     if (!strcmp(l->verb, "key")) {
         const char *name = l->arg;
         bool shift = !strncmp(name, "Shift+", 6);
@@ -233,11 +248,13 @@ static bool push_event(const ReplayLine *l) {
     } else if (!strcmp(l->verb, "click") || !strcmp(l->verb, "release")) {
         if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
         ev.type = l->verb[0] == 'c' ? SDL_MOUSEBUTTONDOWN : SDL_MOUSEBUTTONUP;
+        warp(x, y);
         ev.button = (SDL_MouseButtonEvent){.type = ev.type, .button = SDL_BUTTON_LEFT, .clicks = 1, .x = x, .y = y};
     } else if (!strcmp(l->verb, "drag")) {
         if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
         ev.type = SDL_MOUSEMOTION;
         ev.motion = (SDL_MouseMotionEvent){.type = SDL_MOUSEMOTION, .state = SDL_BUTTON_LMASK, .x = x, .y = y};
+        warp(x, y);
     } else if (!strcmp(l->verb, "wheel")) {
         if (sscanf(l->arg, "%d %d %d", &x, &y, &d) != 3) return false;
         ev.type = SDL_MOUSEWHEEL;

@@ -6,6 +6,7 @@
 //   400 click 300 200      a left click at (300, 200)
 //   450 drag 320 210       the mouse moved with the button held
 //   460 release 320 210
+//   470 move 400 300       the pointer moved (written at most every 40 ms; replays hover)
 //   500 wheel 300 200 -1   the wheel turned at (300, 200)
 //   600 resize 1024 768
 // A replay file may also hold directives the test and the classroom demo use:

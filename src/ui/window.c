@@ -12,6 +12,7 @@ typedef struct {
     App *a;
     Gfx *g;
     Ui ui;
+    double t0;  // when the loop started: recordings and replays count from here
     Recorder *rec;
     Replayer *rep;
     int failures;  // replay expectations that did not hold
@@ -50,17 +51,17 @@ static void expect_stage(Loop *L, const char *id) {
 static void handle_events(Loop *L, bool *shot) {
     SDL_Event ev;
     while (SDL_PollEvent(&ev)) {
-        recorder_log(L->rec, &ev, (double)SDL_GetTicks64());
+        recorder_log(L->rec, &ev, (double)SDL_GetTicks64() - L->t0);
         if (input_handle(L->a, &L->ui, &ev)) *shot = true;
     }
 }
 
 // One frame: input, playback, drawing, and replay directives that act on the drawn frame.
-static void frame(Loop *L, double t0) {
+static void frame(Loop *L) {
     App *a = L->a;
     const double now = (double)SDL_GetTicks64();
     char arg[480] = "";
-    ReplayStep step = L->rep ? replayer_poll(L->rep, now - t0, arg, sizeof arg) : REPLAY_IDLE;
+    ReplayStep step = L->rep ? replayer_poll(L->rep, now - L->t0, arg, sizeof arg) : REPLAY_IDLE;
     if (step == REPLAY_QUIT) a->quit = true;
     if (step == REPLAY_EXPECT) expect_stage(L, arg);
     bool shot = false;
@@ -95,9 +96,9 @@ int window_run(const WindowOptions *o) {
         a.quit = true;
     }
     SDL_StartTextInput();
-    const double t0 = (double)SDL_GetTicks64();
+    L.t0 = (double)SDL_GetTicks64();
     while (!a.quit) {
-        frame(&L, t0);
+        frame(&L);
         if (!a.playing && !L.rep) SDL_WaitEventTimeout(NULL, 50);  // idle: sleep until input
     }
     recorder_close(L.rec);
