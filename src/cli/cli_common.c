@@ -67,11 +67,9 @@ static bool parse_whole(const char *s, long lo, long hi, long *out) {
     return true;
 }
 
-// The value-carrying options; false for a bad value (message printed).
-static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
+// Options whose value is taken as it is. Returns false if c is not one of them.
+static bool take_plain(CliOptions *o, int c, const char *arg) {
     SessionSpec *s = &o->spec;
-    ModelOverrides *ov = &s->overrides;
-    long v;
     switch (c) {
     case 'm': s->model_path = arg; return true;
     case 'i': s->input = arg; return true;
@@ -83,20 +81,30 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
     case 'o': o->to = arg; return true;
     case 'p': o->print = arg; return true;
     case 'P': s->lesson_path = arg; return true;
-    case 'N': ov->has_norm_first = ov->norm_first = true; return true;
+    case 'N': s->overrides.has_norm_first = s->overrides.norm_first = true; return true;
     case 'O': o->out = arg; return true;
     case 'R': o->record = arg; return true;
     case 'Y': o->replay = arg; return true;
     case 'l': o->headless = true; return true;
     case 'u': o->ui_bench = true; return true;
     case 'w': o->view = arg; return true;
+    case 'C': o->config = arg; return true;
+    }
+    return false;
+}
+
+// Options whose value is checked; false for a bad value (message printed, *code set).
+static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
+    ModelOverrides *ov = &o->spec.overrides;
+    long v;
+    if (take_plain(o, c, arg)) return true;
+    switch (c) {
     case 'z':
         if (sscanf(arg, "%dx%d", &o->width, &o->height) == 2 && o->width >= 320 && o->height >= 240 &&
             o->width <= 8192 && o->height <= 8192)
             return true;
         *code = cli_usage_error(cmd, "--size is WIDTHxHEIGHT (at least 320x240), not '%s'", arg);
         return false;
-    case 'C': o->config = arg; return true;
     case 'S':
         if (parse_whole(arg, 0, 1L << 62, &o->seed)) return true;
         *code = cli_usage_error(cmd, "--seed needs a whole number, not '%s'", arg);
@@ -106,7 +114,7 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         *code = cli_usage_error(cmd, "--vocab: only 'chars' is known, not '%s'", arg);
         return false;
     case 'n':
-        if (parse_whole(arg, 1, 100000, &v)) return s->max_len = (int)v, true;
+        if (parse_whole(arg, 1, 100000, &v)) return o->spec.max_len = (int)v, true;
         *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);
         return false;
     case 'r':
