@@ -2,6 +2,7 @@
 // scripts/make_fixtures.py with Debian's python3-torch) holds the inputs and PyTorch's memory,
 // logits, every per-head attention map and a greedy decode; stepformer must match the maps
 // and logits to 1e-4 and produce the same greedy ids.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,67 @@ static void greedy(const char *model, const StFile *f, const ModelOverrides *ov,
     session_close(&s);
 }
 
+// Two cases of one model padded into a batch: every real row must still match PyTorch, and
+// batched greedy decoding must give each case its own ids.
+static void batched(void) {
+    StFile c[2];
+    Err e = {{0}};
+    if (!st_load(&c[0], FIXTURES "/post_2x2.case0.safetensors", &e) || !st_load(&c[1], FIXTURES "/post_2x2.case1.safetensors", &e)) {
+        CHECK(false, "%s", e.msg);
+        return;
+    }
+    Model m;
+    CHECK(model_load(&m, FIXTURES "/post_2x2.safetensors", NULL, &e), "%s", e.msg);
+    Lesson l;
+    CHECK(lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e), "%s", e.msg);
+    const float pad = (float)m.cfg.pad_id.id;
+    int S = 0, T = 0, Sb[2], Tb[2];
+    for (int b = 0; b < 2; b++) {
+        Sb[b] = st_find(&c[b], "src_ids")->shape.dim[0], Tb[b] = st_find(&c[b], "tgt_ids")->shape.dim[0];
+        S = Sb[b] > S ? Sb[b] : S, T = Tb[b] > T ? Tb[b] : T;
+    }
+    float src[2 * 16], tgt[2 * 16];
+    for (int b = 0; b < 2; b++) {
+        for (int i = 0; i < S; i++) src[b * S + i] = i < Sb[b] ? st_find(&c[b], "src_ids")->data[i] : pad;
+        for (int i = 0; i < T; i++) tgt[b * T + i] = i < Tb[b] ? st_find(&c[b], "tgt_ids")->data[i] : pad;
+    }
+    RunSpec spec = {src, S, tgt, T, 0, 2};
+    Interp *it = interp_new(&l.program, &m, &spec, &e);
+    CHECK(it && interp_run(it, &e), "batched teacher forcing: %s", e.msg);
+    const int V = m.cfg.tgt_vocab_size, H = m.cfg.nhead;
+    const float *logits = it ? interp_output(it, interp_find(it, "generator.logits")) : NULL;
+    const float *cross = it ? interp_output(it, interp_find(it, "decoder.layers.1.cross_attn.weights")) : NULL;
+    for (int b = 0; b < 2 && logits; b++) {
+        char what[64];
+        snprintf(what, sizeof what, "batch row %d logits", b);
+        CHECK_CLOSE(logits + (size_t)b * T * V, st_find(&c[b], "logits")->data, (long)Tb[b] * V, 1e-4, what);
+        const float *want = st_find(&c[b], "decoder.layers.1.cross_attn.weights")->data;  // [H, Tb, Sb]
+        double worst = 0;
+        for (int h = 0; h < H; h++)
+            for (int q = 0; q < Tb[b]; q++)
+                for (int k = 0; k < Sb[b]; k++)
+                    worst = fmax(worst, fabs(cross[(((size_t)b * H + h) * T + q) * S + k] - want[((size_t)h * Tb[b] + q) * Sb[b] + k]));
+        CHECK(worst <= 1e-4, "batch row %d cross-attention: %g", b, worst);
+    }
+    interp_free(it);
+    RunSpec greedy = {src, S, NULL, 0, 8, 2};
+    it = interp_new(&l.program, &m, &greedy, &e);
+    CHECK(it && interp_run(it, &e), "batched greedy: %s", e.msg);
+    for (int b = 0; b < 2 && it; b++) {
+        int n;
+        const float *ids = interp_generated_row(it, b, &n);
+        const StEntry *want = st_find(&c[b], "greedy_ids");
+        CHECK(n == want->shape.dim[0] && !memcmp(ids, want->data, sizeof(float) * (size_t)n),
+              "batched greedy row %d: %d tokens (PyTorch %d)", b, n, want->shape.dim[0]);
+    }
+    interp_free(it);
+    lesson_free(&l);
+    model_free(&m);
+    st_free(&c[0]), st_free(&c[1]);
+}
+
 int main(void) {
+    batched();
     static const struct {
         const char *model;
         int cases;

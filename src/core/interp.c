@@ -13,7 +13,8 @@ struct Interp {
     const Program *p;
     const Model *m;
     Expander *x;
-    float *ids[PROGRAM_MAX_INPUTS];  // [max_positions] each
+    int B;                           // examples in the batch
+    float *ids[PROGRAM_MAX_INPUTS];  // [B, max_positions + 1] each, rows of len[s] ids
     int len[PROGRAM_MAX_INPUTS];
     int src, tgt;  // input slots, -1 when the program lacks one
     bool greedy;
@@ -25,7 +26,8 @@ struct Interp {
     Phase phase;
     int round;       // greedy: the decode round expanded last
     int next_stage;  // greedy: the ids stage of that round
-    int n_gen;
+    int *gen_len;    // [B] tokens generated for each example before its eos
+    bool *finished;  // [B] example b has produced eos
     StopReason stop;
 };
 
@@ -38,11 +40,11 @@ static bool take_ids(Interp *it, int slot, const float *ids, int n, int vocab, c
     if (n > P)
         return err_set(e, "the %s has %d tokens, more than the %d positions of the model's "
                        "positional table", side, n, P);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n * it->B; i++)
         if (!(ids[i] >= 0 && ids[i] < (float)vocab) || ids[i] != (float)(int)ids[i])
             return err_set(e, "%s id %g at position %d is not in the vocabulary (0..%d)", side,
-                           (double)ids[i], i, vocab - 1);
-    memcpy(it->ids[slot], ids, sizeof(float) * (size_t)n);
+                           (double)ids[i], i % n, vocab - 1);
+    memcpy(it->ids[slot], ids, sizeof(float) * (size_t)n * it->B);
     it->len[slot] = n;
     return true;
 }
@@ -58,7 +60,7 @@ static bool take_inputs(Interp *it, const RunSpec *s, Err *e) {
     if (!c->bos_id.set)
         return err_set(e, "greedy decoding starts from bos, but the model names no bos_id: "
                        "pass --bos ID");
-    it->ids[it->tgt][0] = (float)c->bos_id.id;
+    for (int b = 0; b < it->B; b++) it->ids[it->tgt][b] = (float)c->bos_id.id, it->gen_len[b] = 0, it->finished[b] = false;
     it->len[it->tgt] = 1;
     it->max_new = s->max_new < c->max_positions ? s->max_new : c->max_positions;
     if (it->max_new < 1) return err_set(e, "the most tokens to generate must be at least 1");
@@ -103,12 +105,14 @@ static bool expand_all(Interp *it, Err *e) {
 Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e) {
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_set(e, "out of memory"), NULL;
-    it->p = p, it->m = m;
+    it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1;
+    it->gen_len = calloc((size_t)it->B, sizeof *it->gen_len);
+    it->finished = calloc((size_t)it->B, sizeof *it->finished);
     it->src = program_input(p, "src");
     it->tgt = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
-    bool ok = true;
+    bool ok = it->gen_len && it->finished;
     for (int s = 0; s < p->n_inputs && ok; s++) {
-        it->ids[s] = calloc((size_t)m->cfg.max_positions + 1, sizeof(float));
+        it->ids[s] = calloc(((size_t)m->cfg.max_positions + 1) * it->B, sizeof(float));
         if (!it->ids[s]) ok = err_set(e, "out of memory");
     }
     ok = ok && take_inputs(it, spec, e) && expand_all(it, e);
@@ -126,6 +130,8 @@ void interp_free(Interp *it) {
     free(it->out_size);
     for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
     expander_free(it->x);
+    free(it->gen_len);
+    free(it->finished);
     free(it);
 }
 
@@ -144,38 +150,53 @@ static bool exec_stage(Interp *it, int i, Err *e) {
     const float *in[STAGE_MAX_IN] = {0};
     for (int j = 0; j < st->n_in; j++) in[j] = ref_data(it, &st->in[j]);
     if (st->op == OP_EMBEDDING) {
-        int rows = st->in_shape[1].dim[0];
-        for (int t = 0; t < st->in_shape[0].dim[0]; t++)
+        const int rows = st->in_shape[1].dim[0], T = st->in_shape[0].dim[0];
+        for (int t = 0; t < T * it->B; t++)
             if (!(in[0][t] >= 0 && in[0][t] < (float)rows))
                 return err_set(e, "%s: token id %g at position %d is outside the embedding table "
-                               "%s (%d rows)", st->id, (double)in[0][t], t, st->in_name[1], rows);
+                               "%s (%d rows)", st->id, (double)in[0][t], t % T, st->in_name[1], rows);
     }
-    const size_t need = (size_t)shape_numel(&st->shape) + 1;
+    const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
     if (it->out_size[i] < need) {  // re-runs reuse the buffer of the last run
         free(it->out[i]);
         it->out[i] = malloc(sizeof(float) * need);
         it->out_size[i] = it->out[i] ? need : 0;
         if (!it->out[i]) return err_set(e, "%s: out of memory for the output", st->id);
     }
-    op_exec(st, in, it->out[i]);
+    op_exec(st, in, it->out[i], it->B);
     return true;
 }
 
-// After a greedy round has run: append its token, or stop and expand what follows.
+// After a greedy round has run: each example appends its next token (or, once it has produced
+// eos, padding); the loop ends when every example has finished or after max_new rounds.
 static bool next_round(Interp *it, Err *e) {
     const ModelConfig *c = &it->m->cfg;
     int n;
     const Stage *st = &expander_stages(it->x, &n)[it->next_stage];
-    const float next = it->out[it->next_stage][st->shape.dim[0] - 1];
-    if (c->eos_id.set && next == (float)c->eos_id.id) {
-        it->stop = STOP_EOS;
-    } else {
-        it->ids[it->tgt][it->len[it->tgt]++] = next;
-        it->n_gen++;
-        if (it->n_gen == it->max_new)  // max_new <= P, so every round fits the table
-            it->stop = STOP_MAX_LEN;
+    const int T = st->shape.dim[0], B = it->B;
+    const float *next = it->out[it->next_stage];
+    const float fill = (float)(c->pad_id.set ? c->pad_id.id : c->eos_id.set ? c->eos_id.id : 0);
+    bool all = true;
+    for (int b = 0; b < B; b++) {
+        if (!it->finished[b] && c->eos_id.set && next[(size_t)b * T + T - 1] == (float)c->eos_id.id)
+            it->finished[b] = true;
+        all = all && it->finished[b];
     }
-    if (it->stop != STOP_NONE) {
+    if (all) it->stop = STOP_EOS;
+    else if (it->round + 1 == it->max_new) it->stop = STOP_MAX_LEN;  // max_new <= P: rounds fit
+    if (it->stop == STOP_EOS) {
+        it->phase = PH_FINISHED;
+        return expand_rest(it->x, e) && (grow_outputs(it) || err_set(e, "out of memory"));
+    }
+    // Widen [B, T] to [B, T + 1], from the last row back so nothing is overwritten early.
+    float *ids = it->ids[it->tgt];
+    for (int b = B - 1; b >= 0; b--) {
+        memmove(ids + (size_t)b * (T + 1), ids + (size_t)b * T, sizeof(float) * (size_t)T);
+        ids[(size_t)b * (T + 1) + T] = it->finished[b] ? fill : next[(size_t)b * T + T - 1];
+        if (!it->finished[b]) it->gen_len[b]++;
+    }
+    it->len[it->tgt] = T + 1;
+    if (it->stop == STOP_MAX_LEN) {
         it->phase = PH_FINISHED;
         return expand_rest(it->x, e) && (grow_outputs(it) || err_set(e, "out of memory"));
     }
@@ -225,24 +246,29 @@ static bool same_ids(const float *a, int na, const float *b, int nb) {
 
 bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err *e) {
     unsigned changed = 0;
-    if (it->src >= 0 && !same_ids(it->ids[it->src], it->len[it->src], spec->src, spec->S))
+    const int B = it->B;
+    if (it->src >= 0 && !same_ids(it->ids[it->src], it->len[it->src] * B, spec->src, spec->S * B))
         changed |= 1u << it->src;
     if (it->tgt >= 0 && (it->greedy != (spec->tgt == NULL) || it->greedy ||
-                         !same_ids(it->ids[it->tgt], it->len[it->tgt], spec->tgt, spec->T)))
+                         !same_ids(it->ids[it->tgt], it->len[it->tgt] * B, spec->tgt, spec->T * B)))
         changed |= 1u << it->tgt;
+    bool changed_len = false;
+    for (int s = 0; s < it->p->n_inputs; s++)
+        changed_len = changed_len || (s == it->src && spec->S != it->len[s]) ||
+                      (s == it->tgt && spec->tgt && spec->T != it->len[s]);
     // Check the new inputs before touching anything, so a bad input loses nothing.
     Interp probe = *it;
     float *scratch[PROGRAM_MAX_INPUTS] = {0};
     bool ok = true;
     for (int s = 0; s < it->p->n_inputs && ok; s++) {
-        scratch[s] = calloc((size_t)it->m->cfg.max_positions + 1, sizeof(float));
+        scratch[s] = calloc(((size_t)it->m->cfg.max_positions + 1) * it->B, sizeof(float));
         probe.ids[s] = scratch[s];
         ok = scratch[s] != NULL;
     }
     ok = ok && take_inputs(&probe, spec, e);
     if (ok) {
         for (int s = 0; s < it->p->n_inputs; s++) {
-            memcpy(it->ids[s], scratch[s], sizeof(float) * ((size_t)it->m->cfg.max_positions + 1));
+            memcpy(it->ids[s], scratch[s], sizeof(float) * ((size_t)it->m->cfg.max_positions + 1) * it->B);
             it->len[s] = probe.len[s];
         }
         it->greedy = probe.greedy, it->max_new = probe.max_new;
@@ -257,7 +283,8 @@ bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err
         }
     *first_affected = first;
     interp_rewind(it, first);
-    it->n_gen = 0, it->stop = STOP_NONE;
+    it->stop = STOP_NONE;
+    if (!it->greedy && !changed_len && interp_n_stages(it) > 0) return true;  // same shapes: same stages
     return expand_all(it, e);
 }
 
@@ -301,10 +328,16 @@ const float *interp_input_ids(const Interp *it, int slot, int *len) {
 }
 
 const float *interp_generated(const Interp *it, int *n, StopReason *why) {
-    *n = it->n_gen;
     *why = it->stop;
-    return it->tgt >= 0 ? it->ids[it->tgt] + 1 : NULL;
+    return interp_generated_row(it, 0, n);
 }
+
+const float *interp_generated_row(const Interp *it, int b, int *n) {
+    *n = it->tgt >= 0 ? it->gen_len[b] : 0;
+    return it->tgt >= 0 ? it->ids[it->tgt] + (size_t)b * it->len[it->tgt] + 1 : NULL;
+}
+
+int interp_batch(const Interp *it) { return it->B; }
 
 const Program *interp_program(const Interp *it) { return it->p; }
 const Model *interp_model(const Interp *it) { return it->m; }

@@ -16,11 +16,12 @@ typedef enum { STOP_NONE, STOP_EOS, STOP_MAX_LEN, STOP_COUNT } StopReason;
 extern const char *const stop_names[STOP_COUNT];
 
 typedef struct {
-    const float *src;  // [S] source ids
+    const float *src;  // [B, S] source ids (padded with pad_id to one length)
     int S;
-    const float *tgt;  // [T] target ids (teacher forcing), or NULL for greedy decoding
+    const float *tgt;  // [B, T] target ids (teacher forcing), or NULL for greedy decoding
     int T;
     int max_new;  // greedy: the most tokens to generate (beyond bos)
+    int batch;    // B, examples run together (0 means 1); every output holds B examples
 } RunSpec;
 
 typedef struct Interp Interp;
@@ -52,10 +53,13 @@ int interp_find(const Interp *it, const char *id);    // stage index, or -1
 // The data behind input j of stage i (weights, inputs or earlier outputs).
 const float *interp_input(const Interp *it, int i, int j);
 const ProgramOutput *interp_outputs(const Interp *it, int *n);
-// The ids of an input slot as they stand now ([len]).
+// The ids of an input slot as they stand now ([B, len]; row 0 is the first example).
 const float *interp_input_ids(const Interp *it, int slot, int *len);
 // Greedy decoding: the generated ids (without bos and the final eos) and why it stopped.
 const float *interp_generated(const Interp *it, int *n, StopReason *why);
+// The same for example b of a batch (ids of row b of the target; *n tokens before its eos).
+const float *interp_generated_row(const Interp *it, int b, int *n);
+int interp_batch(const Interp *it);
 const Program *interp_program(const Interp *it);
 const Model *interp_model(const Interp *it);
 

@@ -253,63 +253,6 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
     st->axes = out;
 }
 
-static int rows_of(const Shape *s) { return (int)(shape_numel(s) / last(s)); }
-
-void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out) {
-    const Shape *s0 = &st->in_shape[0], *s1 = &st->in_shape[1];
-    const size_t n = (size_t)shape_numel(&st->shape);
-    const int nd = s0->ndim;
-    switch (st->op) {
-    case OP_EMBEDDING:
-        embedding_forward(out, in[0], in[1], s0->dim[0], s1->dim[1], st->attr.scale);
-        return;
-    case OP_ADD_POSITIONS: add_forward(out, in[0], in[1], n); return;
-    case OP_LINEAR:
-        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, s0->dim[0], s0->dim[1],
-                       s1->dim[0]);
-        return;
-    case OP_SPLIT_HEADS:
-        split_heads_forward(out, in[0], s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
-        return;
-    case OP_MERGE_HEADS: merge_heads_forward(out, in[0], s0->dim[1], s0->dim[0], s0->dim[2]); return;
-    case OP_MATMUL: {
-        int B = nd == 3 ? s0->dim[0] : 1;
-        matmul_forward(out, in[0], in[1], B, s0->dim[nd - 2], last(&st->shape), last(s0),
-                       st->attr.b_transposed);
-        return;
-    }
-    case OP_TRANSPOSE:
-        transpose_forward(out, in[0], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(s0));
-        return;
-    case OP_SCALE: scale_forward(out, in[0], st->attr.scale, n); return;
-    case OP_MASK:
-        mask_forward(out, in[0], st->attr.has_pad ? in[1] : NULL, st->attr.pad_id,
-                     st->attr.causal, s0->dim[0], s0->dim[1], s0->dim[2]);
-        return;
-    case OP_SOFTMAX: softmax_forward(out, in[0], rows_of(s0), last(s0)); return;
-    case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], rows_of(s0), last(s0)); return;
-    case OP_ADD: add_forward(out, in[0], in[1], n); return;
-    case OP_LAYER_NORM:
-        layernorm_forward(out, in[0], in[1], in[2], s0->dim[0], s0->dim[1], st->attr.eps,
-                          st->attr.ln);
-        return;
-    case OP_ACTIVATION:
-        if (st->attr.act == ACT_GELU)
-            gelu_forward(out, in[0], n);
-        else
-            relu_forward(out, in[0], n);
-        return;
-    case OP_RELU: relu_forward(out, in[0], n); return;
-    case OP_GELU: gelu_forward(out, in[0], n); return;
-    case OP_ARGMAX: argmax_forward(out, in[0], s0->dim[0], s0->dim[1]); return;
-    case OP_POSITIONAL_TABLE:
-        positional_encoding(out, st->attr.positions, st->attr.width, st->attr.base);
-        return;
-    case OP_COUNT: break;
-    }
-    assert(!"unknown op");
-}
-
 double op_flops(const Stage *st) {
     const Shape *s0 = &st->in_shape[0];
     if (st->op == OP_LINEAR) return 2.0 * s0->dim[0] * s0->dim[1] * st->in_shape[1].dim[0];

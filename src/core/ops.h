@@ -117,9 +117,13 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e);
 void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]);
 AxisTokens axes_none(void);
 
-// Runs the kernel of `st`: in[i] point at the inputs' data (already moved by each Ref's
-// offset), out at a buffer of shape_numel(&st->shape) floats.
-void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out);
+// Runs the kernel of `st` on a batch of B examples (exec.c). Activations hold B examples one
+// after another ([B, shape]); weights are shared. in[i] point at the inputs' data (already
+// moved by each Ref's offset), out at B * shape_numel(&st->shape) floats.
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, int B);
+
+// Floats between one example and the next in input j: 0 for a (shared) weight.
+size_t op_in_stride(const Stage *st, int j);
 
 // Floating-point operations one run of the stage costs (multiply-add = 2).
 double op_flops(const Stage *st);

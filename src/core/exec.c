@@ -1,0 +1,86 @@
+// exec.c: running a stage's kernel over a batch. Row-wise ops see the batch as more rows (so a
+// linear layer is one matrix multiply over every example's rows); ops that mix rows within an
+// example (attention's matmuls, heads, masks, positions) run once per example.
+#include <assert.h>
+
+#include "ops.h"
+
+static int last(const Shape *s) { return s->dim[s->ndim - 1]; }
+static int rows_of(const Shape *s) { return (int)(shape_numel(s) / last(s)); }
+
+size_t op_in_stride(const Stage *st, int j) {
+    return st->in[j].kind == REF_WEIGHT ? 0 : (size_t)shape_numel(&st->in_shape[j]);
+}
+
+// The ops that run once per example.
+static void exec_one(const Stage *st, const float *const in[STAGE_MAX_IN], float *out) {
+    const Shape *s0 = &st->in_shape[0];
+    const size_t n = (size_t)shape_numel(&st->shape);
+    const int nd = s0->ndim;
+    switch (st->op) {
+    case OP_ADD_POSITIONS:  // the table's first T rows, the same for every example
+    case OP_ADD: add_forward(out, in[0], in[1], n); return;
+    case OP_SPLIT_HEADS:
+        split_heads_forward(out, in[0], s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
+        return;
+    case OP_MERGE_HEADS: merge_heads_forward(out, in[0], s0->dim[1], s0->dim[0], s0->dim[2]); return;
+    case OP_MATMUL:
+        matmul_forward(out, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(&st->shape), last(s0),
+                       st->attr.b_transposed);
+        return;
+    case OP_TRANSPOSE: transpose_forward(out, in[0], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(s0)); return;
+    case OP_MASK:
+        mask_forward(out, in[0], st->attr.has_pad ? in[1] : NULL, st->attr.pad_id, st->attr.causal, s0->dim[0],
+                     s0->dim[1], s0->dim[2]);
+        return;
+    case OP_POSITIONAL_TABLE: positional_encoding(out, st->attr.positions, st->attr.width, st->attr.base); return;
+    default: break;
+    }
+    assert(!"not a per-example op");
+}
+
+static void per_example(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, int B) {
+    const size_t n = (size_t)shape_numel(&st->shape);
+    size_t stride[STAGE_MAX_IN] = {0};
+    for (int j = 0; j < st->n_in; j++) stride[j] = op_in_stride(st, j);
+#pragma omp parallel for if (B > 1) schedule(static)
+    for (int b = 0; b < B; b++) {
+        const float *inb[STAGE_MAX_IN] = {0};
+        for (int j = 0; j < st->n_in; j++) inb[j] = in[j] + (size_t)b * stride[j];
+        exec_one(st, inb, out + (size_t)b * n);
+    }
+}
+
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, int B) {
+    const Shape *s0 = &st->in_shape[0], *s1 = &st->in_shape[1];
+    const size_t n = (size_t)shape_numel(&st->shape) * (size_t)B;
+    switch (st->op) {
+    case OP_EMBEDDING:
+        embedding_forward(out, in[0], in[1], B * s0->dim[0], s1->dim[1], st->attr.scale);
+        return;
+    case OP_LINEAR:
+        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * s0->dim[0], s0->dim[1], s1->dim[0]);
+        return;
+    case OP_SCALE: scale_forward(out, in[0], st->attr.scale, n); return;
+    case OP_SOFTMAX: softmax_forward(out, in[0], B * rows_of(s0), last(s0)); return;
+    case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], B * rows_of(s0), last(s0)); return;
+    case OP_LAYER_NORM:
+        layernorm_forward(out, in[0], in[1], in[2], B * s0->dim[0], s0->dim[1], st->attr.eps, st->attr.ln);
+        return;
+    case OP_ACTIVATION:
+        if (st->attr.act == ACT_GELU) gelu_forward(out, in[0], n);
+        else relu_forward(out, in[0], n);
+        return;
+    case OP_RELU: relu_forward(out, in[0], n); return;
+    case OP_GELU: gelu_forward(out, in[0], n); return;
+    case OP_ARGMAX: argmax_forward(out, in[0], B * s0->dim[0], s0->dim[1]); return;
+    case OP_ADD:
+        if (op_in_stride(st, 0) && op_in_stride(st, 1)) {  // two activations: one long add
+            add_forward(out, in[0], in[1], n);
+            return;
+        }
+        break;
+    default: break;
+    }
+    per_example(st, in, out, B);
+}
