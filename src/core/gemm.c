@@ -94,11 +94,12 @@ static void pack_panel(float *dst, const float *b, int ldb, bool bt, int k0, int
     }
 }
 
-void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-           const float *bias, int M, int N, int K, bool b_transposed) {
+// C = A op(B) + bias, or with accumulate C += A op(B).
+static void gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
+                 const float *bias, int M, int N, int K, bool b_transposed, bool accumulate) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
-        for (int i = 0; i < M; i++)
+        for (int i = 0; i < M && !accumulate; i++)
             for (int j = 0; j < N; j++) c[(size_t)i * ldc + j] = bias ? bias[j] : 0.0f;
         return;
     }
@@ -120,8 +121,18 @@ void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
             for (int i = i_begin; i < i_end; i += MR) {
                 const int mr = i_end - i < MR ? i_end - i : MR;
                 impl.kernel(mr, nr, kc, a + (size_t)i * lda + k0, lda, packed,
-                            c + (size_t)i * ldc + j0, ldc, bias ? bias + j0 : NULL, k0 == 0);
+                            c + (size_t)i * ldc + j0, ldc, bias ? bias + j0 : NULL, k0 == 0 && !accumulate);
             }
         }
     }
+}
+
+void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb, const float *bias,
+           int M, int N, int K, bool b_transposed) {
+    gemm(c, ldc, a, lda, b, ldb, bias, M, N, K, b_transposed, false);
+}
+
+void sgemm_acc(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K,
+               bool b_transposed) {
+    gemm(c, ldc, a, lda, b, ldb, NULL, M, N, K, b_transposed, true);
 }

@@ -111,6 +111,12 @@ void sgemm(float *c, int ldc,         // [M, N]
            const float *bias,         // [N] or NULL
            int M, int N, int K, bool b_transposed);
 
+// C += A · op(B): the same product, added to what C holds (for gradients).
+void sgemm_acc(float *c, int ldc,         // [M, N]
+               const float *a, int lda,   // [M, K]
+               const float *b, int ldb,   // [K, N] or [N, K]
+               int M, int N, int K, bool b_transposed);
+
 // Which micro-kernel sgemm picked for this CPU: "avx512", "avx2" or "baseline".
 const char *sgemm_kernel_name(void);
 

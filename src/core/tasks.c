@@ -327,8 +327,8 @@ static bool held_out_fill(TaskHeldOut *h, Task t, uint64_t seed, int n, Err *e) 
         h->slots[slot] = h->n++;
     }
     if (h->n < n)
-        return err_set(e, "held-out set for '%s': found only %d distinct examples of %d in %ld draws",
-                       task_names[t], h->n, n, max_tries);
+        return err_set(e, "held-out set for '%s': found only %d distinct examples of %d in %ld "
+                       "draws", task_names[t], h->n, n, max_tries);
     return true;
 }
 

@@ -1,0 +1,240 @@
+// backward.c: the backward pass over the interpreter's stages (see backward.h).
+#include "backward.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_backward.h"
+
+struct Grads {
+    const Model *m;
+    float *dw;       // parallel to m->weights.arena
+    size_t n_dw;
+    float **d;       // [n] the gradient of each stage's output ([B, shape]); NULL: none yet
+    size_t *cap;     // [n] floats allocated for each
+    bool *live;      // [n] a gradient reached this stage in the current pass
+    int n;
+    float *scratch;  // per thread: room for transposed copies
+    size_t scratch_per_thread;
+};
+
+static size_t arena_size(const Model *m) {
+    const StFile *f = &m->weights;
+    size_t end = 0;
+    for (int i = 0; i < f->n_entries; i++) {
+        size_t e = (size_t)(f->entries[i].data - f->arena) + (size_t)shape_numel(&f->entries[i].shape);
+        end = e > end ? e : end;
+    }
+    return end;
+}
+
+Grads *grads_new(const Model *m, Err *e) {
+    Grads *g = calloc(1, sizeof *g);
+    if (!g) return err_set(e, "out of memory"), NULL;
+    g->m = m;
+    g->n_dw = arena_size(m);
+    g->dw = calloc(g->n_dw ? g->n_dw : 1, sizeof(float));
+    if (!g->dw) {
+        err_set(e, "out of memory for %zu gradients", g->n_dw);
+        grads_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void grads_free(Grads *g) {
+    if (!g) return;
+    for (int i = 0; i < g->n; i++) free(g->d[i]);
+    free(g->d), free(g->cap), free(g->live), free(g->scratch), free(g->dw);
+    free(g);
+}
+
+float *grads_weights(Grads *g) { return g->dw; }
+size_t grads_size(const Grads *g) { return g->n_dw; }
+void grads_zero(Grads *g) { memset(g->dw, 0, sizeof(float) * g->n_dw); }
+
+static bool frozen(const char *name) { return strncmp(name, "positional_encoding.", 20) == 0; }
+
+float *grads_of(Grads *g, const char *name) {
+    const StEntry *en = model_weight(g->m, name);
+    return en && !frozen(name) ? g->dw + (en->data - g->m->weights.arena) : NULL;
+}
+
+// Room for every stage's gradient, and scratch for the largest transposed copy.
+static bool prepare(Grads *g, const Interp *it, Err *e) {
+    const int n = interp_n_stages(it), B = interp_batch(it);
+    if (n > g->n) {
+        float **d = realloc(g->d, sizeof *d * (size_t)n);
+        size_t *cap = realloc(g->cap, sizeof *cap * (size_t)n);
+        bool *live = realloc(g->live, sizeof *live * (size_t)n);
+        if (d) g->d = d;
+        if (cap) g->cap = cap;
+        if (live) g->live = live;
+        if (!d || !cap || !live) return err_set(e, "out of memory");
+        for (int i = g->n; i < n; i++) g->d[i] = NULL, g->cap[i] = 0;
+        g->n = n;
+    }
+    size_t need = 0;
+    for (int i = 0; i < n; i++) {
+        const Stage *st = interp_stage(it, i);
+        g->live[i] = false;
+        for (int j = 0; j < st->n_in; j++) {
+            size_t s = (size_t)shape_numel(&st->in_shape[j]) + (size_t)shape_numel(&st->shape);
+            if (st->op == OP_LINEAR) s = (size_t)shape_numel(&st->shape) * B;  // dyᵀ over the batch
+            need = s > need ? s : need;
+        }
+    }
+    if (need > g->scratch_per_thread) {
+        free(g->scratch);
+        g->scratch = malloc(sizeof(float) * need * (size_t)omp_get_max_threads());
+        g->scratch_per_thread = g->scratch ? need : 0;
+        if (!g->scratch) return err_set(e, "out of memory for backward scratch");
+    }
+    return true;
+}
+
+// The gradient buffer of stage k's output, cleared on first use in this pass.
+static float *stage_grad(Grads *g, const Interp *it, int k) {
+    const size_t n = (size_t)shape_numel(&interp_stage(it, k)->shape) * interp_batch(it);
+    if (!g->live[k]) {
+        if (g->cap[k] < n) {
+            free(g->d[k]);
+            g->d[k] = malloc(sizeof(float) * n);
+            g->cap[k] = g->d[k] ? n : 0;
+        }
+        if (g->d[k]) memset(g->d[k], 0, sizeof(float) * n);
+        g->live[k] = g->d[k] != NULL;
+    }
+    return g->d[k];
+}
+
+// Where input j of stage i sends its gradient: an earlier stage, a weight, or nowhere.
+static float *destination(Grads *g, const Interp *it, int i, int j) {
+    const Stage *st = interp_stage(it, i);
+    const Ref *r = &st->in[j];
+    if (r->kind == REF_STAGE) return stage_grad(g, it, r->index);
+    if (r->kind == REF_WEIGHT) {
+        const StEntry *en = &g->m->weights.entries[r->index];
+        if (frozen(en->name)) return NULL;
+        return g->dw + (en->data - g->m->weights.arena) + r->offset;
+    }
+    return NULL;  // token ids
+}
+
+static int last(const Shape *s) { return s->dim[s->ndim - 1]; }
+static int rows_of(const Shape *s) { return (int)(shape_numel(s) / last(s)); }
+
+// The ops that mix rows within one example, one example at a time.
+static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
+                        const float *const in[STAGE_MAX_IN], const float *y, float *scratch) {
+    const Shape *s0 = &st->in_shape[0];
+    const size_t n = (size_t)shape_numel(&st->shape);
+    const int nd = s0->ndim;
+    switch (st->op) {
+    case OP_ADD:
+        if (dst[1]) add_backward(dst[1], dy, n);
+        /* fall through */
+    case OP_ADD_POSITIONS:
+        if (dst[0]) add_backward(dst[0], dy, n);
+        return;
+    case OP_SPLIT_HEADS:
+        if (dst[0]) split_heads_backward(dst[0], dy, s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
+        return;
+    case OP_MERGE_HEADS:
+        if (dst[0]) merge_heads_backward(dst[0], dy, s0->dim[1], s0->dim[0], s0->dim[2]);
+        return;
+    case OP_MATMUL:
+        matmul_backward(dst[0], dst[1], dy, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2],
+                        last(&st->shape), last(s0), st->attr.b_transposed, scratch);
+        return;
+    case OP_TRANSPOSE:
+        if (dst[0]) transpose_backward(dst[0], dy, nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(s0));
+        return;
+    case OP_MASK:
+        if (dst[0]) mask_backward(dst[0], dy, y, n);
+        return;
+    default: return;
+    }
+}
+
+static void per_example(Grads *g, const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
+                        const float *const in[STAGE_MAX_IN], const float *y, int B) {
+    const size_t n = (size_t)shape_numel(&st->shape);
+    size_t stride[STAGE_MAX_IN] = {0};
+    bool shared = false;  // a weight's gradient collects from every example: no threads then
+    for (int j = 0; j < st->n_in; j++) {
+        stride[j] = op_in_stride(st, j);
+        shared = shared || (dst[j] && stride[j] == 0);
+    }
+#pragma omp parallel for if (B > 1 && !shared) schedule(static)
+    for (int b = 0; b < B; b++) {
+        float *db[STAGE_MAX_IN] = {0};
+        const float *ib[STAGE_MAX_IN] = {0};
+        for (int j = 0; j < st->n_in; j++) {
+            db[j] = dst[j] ? dst[j] + (size_t)b * stride[j] : NULL;
+            ib[j] = in[j] ? in[j] + (size_t)b * stride[j] : NULL;
+        }
+        float *scratch = g->scratch + (size_t)omp_get_thread_num() * g->scratch_per_thread;
+        one_example(st, db, dy + (size_t)b * n, ib, y + (size_t)b * n, scratch);
+    }
+}
+
+static void stage_backward(Grads *g, const Interp *it, int i) {
+    const Stage *st = interp_stage(it, i);
+    const int B = interp_batch(it);
+    const float *dy = g->d[i], *y = interp_output(it, i);
+    const float *in[STAGE_MAX_IN] = {0};
+    float *dst[STAGE_MAX_IN] = {0};
+    for (int j = 0; j < st->n_in; j++) in[j] = interp_input(it, i, j), dst[j] = destination(g, it, i, j);
+    const Shape *s0 = &st->in_shape[0];
+    const size_t n = (size_t)shape_numel(&st->shape) * B;
+    switch (st->op) {
+    case OP_EMBEDDING:
+        if (dst[1]) embedding_backward(dst[1], dy, in[0], B * s0->dim[0], last(&st->shape), st->attr.scale);
+        return;
+    case OP_LINEAR:
+        linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * s0->dim[0],
+                        s0->dim[1], st->in_shape[1].dim[0], g->scratch);
+        return;
+    case OP_SCALE:
+        if (dst[0]) scale_backward(dst[0], dy, st->attr.scale, n);
+        return;
+    case OP_SOFTMAX:
+        if (dst[0]) softmax_backward(dst[0], dy, y, B * rows_of(s0), last(s0));
+        return;
+    case OP_LOG_SOFTMAX:
+        if (dst[0]) log_softmax_backward(dst[0], dy, y, B * rows_of(s0), last(s0));
+        return;
+    case OP_LAYER_NORM:
+        layernorm_backward(dst[0], dst[1], dst[2], dy, in[0], in[1], B * s0->dim[0], s0->dim[1], st->attr.eps,
+                           st->attr.ln);
+        return;
+    case OP_ACTIVATION:
+    case OP_RELU:
+    case OP_GELU:
+        if (!dst[0]) return;
+        if (st->op == OP_GELU || (st->op == OP_ACTIVATION && st->attr.act == ACT_GELU)) gelu_backward(dst[0], dy, in[0], n);
+        else relu_backward(dst[0], dy, in[0], n);
+        return;
+    case OP_ARGMAX:
+    case OP_POSITIONAL_TABLE:
+    case OP_COUNT: return;  // ids and fixed tables pass no gradient
+    default: per_example(g, st, dst, dy, in, y, B); return;
+    }
+}
+
+bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) {
+    if (!prepare(g, it, e)) return false;
+    float *d = stage_grad(g, it, from);
+    if (!d) return err_set(e, "out of memory for gradients");
+    memcpy(d, dfrom, sizeof(float) * (size_t)shape_numel(&interp_stage(it, from)->shape) * interp_batch(it));
+    for (int i = from; i >= 0; i--) {
+        const Stage *st = interp_stage(it, i);
+        for (int j = 0; j < st->n_in && g->live[i]; j++)  // allocate before any threads run
+            if (st->in[j].kind == REF_STAGE && !stage_grad(g, it, st->in[j].index))
+                return err_set(e, "out of memory for the gradient of %s", interp_stage(it, st->in[j].index)->id);
+        if (g->live[i]) stage_backward(g, it, i);
+    }
+    return true;
+}

@@ -1,0 +1,193 @@
+// kernels_backward.c: gradients of the forward kernels (see kernels_backward.h).
+#include "kernels_backward.h"
+
+#include <math.h>
+#include <string.h>
+
+#define PAR_ROWS(total) if ((total) > 32768)
+
+void embedding_backward(float *dtable, const float *dy, const float *ids, int T, int C, float scale) {
+    for (int t = 0; t < T; t++) {
+        float *row = dtable + (size_t)ids[t] * C;
+        const float *g = dy + (size_t)t * C;
+        for (int c = 0; c < C; c++) row[c] += g[c] * scale;
+    }
+}
+
+static void transpose_into(float *out, const float *x, int M, int N) {  // out [N, M] = x [M, N]ᵀ
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) out[(size_t)j * M + i] = x[(size_t)i * N + j];
+}
+
+void linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int T,
+                     int I, int O, float *scratch) {
+    if (dx) sgemm_acc(dx, I, dy, O, w, I, T, I, O, false);  // [T, O] · [O, I]
+    if (dw) {
+        transpose_into(scratch, dy, T, O);  // dyᵀ [O, T]
+        sgemm_acc(dw, I, scratch, T, x, I, O, I, T, false);
+    }
+    if (db)
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < O; o++) db[o] += dy[(size_t)t * O + o];
+}
+
+void matmul_backward(float *da, float *db, const float *dc, const float *a, const float *bm, int B, int M, int N,
+                     int K, bool bt, float *scratch) {
+    for (int i = 0; i < B; i++) {
+        const float *dci = dc + (size_t)i * M * N, *ai = a + (size_t)i * M * K, *bi = bm + (size_t)i * K * N;
+        float *dai = da ? da + (size_t)i * M * K : NULL, *dbi = db ? db + (size_t)i * K * N : NULL;
+        if (dai) {  // da = dc · op(b)ᵀ: op(b)ᵀ is b itself when transposed, else b read transposed
+            if (bt) sgemm_acc(dai, K, dci, N, bi, K, M, K, N, false);
+            else sgemm_acc(dai, K, dci, N, bi, N, M, K, N, true);
+        }
+        if (dbi) {
+            if (bt) {  // b [N, K]: db += dcᵀ · a
+                transpose_into(scratch, dci, M, N);
+                sgemm_acc(dbi, K, scratch, M, ai, K, N, K, M, false);
+            } else {  // b [K, N]: db += aᵀ · dc
+                transpose_into(scratch, ai, M, K);
+                sgemm_acc(dbi, N, scratch, M, dci, N, K, N, M, false);
+            }
+        }
+    }
+}
+
+void transpose_backward(float *dx, const float *dy, int B, int M, int N) {
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++)
+                dx[((size_t)b * M + i) * N + j] += dy[((size_t)b * N + j) * M + i];
+}
+
+void add_backward(float *dx, const float *dy, size_t n) {
+    for (size_t i = 0; i < n; i++) dx[i] += dy[i];
+}
+
+void scale_backward(float *dx, const float *dy, float s, size_t n) {
+    for (size_t i = 0; i < n; i++) dx[i] += dy[i] * s;
+}
+
+void mask_backward(float *dx, const float *dy, const float *y, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (y[i] != -INFINITY) dx[i] += dy[i];
+}
+
+void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n) {
+#pragma omp parallel for PAR_ROWS((size_t)rows * n)
+    for (int r = 0; r < rows; r++) {
+        const float *yr = y + (size_t)r * n, *gr = dy + (size_t)r * n;
+        float dot = 0.0f;
+        for (int i = 0; i < n; i++) dot += gr[i] * yr[i];
+        float *o = dx + (size_t)r * n;
+        for (int i = 0; i < n; i++) o[i] += yr[i] * (gr[i] - dot);
+    }
+}
+
+void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, int n) {
+    for (int r = 0; r < rows; r++) {
+        const float *yr = y + (size_t)r * n, *gr = dy + (size_t)r * n;
+        float sum = 0.0f;
+        for (int i = 0; i < n; i++) sum += gr[i];
+        float *o = dx + (size_t)r * n;
+        for (int i = 0; i < n; i++)
+            if (yr[i] != -INFINITY) o[i] += gr[i] - expf(yr[i]) * sum;
+    }
+}
+
+// One row of LayerNorm's gradient; dxhat is scratch [C].
+static void layernorm_row(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g,
+                          int C, float eps, LayerNormForm form, float *dxhat) {
+    float mean = 0.0f, ss = 0.0f;
+    for (int c = 0; c < C; c++) mean += x[c];
+    mean /= (float)C;
+    for (int c = 0; c < C; c++) ss += (x[c] - mean) * (x[c] - mean);
+    const float s = C > 1 ? sqrtf(ss / (float)(C - 1)) : 0.0f;  // annotated: the unbiased std
+    const float inv = form == LN_TORCH ? 1.0f / sqrtf(ss / (float)C + eps) : 1.0f / (s + eps);
+    float sum_dxh = 0.0f, sum_dxh_d = 0.0f;
+    for (int c = 0; c < C; c++) {
+        const float d = x[c] - mean;
+        dxhat[c] = dy[c] * g[c];
+        sum_dxh += dxhat[c];
+        sum_dxh_d += dxhat[c] * d;
+        if (dg) dg[c] += dy[c] * d * inv;
+        if (db) db[c] += dy[c];
+    }
+    if (!dx) return;
+    // d(loss)/d(x - mean), then through the mean.
+    const float k = form == LN_TORCH ? inv * inv * sum_dxh_d / (float)C
+                  : (s > 0.0f ? inv * sum_dxh_d / (s * (float)(C - 1)) : 0.0f);
+    float mean_dd = 0.0f;
+    for (int c = 0; c < C; c++) {
+        dxhat[c] = inv * (dxhat[c] - k * (x[c] - mean));
+        mean_dd += dxhat[c];
+    }
+    mean_dd /= (float)C;
+    for (int c = 0; c < C; c++) dx[c] += dxhat[c] - mean_dd;
+    (void)sum_dxh;
+}
+
+void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g, int T,
+                        int C, float eps, LayerNormForm form) {
+    float stack[1024];
+    float *scratch = C <= 1024 ? stack : NULL;
+    float big[C > 1024 ? C : 1];  // a variable-length array only for very wide rows
+    if (!scratch) scratch = big;
+    for (int t = 0; t < T; t++)
+        layernorm_row(dx ? dx + (size_t)t * C : NULL, dg, db, dy + (size_t)t * C, x + (size_t)t * C, g, C, eps,
+                      form, scratch);
+}
+
+void relu_backward(float *dx, const float *dy, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (x[i] > 0.0f) dx[i] += dy[i];
+}
+
+void gelu_backward(float *dx, const float *dy, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const float cdf = 0.5f * (1.0f + erff(x[i] * 0.70710678118654752f));
+        const float pdf = expf(-0.5f * x[i] * x[i]) * 0.39894228040143268f;
+        dx[i] += dy[i] * (cdf + x[i] * pdf);
+    }
+}
+
+void split_heads_backward(float *dx, const float *dy, int T, int H, int D) {
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++)
+            add_backward(dx + (size_t)t * H * D + (size_t)h * D, dy + ((size_t)h * T + t) * D, (size_t)D);
+}
+
+void merge_heads_backward(float *dx, const float *dy, int T, int H, int D) {
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++)
+            add_backward(dx + ((size_t)h * T + t) * D, dy + (size_t)t * H * D + (size_t)h * D, (size_t)D);
+}
+
+float cross_entropy(float *dlogits, const float *logits, const float *targets, int N, int V, float smoothing,
+                    float ignore, int *count) {
+    int n = 0;
+    for (int r = 0; r < N; r++) n += targets[r] != ignore;
+    *count = n;
+    double loss = 0.0;
+    for (int r = 0; r < N; r++) {
+        const float *z = logits + (size_t)r * V;
+        float *d = dlogits + (size_t)r * V;
+        if (targets[r] == ignore || n == 0) {
+            memset(d, 0, sizeof(float) * (size_t)V);
+            continue;
+        }
+        float m = z[0];
+        for (int v = 1; v < V; v++) m = z[v] > m ? z[v] : m;
+        double sum = 0.0;
+        for (int v = 0; v < V; v++) sum += exp((double)(z[v] - m));
+        const double lse = m + log(sum);
+        double mean_logp = 0.0;
+        for (int v = 0; v < V; v++) mean_logp += (z[v] - lse) / V;
+        const int y = (int)targets[r];
+        loss += -(1.0 - smoothing) * (z[y] - lse) - smoothing * mean_logp;
+        for (int v = 0; v < V; v++) {
+            const double q = (v == y ? 1.0 - smoothing : 0.0) + smoothing / V;
+            d[v] = (float)((exp(z[v] - lse) - q) / n);
+        }
+    }
+    return n ? (float)(loss / n) : 0.0f;
+}

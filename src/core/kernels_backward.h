@@ -1,0 +1,83 @@
+// kernels_backward.h: the gradients of the forward kernels (kernels.h has the dimension legend).
+//
+// Every backward kernel ADDS into its input gradients (dx += ...): a tensor read by several
+// stages (a residual stream, the memory) collects the gradient of each reader. Kernels take
+// outputs first, then const inputs, then sizes, and never allocate; the few that need room for
+// a transposed copy take a caller's scratch buffer. Each is checked against finite differences
+// in tests/test_backward.c.
+#ifndef STEPFORMER_KERNELS_BACKWARD_H
+#define STEPFORMER_KERNELS_BACKWARD_H
+
+#include "kernels.h"
+
+// dtable[ids[t]] += dy[t] * scale
+void embedding_backward(float *dtable,      // [V, C]
+                        const float *dy,    // [T, C]
+                        const float *ids,   // [T]
+                        int T, int C, float scale);
+
+// y = x wᵀ + b:  dx += dy w,  dw += dyᵀ x,  db += column sums of dy. Any of dx, dw, db may be
+// NULL (not wanted).
+void linear_backward(float *dx,          // [T, I] or NULL
+                     float *dw,          // [O, I] or NULL
+                     float *db,          // [O] or NULL
+                     const float *dy,    // [T, O]
+                     const float *x,     // [T, I]
+                     const float *w,     // [O, I]
+                     int T, int I, int O,
+                     float *scratch);    // [O * T]
+
+// c = a op(b) for each of B matrices: da += dc op(b)ᵀ, db += (the matching product).
+void matmul_backward(float *da,          // [B, M, K] or NULL
+                     float *db,          // [B, K, N] ([B, N, K] when b_transposed) or NULL
+                     const float *dc,    // [B, M, N]
+                     const float *a,     // [B, M, K]
+                     const float *bm,    // as db
+                     int B, int M, int N, int K, bool b_transposed,
+                     float *scratch);    // [max(K, N) * M]
+
+// y = xᵀ per matrix: dx += dyᵀ.
+void transpose_backward(float *dx,        // [B, M, N]
+                        const float *dy,  // [B, N, M]
+                        int B, int M, int N);
+
+void add_backward(float *dx, const float *dy, size_t n);              // dx += dy
+void scale_backward(float *dx, const float *dy, float s, size_t n);   // dx += dy * s
+// Masked entries (y = -inf) pass no gradient; the rest pass dy through.
+void mask_backward(float *dx, const float *dy, const float *y, size_t n);
+// y = softmax(x) per row: dx += y * (dy - sum(dy * y)).
+void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n);
+// y = log_softmax(x) per row: dx += dy - exp(y) * sum(dy).
+void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, int n);
+
+// Both LayerNorm forms; dx, dg, db may be NULL.
+void layernorm_backward(float *dx,        // [T, C]
+                        float *dg,        // [C]
+                        float *db,        // [C]
+                        const float *dy,  // [T, C]
+                        const float *x,   // [T, C]
+                        const float *g,   // [C]
+                        int T, int C, float eps, LayerNormForm form);
+
+void relu_backward(float *dx, const float *dy, const float *x, size_t n);
+// d/dx of x Phi(x) = Phi(x) + x phi(x).
+void gelu_backward(float *dx, const float *dy, const float *x, size_t n);
+
+void split_heads_backward(float *dx,        // [T, H*D]
+                          const float *dy,  // [H, T, D]
+                          int T, int H, int D);
+void merge_heads_backward(float *dx,        // [H, T, D]
+                          const float *dy,  // [T, H*D]
+                          int T, int H, int D);
+
+// Cross-entropy of softmax(logits) against targets, with label smoothing as PyTorch's
+// CrossEntropyLoss(label_smoothing=e): the target distribution is (1-e) on the right token plus
+// e/V everywhere. Rows whose target is `ignore` count for nothing. Writes the gradient of the
+// mean loss into dlogits (overwritten, not added) and returns the mean loss; *count gets the
+// number of rows that counted (0: loss 0, dlogits 0).
+float cross_entropy(float *dlogits,        // [N, V]
+                    const float *logits,   // [N, V]
+                    const float *targets,  // [N] ids
+                    int N, int V, float smoothing, float ignore, int *count);
+
+#endif

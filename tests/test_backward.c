@@ -1,0 +1,230 @@
+// test_backward.c: every backward kernel against central finite differences of its forward
+// kernel. The loss is L = sum(out * R) for a random R, so dL/dout = R is fed to the backward
+// kernel, and each input's analytic gradient is compared with (L(x+h) - L(x-h)) / 2h.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels_backward.h"
+#include "rng.h"
+
+static Rng rng = {2024};
+
+static float *rnd(size_t n, float lo, float hi) {
+    float *p = malloc(sizeof(float) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) p[i] = lo + (hi - lo) * rng_uniform(&rng);
+    return p;
+}
+
+static float *zeros(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
+
+// The forward of the kernel under test, writing its output.
+typedef struct Case Case;
+struct Case {
+    void (*fwd)(const Case *c, float *out);
+    float *in[3];  // the inputs (perturbed in place)
+    int ints[6];
+    float f;
+    bool flag;
+};
+
+static double loss(const Case *c, float *out, const float *R, size_t nout) {
+    c->fwd(c, out);
+    double L = 0;
+    for (size_t i = 0; i < nout; i++)
+        if (isfinite(out[i])) L += (double)out[i] * R[i];
+    return L;
+}
+
+// Compares the analytic gradient of input `which` with central differences at up to 80 places.
+static void check_input(const char *what, Case *c, int which, size_t n, const float *analytic, const float *R,
+                        size_t nout) {
+    float *out = zeros(nout), *x = c->in[which];
+    const float h = 2e-3f;
+    double worst = 0;
+    const size_t step = n > 80 ? n / 80 : 1;
+    for (size_t k = 0; k < n; k += step) {
+        const float keep = x[k];
+        x[k] = keep + h;
+        const double lp = loss(c, out, R, nout);
+        x[k] = keep - h;
+        const double lm = loss(c, out, R, nout);
+        x[k] = keep;
+        const double num = (lp - lm) / (2.0 * h), err = fabs(num - analytic[k]) / fmax(1.0, fabs(num));
+        worst = fmax(worst, err);
+    }
+    CHECK(worst < 5e-3, "%s: finite differences disagree by %.3g (relative)", what, worst);
+    free(out);
+}
+
+// ---- forwards ----
+static void f_linear(const Case *c, float *out) {
+    linear_forward(out, c->in[0], c->in[1], c->in[2], c->ints[0], c->ints[1], c->ints[2]);
+}
+static void f_matmul(const Case *c, float *out) {
+    matmul_forward(out, c->in[0], c->in[1], c->ints[0], c->ints[1], c->ints[2], c->ints[3], c->flag);
+}
+static void f_softmax(const Case *c, float *out) { softmax_forward(out, c->in[0], c->ints[0], c->ints[1]); }
+static void f_logsoftmax(const Case *c, float *out) { log_softmax_forward(out, c->in[0], c->ints[0], c->ints[1]); }
+static void f_layernorm(const Case *c, float *out) {
+    layernorm_forward(out, c->in[0], c->in[1], c->in[2], c->ints[0], c->ints[1], c->f, (LayerNormForm)c->ints[2]);
+}
+static void f_gelu(const Case *c, float *out) { gelu_forward(out, c->in[0], (size_t)c->ints[0]); }
+static void f_relu(const Case *c, float *out) { relu_forward(out, c->in[0], (size_t)c->ints[0]); }
+static void f_embed(const Case *c, float *out) {
+    embedding_forward(out, c->in[0], c->in[1], c->ints[0], c->ints[1], c->f);
+}
+static void f_mask(const Case *c, float *out) {
+    mask_forward(out, c->in[0], c->in[1], 1.0f, true, c->ints[0], c->ints[1], c->ints[2]);
+}
+
+static void test_linear(void) {
+    const int T = 5, I = 7, O = 4;
+    Case c = {f_linear, {rnd(T * I, -1, 1), rnd(O * I, -1, 1), rnd(O, -1, 1)}, {T, I, O}};
+    float *R = rnd(T * O, -1, 1), *dx = zeros(T * I), *dw = zeros(O * I), *db = zeros(O), *s = zeros(O * T);
+    linear_backward(dx, dw, db, R, c.in[0], c.in[1], T, I, O, s);
+    check_input("linear dx", &c, 0, T * I, dx, R, T * O);
+    check_input("linear dw", &c, 1, O * I, dw, R, T * O);
+    check_input("linear db", &c, 2, O, db, R, T * O);
+    free(R), free(dx), free(dw), free(db), free(s);
+    for (int i = 0; i < 3; i++) free(c.in[i]);
+}
+
+static void test_matmul(bool bt) {
+    const int B = 2, M = 3, N = 5, K = 4;
+    Case c = {f_matmul, {rnd(B * M * K, -1, 1), rnd(B * K * N, -1, 1)}, {B, M, N, K}, 0, bt};
+    float *R = rnd(B * M * N, -1, 1), *da = zeros(B * M * K), *db = zeros(B * K * N), *s = zeros(5 * 3);
+    matmul_backward(da, db, R, c.in[0], c.in[1], B, M, N, K, bt, s);
+    check_input(bt ? "matmul (b transposed) da" : "matmul da", &c, 0, B * M * K, da, R, B * M * N);
+    check_input(bt ? "matmul (b transposed) db" : "matmul db", &c, 1, B * K * N, db, R, B * M * N);
+    free(R), free(da), free(db), free(s), free(c.in[0]), free(c.in[1]);
+}
+
+static void test_rows(void) {
+    const int rows = 4, n = 6;
+    Case c = {f_softmax, {rnd(rows * n, -3, 3)}, {rows, n}};
+    c.in[0][1] = -INFINITY;  // a masked entry passes nothing
+    float *R = rnd(rows * n, -1, 1), *y = zeros(rows * n), *dx = zeros(rows * n);
+    softmax_forward(y, c.in[0], rows, n);
+    softmax_backward(dx, R, y, rows, n);
+    c.in[0][1] = -30.0f;  // finite for the differences; its softmax weight is ~0 either way
+    check_input("softmax", &c, 0, rows * n, dx, R, rows * n);
+    c.fwd = f_logsoftmax;
+    memset(dx, 0, sizeof(float) * rows * n);
+    log_softmax_forward(y, c.in[0], rows, n);
+    log_softmax_backward(dx, R, y, rows, n);
+    check_input("log_softmax", &c, 0, rows * n, dx, R, rows * n);
+    free(R), free(y), free(dx), free(c.in[0]);
+}
+
+static void test_layernorm(LayerNormForm form) {
+    const int T = 3, C = 9;
+    Case c = {f_layernorm, {rnd(T * C, -2, 3), rnd(C, 0.5f, 1.5f), rnd(C, -1, 1)}, {T, C, form}, 1e-5f};
+    float *R = rnd(T * C, -1, 1), *dx = zeros(T * C), *dg = zeros(C), *db = zeros(C);
+    layernorm_backward(dx, dg, db, R, c.in[0], c.in[1], T, C, c.f, form);
+    const char *name = form == LN_TORCH ? "layer_norm (torch)" : "layer_norm (annotated)";
+    char what[64];
+    snprintf(what, sizeof what, "%s dx", name), check_input(what, &c, 0, T * C, dx, R, T * C);
+    snprintf(what, sizeof what, "%s dg", name), check_input(what, &c, 1, C, dg, R, T * C);
+    snprintf(what, sizeof what, "%s db", name), check_input(what, &c, 2, C, db, R, T * C);
+    free(R), free(dx), free(dg), free(db);
+    for (int i = 0; i < 3; i++) free(c.in[i]);
+}
+
+static void test_pointwise(void) {
+    const int n = 50;
+    Case c = {f_gelu, {rnd(n, -3, 3)}, {n}};
+    for (int i = 0; i < n; i++)  // keep relu away from its kink
+        if (fabsf(c.in[0][i]) < 0.05f) c.in[0][i] = 0.3f;
+    float *R = rnd(n, -1, 1), *dx = zeros(n);
+    gelu_backward(dx, R, c.in[0], n);
+    check_input("gelu", &c, 0, n, dx, R, n);
+    c.fwd = f_relu;
+    memset(dx, 0, sizeof(float) * n);
+    relu_backward(dx, R, c.in[0], n);
+    check_input("relu", &c, 0, n, dx, R, n);
+    free(R), free(dx), free(c.in[0]);
+}
+
+static void test_embedding_and_mask(void) {
+    const int T = 6, C = 4, V = 5;
+    float ids[6] = {0, 3, 3, 1, 4, 0};
+    Case c = {f_embed, {ids, rnd(V * C, -1, 1)}, {T, C}, 2.0f};
+    float *R = rnd(T * C, -1, 1), *dt = zeros(V * C);
+    embedding_backward(dt, R, ids, T, C, 2.0f);
+    check_input("embedding (repeated ids add up)", &c, 1, V * C, dt, R, T * C);
+    free(R), free(dt), free(c.in[1]);
+    const int H = 2, Tq = 3, Tk = 4;
+    float keys[4] = {5, 1, 6, 7};  // key 1 is padding
+    Case m = {f_mask, {rnd(H * Tq * Tk, -1, 1), keys}, {H, Tq, Tk}};
+    float *Rm = rnd(H * Tq * Tk, -1, 1), *y = zeros(H * Tq * Tk), *dx = zeros(H * Tq * Tk);
+    mask_forward(y, m.in[0], keys, 1.0f, true, H, Tq, Tk);
+    mask_backward(dx, Rm, y, H * Tq * Tk);
+    check_input("mask", &m, 0, H * Tq * Tk, dx, Rm, H * Tq * Tk);
+    free(Rm), free(y), free(dx), free(m.in[0]);
+}
+
+static void test_copies(void) {
+    // split/merge and transpose move numbers; their backward moves the gradient back.
+    const int T = 3, H = 2, D = 4;
+    float *x = rnd(T * H * D, -1, 1), *y = zeros(T * H * D), *dx = zeros(T * H * D);
+    split_heads_forward(y, x, T, H, D);
+    split_heads_backward(dx, y, T, H, D);  // gradient = the output itself: dx must equal x
+    CHECK(memcmp(dx, x, sizeof(float) * T * H * D) == 0, "split_heads backward inverts it");
+    memset(dx, 0, sizeof(float) * T * H * D);
+    merge_heads_forward(y, x, T, H, D);
+    merge_heads_backward(dx, y, T, H, D);
+    CHECK(memcmp(dx, x, sizeof(float) * T * H * D) == 0, "merge_heads backward inverts it");
+    memset(dx, 0, sizeof(float) * T * H * D);
+    transpose_forward(y, x, 2, 3, 4);
+    transpose_backward(dx, y, 2, 3, 4);
+    CHECK(memcmp(dx, x, sizeof(float) * 24) == 0, "transpose backward inverts it");
+    free(x), free(y), free(dx);
+}
+
+static void test_cross_entropy(void) {
+    const int N = 5, V = 7;
+    float *z = rnd(N * V, -3, 3), *d = zeros(N * V), t[5] = {2, 1, 6, 1, 0}, *R = rnd(N * V, 0, 0);
+    int count;
+    const float ls = 0.1f;
+    float L = cross_entropy(d, z, t, N, V, ls, 1.0f, &count);  // id 1 is ignored
+    CHECK(count == 3, "rows with the ignored id do not count (%d)", count);
+    // Closed form for row 0 (target 2): -(0.9 log p2 + 0.1 mean_v log p_v), averaged with rows 2 and 4.
+    double want = 0;
+    for (int r = 0; r < N; r++) {
+        if (t[r] == 1.0f) continue;
+        double m = -1e30, s = 0, mean = 0;
+        for (int v = 0; v < V; v++) m = fmax(m, z[r * V + v]);
+        for (int v = 0; v < V; v++) s += exp(z[r * V + v] - m);
+        for (int v = 0; v < V; v++) mean += (z[r * V + v] - m - log(s)) / V;
+        want += -(1 - ls) * (z[r * V + (int)t[r]] - m - log(s)) - ls * mean;
+    }
+    CHECK(fabs(L - want / 3) < 1e-5, "loss %g, closed form %g", L, want / 3);
+    double worst = 0;  // differences of the loss itself
+    for (int k = 0; k < N * V; k++) {
+        const float keep = z[k], h = 1e-3f;
+        z[k] = keep + h;
+        double lp = cross_entropy(R, z, t, N, V, ls, 1.0f, &count);
+        z[k] = keep - h;
+        double lm = cross_entropy(R, z, t, N, V, ls, 1.0f, &count);
+        z[k] = keep;
+        worst = fmax(worst, fabs((lp - lm) / (2 * h) - d[k]));
+    }
+    CHECK(worst < 2e-3, "cross-entropy gradient vs differences: %g", worst);
+    free(z), free(d), free(R);
+}
+
+int main(void) {
+    test_linear();
+    test_matmul(false);
+    test_matmul(true);
+    test_rows();
+    test_layernorm(LN_TORCH);
+    test_layernorm(LN_ANNOTATED);
+    test_pointwise();
+    test_embedding_and_mask();
+    test_copies();
+    test_cross_entropy();
+    return check_finish("test_backward");
+}
