@@ -83,10 +83,14 @@ static void test_linear(void) {
     const int T = 5, I = 7, O = 4;
     Case c = {f_linear, {rnd(T * I, -1, 1), rnd(O * I, -1, 1), rnd(O, -1, 1)}, {T, I, O}};
     float *R = rnd(T * O, -1, 1), *dx = zeros(T * I), *dw = zeros(O * I), *db = zeros(O), *s = zeros(O * T);
-    linear_backward(dx, dw, db, R, c.in[0], c.in[1], T, I, O, s);
+    linear_backward(dx, dw, db, R, c.in[0], c.in[1], T, I, O, false);
     check_input("linear dx", &c, 0, T * I, dx, R, T * O);
     check_input("linear dw", &c, 1, O * I, dw, R, T * O);
     check_input("linear db", &c, 2, O, db, R, T * O);
+    float *dx2 = rnd(T * I, 5, 6);  // garbage: a fresh destination is written, not added to
+    linear_backward(dx2, NULL, NULL, R, c.in[0], c.in[1], T, I, O, true);
+    CHECK(max_abs_diff(dx2, dx, T * I) < 1e-6, "linear dx written fresh equals dx added to zero");
+    free(dx2);
     free(R), free(dx), free(dw), free(db), free(s);
     for (int i = 0; i < 3; i++) free(c.in[i]);
 }
@@ -95,7 +99,7 @@ static void test_matmul(bool bt) {
     const int B = 2, M = 3, N = 5, K = 4;
     Case c = {f_matmul, {rnd(B * M * K, -1, 1), rnd(B * K * N, -1, 1)}, {B, M, N, K}, 0, bt};
     float *R = rnd(B * M * N, -1, 1), *da = zeros(B * M * K), *db = zeros(B * K * N), *s = zeros(5 * 3);
-    matmul_backward(da, db, R, c.in[0], c.in[1], B, M, N, K, bt, s);
+    matmul_backward(da, db, R, c.in[0], c.in[1], B, M, N, K, bt);
     check_input(bt ? "matmul (b transposed) da" : "matmul da", &c, 0, B * M * K, da, R, B * M * N);
     check_input(bt ? "matmul (b transposed) db" : "matmul db", &c, 1, B * K * N, db, R, B * M * N);
     free(R), free(da), free(db), free(s), free(c.in[0]), free(c.in[1]);
@@ -188,7 +192,7 @@ static void test_cross_entropy(void) {
     float *z = rnd(N * V, -3, 3), *d = zeros(N * V), t[5] = {2, 1, 6, 1, 0}, *R = rnd(N * V, 0, 0);
     int count;
     const float ls = 0.1f;
-    float L = cross_entropy(d, z, t, N, V, ls, 1.0f, &count);  // id 1 is ignored
+    float L = cross_entropy(d, z, t, N, V, ls, 1.0f, 0, &count);  // id 1 is ignored
     CHECK(count == 3, "rows with the ignored id do not count (%d)", count);
     // Closed form for row 0 (target 2): -(0.9 log p2 + 0.1 mean_v log p_v), averaged with rows 2 and 4.
     double want = 0;
@@ -205,13 +209,21 @@ static void test_cross_entropy(void) {
     for (int k = 0; k < N * V; k++) {
         const float keep = z[k], h = 1e-3f;
         z[k] = keep + h;
-        double lp = cross_entropy(R, z, t, N, V, ls, 1.0f, &count);
+        double lp = cross_entropy(R, z, t, N, V, ls, 1.0f, 0, &count);
         z[k] = keep - h;
-        double lm = cross_entropy(R, z, t, N, V, ls, 1.0f, &count);
+        double lm = cross_entropy(R, z, t, N, V, ls, 1.0f, 0, &count);
         z[k] = keep;
         worst = fmax(worst, fabs((lp - lm) / (2 * h) - d[k]));
     }
     CHECK(worst < 2e-3, "cross-entropy gradient vs differences: %g", worst);
+    // Split in two parts, each divided by the whole count, the losses and gradients add up.
+    float *d2 = zeros(N * V);
+    int c1, c2;
+    float L1 = cross_entropy(d2, z, t, 2, V, ls, 1.0f, 3, &c1);
+    float L2 = cross_entropy(d2 + 2 * V, z + 2 * V, t + 2, N - 2, V, ls, 1.0f, 3, &c2);
+    CHECK(c1 + c2 == 3 && fabsf(L1 + L2 - L) < 1e-6f && max_abs_diff(d2, d, N * V) < 1e-7,
+          "a batch in parts gives the same loss and gradient (%g + %g vs %g)", L1, L2, L);
+    free(d2);
     free(z), free(d), free(R);
 }
 

@@ -14,7 +14,17 @@ enum {
     OPT_TGT_IDS = 1 << 4, OPT_MAX_LEN = 1 << 5, OPT_JSON = 1 << 6, OPT_DUMP = 1 << 7,
     OPT_TO = 1 << 8, OPT_PRINT = 1 << 9, OPT_PROGRAM = 1 << 10, OPT_MODEL_FLAGS = 1 << 11,
     OPT_REPEAT = 1 << 12, OPT_INIT = 1 << 13, OPT_WINDOW = 1 << 14, OPT_EXPORT = 1 << 15,
+    OPT_TRAIN = 1 << 16,
 };
+
+// train's settings, as given (0 or NULL: not given).
+typedef struct {
+    const char *task, *init;
+    int steps, batch, warmup, d_model, layers, enc_layers, dec_layers, d_ff, eval_every;
+    bool has_warmup, has_eval_every;
+    float lr, label_smoothing, stop_at;
+    bool has_label_smoothing;
+} TrainFlags;
 
 typedef struct {
     SessionSpec spec;
@@ -26,8 +36,10 @@ typedef struct {
     bool vocab_chars;
     const char *record, *replay;  // window
     int width, height;            // --size WxH
-    bool headless, ui_bench;
+    bool headless, ui_bench, train_bench;
     const char *view;             // export: a view name
+    bool has_seed;
+    TrainFlags train;
     const char *positional[4];  // arguments that are not options
     int n_positional;
 } CliOptions;
@@ -54,6 +66,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_window(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 // The window on a lesson or model (spec), honouring --record/--replay/--size.
 int cli_open_window(const CliOptions *o);
 

@@ -30,9 +30,23 @@ static const struct {
     {{"layer-norm", required_argument, 0, 'L'}, OPT_MODEL_FLAGS},
     {{"activation", required_argument, 0, 'A'}, OPT_MODEL_FLAGS},
     {{"eps", required_argument, 0, 'E'}, OPT_MODEL_FLAGS},
-    {{"out", required_argument, 0, 'O'}, OPT_INIT | OPT_EXPORT},
+    {{"out", required_argument, 0, 'O'}, OPT_INIT | OPT_EXPORT | OPT_TRAIN},
     {{"config", required_argument, 0, 'C'}, OPT_INIT},
-    {{"seed", required_argument, 0, 'S'}, OPT_INIT},
+    {{"seed", required_argument, 0, 'S'}, OPT_INIT | OPT_TRAIN},
+    {{"task", required_argument, 0, 1000}, OPT_TRAIN},
+    {{"steps", required_argument, 0, 1001}, OPT_TRAIN},
+    {{"batch", required_argument, 0, 1002}, OPT_TRAIN},
+    {{"lr", required_argument, 0, 1003}, OPT_TRAIN},
+    {{"warmup", required_argument, 0, 1004}, OPT_TRAIN},
+    {{"label-smoothing", required_argument, 0, 1005}, OPT_TRAIN},
+    {{"d-model", required_argument, 0, 1006}, OPT_TRAIN},
+    {{"layers", required_argument, 0, 1007}, OPT_TRAIN},
+    {{"enc-layers", required_argument, 0, 1008}, OPT_TRAIN},
+    {{"dec-layers", required_argument, 0, 1009}, OPT_TRAIN},
+    {{"d-ff", required_argument, 0, 1010}, OPT_TRAIN},
+    {{"init", required_argument, 0, 1011}, OPT_TRAIN},
+    {{"eval-every", required_argument, 0, 1012}, OPT_TRAIN},
+    {{"stop-at", required_argument, 0, 1013}, OPT_TRAIN},
     {{"vocab", required_argument, 0, 'V'}, OPT_INIT},
     {{"record", required_argument, 0, 'R'}, OPT_WINDOW},
     {{"replay", required_argument, 0, 'Y'}, OPT_WINDOW},
@@ -40,6 +54,7 @@ static const struct {
     {{"headless", no_argument, 0, 'l'}, OPT_WINDOW},
     {{"view", required_argument, 0, 'w'}, OPT_EXPORT},
     {{"ui", no_argument, 0, 'u'}, OPT_REPEAT},
+    {{"train", no_argument, 0, 'x'}, OPT_REPEAT},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -87,9 +102,43 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 'Y': o->replay = arg; return true;
     case 'l': o->headless = true; return true;
     case 'u': o->ui_bench = true; return true;
+    case 'x': o->train_bench = true; return true;
     case 'w': o->view = arg; return true;
     case 'C': o->config = arg; return true;
     }
+    return false;
+}
+
+static bool parse_real(const char *s, float lo, float hi, float *out) {
+    char *end;
+    float v = strtof(s, &end);
+    if (end == s || *end || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
+// train's options (codes 1000 and up). Returns false with *code set for a bad value.
+static bool take_train(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
+    TrainFlags *t = &o->train;
+    static const char *const names[] = {"--task", "--steps", "--batch", "--lr", "--warmup", "--label-smoothing",
+                                        "--d-model", "--layers", "--enc-layers", "--dec-layers", "--d-ff",
+                                        "--init", "--eval-every", "--stop-at"};
+    int *ints[] = {NULL, &t->steps, &t->batch, NULL, &t->warmup, NULL, &t->d_model, &t->layers, &t->enc_layers,
+                   &t->dec_layers, &t->d_ff, NULL, &t->eval_every, NULL};
+    const int k = c - 1000;
+    long v;
+    if (c == 1000) return t->task = arg, true;
+    if (c == 1011) return t->init = arg, true;
+    if (c == 1003 && parse_real(arg, 1e-7f, 10.0f, &t->lr)) return true;
+    if (c == 1005 && parse_real(arg, 0.0f, 0.99f, &t->label_smoothing)) return t->has_label_smoothing = true;
+    if (c == 1013 && parse_real(arg, 0.0f, 1.0f, &t->stop_at)) return true;
+    if (ints[k] && parse_whole(arg, k == 4 || k == 12 || k == 7 || k == 8 || k == 9 ? 0 : 1, 10000000, &v)) {
+        *ints[k] = (int)v;
+        if (k == 4) t->has_warmup = true;
+        if (k == 12) t->has_eval_every = true;
+        return true;
+    }
+    *code = cli_usage_error(cmd, "%s: '%s' is not a valid value", names[k], arg);
     return false;
 }
 
@@ -98,6 +147,7 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
     ModelOverrides *ov = &o->spec.overrides;
     long v;
     if (take_plain(o, c, arg)) return true;
+    if (c >= 1000) return take_train(o, c, cmd, arg, code);
     switch (c) {
     case 'z':
         if (sscanf(arg, "%dx%d", &o->width, &o->height) == 2 && o->width >= 320 && o->height >= 240 &&
@@ -106,7 +156,7 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         *code = cli_usage_error(cmd, "--size is WIDTHxHEIGHT (at least 320x240), not '%s'", arg);
         return false;
     case 'S':
-        if (parse_whole(arg, 0, 1L << 62, &o->seed)) return true;
+        if (parse_whole(arg, 0, 1L << 62, &o->seed)) return o->has_seed = true;
         *code = cli_usage_error(cmd, "--seed needs a whole number, not '%s'", arg);
         return false;
     case 'V':

@@ -8,10 +8,11 @@
 
 #include "cli.h"
 #include "rng.h"
+#include "train.h"
 #include "window.h"
 
 static const char bench_usage[] =
-    "usage: stepformer bench [--repeat N] [--ui]\n"
+    "usage: stepformer bench [--repeat N] [--ui | --train]\n"
     "\n"
     "Times the base configuration (d_model 512, 8 heads, 6+6 layers, d_ff 2048, vocab 1000,\n"
     "source and target length 32, batch 1, random weights): the median full-forward latency\n"
@@ -19,7 +20,12 @@ static const char bench_usage[] =
     "a naive triple loop for scale.\n"
     "\n"
     "With --ui: draws the busiest views of the same model off screen at 1920x1080 and prints\n"
-    "the median and p99 frame time of each, and the time from a step key to its frame.\n";
+    "the median and p99 frame time of each, and the time from a step key to its frame.\n"
+    "\n"
+    "With --train: times one training step (forward, loss, backward, Adam) of a tiny model\n"
+    "(d_model 64, 4 heads, 2+2 layers, d_ff 256, vocab 32, length 16, batch 64) and, in the same\n"
+    "run, the same step in PyTorch (scripts/bench_torch_train.py with Debian's python3-torch, at\n"
+    "its best settings), and prints the ratio.\n";
 
 static double now(void) {
     struct timespec t;
@@ -110,6 +116,89 @@ static int collect_shapes(const Interp *it, Shape4 *out, int cap) {
     return n;
 }
 
+// The median time of one training step of the tiny configuration, in milliseconds.
+static double train_step_ms(int steps, double *flops) {
+    ModelConfig c = config_base();
+    c.d_model = 64, c.nhead = 4, c.num_encoder_layers = c.num_decoder_layers = 2, c.dim_feedforward = 256;
+    c.src_vocab_size = c.tgt_vocab_size = 32, c.max_positions = 32;
+    enum { B = 64, L = 16 };
+    Err e = {{0}};
+    Model m;
+    Lesson l;
+    if (!model_init_random(&m, &c, 1, &e)) return -1;
+    if (!lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e)) return model_free(&m), -1;
+    StepConfig sc = {B, L, L, 0.1f, 0.9f, 0.98f, 1e-9f};
+    TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
+    static float src[B * L], tin[B * L], tout[B * L];
+    Rng r = {3};
+    for (int i = 0; i < B * L; i++)
+        src[i] = (float)(4 + rng_below(&r, 28)), tin[i] = (float)(4 + rng_below(&r, 28)), tout[i] = (float)(4 + rng_below(&r, 28));
+    double *t = calloc((size_t)steps, sizeof *t), median = -1;
+    StepStats s;
+    bool ok = ts && t;
+    for (int i = -5; i < steps && ok; i++) {
+        double t0 = now();
+        ok = train_state_step(ts, src, tin, tout, &s, &e);
+        train_state_update(ts, 1e-3f);
+        if (i >= 0) t[i] = (now() - t0) * 1e3;
+    }
+    if (ok) {
+        qsort(t, (size_t)steps, sizeof *t, cmp_double);
+        median = t[steps / 2];
+        // Forward multiply-adds of the pass, three times over for forward and backward.
+        RunSpec spec = {src, L, tin, L, 0, B};
+        Interp *it = interp_new(&l.program, &m, &spec, &e);
+        *flops = 0;
+        for (int i = 0; it && i < interp_n_stages(it); i++)
+            if (interp_stage(it, i)->op == OP_LINEAR || interp_stage(it, i)->op == OP_MATMUL)
+                *flops += 3 * op_flops(interp_stage(it, i)) * B;
+        interp_free(it);
+    }
+    free(t);
+    train_state_free(ts);
+    lesson_free(&l);
+    model_free(&m);
+    return median;
+}
+
+// Runs the PyTorch peer and reads its median; negative if it cannot run here.
+static double torch_step_ms(char *about, size_t n) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/scripts/bench_torch_train.py' --steps 50 2>/dev/null",
+             STEPFORMER_SOURCE_DIR);
+    FILE *p = popen(cmd, "r");
+    double ms = -1;
+    char line[256] = "";
+    int threads = 0;
+    char version[64] = "?";
+    if (p && fgets(line, sizeof line, p) &&
+        sscanf(line, "torch_train_step_ms %lf threads %d torch %63s", &ms, &threads, version) >= 1)
+        snprintf(about, n, "PyTorch %s, %d torch thread%s, its fastest setting", version, threads,
+                 threads == 1 ? "" : "s");
+    if (p) pclose(p);
+    return ms;
+}
+
+static int bench_train(int steps) {
+    printf("training step, d_model 64, 4 heads, 2+2 layers, d_ff 256, vocab 32, length 16, batch 64\n");
+    double flops = 0;
+    const double ours = train_step_ms(steps, &flops);
+    if (ours < 0) return fprintf(stderr, "stepformer: the training benchmark could not run\n"), EXIT_FAIL;
+    printf("  stepformer   median %7.2f ms a step  (%d steps; %.2f GFLOP of matrix products, %.0f GFLOP/s)\n", ours,
+           steps, flops * 1e-9, flops / ours * 1e-6);
+    char about[200] = "";
+    const double torch = torch_step_ms(about, sizeof about);
+    if (torch < 0) {
+        printf("  PyTorch      not measured: /usr/bin/python3 with python3-torch is not installed here\n"
+               "               (apt-get install python3-torch libopenblas0-pthread, then run this again)\n");
+        return EXIT_OK;
+    }
+    printf("  PyTorch      median %7.2f ms a step  (%s)\n", torch, about);
+    printf("  stepformer is %.2fx %s than PyTorch here\n", torch >= ours ? torch / ours : ours / torch,
+           torch >= ours ? "faster" : "slower");
+    return EXIT_OK;
+}
+
 static double total_flops(const Interp *it) {
     double f = 0;
     for (int i = 0; i < interp_n_stages(it); i++) f += op_flops(interp_stage(it, i));
@@ -121,6 +210,7 @@ int cmd_bench(int argc, char **argv) {
     int code = cli_parse(argc, argv, OPT_REPEAT, bench_usage, &o);
     if (code >= 0) return code;
     if (o.ui_bench) return ui_bench_run(o.repeat ? o.repeat : 60);
+    if (o.train_bench) return bench_train(o.repeat ? o.repeat : 50);
     const int runs = o.repeat ? o.repeat : 20;
     Err e = {{0}};
     Lesson lesson;

@@ -13,6 +13,7 @@ static const struct {
     {"trace", cmd_trace, "one teacher-forced pass; dump every stage to .safetensors"},
     {"lesson", cmd_lesson, "run a lesson headless, one line per stage"},
     {"stages", cmd_stages, "list a model's stages in order"},
+    {"train", cmd_train, "train a model on a task (copy, reverse, sort, dates) in C"},
     {"export", cmd_export, "write every stage as a PNG, drawn as the window draws it"},
     {"init", cmd_init, "write a model with random weights from a config and a seed"},
     {"bench", cmd_bench, "time the base configuration"},

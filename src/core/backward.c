@@ -1,7 +1,6 @@
 // backward.c: the backward pass over the interpreter's stages (see backward.h).
 #include "backward.h"
 
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +14,6 @@ struct Grads {
     size_t *cap;     // [n] floats allocated for each
     bool *live;      // [n] a gradient reached this stage in the current pass
     int n;
-    float *scratch;  // per thread: room for transposed copies
-    size_t scratch_per_thread;
 };
 
 static size_t arena_size(const Model *m) {
@@ -46,7 +43,7 @@ Grads *grads_new(const Model *m, Err *e) {
 void grads_free(Grads *g) {
     if (!g) return;
     for (int i = 0; i < g->n; i++) free(g->d[i]);
-    free(g->d), free(g->cap), free(g->live), free(g->scratch), free(g->dw);
+    free(g->d), free(g->cap), free(g->live), free(g->dw);
     free(g);
 }
 
@@ -61,9 +58,9 @@ float *grads_of(Grads *g, const char *name) {
     return en && !frozen(name) ? g->dw + (en->data - g->m->weights.arena) : NULL;
 }
 
-// Room for every stage's gradient, and scratch for the largest transposed copy.
+// Room for every stage's gradient; none has received one yet.
 static bool prepare(Grads *g, const Interp *it, Err *e) {
-    const int n = interp_n_stages(it), B = interp_batch(it);
+    const int n = interp_n_stages(it);
     if (n > g->n) {
         float **d = realloc(g->d, sizeof *d * (size_t)n);
         size_t *cap = realloc(g->cap, sizeof *cap * (size_t)n);
@@ -75,27 +72,13 @@ static bool prepare(Grads *g, const Interp *it, Err *e) {
         for (int i = g->n; i < n; i++) g->d[i] = NULL, g->cap[i] = 0;
         g->n = n;
     }
-    size_t need = 0;
-    for (int i = 0; i < n; i++) {
-        const Stage *st = interp_stage(it, i);
-        g->live[i] = false;
-        for (int j = 0; j < st->n_in; j++) {
-            size_t s = (size_t)shape_numel(&st->in_shape[j]) + (size_t)shape_numel(&st->shape);
-            if (st->op == OP_LINEAR) s = (size_t)shape_numel(&st->shape) * B;  // dyᵀ over the batch
-            need = s > need ? s : need;
-        }
-    }
-    if (need > g->scratch_per_thread) {
-        free(g->scratch);
-        g->scratch = malloc(sizeof(float) * need * (size_t)omp_get_max_threads());
-        g->scratch_per_thread = g->scratch ? need : 0;
-        if (!g->scratch) return err_set(e, "out of memory for backward scratch");
-    }
+    memset(g->live, 0, sizeof *g->live * (size_t)n);
     return true;
 }
 
-// The gradient buffer of stage k's output, cleared on first use in this pass.
-static float *stage_grad(Grads *g, const Interp *it, int k) {
+// The gradient buffer of stage k's output, cleared on first use in this pass (unless the
+// first writer overwrites it: `overwrite`).
+static float *stage_grad_for(Grads *g, const Interp *it, int k, bool overwrite) {
     const size_t n = (size_t)shape_numel(&interp_stage(it, k)->shape) * interp_batch(it);
     if (!g->live[k]) {
         if (g->cap[k] < n) {
@@ -103,11 +86,13 @@ static float *stage_grad(Grads *g, const Interp *it, int k) {
             g->d[k] = malloc(sizeof(float) * n);
             g->cap[k] = g->d[k] ? n : 0;
         }
-        if (g->d[k]) memset(g->d[k], 0, sizeof(float) * n);
+        if (g->d[k] && !overwrite) memset(g->d[k], 0, sizeof(float) * n);
         g->live[k] = g->d[k] != NULL;
     }
     return g->d[k];
 }
+
+static float *stage_grad(Grads *g, const Interp *it, int k) { return stage_grad_for(g, it, k, false); }
 
 // Where input j of stage i sends its gradient: an earlier stage, a weight, or nowhere.
 static float *destination(Grads *g, const Interp *it, int i, int j) {
@@ -127,7 +112,7 @@ static int rows_of(const Shape *s) { return (int)(shape_numel(s) / last(s)); }
 
 // The ops that mix rows within one example, one example at a time.
 static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
-                        const float *const in[STAGE_MAX_IN], const float *y, float *scratch) {
+                        const float *const in[STAGE_MAX_IN], const float *y) {
     const Shape *s0 = &st->in_shape[0];
     const size_t n = (size_t)shape_numel(&st->shape);
     const int nd = s0->ndim;
@@ -146,7 +131,7 @@ static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const f
         return;
     case OP_MATMUL:
         matmul_backward(dst[0], dst[1], dy, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2],
-                        last(&st->shape), last(s0), st->attr.b_transposed, scratch);
+                        last(&st->shape), last(s0), st->attr.b_transposed);
         return;
     case OP_TRANSPOSE:
         if (dst[0]) transpose_backward(dst[0], dy, nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(s0));
@@ -158,7 +143,7 @@ static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const f
     }
 }
 
-static void per_example(Grads *g, const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
+static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
                         const float *const in[STAGE_MAX_IN], const float *y, int B) {
     const size_t n = (size_t)shape_numel(&st->shape);
     size_t stride[STAGE_MAX_IN] = {0};
@@ -175,8 +160,7 @@ static void per_example(Grads *g, const Stage *st, float *const dst[STAGE_MAX_IN
             db[j] = dst[j] ? dst[j] + (size_t)b * stride[j] : NULL;
             ib[j] = in[j] ? in[j] + (size_t)b * stride[j] : NULL;
         }
-        float *scratch = g->scratch + (size_t)omp_get_thread_num() * g->scratch_per_thread;
-        one_example(st, db, dy + (size_t)b * n, ib, y + (size_t)b * n, scratch);
+        one_example(st, db, dy + (size_t)b * n, ib, y + (size_t)b * n);
     }
 }
 
@@ -186,7 +170,13 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
     const float *dy = g->d[i], *y = interp_output(it, i);
     const float *in[STAGE_MAX_IN] = {0};
     float *dst[STAGE_MAX_IN] = {0};
-    for (int j = 0; j < st->n_in; j++) in[j] = interp_input(it, i, j), dst[j] = destination(g, it, i, j);
+    // A linear layer that is the first to reach its input writes that gradient outright.
+    const bool fresh = st->op == OP_LINEAR && st->in[0].kind == REF_STAGE && !g->live[st->in[0].index];
+    if (fresh) dst[0] = stage_grad_for(g, it, st->in[0].index, true);
+    for (int j = 0; j < st->n_in; j++) {
+        in[j] = interp_input(it, i, j);
+        if (!(fresh && j == 0)) dst[j] = destination(g, it, i, j);
+    }
     const Shape *s0 = &st->in_shape[0];
     const size_t n = (size_t)shape_numel(&st->shape) * B;
     switch (st->op) {
@@ -195,7 +185,7 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
         return;
     case OP_LINEAR:
         linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * s0->dim[0],
-                        s0->dim[1], st->in_shape[1].dim[0], g->scratch);
+                        s0->dim[1], st->in_shape[1].dim[0], fresh);
         return;
     case OP_SCALE:
         if (dst[0]) scale_backward(dst[0], dy, st->attr.scale, n);
@@ -220,7 +210,7 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
     case OP_ARGMAX:
     case OP_POSITIONAL_TABLE:
     case OP_COUNT: return;  // ids and fixed tables pass no gradient
-    default: per_example(g, st, dst, dy, in, y, B); return;
+    default: per_example(st, dst, dy, in, y, B); return;
     }
 }
 
@@ -231,10 +221,10 @@ bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) 
     memcpy(d, dfrom, sizeof(float) * (size_t)shape_numel(&interp_stage(it, from)->shape) * interp_batch(it));
     for (int i = from; i >= 0; i--) {
         const Stage *st = interp_stage(it, i);
-        for (int j = 0; j < st->n_in && g->live[i]; j++)  // allocate before any threads run
-            if (st->in[j].kind == REF_STAGE && !stage_grad(g, it, st->in[j].index))
-                return err_set(e, "out of memory for the gradient of %s", interp_stage(it, st->in[j].index)->id);
         if (g->live[i]) stage_backward(g, it, i);
+        for (int j = 0; j < st->n_in && g->live[i]; j++)
+            if (st->in[j].kind == REF_STAGE && !g->d[st->in[j].index])
+                return err_set(e, "out of memory for the gradient of %s", interp_stage(it, st->in[j].index)->id);
     }
     return true;
 }

@@ -1,61 +1,78 @@
-// gemm.c: the one matrix multiply behind linear and matmul.
+// gemm.c: the one matrix multiply behind linear, matmul and their gradients.
 //
-//   C[M, N] = A[M, K] · op(B) (+ bias[N] on every row)
+//   C[M, N] (+)= op(A)[M, K] · op(B)[K, N] (+ bias[N] on every row)
 //
-// Blocked for cache the usual way: K is cut into KC-deep slices; for each slice a panel of
-// NR columns of op(B) is packed contiguously (so both layouts of B stream the same way),
-// and an MR x NR register tile of C is accumulated by a micro-kernel written with GCC
-// vector extensions. Three micro-kernels are built (AVX-512, AVX2+FMA, baseline SSE2) and
-// picked once at run time from what the CPU supports. Work is split over (row block, column
-// panel) tiles with OpenMP, so both cores are used; each C element is computed by one
-// thread in a fixed order, so results do not depend on the thread count.
-#include "kernels.h"
-
+// with op(A) = A or Aᵀ and op(B) = B or Bᵀ, so no caller ever transposes a matrix to multiply
+// it. The usual blocking for cache: C is cut into tiles of MB rows by NB columns, K into KC-deep
+// slices; for each slice the tile's part of op(A) is packed into MR-row panels and op(B) into
+// NR-column panels, contiguous, whatever the layout. An MR x NR register tile of C is then
+// accumulated by a micro-kernel written with GCC vector extensions. Three micro-kernels are
+// built (AVX-512, AVX2+FMA, baseline SSE2) and picked once at run time. Tiles are spread over
+// both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
+// result does not depend on the number of threads.
+#include <omp.h>
 #include <string.h>
 
-enum { MR = 6, KC = 256, MB = 96, NR_MAX = 32 };
+#include "kernels.h"
 
-typedef void (*MicroKernel)(int mr, int nr, int kc, const float *a, int lda,
-                            const float *bp, float *c, int ldc, const float *bias, bool first);
+enum { MR = 6, KC = 256, MB_MAX = 96, NB_MAX = 128 };  // packed tiles: 96 KB + 128 KB of stack
 
-// The micro-kernel body, instantiated for three vector widths. W floats per vector,
-// NV vectors per row, so a tile is MR x (W * NV) and the packed panel has W * NV columns.
-// Rows past mr re-read row mr-1 of A (never out of bounds) and are discarded; columns
-// past nr are zero in the packed panel and are not stored.
-#define DEFINE_MICRO_KERNEL(NAME, W, NV, TARGET)                                             \
-    TARGET static void NAME(int mr, int nr, int kc, const float *a, int lda,              \
-                            const float *bp, float *c, int ldc, const float *bias,        \
-                            bool first) {                                                 \
-        typedef float vf __attribute__((vector_size((W) * 4)));                           \
-        enum { NRK = (W) * (NV) };                                                        \
-        const float *ar[MR];                                                              \
-        for (int r = 0; r < MR; r++) ar[r] = a + (size_t)(r < mr ? r : mr - 1) * lda;     \
-        float tile[MR][NRK];                                                              \
-        for (int r = 0; r < MR; r++)                                                      \
-            for (int j = 0; j < NRK; j++)                                                 \
-                tile[r][j] = first ? (bias && j < nr ? bias[j] : 0.0f)                    \
-                                   : (r < mr && j < nr ? c[(size_t)r * ldc + j] : 0.0f);  \
-        vf acc[MR][NV];                                                                   \
-        memcpy(acc, tile, sizeof acc);                                                    \
-        for (int k = 0; k < kc; k++) {                                                    \
-            vf bv[NV];                                                                    \
-            memcpy(bv, bp + (size_t)k * NRK, sizeof bv);                                  \
-            for (int r = 0; r < MR; r++) {                                                \
-                vf av = (vf){0} + ar[r][k];                                               \
-                for (int v = 0; v < (NV); v++) acc[r][v] += av * bv[v];                   \
-            }                                                                             \
-        }                                                                                 \
-        memcpy(tile, acc, sizeof tile);                                                   \
-        for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile[r], (size_t)nr * 4); \
+typedef void (*MicroKernel)(int mr, int nr, int kc, const float *pa, const float *pb, float *c, int ldc,
+                            const float *bias, bool load_c);
+
+// The micro-kernel, for three vector widths W: a tile is MR x 2W, held in twelve named
+// accumulators so the compiler keeps them in registers. pa holds kc columns of MR rows
+// ([kc][MR]), pb kc rows of 2W columns ([kc][2W]); rows past mr and columns past nr are zero
+// there and are not stored. Adding -0.0 leaves every float as it is, so `nz + x` is just a
+// broadcast of x.
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define DECLARE(r) vf c##r##0, c##r##1;
+#define LOAD_FULL(r) c##r##0 = *(const vfu *)(c + (size_t)(r) * ldc); c##r##1 = *(const vfu *)(c + (size_t)(r) * ldc + WIDTH);
+#define LOAD_TILE(r) c##r##0 = *(const vfu *)(tile[r]); c##r##1 = *(const vfu *)(tile[r] + WIDTH);
+#define FMA_ROW(r) { const vf a = nz + ak[r]; c##r##0 += a * b0; c##r##1 += a * b1; }
+#define STORE_FULL(r) *(vfu *)(c + (size_t)(r) * ldc) = c##r##0; *(vfu *)(c + (size_t)(r) * ldc + WIDTH) = c##r##1;
+#define STORE_TILE(r) *(vfu *)(tile[r]) = c##r##0; *(vfu *)(tile[r] + WIDTH) = c##r##1;
+
+#define DEFINE_MICRO_KERNEL(NAME, W, TARGET)                                                      \
+    TARGET static void NAME(int mr, int nr, int kc, const float *pa, const float *pb, float *c,   \
+                            int ldc, const float *bias, bool load_c) {                          \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                 \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                    \
+        enum { WIDTH = (W) };                                                                   \
+        const bool full = mr == MR && nr == 2 * (W);                                            \
+        const vf nz = -(vf){0};                                                                 \
+        float tile[MR][2 * (W)];                                                                \
+        ROWS(DECLARE)                                                                           \
+        if (full && load_c) {                                                                   \
+            ROWS(LOAD_FULL)                                                                     \
+        } else {                                                                                \
+            for (int r = 0; r < MR; r++)                                                        \
+                for (int j = 0; j < 2 * (W); j++)                                               \
+                    tile[r][j] = j >= nr || r >= mr ? 0.0f                                      \
+                               : load_c ? c[(size_t)r * ldc + j] : bias ? bias[j] : 0.0f;       \
+            ROWS(LOAD_TILE)                                                                     \
+        }                                                                                       \
+        for (int k = 0; k < kc; k++) {                                                          \
+            const vf b0 = *(const vfu *)(pb + (size_t)k * 2 * (W));                             \
+            const vf b1 = *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                       \
+            const float *ak = pa + (size_t)k * MR;                                              \
+            ROWS(FMA_ROW)                                                                       \
+        }                                                                                       \
+        if (full) {                                                                             \
+            ROWS(STORE_FULL)                                                                    \
+        } else {                                                                                \
+            ROWS(STORE_TILE)                                                                    \
+            for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile[r], (size_t)nr * 4);  \
+        }                                                                                       \
     }
 
-DEFINE_MICRO_KERNEL(micro_avx512, 16, 2, __attribute__((target("avx512f,fma"))))
-DEFINE_MICRO_KERNEL(micro_avx2, 8, 2, __attribute__((target("avx2,fma"))))
-DEFINE_MICRO_KERNEL(micro_base, 4, 4, )
+DEFINE_MICRO_KERNEL(micro_avx512, 16, __attribute__((target("avx512f,fma"))))
+DEFINE_MICRO_KERNEL(micro_avx2, 8, __attribute__((target("avx2,fma"))))
+DEFINE_MICRO_KERNEL(micro_base, 4, )
 
 typedef struct {
     MicroKernel kernel;
-    int nr;            // columns per packed panel
+    int nr;  // columns per packed panel
     const char *name;
 } GemmImpl;
 
@@ -63,76 +80,157 @@ static GemmImpl gemm_impl(void) {
     static GemmImpl impl;  // chosen once; the same answer every time, so a benign race
     if (!impl.kernel) {
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f"))
-            impl = (GemmImpl){micro_avx512, 32, "avx512"};
+        if (__builtin_cpu_supports("avx512f")) impl = (GemmImpl){micro_avx512, 32, "avx512"};
         else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
             impl = (GemmImpl){micro_avx2, 16, "avx2"};
-        else
-            impl = (GemmImpl){micro_base, 16, "baseline"};
+        else impl = (GemmImpl){micro_base, 8, "baseline"};
     }
     return impl;
 }
 
 const char *sgemm_kernel_name(void) { return gemm_impl().name; }
 
-// Packs op(B)[k0 .. k0+kc, j0 .. j0+nr] into dst [kc, NR], zero-filling columns past nr.
-static void pack_panel(float *dst, const float *b, int ldb, bool bt, int k0, int kc, int j0,
-                       int nr, int NR) {
-    if (bt) {
-        memset(dst, 0, sizeof(float) * (size_t)kc * NR);
-        for (int j = 0; j < nr; j++) {
-            const float *row = b + (size_t)(j0 + j) * ldb + k0;
-            for (int k = 0; k < kc; k++) dst[(size_t)k * NR + j] = row[k];
-        }
-    } else {
+typedef struct {
+    float *c;
+    int ldc;
+    const float *a, *b, *bias;
+    int lda, ldb, M, N, K;
+    bool at, bt, accumulate;
+} Gemm;
+
+// op(A)[i0 .. i0+mb, k0 .. k0+kc] into MR-row panels: dst[panel][k][r].
+static void pack_a(float *dst, const Gemm *g, int i0, int mb, int k0, int kc) {
+    for (int p = 0; p < mb; p += MR) {
+        float *d = dst + (size_t)p * kc;
+        const int rows = mb - p < MR ? mb - p : MR;
         for (int k = 0; k < kc; k++) {
-            const float *row = b + (size_t)(k0 + k) * ldb + j0;
-            float *d = dst + (size_t)k * NR;
-            memcpy(d, row, sizeof(float) * (size_t)nr);
-            for (int j = nr; j < NR; j++) d[j] = 0.0f;
+            for (int r = 0; r < rows; r++) {
+                const size_t i = (size_t)(i0 + p + r), kk = (size_t)(k0 + k);
+                d[(size_t)k * MR + r] = g->at ? g->a[kk * g->lda + i] : g->a[i * g->lda + kk];
+            }
+            for (int r = rows; r < MR; r++) d[(size_t)k * MR + r] = 0.0f;
         }
     }
 }
 
-// C = A op(B) + bias, or with accumulate C += A op(B).
-static void gemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb,
-                 const float *bias, int M, int N, int K, bool b_transposed, bool accumulate) {
-    if (M <= 0 || N <= 0) return;
-    if (K <= 0) {
-        for (int i = 0; i < M && !accumulate; i++)
-            for (int j = 0; j < N; j++) c[(size_t)i * ldc + j] = bias ? bias[j] : 0.0f;
+// op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j].
+static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int NR) {
+    for (int p = 0; p < nb; p += NR) {
+        float *d = dst + (size_t)p * kc;
+        const int cols = nb - p < NR ? nb - p : NR;
+        for (int k = 0; k < kc; k++) {
+            float *row = d + (size_t)k * NR;
+            const size_t kk = (size_t)(k0 + k);
+            if (!g->bt) memcpy(row, g->b + kk * g->ldb + j0 + p, sizeof(float) * (size_t)cols);
+            else
+                for (int j = 0; j < cols; j++) row[j] = g->b[(size_t)(j0 + p + j) * g->ldb + kk];
+            for (int j = cols; j < NR; j++) row[j] = 0.0f;
+        }
+    }
+}
+
+static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *impl) {
+    float pa[MB_MAX * KC], pb[NB_MAX * KC];
+    for (int k0 = 0; k0 < g->K; k0 += KC) {
+        const int kc = g->K - k0 < KC ? g->K - k0 : KC;
+        pack_a(pa, g, i0, mb, k0, kc);
+        pack_b(pb, g, j0, nb, k0, kc, impl->nr);
+        const bool load_c = k0 > 0 || g->accumulate;
+        for (int jp = 0; jp < nb; jp += impl->nr)
+            for (int ip = 0; ip < mb; ip += MR) {
+                const int nr = nb - jp < impl->nr ? nb - jp : impl->nr, mr = mb - ip < MR ? mb - ip : MR;
+                impl->kernel(mr, nr, kc, pa + (size_t)ip * kc, pb + (size_t)jp * kc,
+                             g->c + (size_t)(i0 + ip) * g->ldc + j0 + jp, g->ldc,
+                             g->bias ? g->bias + j0 + jp : NULL, load_c);
+            }
+    }
+}
+
+// Element (i, k) of op(A).
+static inline float A(const Gemm *g, int i, int k) {
+    return g->at ? g->a[(size_t)k * g->lda + i] : g->a[(size_t)i * g->lda + k];
+}
+
+// Small products (one head's attention, 16 x 16 x 16) cost more to pack than to compute: plain
+// loops whose inner loop runs along contiguous memory, so the compiler vectorises it.
+static void small(const Gemm *g) {
+    float bt_copy[4096];  // op(B) = Bᵀ copied to [K, N], so every product runs along rows
+    Gemm h = *g;
+    if (g->bt && g->N * g->K <= 4096) {
+        for (int k = 0; k < g->K; k++)
+            for (int j = 0; j < g->N; j++) bt_copy[k * g->N + j] = g->b[(size_t)j * g->ldb + k];
+        h.b = bt_copy, h.ldb = g->N, h.bt = false;
+        g = &h;
+    }
+    for (int i = 0; i < g->M; i++)
+        if (!g->accumulate)
+            for (int j = 0; j < g->N; j++) g->c[(size_t)i * g->ldc + j] = g->bias ? g->bias[j] : 0.0f;
+    if (g->bt) {  // rows of A against rows of B (too large to copy): dot products
+        for (int i = 0; i < g->M; i++)
+            for (int j = 0; j < g->N; j++) {
+                float sum = 0.0f;
+                for (int k = 0; k < g->K; k++) sum += A(g, i, k) * g->b[(size_t)j * g->ldb + k];
+                g->c[(size_t)i * g->ldc + j] += sum;
+            }
         return;
     }
-    const GemmImpl impl = gemm_impl();
-    const int NR = impl.nr;
-    const int panels = (N + NR - 1) / NR;
-    const int row_blocks = (M + MB - 1) / MB;
-    const int tiles = panels * row_blocks;
-    const double flops = 2.0 * M * N * K;
-#pragma omp parallel for schedule(static) if (flops > 2.0e5 && tiles > 1)
-    for (int t = 0; t < tiles; t++) {
-        const int j0 = (t % panels) * NR, i_begin = (t / panels) * MB;
-        const int nr = N - j0 < NR ? N - j0 : NR;
-        const int i_end = i_begin + MB < M ? i_begin + MB : M;
-        float packed[KC * NR_MAX];
-        for (int k0 = 0; k0 < K; k0 += KC) {
-            const int kc = K - k0 < KC ? K - k0 : KC;
-            pack_panel(packed, b, ldb, b_transposed, k0, kc, j0, nr, NR);
-            for (int i = i_begin; i < i_end; i += MR) {
-                const int mr = i_end - i < MR ? i_end - i : MR;
-                impl.kernel(mr, nr, kc, a + (size_t)i * lda + k0, lda, packed,
-                            c + (size_t)i * ldc + j0, ldc, bias ? bias + j0 : NULL, k0 == 0 && !accumulate);
+    int i = 0;
+    for (; i + 4 <= g->M; i += 4) {  // four rows at once: four independent chains of adds
+        float *restrict c0 = g->c + (size_t)i * g->ldc, *restrict c1 = c0 + g->ldc;
+        float *restrict c2 = c1 + g->ldc, *restrict c3 = c2 + g->ldc;
+        for (int k = 0; k < g->K; k++) {
+            const float a0 = A(g, i, k), a1 = A(g, i + 1, k), a2 = A(g, i + 2, k), a3 = A(g, i + 3, k);
+            const float *restrict b = g->b + (size_t)k * g->ldb;
+            for (int j = 0; j < g->N; j++) {
+                c0[j] += a0 * b[j], c1[j] += a1 * b[j];
+                c2[j] += a2 * b[j], c3[j] += a3 * b[j];
             }
         }
     }
+    for (; i < g->M; i++) {
+        float *c = g->c + (size_t)i * g->ldc;
+        for (int k = 0; k < g->K; k++) {
+            const float aik = A(g, i, k), *b = g->b + (size_t)k * g->ldb;
+            for (int j = 0; j < g->N; j++) c[j] += aik * b[j];
+        }
+    }
 }
 
-void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb, const float *bias,
-           int M, int N, int K, bool b_transposed) {
-    gemm(c, ldc, a, lda, b, ldb, bias, M, N, K, b_transposed, false);
+static void run(const Gemm *g) {
+    if (g->M <= 0 || g->N <= 0) return;
+    if ((long)g->M * g->N * g->K <= 32768) {
+        small(g);
+        return;
+    }
+    if (g->K <= 0) {
+        for (int i = 0; i < g->M && !g->accumulate; i++)
+            for (int j = 0; j < g->N; j++) g->c[(size_t)i * g->ldc + j] = g->bias ? g->bias[j] : 0.0f;
+        return;
+    }
+    const GemmImpl impl = gemm_impl();
+    const double flops = 2.0 * g->M * g->N * g->K;
+    const int threads = flops > 2.0e5 ? omp_get_max_threads() : 1;
+    // Tiles small enough that every thread has a few, large enough to amortise packing.
+    int mb = MB_MAX, nb = NB_MAX;
+    while (mb > MR && ((g->M + mb - 1) / mb) * ((g->N + nb - 1) / nb) < 2 * threads) mb = (mb / 2 + MR - 1) / MR * MR;
+    const int row_tiles = (g->M + mb - 1) / mb, col_tiles = (g->N + nb - 1) / nb, tiles = row_tiles * col_tiles;
+#pragma omp parallel for schedule(static) if (threads > 1 && tiles > 1)
+    for (int t = 0; t < tiles; t++) {
+        const int i0 = (t / col_tiles) * mb, j0 = (t % col_tiles) * nb;
+        tile(g, i0, g->M - i0 < mb ? g->M - i0 : mb, j0, g->N - j0 < nb ? g->N - j0 : nb, &impl);
+    }
+}
+
+void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb, const float *bias, int M, int N,
+           int K, bool b_transposed) {
+    run(&(Gemm){c, ldc, a, b, bias, lda, ldb, M, N, K, false, b_transposed, false});
 }
 
 void sgemm_acc(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K,
                bool b_transposed) {
-    gemm(c, ldc, a, lda, b, ldb, NULL, M, N, K, b_transposed, true);
+    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, false, b_transposed, true});
+}
+
+void sgemm_tn_acc(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K) {
+    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, true, false, true});
 }

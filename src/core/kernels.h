@@ -117,6 +117,12 @@ void sgemm_acc(float *c, int ldc,         // [M, N]
                const float *b, int ldb,   // [K, N] or [N, K]
                int M, int N, int K, bool b_transposed);
 
+// C += Aᵀ · B with A stored [K, M]: gradients of weights (dyᵀ · x) without a transposed copy.
+void sgemm_tn_acc(float *c, int ldc,         // [M, N]
+                  const float *a, int lda,   // [K, M]
+                  const float *b, int ldb,   // [K, N]
+                  int M, int N, int K);
+
 // Which micro-kernel sgemm picked for this CPU: "avx512", "avx2" or "baseline".
 const char *sgemm_kernel_name(void);
 

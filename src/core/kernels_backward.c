@@ -5,6 +5,7 @@
 #include <string.h>
 
 #define PAR_ROWS(total) if ((total) > 32768)
+#define PAR_N(n) if ((n) > 65536)  // element-wise loops: memory-bound, so both cores help
 
 void embedding_backward(float *dtable, const float *dy, const float *ids, int T, int C, float scale) {
     for (int t = 0; t < T; t++) {
@@ -14,25 +15,20 @@ void embedding_backward(float *dtable, const float *dy, const float *ids, int T,
     }
 }
 
-static void transpose_into(float *out, const float *x, int M, int N) {  // out [N, M] = x [M, N]ᵀ
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) out[(size_t)j * M + i] = x[(size_t)i * N + j];
-}
-
 void linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int T,
-                     int I, int O, float *scratch) {
-    if (dx) sgemm_acc(dx, I, dy, O, w, I, T, I, O, false);  // [T, O] · [O, I]
-    if (dw) {
-        transpose_into(scratch, dy, T, O);  // dyᵀ [O, T]
-        sgemm_acc(dw, I, scratch, T, x, I, O, I, T, false);
-    }
+                     int I, int O, bool dx_fresh) {
+    if (dx && dx_fresh) sgemm(dx, I, dy, O, w, I, NULL, T, I, O, false);  // [T, O] · [O, I]
+    else if (dx) sgemm_acc(dx, I, dy, O, w, I, T, I, O, false);
+    if (dw) sgemm_tn_acc(dw, I, dy, O, x, I, O, I, T);     // dyᵀ [O, T] · x [T, I]
     if (db)
-        for (int t = 0; t < T; t++)
-            for (int o = 0; o < O; o++) db[o] += dy[(size_t)t * O + o];
+        for (int t = 0; t < T; t++) {
+            const float *row = dy + (size_t)t * O;
+            for (int o = 0; o < O; o++) db[o] += row[o];
+        }
 }
 
 void matmul_backward(float *da, float *db, const float *dc, const float *a, const float *bm, int B, int M, int N,
-                     int K, bool bt, float *scratch) {
+                     int K, bool bt) {
     for (int i = 0; i < B; i++) {
         const float *dci = dc + (size_t)i * M * N, *ai = a + (size_t)i * M * K, *bi = bm + (size_t)i * K * N;
         float *dai = da ? da + (size_t)i * M * K : NULL, *dbi = db ? db + (size_t)i * K * N : NULL;
@@ -41,13 +37,8 @@ void matmul_backward(float *da, float *db, const float *dc, const float *a, cons
             else sgemm_acc(dai, K, dci, N, bi, N, M, K, N, true);
         }
         if (dbi) {
-            if (bt) {  // b [N, K]: db += dcᵀ · a
-                transpose_into(scratch, dci, M, N);
-                sgemm_acc(dbi, K, scratch, M, ai, K, N, K, M, false);
-            } else {  // b [K, N]: db += aᵀ · dc
-                transpose_into(scratch, ai, M, K);
-                sgemm_acc(dbi, N, scratch, M, dci, N, K, N, M, false);
-            }
+            if (bt) sgemm_tn_acc(dbi, K, dci, N, ai, K, N, K, M);  // b [N, K]: db += dcᵀ · a
+            else sgemm_tn_acc(dbi, N, ai, K, dci, N, K, N, M);     // b [K, N]: db += aᵀ · dc
         }
     }
 }
@@ -60,16 +51,21 @@ void transpose_backward(float *dx, const float *dy, int B, int M, int N) {
 }
 
 void add_backward(float *dx, const float *dy, size_t n) {
+#pragma omp simd
     for (size_t i = 0; i < n; i++) dx[i] += dy[i];
 }
 
 void scale_backward(float *dx, const float *dy, float s, size_t n) {
+#pragma omp simd
     for (size_t i = 0; i < n; i++) dx[i] += dy[i] * s;
 }
 
 void mask_backward(float *dx, const float *dy, const float *y, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (y[i] != -INFINITY) dx[i] += dy[i];
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        const float g = dy[i];
+        dx[i] += y[i] != -INFINITY ? g : 0.0f;
+    }
 }
 
 void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n) {
@@ -132,14 +128,26 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
     float *scratch = C <= 1024 ? stack : NULL;
     float big[C > 1024 ? C : 1];  // a variable-length array only for very wide rows
     if (!scratch) scratch = big;
+    if (!dg && !db) {  // rows are independent: split them over the cores
+#pragma omp parallel for PAR_ROWS((size_t)T * C)
+        for (int t = 0; t < T; t++) {
+            float row[1024];
+            layernorm_row(dx ? dx + (size_t)t * C : NULL, NULL, NULL, dy + (size_t)t * C, x + (size_t)t * C, g, C,
+                          eps, form, C <= 1024 ? row : scratch);
+        }
+        return;
+    }
     for (int t = 0; t < T; t++)
         layernorm_row(dx ? dx + (size_t)t * C : NULL, dg, db, dy + (size_t)t * C, x + (size_t)t * C, g, C, eps,
                       form, scratch);
 }
 
 void relu_backward(float *dx, const float *dy, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (x[i] > 0.0f) dx[i] += dy[i];
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        const float g = dy[i];  // loaded either way, so the choice needs no branch and vectorises
+        dx[i] += x[i] > 0.0f ? g : 0.0f;
+    }
 }
 
 void gelu_backward(float *dx, const float *dy, const float *x, size_t n) {
@@ -163,15 +171,16 @@ void merge_heads_backward(float *dx, const float *dy, int T, int H, int D) {
 }
 
 float cross_entropy(float *dlogits, const float *logits, const float *targets, int N, int V, float smoothing,
-                    float ignore, int *count) {
-    int n = 0;
-    for (int r = 0; r < N; r++) n += targets[r] != ignore;
-    *count = n;
+                    float ignore, int denominator, int *count) {
+    int counted = 0;
+    for (int r = 0; r < N; r++) counted += targets[r] != ignore;
+    *count = counted;
+    const int n = denominator > 0 ? denominator : counted;
     double loss = 0.0;
     for (int r = 0; r < N; r++) {
         const float *z = logits + (size_t)r * V;
         float *d = dlogits + (size_t)r * V;
-        if (targets[r] == ignore || n == 0) {
+        if (targets[r] == ignore || counted == 0) {
             memset(d, 0, sizeof(float) * (size_t)V);
             continue;
         }

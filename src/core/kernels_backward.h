@@ -2,9 +2,8 @@
 //
 // Every backward kernel ADDS into its input gradients (dx += ...): a tensor read by several
 // stages (a residual stream, the memory) collects the gradient of each reader. Kernels take
-// outputs first, then const inputs, then sizes, and never allocate; the few that need room for
-// a transposed copy take a caller's scratch buffer. Each is checked against finite differences
-// in tests/test_backward.c.
+// outputs first, then const inputs, then sizes, and never allocate. Each is checked against
+// finite differences in tests/test_backward.c.
 #ifndef STEPFORMER_KERNELS_BACKWARD_H
 #define STEPFORMER_KERNELS_BACKWARD_H
 
@@ -17,15 +16,14 @@ void embedding_backward(float *dtable,      // [V, C]
                         int T, int C, float scale);
 
 // y = x wᵀ + b:  dx += dy w,  dw += dyᵀ x,  db += column sums of dy. Any of dx, dw, db may be
-// NULL (not wanted).
+// NULL (not wanted). With dx_fresh, dx holds nothing yet and is written, not added to.
 void linear_backward(float *dx,          // [T, I] or NULL
                      float *dw,          // [O, I] or NULL
                      float *db,          // [O] or NULL
                      const float *dy,    // [T, O]
                      const float *x,     // [T, I]
                      const float *w,     // [O, I]
-                     int T, int I, int O,
-                     float *scratch);    // [O * T]
+                     int T, int I, int O, bool dx_fresh);
 
 // c = a op(b) for each of B matrices: da += dc op(b)ᵀ, db += (the matching product).
 void matmul_backward(float *da,          // [B, M, K] or NULL
@@ -33,8 +31,7 @@ void matmul_backward(float *da,          // [B, M, K] or NULL
                      const float *dc,    // [B, M, N]
                      const float *a,     // [B, M, K]
                      const float *bm,    // as db
-                     int B, int M, int N, int K, bool b_transposed,
-                     float *scratch);    // [max(K, N) * M]
+                     int B, int M, int N, int K, bool b_transposed);
 
 // y = xᵀ per matrix: dx += dyᵀ.
 void transpose_backward(float *dx,        // [B, M, N]
@@ -72,12 +69,13 @@ void merge_heads_backward(float *dx,        // [H, T, D]
 
 // Cross-entropy of softmax(logits) against targets, with label smoothing as PyTorch's
 // CrossEntropyLoss(label_smoothing=e): the target distribution is (1-e) on the right token plus
-// e/V everywhere. Rows whose target is `ignore` count for nothing. Writes the gradient of the
-// mean loss into dlogits (overwritten, not added) and returns the mean loss; *count gets the
-// number of rows that counted (0: loss 0, dlogits 0).
+// e/V everywhere. Rows whose target is `ignore` count for nothing. The loss is the sum over the
+// rows that count divided by `denominator` (0: by their number, the mean); it is returned and
+// its gradient written into dlogits (overwritten, not added). *count gets the rows that counted.
+// A batch split in parts passes the whole batch's count as the denominator of every part.
 float cross_entropy(float *dlogits,        // [N, V]
                     const float *logits,   // [N, V]
                     const float *targets,  // [N] ids
-                    int N, int V, float smoothing, float ignore, int *count);
+                    int N, int V, float smoothing, float ignore, int denominator, int *count);
 
 #endif

@@ -1,0 +1,76 @@
+// train.h: training a model in C, in two layers.
+//
+// TrainState: one optimisation step on a given batch: the interpreter runs the program with
+// teacher forcing over B padded examples, the loss is cross-entropy (with label smoothing) of
+// the generator's logits against the next tokens, the backward pass walks the same stages, and
+// Adam updates the weights in place.
+//
+// Trainer: a task (tasks.h) drives it: batches drawn from a seed (skipping the held-out set),
+// the learning-rate schedule, held-out exact-match accuracy by greedy decoding, and saving the
+// model with its vocabulary.
+#ifndef STEPFORMER_TRAIN_H
+#define STEPFORMER_TRAIN_H
+
+#include "backward.h"
+#include "optim.h"
+#include "tasks.h"
+
+typedef struct {
+    int batch, src_len, tgt_len;  // B, S, T: every batch is padded to these
+    float label_smoothing;
+    float beta1, beta2, eps;      // Adam
+} StepConfig;
+
+typedef struct {
+    float loss;       // mean over the target tokens that count
+    float token_acc;  // how many of them the argmax got right
+    int tokens;
+} StepStats;
+
+typedef struct TrainState TrainState;
+
+// Training machinery for m (whose weights are updated in place) running `program`.
+TrainState *train_state_new(Model *m, const Program *program, const StepConfig *c, Err *e);
+void train_state_free(TrainState *ts);
+// Forward, loss and backward on src [B, S], tgt_in [B, T] (bos first) and tgt_out [B, T] (the
+// next tokens; pad where nothing is to be predicted). The gradients are then in the Grads.
+bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, const float *tgt_out,
+                      StepStats *stats, Err *e);
+// One Adam update of the weights from the last step's gradients.
+void train_state_update(TrainState *ts, float lr);
+Grads *train_state_grads(TrainState *ts);
+
+typedef struct {
+    Task task;
+    ModelConfig model;     // sizes; vocabulary sizes and special ids are set from the task
+    const char *init;      // start from this model file instead of random weights (or NULL)
+    int steps, batch;
+    unsigned long long seed;
+    float lr;              // peak learning rate (with warmup) or the constant rate
+    int warmup;            // steps of linear warm-up, then inverse square root decay; 0: constant
+    float label_smoothing;
+    int held_out;          // examples kept out of training for the accuracy check
+} TrainConfig;
+
+// Defaults: a small model that learns every task: d_model 64, 4 heads, 2+2 layers, d_ff 128.
+TrainConfig train_defaults(Task task);
+
+typedef struct Trainer Trainer;
+
+Trainer *trainer_new(const TrainConfig *c, Err *e);
+void trainer_free(Trainer *t);
+// One step on a fresh batch. A loss that is not finite stops with an error and puts back the
+// weights as they were before the step that broke them.
+bool trainer_step(Trainer *t, StepStats *stats, Err *e);
+int trainer_steps_done(const Trainer *t);
+float trainer_lr(const Trainer *t);
+// Exact-match accuracy of greedy decoding on the first n held-out examples (all if n <= 0).
+bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
+bool trainer_save(const Trainer *t, const char *path, Err *e);
+const Model *trainer_model(const Trainer *t);
+Model *trainer_model_mut(Trainer *t);
+
+// The vocabulary of a task: <unk> <pad> <bos> <eos> then its alphabet, one character a token.
+bool task_vocab(Task task, Vocab *v, Err *e);
+
+#endif

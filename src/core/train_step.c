@@ -1,0 +1,154 @@
+// train_step.c: one optimisation step on a given batch (TrainState, see train.h).
+//
+// The batch is split in two halves, one for each core: each half runs its own forward and
+// backward pass (its own interpreter, activations and gradients) with no synchronisation until
+// the two weight gradients are added. The split does not depend on the number of threads, so a
+// seed gives the same numbers on one core or two.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_backward.h"
+#include "train.h"
+
+enum { SHARDS = 2 };
+
+typedef struct {
+    int first, rows;  // the examples of the batch this half takes
+    Interp *it;       // teacher forcing over them; kept between steps (same shapes)
+    int logits;       // the stage that publishes "logits"
+    Grads *g;
+    float *dlogits;   // [rows, T, V]
+    StepStats s;
+    Err e;
+    bool ok;
+} Shard;
+
+struct TrainState {
+    Model *m;
+    const Program *p;
+    StepConfig c;
+    Shard sh[SHARDS];
+    int n;            // halves in use (1 for a batch of one)
+    Adam adam;
+};
+
+TrainState *train_state_new(Model *m, const Program *p, const StepConfig *c, Err *e) {
+    TrainState *ts = calloc(1, sizeof *ts);
+    if (!ts) return err_set(e, "out of memory"), NULL;
+    ts->m = m, ts->p = p, ts->c = *c, ts->n = c->batch >= SHARDS ? SHARDS : 1;
+    const size_t V = (size_t)m->cfg.tgt_vocab_size;
+    bool ok = true;
+    for (int k = 0; k < ts->n && ok; k++) {
+        Shard *h = &ts->sh[k];
+        h->first = k == 0 ? 0 : (c->batch + 1) / 2;
+        h->rows = ts->n == 1 ? c->batch : k == 0 ? (c->batch + 1) / 2 : c->batch / 2;
+        h->logits = -1;
+        h->dlogits = malloc(sizeof(float) * (size_t)h->rows * c->tgt_len * V);
+        h->g = grads_new(m, e);
+        ok = h->dlogits && h->g;
+        if (!h->dlogits) err_set(e, "out of memory");
+    }
+    if (!ok || !adam_init(&ts->adam, grads_size(ts->sh[0].g), c->beta1, c->beta2, c->eps, e)) {
+        train_state_free(ts);
+        return NULL;
+    }
+    return ts;
+}
+
+void train_state_free(TrainState *ts) {
+    if (!ts) return;
+    for (int k = 0; k < SHARDS; k++) {
+        interp_free(ts->sh[k].it);
+        grads_free(ts->sh[k].g);
+        free(ts->sh[k].dlogits);
+    }
+    adam_free(&ts->adam);
+    free(ts);
+}
+
+Grads *train_state_grads(TrainState *ts) { return ts->sh[0].g; }
+
+// Runs the forward pass of one half (the stage list is built once; later batches reuse it).
+static bool forward(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
+    RunSpec spec = {src + (size_t)h->first * ts->c.src_len, ts->c.src_len, tgt_in + (size_t)h->first * ts->c.tgt_len,
+                    ts->c.tgt_len, 0, h->rows};
+    if (!h->it) {
+        h->it = interp_new(ts->p, ts->m, &spec, e);
+        if (!h->it) return false;
+        int n;
+        const ProgramOutput *o = interp_outputs(h->it, &n);
+        for (int i = 0; i < n; i++)
+            if (!strcmp(o[i].name, "logits")) h->logits = o[i].stage;
+        if (h->logits < 0) return err_set(e, "the program publishes no 'logits' to train on");
+    } else {
+        int first;
+        if (!interp_set_inputs(h->it, &spec, &first, e)) return false;
+    }
+    // Only the stages up to the logits matter for the loss.
+    while (interp_n_done(h->it) <= h->logits)
+        if (!interp_step(h->it, e)) return e->msg[0] ? false : err_set(e, "the pass ended before the logits");
+    return true;
+}
+
+static int right_answers(const float *logits, const float *tgt_out, int N, int V, float pad) {
+    int right = 0;
+    for (int r = 0; r < N; r++) {
+        if (tgt_out[r] == pad) continue;
+        const float *z = logits + (size_t)r * V;
+        int best = 0;
+        for (int v = 1; v < V; v++) best = z[v] > z[best] ? v : best;
+        right += best == (int)tgt_out[r];
+    }
+    return right;
+}
+
+// Forward, loss and backward of one half; the loss is divided by the whole batch's count.
+static void run_shard(TrainState *ts, Shard *h, const float *src, const float *tgt_in, const float *tgt_out,
+                      int total) {
+    const int T = ts->c.tgt_len, V = ts->m->cfg.tgt_vocab_size, N = h->rows * T;
+    const float pad = (float)(ts->m->cfg.pad_id.set ? ts->m->cfg.pad_id.id : -1);
+    const float *out = tgt_out + (size_t)h->first * T;
+    h->e.msg[0] = '\0';
+    h->ok = forward(ts, h, src, tgt_in, &h->e);
+    if (!h->ok) return;
+    const float *logits = interp_output(h->it, h->logits);
+    h->s.loss = cross_entropy(h->dlogits, logits, out, N, V, ts->c.label_smoothing, pad, total, &h->s.tokens);
+    h->s.token_acc = (float)right_answers(logits, out, N, V, pad);
+    if (!isfinite(h->s.loss)) {
+        h->ok = err_set(&h->e, "the loss is not a finite number (%g)", (double)h->s.loss);
+        return;
+    }
+    grads_zero(h->g);
+    h->ok = backward(h->g, h->it, h->logits, h->dlogits, &h->e);
+}
+
+bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, const float *tgt_out, StepStats *s,
+                      Err *e) {
+    const int N = ts->c.batch * ts->c.tgt_len;
+    const float pad = (float)(ts->m->cfg.pad_id.set ? ts->m->cfg.pad_id.id : -1);
+    int total = 0;
+    for (int r = 0; r < N; r++) total += tgt_out[r] != pad;
+#pragma omp parallel for num_threads(SHARDS) schedule(static, 1) if (ts->n > 1)
+    for (int k = 0; k < ts->n; k++) run_shard(ts, &ts->sh[k], src, tgt_in, tgt_out, total);
+    *s = (StepStats){0};
+    for (int k = 0; k < ts->n; k++) {
+        const Shard *h = &ts->sh[k];
+        s->loss += h->s.loss, s->token_acc += h->s.token_acc, s->tokens += h->s.tokens;
+        if (!h->ok) {
+            if (e) *e = h->e;
+            return false;
+        }
+    }
+    s->token_acc = s->tokens ? s->token_acc / s->tokens : 0.0f;
+    if (ts->n > 1) {  // the whole batch's gradient: the second half's added to the first's
+        float *a = grads_weights(ts->sh[0].g);
+        const float *b = grads_weights(ts->sh[1].g);
+        for (size_t i = 0; i < grads_size(ts->sh[0].g); i++) a[i] += b[i];
+    }
+    return true;
+}
+
+void train_state_update(TrainState *ts, float lr) {
+    adam_update(&ts->adam, ts->m->weights.arena, grads_weights(ts->sh[0].g), lr);
+}

@@ -1,0 +1,194 @@
+// trainer.c: training on a task (Trainer, see train.h): batches, schedule, held-out accuracy.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+#include "train.h"
+
+struct Trainer {
+    TrainConfig c;
+    Model m;
+    Lesson program;       // the standard lesson whose program is trained
+    TrainState *ts;
+    TaskHeldOut *held;
+    Rng rng;
+    int step;
+    int S, T;             // padded source and target lengths
+    float *src, *tgt_in, *tgt_out;  // [B, S], [B, T], [B, T]
+    float *backup;        // the last weights that gave a finite loss
+    size_t n_weights;
+};
+
+TrainConfig train_defaults(Task task) {
+    ModelConfig m = config_base();
+    m.d_model = 64, m.nhead = 4, m.num_encoder_layers = 2, m.num_decoder_layers = 2, m.dim_feedforward = 128;
+    m.max_positions = 32;
+    return (TrainConfig){.task = task, .model = m, .steps = 3000, .batch = 64, .seed = 1, .lr = 2e-3f,
+                         .warmup = 200, .label_smoothing = 0.1f, .held_out = 1000};
+}
+
+bool task_vocab(Task task, Vocab *v, Err *e) {
+    memset(v, 0, sizeof *v);
+    const char *alpha = task_alphabet(task);
+    char json[1024];
+    int k = snprintf(json, sizeof json, "[\"<unk>\",\"<pad>\",\"<bos>\",\"<eos>\"");
+    for (const char *c = alpha; *c; c++) k += snprintf(json + k, sizeof json - (size_t)k, ",\"%c\"", *c);
+    snprintf(json + k, sizeof json - (size_t)k, "]");
+    return vocab_from_json(v, json, task_names[task], e);
+}
+
+// Every character of the task must be a token of the model, on both sides.
+static bool vocab_fits(const Model *m, Task task, const char *what, Err *e) {
+    for (const char *c = task_alphabet(task); *c; c++)
+        if (vocab_find(&m->src_vocab, c, 1) < 0 || vocab_find(&m->tgt_vocab, c, 1) < 0)
+            return err_set(e, "%s: the model's vocabulary has no token for '%c', which the %s task uses", what, *c,
+                           task_names[task]);
+    if (!m->cfg.bos_id.set || !m->cfg.eos_id.set || !m->cfg.pad_id.set)
+        return err_set(e, "%s: the model names no bos, eos and pad ids, which training needs", what);
+    return true;
+}
+
+static bool make_model(Trainer *t, Err *e) {
+    const TrainConfig *c = &t->c;
+    if (c->init) return model_load(&t->m, c->init, NULL, e) && vocab_fits(&t->m, c->task, c->init, e);
+    Vocab v;
+    if (!task_vocab(c->task, &v, e)) return false;
+    ModelConfig mc = c->model;
+    mc.src_vocab_size = mc.tgt_vocab_size = v.n;
+    mc.unk_id = (OptId){true, 0}, mc.pad_id = (OptId){true, 1}, mc.bos_id = (OptId){true, 2}, mc.eos_id = (OptId){true, 3};
+    const int need = task_max_src_len(c->task) > task_max_tgt_len(c->task) + 1 ? task_max_src_len(c->task)
+                                                                               : task_max_tgt_len(c->task) + 1;
+    if (mc.max_positions < need) mc.max_positions = need;
+    bool ok = model_init_random(&t->m, &mc, c->seed, e);
+    if (ok) {
+        vocab_free(&t->m.src_vocab), vocab_free(&t->m.tgt_vocab);
+        ok = task_vocab(c->task, &t->m.src_vocab, e) && task_vocab(c->task, &t->m.tgt_vocab, e);
+        t->m.has_vocab = ok;
+    }
+    vocab_free(&v);
+    return ok;
+}
+
+Trainer *trainer_new(const TrainConfig *c, Err *e) {
+    Trainer *t = calloc(1, sizeof *t);
+    if (!t) return err_set(e, "out of memory"), NULL;
+    t->c = *c, t->rng = (Rng){c->seed * 0x9E3779B97F4A7C15ull + 17};
+    t->S = task_max_src_len(c->task), t->T = task_max_tgt_len(c->task) + 1;
+    const size_t B = (size_t)c->batch;
+    bool ok = c->batch >= 1 && c->steps >= 0;
+    if (!ok) err_set(e, "the batch must hold at least one example");
+    ok = ok && make_model(t, e) &&
+         lesson_parse(&t->program, session_standard_lesson(&t->m.cfg),
+                      session_builtin_lesson(session_standard_lesson(&t->m.cfg), NULL), e);
+    t->held = ok ? task_held_out_new(c->task, c->seed + 1000003, c->held_out, e) : NULL;
+    ok = ok && t->held;
+    t->src = malloc(sizeof(float) * B * t->S);
+    t->tgt_in = malloc(sizeof(float) * B * t->T);
+    t->tgt_out = malloc(sizeof(float) * B * t->T);
+    t->n_weights = ok ? (size_t)(t->m.weights.entries[t->m.weights.n_entries - 1].data - t->m.weights.arena) +
+                            (size_t)shape_numel(&t->m.weights.entries[t->m.weights.n_entries - 1].shape) : 0;
+    t->backup = malloc(sizeof(float) * (t->n_weights + 1));
+    if (ok && (!t->src || !t->tgt_in || !t->tgt_out || !t->backup)) ok = err_set(e, "out of memory");
+    StepConfig sc = {c->batch, t->S, t->T, c->label_smoothing, 0.9f, 0.98f, 1e-9f};
+    t->ts = ok ? train_state_new(&t->m, &t->program.program, &sc, e) : NULL;
+    if (!t->ts) {
+        trainer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void trainer_free(Trainer *t) {
+    if (!t) return;
+    train_state_free(t->ts);
+    task_held_out_free(t->held);
+    if (t->program.path) lesson_free(&t->program);
+    model_free(&t->m);
+    free(t->src), free(t->tgt_in), free(t->tgt_out), free(t->backup);
+    free(t);
+}
+
+// Writes one example's characters as ids into a padded row.
+static void encode_row(const Vocab *v, const char *s, float *row, int len, int first, int eos, int pad) {
+    int k = 0;
+    if (first >= 0) row[k++] = (float)first;
+    for (const char *c = s; *c && k < len; c++) row[k++] = (float)vocab_find(v, c, 1);
+    if (eos >= 0 && k < len) row[k++] = (float)eos;
+    while (k < len) row[k++] = (float)pad;
+}
+
+static void next_batch(Trainer *t) {
+    const ModelConfig *mc = &t->m.cfg;
+    const int pad = mc->pad_id.id, bos = mc->bos_id.id, eos = mc->eos_id.id;
+    char src[64], tgt[64];
+    for (int b = 0; b < t->c.batch; b++) {
+        do task_example(t->c.task, &t->rng, src, sizeof src, tgt, sizeof tgt);
+        while (task_held_out_has(t->held, src));
+        encode_row(&t->m.src_vocab, src, t->src + (size_t)b * t->S, t->S, -1, -1, pad);
+        encode_row(&t->m.tgt_vocab, tgt, t->tgt_in + (size_t)b * t->T, t->T, bos, -1, pad);
+        encode_row(&t->m.tgt_vocab, tgt, t->tgt_out + (size_t)b * t->T, t->T, -1, eos, pad);
+    }
+}
+
+float trainer_lr(const Trainer *t) {
+    const int s = t->step + 1, w = t->c.warmup;
+    if (w <= 0) return t->c.lr;
+    // Linear warm-up to the peak, then the inverse square root decay of the paper's schedule.
+    return t->c.lr * (s < w ? (float)s / w : sqrtf((float)w / s));
+}
+
+bool trainer_step(Trainer *t, StepStats *s, Err *e) {
+    next_batch(t);
+    if (!train_state_step(t->ts, t->src, t->tgt_in, t->tgt_out, s, e)) {
+        // A loss that is not finite: go back to the last weights whose loss was finite.
+        if (!isfinite(s->loss) && t->step > 0) memcpy(t->m.weights.arena, t->backup, sizeof(float) * t->n_weights);
+        if (!isfinite(s->loss))
+            err_prefix(e, "step %d: training stopped and the last good weights (from step %d) were kept",
+                       t->step + 1, t->step);
+        return false;
+    }
+    memcpy(t->backup, t->m.weights.arena, sizeof(float) * t->n_weights);
+    train_state_update(t->ts, trainer_lr(t));
+    t->step++;
+    return true;
+}
+
+int trainer_steps_done(const Trainer *t) { return t->step; }
+const Model *trainer_model(const Trainer *t) { return &t->m; }
+Model *trainer_model_mut(Trainer *t) { return &t->m; }
+
+bool trainer_save(const Trainer *t, const char *path, Err *e) { return model_save(&t->m, path, e); }
+
+// Greedy decoding of held-out examples [from, from + n) in one batch; counts exact matches.
+static bool eval_batch(Trainer *t, int from, int n, int *right, Err *e) {
+    float *src = malloc(sizeof(float) * (size_t)n * t->S);
+    if (!src) return err_set(e, "out of memory");
+    for (int b = 0; b < n; b++)
+        encode_row(&t->m.src_vocab, task_held_out_src(t->held, from + b), src + (size_t)b * t->S, t->S, -1, -1,
+                   t->m.cfg.pad_id.id);
+    RunSpec spec = {src, t->S, NULL, 0, t->T, n};
+    Interp *it = interp_new(&t->program.program, &t->m, &spec, e);
+    bool ok = it && interp_run(it, e);
+    for (int b = 0; ok && b < n; b++) {
+        int len;
+        const float *ids = interp_generated_row(it, b, &len);
+        char got[128];
+        vocab_decode(&t->m.tgt_vocab, ids, len, got, sizeof got);
+        *right += strcmp(got, task_held_out_tgt(t->held, from + b)) == 0;
+    }
+    interp_free(it);
+    free(src);
+    return ok;
+}
+
+bool trainer_eval(Trainer *t, int n, double *exact, Err *e) {
+    const int total = task_held_out_count(t->held);
+    if (n <= 0 || n > total) n = total;
+    int right = 0;
+    for (int from = 0; from < n; from += 250)
+        if (!eval_batch(t, from, n - from < 250 ? n - from : 250, &right, e)) return false;
+    *exact = n ? (double)right / n : 0.0;
+    return true;
+}
