@@ -439,7 +439,23 @@ static void test_held_out(void) {
     task_held_out_free(NULL);
 }
 
+// The held-out set leaves most short sources to training: at most a fifth of each length.
+static void held_out_leaves_short_strings(void) {
+    Err e = {{0}};
+    TaskHeldOut *h = task_held_out_new(TASK_COPY, 5, 1000, &e);
+    CHECK(h != NULL, "%s", e.msg);
+    if (!h) return;
+    int len1 = 0, len2 = 0;
+    for (int i = 0; i < task_held_out_count(h); i++) {
+        size_t n = strlen(task_held_out_src(h, i));
+        len1 += n == 1, len2 += n == 2;
+    }
+    CHECK(len1 <= 26 / 5 && len2 <= 676 / 5, "held out: %d one-letter and %d two-letter strings", len1, len2);
+    task_held_out_free(h);
+}
+
 int main(void) {
+    held_out_leaves_short_strings();
     test_names();
     test_alphabets();
     test_leap_and_anchors();

@@ -26,7 +26,7 @@ static const char train_usage[] =
     "                       as 1/sqrt(step), the schedule of the paper; --warmup 0: constant\n"
     "  --label-smoothing X  (0.1)\n"
     "  --d-model N, --nhead N, --layers N (encoder and decoder), --enc-layers N, --dec-layers N,\n"
-    "  --d-ff N, --norm-first, --activation relu|gelu   model size (64, 4, 2, 2, 2, 128)\n"
+    "  --d-ff N, --norm-first, --activation relu|gelu   model size (48, 4, 2, 2, 2, 128)\n"
     "  --init FILE          continue from a model (its vocabulary must fit the task)\n"
     "  --eval-every N       check held-out accuracy every N steps (500; 0: only at the end)\n"
     "  --stop-at A          stop once held-out exact match reaches A (e.g. 0.99)\n";

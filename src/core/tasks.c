@@ -7,6 +7,7 @@
 #include "tasks.h"
 
 #include <assert.h>
+#include <math.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,15 +317,25 @@ static size_t find_slot(const TaskHeldOut *h, const char *src) {
 }
 
 // Draws from the seed until n distinct sources are in (or too many draws were duplicates).
+// How many distinct sources of `len` characters the task has (a bound; dates: plenty).
+static double source_space(Task t, int len) { return t == TASK_DATES ? 1e12 : pow(26.0, len); }
+
+// The held-out set takes at most a fifth of the sources of any one length, so training still
+// sees most short strings: with all 26 one-letter strings held out, a model would never learn
+// what to do with one letter.
 static bool held_out_fill(TaskHeldOut *h, Task t, uint64_t seed, int n, Err *e) {
     Rng rng = {seed};
+    int per_len[64] = {0};
     long tries = 0, max_tries = 100L * n + 1000;
     while (h->n < n && tries++ < max_tries) {
         HeldExample *x = &h->items[h->n];
         task_example(t, &rng, x->src, sizeof x->src, x->tgt, sizeof x->tgt);
+        const int len = (int)strlen(x->src);
+        if (len < 64 && per_len[len] + 1 > source_space(t, len) / 5) continue;
         size_t slot = find_slot(h, x->src);
         if (h->slots[slot] >= 0) continue;  // already drawn
         h->slots[slot] = h->n++;
+        if (len < 64) per_len[len]++;
     }
     if (h->n < n)
         return err_set(e, "held-out set for '%s': found only %d distinct examples of %d in %ld "

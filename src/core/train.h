@@ -52,7 +52,7 @@ typedef struct {
     int held_out;          // examples kept out of training for the accuracy check
 } TrainConfig;
 
-// Defaults: a small model that learns every task: d_model 64, 4 heads, 2+2 layers, d_ff 128.
+// Defaults: a small model that learns every task: d_model 48, 4 heads, 2+2 layers, d_ff 128.
 TrainConfig train_defaults(Task task);
 
 typedef struct Trainer Trainer;

@@ -23,7 +23,7 @@ struct Trainer {
 
 TrainConfig train_defaults(Task task) {
     ModelConfig m = config_base();
-    m.d_model = 64, m.nhead = 4, m.num_encoder_layers = 2, m.num_decoder_layers = 2, m.dim_feedforward = 128;
+    m.d_model = 48, m.nhead = 4, m.num_encoder_layers = 2, m.num_decoder_layers = 2, m.dim_feedforward = 128;
     m.max_positions = 32;
     return (TrainConfig){.task = task, .model = m, .steps = 3000, .batch = 64, .seed = 1, .lr = 2e-3f,
                          .warmup = 200, .label_smoothing = 0.1f, .held_out = 1000};
