@@ -135,7 +135,7 @@ static void test_export(void) {
     if (!mkdtemp(dir)) return;
     char out[300];
     snprintf(out, sizeof out, "%s/png", dir);
-    ExportOptions o = {.spec = {.builtin_lesson = "forward-pass.md", .target = "ok"}, .out_dir = out,
+    ExportOptions o = {.spec = {.builtin_lesson = "forward-pass.md", .target = "2026-11-22"}, .out_dir = out,
                        .w = 640, .h = 480, .view = -1};
     CHECK(export_run(&o) == 0, "export runs");
     char path[400];
