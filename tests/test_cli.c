@@ -174,6 +174,35 @@ static void test_lesson_and_stages(void) {
           "stages lists the pre-norm model's stages: %.200s", err);
 }
 
+static void test_train(void) {
+    EXPECT(run("train --task juggle --out '%s/x.st'", dir), 2, err, "unknown task 'juggle'");
+    EXPECT(run("train --out '%s/x.st'", dir), 2, err, "--task is required");
+    EXPECT(run("train --task copy --out /nonexistent/folder/x.st --steps 100000"), 1, err, "cannot write the model there");
+    CHECK(!strstr(err, "training copy"), "an unwritable path is refused before any training: %s", err);
+    EXPECT(run("train --task dates --out '%s/x.st' --init '%s/post_2x2.safetensors'", dir, FIXTURES), 1, err,
+           "has no token for '");
+    EXPECT(run("train --task copy --steps 0x10 --out '%s/x.st'", dir), 2, err, "--steps");
+    // A short real run: trains, reports held-out accuracy, and saves a model that runs.
+    char m[300];
+    snprintf(m, sizeof m, "%s/tiny.safetensors", dir);
+    const char *tiny = "--d-model 16 --nhead 2 --layers 1 --d-ff 32 --batch 8";
+    EXPECT(run("train --task copy --steps 30 --eval-every 0 %s --out '%s'", tiny, m), 0, out, "held-out exact match");
+    CHECK(strstr(err, "saved") != NULL, "says where it saved: %s", err);
+    EXPECT(run("run --model '%s' --input abc --json", m), 0, out, "\"output_text\"");
+    // Ctrl-C stops cleanly and still saves.
+    char cmd[2048], saved[300];
+    snprintf(saved, sizeof saved, "%s/interrupted.safetensors", dir);
+    snprintf(cmd, sizeof cmd, "'%s' train --task copy --steps 1000000 %s --out '%s' >/dev/null 2>'%s/err' & pid=$!; "
+             "sleep 2; kill -INT $pid; wait $pid", STEPFORMER_BIN, tiny, saved, dir);
+    int status = system(cmd);
+    char p[300];
+    snprintf(p, sizeof p, "%s/err", dir), slurp(p, err, sizeof err);
+    FILE *f = fopen(saved, "rb");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 130 && f && strstr(err, "interrupted: saved"),
+          "Ctrl-C: exit 130 and the model saved (status %d): %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, err);
+    if (f) fclose(f);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     StFile model, c;
@@ -189,6 +218,7 @@ int main(void) {
     test_bad_input();
     test_lesson_and_stages();
     EXPECT(run("bench --repeat 2"), 0, out, "GFLOP/s");
+    test_train();
     // init writes a model that loads back with its configuration and runs.
     char m[300];
     snprintf(m, sizeof m, "%s/init.safetensors", dir);

@@ -99,7 +99,7 @@ static double busy(const Rgba *px, int w, Rect r, Rgba bg) {
 static void test_views(void) {
     static const int sizes[2][2] = {{800, 600}, {1920, 1080}};
     static const char *const at[VIEW_COUNT] = {"encoder.layers.1.linear1", "step.2.decoder.layers.1.cross_attn.weights",
-                                               "step.3.generator.probs", "encoder.embed"};
+                                               "step.3.generator.probs", "encoder.embed", "encoder.embed"};
     for (int s = 0; s < 2; s++) {
         const int W = sizes[s][0], H = sizes[s][1];
         Err e = {{0}};

@@ -68,6 +68,7 @@ float trainer_lr(const Trainer *t);
 bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
 bool trainer_save(const Trainer *t, const char *path, Err *e);
 const Model *trainer_model(const Trainer *t);
+const Program *trainer_program(const Trainer *t);  // the standard program being trained
 Model *trainer_model_mut(Trainer *t);
 
 // The vocabulary of a task: <unk> <pad> <bos> <eos> then its alphabet, one character a token.

@@ -157,6 +157,7 @@ bool trainer_step(Trainer *t, StepStats *s, Err *e) {
 
 int trainer_steps_done(const Trainer *t) { return t->step; }
 const Model *trainer_model(const Trainer *t) { return &t->m; }
+const Program *trainer_program(const Trainer *t) { return &t->program.program; }
 Model *trainer_model_mut(Trainer *t) { return &t->m; }
 
 bool trainer_save(const Trainer *t, const char *path, Err *e) { return model_save(&t->m, path, e); }

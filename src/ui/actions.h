@@ -40,6 +40,8 @@ void app_type(App *a, const char *utf8);
 // Advances playback and runs a little of the pass ahead of the cursor (within ~budget_ms).
 void app_tick(App *a, double now_ms, double budget_ms);
 void app_set_error(App *a, const char *msg);
+// The training view's commands (start/stop, task, save, use).
+void app_train(App *a, UiCommand cmd, int param);
 // Moves the cursor to stage i, running the pass up to it if needed.
 void app_goto(App *a, int i);
 

@@ -3,10 +3,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "actions.h"
 
-const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions"};
+const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions", "Training"};
 
 const char *const action_names[DO_COUNT] = {
     "none", "next", "prev", "play", "next_block", "prev_block", "first", "last", "head",
@@ -26,6 +27,7 @@ static void app_defaults(App *a) {
     memset(a, 0, sizeof *a);
     a->scale = 1.0f, a->play_ms = 700, a->all_heads = true;
     a->zoom = (ZoomBox){0, 0, 1, 1};
+    a->train_task = TASK_DATES;
 }
 
 static void app_loaded(App *a) {
@@ -57,6 +59,7 @@ void app_init(App *a, const SessionSpec *spec) {
 }
 
 void app_free(App *a) {
+    train_job_free(a->train);
     pe_free(&a->pe);
     if (a->loaded) session_close(&a->session);
 }
@@ -139,6 +142,73 @@ static void set_head(App *a, int h) {
     a->head = h, a->all_heads = false;
 }
 
+static void notify(App *a, const char *msg) {
+    snprintf(a->notice, sizeof a->notice, "%s", msg);
+    a->notice_until = 0;  // the window sets the time it shows until
+}
+
+// Steps through the forward pass of the model trained in the window, on its example.
+static void use_trained(App *a) {
+    char path[128], msg[300];
+    Err e = {{0}};
+    snprintf(path, sizeof path, "/tmp/stepformer-trained-%d.safetensors", (int)getpid());
+    if (!train_job_save(a->train, path, &e)) {
+        app_set_error(a, e.msg);
+        return;
+    }
+    SessionSpec spec = {.model_path = path, .input = train_example(a->train_snap.task)};
+    Session s;
+    if (!session_open(&s, &spec, &e)) {
+        app_set_error(a, e.msg);
+        return;
+    }
+    session_close(&a->session);
+    a->session = s;
+    a->generation++, a->cursor = 0, a->view = VIEW_STAGE;
+    snprintf(msg, sizeof msg, "now stepping through the model trained here (%d steps)", a->train_snap.steps);
+    notify(a, msg);
+}
+
+void app_train(App *a, UiCommand cmd, int param) {
+    Err e = {{0}};
+    if (!a->train && !(a->train = train_job_new())) {
+        app_set_error(a, "out of memory");
+        return;
+    }
+    const bool running = train_job_running(a->train);
+    char msg[300];
+    switch (cmd) {
+    case CMD_TRAIN_TOGGLE:
+        if (running) train_job_stop(a->train);
+        else if (!train_job_start(a->train, a->train_task, &e)) app_set_error(a, e.msg);
+        break;
+    case CMD_TRAIN_TASK:
+        if (running) {
+        app_set_error(a, "stop training before choosing another task");
+        return;
+    }
+        a->train_task = (Task)param;
+        break;
+    case CMD_TRAIN_SAVE:
+        snprintf(msg, sizeof msg, "stepformer-%s.safetensors", task_names[a->train_snap.task]);
+        if (!train_job_save(a->train, msg, &e)) {
+        app_set_error(a, e.msg);
+        return;
+    }
+        snprintf(msg, sizeof msg, "saved stepformer-%s.safetensors", task_names[a->train_snap.task]);
+        notify(a, msg);
+        break;
+    case CMD_TRAIN_USE:
+        if (running) {
+        app_set_error(a, "stop training first");
+        return;
+    }
+        use_trained(a);
+        break;
+    default: break;
+    }
+}
+
 bool app_act(App *a, Action act, int param) {
     if (act != DO_SCREENSHOT && act != DO_HELP && act != DO_NONE) a->error[0] = '\0';
     switch (act) {
@@ -148,7 +218,10 @@ bool app_act(App *a, Action act, int param) {
     case DO_LAST: app_goto(a, 1 << 30); break;
     case DO_NEXT_BLOCK: next_block(a, 1); break;
     case DO_PREV_BLOCK: next_block(a, -1); break;
-    case DO_PLAY: a->playing = !a->playing, a->next_tick = 0; break;
+    case DO_PLAY:
+        if (a->view == VIEW_TRAIN) app_train(a, CMD_TRAIN_TOGGLE, 0);
+        else a->playing = !a->playing, a->next_tick = 0;
+        break;
     case DO_SLOWER: a->play_ms = a->play_ms * 3 / 2 > 5000 ? 5000 : a->play_ms * 3 / 2; break;
     case DO_FASTER: a->play_ms = a->play_ms * 2 / 3 < 50 ? 50 : a->play_ms * 2 / 3; break;
     case DO_HEAD: set_head(a, param); break;
@@ -184,6 +257,8 @@ bool app_act(App *a, Action act, int param) {
     case DO_PARAM_DEC:
     case DO_PARAM_INC:
         if (a->view == VIEW_PE) pe_act(a, act);
+        if (a->view == VIEW_TRAIN && (act == DO_PARAM_UP || act == DO_PARAM_DOWN))
+            app_train(a, CMD_TRAIN_TASK, (a->train_task + (act == DO_PARAM_UP ? TASK_COUNT - 1 : 1)) % TASK_COUNT);
         break;
     case DO_NONE:
     case DO_COUNT: break;
@@ -216,6 +291,10 @@ void app_click(App *a, const Ui *ui, int x, int y) {
         a->dragging = true, a->drag_x = x, a->drag_y = y;
         break;
     case CMD_TIMELINE: app_goto(a, (int)((long)(x - z->r.x) * z->param / (z->r.w > 0 ? z->r.w : 1))); break;
+    case CMD_TRAIN_TOGGLE:
+    case CMD_TRAIN_TASK:
+    case CMD_TRAIN_SAVE:
+    case CMD_TRAIN_USE: app_train(a, z->cmd, z->param); break;
     case CMD_NONE:
     case CMD_COUNT: break;
     }

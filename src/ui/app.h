@@ -7,9 +7,10 @@
 #define STEPFORMER_APP_H
 
 #include "session.h"
+#include "train_job.h"
 #include "ui.h"
 
-typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_COUNT } ViewKind;
+typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COUNT } ViewKind;
 extern const char *const view_names[VIEW_COUNT];
 
 // The positional-encoding explorer's settings and its own small trace.
@@ -48,6 +49,9 @@ typedef struct App {
     bool dragging;
     int drag_x, drag_y;
     PeExplorer pe;
+    TrainJob *train;          // the training view's worker (owned here, never by a view)
+    Task train_task;          // the task it trains next
+    TrainSnapshot train_snap; // what the worker last published, copied once a frame
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     bool quit;
 } App;
@@ -59,6 +63,7 @@ void view_stage(Ui *ui, const App *a, Rect r);
 void view_attention(Ui *ui, const App *a, Rect r);
 void view_decode(Ui *ui, const App *a, Rect r);
 void view_pe(Ui *ui, const App *a, Rect r);
+void view_train(Ui *ui, const App *a, Rect r);
 void view_lesson(Ui *ui, const App *a, Rect r);
 void view_top_bar(Ui *ui, const App *a, Rect r);
 void view_help(Ui *ui, const App *a, Rect r);

@@ -116,6 +116,7 @@ void app_draw(Ui *ui, const App *a) {
         case VIEW_ATTENTION: view_attention(ui, a, center); break;
         case VIEW_DECODE: view_decode(ui, a, center); break;
         case VIEW_PE: view_pe(ui, a, center); break;
+        case VIEW_TRAIN: view_train(ui, a, center); break;
         case VIEW_COUNT: break;
         }
         view_lesson(ui, a, lesson);

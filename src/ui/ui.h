@@ -28,6 +28,10 @@ typedef enum {
     CMD_EDIT_INPUT,
     CMD_ZOOM_AREA,    // the zoomable heatmap: wheel zooms, drag pans
     CMD_TIMELINE,     // param: the number of stages spread over the zone's width
+    CMD_TRAIN_TOGGLE, // start or stop training
+    CMD_TRAIN_TASK,   // param: the Task to train next
+    CMD_TRAIN_SAVE,   // save the trained model
+    CMD_TRAIN_USE,    // step through the trained model's forward pass
     CMD_COUNT
 } UiCommand;
 

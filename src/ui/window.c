@@ -70,6 +70,8 @@ static void frame(Loop *L) {
     if (a->fullscreen != was_full) gfx_set_fullscreen(L->g, a->fullscreen);
     if (a->editing) SDL_StartTextInput();
     app_tick(a, now, 8.0);
+    if (a->train) train_job_snapshot(a->train, &a->train_snap);
+    if (a->notice[0] && a->notice_until == 0) a->notice_until = now + 3000.0;
     if (a->notice[0] && now > a->notice_until) a->notice[0] = '\0';
     SDL_GetMouseState(&L->ui.mx, &L->ui.my);
     app_draw(&L->ui, a);
@@ -99,7 +101,7 @@ int window_run(const WindowOptions *o) {
     L.t0 = (double)SDL_GetTicks64();
     while (!a.quit) {
         frame(&L);
-        if (!a.playing && !L.rep) SDL_WaitEventTimeout(NULL, 50);  // idle: sleep until input
+        if (!a.playing && !L.rep) SDL_WaitEventTimeout(NULL, a.train_snap.running ? 100 : 50);  // idle
     }
     recorder_close(L.rec);
     replayer_close(L.rep);
