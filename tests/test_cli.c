@@ -193,7 +193,8 @@ static void test_train(void) {
     char cmd[2048], saved[300];
     snprintf(saved, sizeof saved, "%s/interrupted.safetensors", dir);
     snprintf(cmd, sizeof cmd, "'%s' train --task copy --steps 1000000 %s --out '%s' >/dev/null 2>'%s/err' & pid=$!; "
-             "sleep 2; kill -INT $pid; wait $pid", STEPFORMER_BIN, tiny, saved, dir);
+             "for i in $(seq 100); do grep -q '^step' '%s/err' 2>/dev/null && break; sleep 0.1; done; "
+             "kill -INT $pid; wait $pid", STEPFORMER_BIN, tiny, saved, dir, dir);
     int status = system(cmd);
     char p[300];
     snprintf(p, sizeof p, "%s/err", dir), slurp(p, err, sizeof err);

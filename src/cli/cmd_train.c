@@ -143,6 +143,8 @@ int cmd_train(int argc, char **argv) {
     if (o.n_positional) return cli_usage_error("train", "unexpected argument '%s'", o.positional[0]);
     TrainConfig c;
     if ((code = configure(&o, &c)) >= 0) return code;
+    struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};  // a second Ctrl-C kills
+    sigaction(SIGINT, &sa, NULL);
     Err e = {{0}};
     if (!writable(o.out, &e)) return cli_fail(&e);
     Trainer *t = trainer_new(&c, &e);
@@ -151,8 +153,6 @@ int cmd_train(int argc, char **argv) {
     fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, batch %d, %d steps, seed %llu\n",
             task_names[c.task], m->d_model, m->nhead, m->num_encoder_layers, m->num_decoder_layers,
             m->dim_feedforward, m->tgt_vocab_size, c.batch, c.steps, c.seed);
-    struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};  // a second Ctrl-C kills
-    sigaction(SIGINT, &sa, NULL);
     const Schedule sch = {o.train.has_eval_every ? o.train.eval_every : 500, o.train.stop_at};
     const double t0 = now();
     const int how = loop(t, &c, &sch, &e);

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# train_models.sh: rebuilds the bundled models in assets/models/ from scratch, in C, with the
+# commands (and seeds) they were made with. Each stops once held-out exact match reaches its
+# goal, checked every few hundred steps, so a run is reproducible. About 8 minutes in all on
+# a 2-core machine. Usage: scripts/train_models.sh [path/to/stepformer]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/stepformer}
+train() { "$bin" train --task "$1" --seed 1 --eval-every "$2" --steps "$3" --stop-at "$4" --out "assets/models/$1.safetensors"; }
+train dates 500 8000 0.995
+train copy 500 8000 0.995
+train reverse 500 8000 0.995
+train sort 1000 20000 0.999
+train_prenorm() { "$bin" train --task dates --norm-first --seed 1 --eval-every 500 --steps 8000 --stop-at 0.995 --out assets/models/dates-prenorm.safetensors; }
+train_prenorm
