@@ -19,6 +19,8 @@ typedef struct {
     int max_len;               // 0: the lesson's (or 32)
 } SessionSpec;
 
+// Once open, a Session must stay where it is: its interpreter points into it (the program,
+// the model, the inputs). Open a new one in place rather than copying one in.
 typedef struct {
     Lesson lesson;
     Model model;

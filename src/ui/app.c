@@ -147,7 +147,8 @@ static void notify(App *a, const char *msg) {
     a->notice_until = 0;  // the window sets the time it shows until
 }
 
-// Steps through the forward pass of the model trained in the window, on its example.
+// Steps through the forward pass of the model trained in the window, on its example. The
+// session is opened in place (the interpreter points into it), after a trial open shows it works.
 static void use_trained(App *a) {
     char path[128], msg[300];
     Err e = {{0}};
@@ -157,15 +158,22 @@ static void use_trained(App *a) {
         return;
     }
     SessionSpec spec = {.model_path = path, .input = train_example(a->train_snap.task)};
-    Session s;
-    if (!session_open(&s, &spec, &e)) {
+    Session trial;
+    if (!session_open(&trial, &spec, &e)) {
         app_set_error(a, e.msg);
         return;
     }
+    session_close(&trial);
     session_close(&a->session);
-    a->session = s;
+    if (!session_open(&a->session, &spec, &e)) {
+        a->loaded = false;
+        app_set_error(a, e.msg);
+        return;
+    }
     a->generation++, a->cursor = 0, a->view = VIEW_STAGE;
-    snprintf(msg, sizeof msg, "now stepping through the model trained here (%d steps)", a->train_snap.steps);
+    snprintf(a->source, sizeof a->source, "the %s model trained here (%d steps)", task_names[a->train_snap.task],
+             a->train_snap.steps);
+    snprintf(msg, sizeof msg, "now stepping through %s", a->source);
     notify(a, msg);
 }
 

@@ -45,7 +45,7 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         tx += w;
     }
     const int room = r.x + r.w - tabs_w - 2 * ui->pad - x;
-    x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded ? a->session.lesson.title : "stepformer", room / 3);
+    x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded && a->source[0] ? a->source : "stepformer", room / 3);
     x += ui->pad * 2;
     // The input sentence: click or E to edit.
     char in[600];

@@ -129,6 +129,13 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
         else snprintf(sub, sizeof sub, "weights");
     }
     const int rows = nd >= 2 ? o.shape.dim[nd - 2] : 1, cols = o.shape.dim[nd - 1];
+    // The generator's columns are the target vocabulary: label them with its tokens.
+    const Vocab *tv = &a->session.model.tgt_vocab;
+    if (nc == 0 && o.label_stage >= 0 && cols == tv->n && cols <= MAX_LABELS &&
+        stage_where(interp_stage(it, o.label_stage)).part == PART_GENERATOR) {
+        for (int k = 0; k < cols; k++) cols_l[k] = strcmp(tv->tokens[k], " ") ? tv->tokens[k] : "\xe2\x90\xa3";
+        nc = cols;
+    }
     const bool att = heads && nc > 0 && nr > 0;
     HeatSpec h = {.title = o.name, .subtitle = sub[0] ? sub : NULL, .shape = o.shape, .kind = o.kind,
                   .data = o.data + (size_t)head * rows * cols, .rows = rows, .cols = cols,

@@ -86,26 +86,30 @@ static int controls(Ui *ui, const App *a, Rect r) {
     const bool run = s->running, done = !run && s->steps > 0;
     const int bh = lh_of(ui, FONT_BOLD, ui->px) + ui->pad, bpad = ui->pad * 3 / 2;
     Flow f = {r, r.x, r.y, 0, ui->pad / 2 + 2, ui->pad / 2 + 2};
-    int group = text_w(ui, FONT_BOLD, ui->px, "Task") + f.gap;
-    for (int k = 0; k < TASK_COUNT; k++) group += text_w(ui, FONT_BOLD, ui->px, task_names[k]) + bpad + f.gap;
-    flow_need(&f, group);
-    Rect l = flow_next(&f, text_w(ui, FONT_BOLD, ui->px, "Task"), bh);
-    gfx_text(ui->g, FONT_BOLD, ui->px, run ? ui->th->muted : ui->th->text, l.x,
-             l.y + (bh - lh_of(ui, FONT_BOLD, ui->px)) / 2, "Task");
-    for (int k = 0; k < TASK_COUNT; k++) {
-        Rect b = flow_next(&f, text_w(ui, FONT_BOLD, ui->px, task_names[k]) + bpad, bh);  // the chosen is bold
-        button(ui, b, task_names[k], a->train_task == (Task)k ? LOOK_CHOSEN : LOOK_PLAIN, !run, CMD_TRAIN_TASK, k);
-    }
-    f.x += ui->pad;  // the main button stands apart, one width whatever it says
-    int sw = text_w(ui, FONT_BOLD, ui->px, "Start training");
-    const int w2 = text_w(ui, FONT_BOLD, ui->px, "Stopping" ELLIPSIS);
+    int tw[TASK_COUNT], group = 0;
+    for (int k = 0; k < TASK_COUNT; k++)  // sized for bold, which the chosen one is
+        tw[k] = text_w(ui, FONT_BOLD, ui->px, task_names[k]) + bpad, group += tw[k] + f.gap;
+    int sw = text_w(ui, FONT_BOLD, ui->px, "Start training");  // one width whatever it says
+    const int w2 = text_w(ui, FONT_BOLD, ui->px, "Stopping" ELLIPSIS), lw = text_w(ui, FONT_BOLD, ui->px, "Task");
     sw = (sw > w2 ? sw : w2) + bpad;
+    const int save_w = text_w(ui, FONT_SANS, ui->px, "Save model") + bpad;
+    const int use_w = text_w(ui, FONT_SANS, ui->px, "Step through it") + bpad;
+    const int rest = ui->pad + sw + save_w + use_w + 2 * f.gap;
+    const bool label = group + lw + f.gap + rest <= r.w || group + rest > r.w;  // unless it alone breaks the row
+    flow_need(&f, group + (label ? lw + f.gap : 0));
+    if (label) {
+        Rect l = flow_next(&f, lw, bh);
+        gfx_text(ui->g, FONT_BOLD, ui->px, run ? ui->th->muted : ui->th->text, l.x,
+                 l.y + (bh - lh_of(ui, FONT_BOLD, ui->px)) / 2, "Task");
+    }
+    for (int k = 0; k < TASK_COUNT; k++)
+        button(ui, flow_next(&f, tw[k], bh), task_names[k], a->train_task == (Task)k ? LOOK_CHOSEN : LOOK_PLAIN, !run,
+               CMD_TRAIN_TASK, k);
+    f.x += ui->pad;  // the main button stands apart
     const char *go = s->stopping ? "Stopping" ELLIPSIS : run ? "Stop" : "Start training";
     button(ui, flow_next(&f, sw, bh), go, run ? LOOK_STOP : LOOK_GO, !s->stopping, CMD_TRAIN_TOGGLE, 0);
-    button(ui, flow_next(&f, text_w(ui, FONT_SANS, ui->px, "Save model") + bpad, bh), "Save model", LOOK_PLAIN,
-           done, CMD_TRAIN_SAVE, 0);
-    button(ui, flow_next(&f, text_w(ui, FONT_SANS, ui->px, "Step through it") + bpad, bh), "Step through it",
-           LOOK_PLAIN, done, CMD_TRAIN_USE, 0);
+    button(ui, flow_next(&f, save_w, bh), "Save model", LOOK_PLAIN, done, CMD_TRAIN_SAVE, 0);
+    button(ui, flow_next(&f, use_w, bh), "Step through it", LOOK_PLAIN, done, CMD_TRAIN_USE, 0);
     return flow_height(&f);
 }
 
@@ -174,10 +178,10 @@ static void explain(Ui *ui, const App *a, Rect r) {
              "Below the curves, one fixed example, " LQ "%s" RQ " " ARROW " " LQ "%s" RQ ", is decoded every few "
              "steps, with the cross-attention of each head: watch each output character learn where to look "
              "in the source.\n\n"
-             "Space stops it. Then Save model writes it to ./stepformer-<task>.safetensors, and Step through "
+             "Space stops it. Then Save model writes it to ./stepformer-%s.safetensors, and Step through "
              "it opens its forward pass in the other views.",
              c.model.d_model, c.model.nhead, c.model.num_encoder_layers, c.model.num_decoder_layers,
-             task_names[task], train_example(task), out);
+             task_names[task], train_example(task), out, task_names[task]);
     ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->text, r, msg);
 }
 
@@ -202,6 +206,15 @@ static double nice_step(double range, int n) {
     for (double p = pow(10.0, floor(log10(range / n)) - 1);; p *= 10)
         for (int i = 0; i < 4; i++)
             if (range / (m[i] * p) <= n + 1e-9) return m[i] * p;
+}
+
+// The largest of 1, 2, 2.5, 5 times a power of ten that is not above v.
+static double nice_below(double v) {
+    const double p = pow(10.0, floor(log10(v)));
+    static const double m[] = {5, 2.5, 2, 1};
+    for (int i = 0; i < 4; i++)
+        if (m[i] * p <= v * (1 + 1e-9)) return m[i] * p;
+    return p;
 }
 
 static void tick_label(char *buf, size_t n, double v, double step, bool percent) {
@@ -240,12 +253,15 @@ static void x_ticks(Ui *ui, const Axes *A, int right) {
     }
 }
 
-// Axes in r for y in 0..ymax (rounded up to a tick) and x in 0..x1 steps, named `yname` and "step".
+// Axes in r for y in 0..ymax (a little more unless a percentage) and x in 0..x1 steps, named
+// `yname` and "step".
 static Axes axes(Ui *ui, Rect r, const char *yname, double ymax, bool percent, double x1) {
     const Theme *t = ui->th;
     const int slh = lh_of(ui, FONT_SANS, ui->small), bottom = slh + 5, top = slh / 2;
-    const double step = nice_step(ymax, (r.h - top - bottom) / (slh * 2));
-    Axes A = {{0}, x1 > 0 ? x1 : 1, ceil(ymax / step - 1e-6) * step};
+    const double y1 = percent ? ymax : ymax * 1.05;  // a little room above the highest point
+    double step = nice_step(y1, (r.h - top - bottom) / (slh * 2));
+    if (step > y1) step = nice_below(y1);  // at least one labelled line above 0
+    Axes A = {{0}, x1 > 0 ? x1 : 1, y1};
     char s[24];
     int tw = 0;
     for (double v = 0; v <= A.y1 + step * 1e-6; v += step) {
@@ -274,7 +290,7 @@ static Axes axes(Ui *ui, Rect r, const char *yname, double ymax, bool percent, d
 // A curve of n points, point k at the end of the `every` steps it averages; points that share a
 // pixel column are drawn as one vertical stroke, so the cost follows the width, not n.
 static void curve(Ui *ui, const Axes *A, const float *v, int n, int every, float scale, Rgba c) {
-    const int thick = ui->px >= 22 ? 3 : 2;
+    const int thick = ui->px / 10 > 2 ? ui->px / 10 : 2;
     int cx = -1, lo = 0, hi = 0, last = 0, px = -1, py = 0;
     for (int k = 0; k <= n; k++) {
         const int x = k < n ? ax_x(A, (double)(k + 1) * every) : -2, y = k < n ? ax_y(A, v[k] * scale) : 0;
@@ -300,19 +316,21 @@ static void marker(Ui *ui, int x, int y, int size) {
     gfx_frame(ui->g, m, size >= 10 ? 2 : 1, ui->th->text);
 }
 
-// The plot's title line: the name in bold, then a note.
-static void plot_title(Ui *ui, Rect r, const char *title, const char *note) {
+// The plot's title line: the name in bold, then a note (its short form if the long one does not fit).
+static void plot_title(Ui *ui, Rect r, const char *title, const char *note, const char *brief) {
     const int w = ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, r.x, r.y, title, r.w);
-    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x + w, r.y, note, r.w - w);
+    const char *n = text_w(ui, FONT_SANS, ui->small, note) <= r.w - w ? note : brief;
+    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x + w, r.y, n, r.w - w);
 }
 
 typedef struct {
-    const char *text;
-    bool dot;  // a held-out marker; else a short line of the curve's colour
+    const char *text, *brief;  // the short form when the long one does not fit
+    bool dot;                  // a held-out marker; else a short line of the curve's colour
 } Key;
 
-static const Key loss_keys[] = {{"cross-entropy on the training batches", false}};
-static const Key acc_keys[] = {{"token accuracy (training batches)", false}, {"held-out exact match", true}};
+static const Key loss_keys[] = {{"cross-entropy on the training batches", "cross-entropy", false}};
+static const Key acc_keys[] = {{"token accuracy (training batches)", "token accuracy", false},
+                               {"held-out exact match", "held-out exact", true}};
 
 // A legend whose entries wrap whole. Returns the height used; draws only when `draw`.
 static int legend(Ui *ui, Rect r, const Key *k, int n, bool draw) {
@@ -320,11 +338,12 @@ static int legend(Ui *ui, Rect r, const Key *k, int n, bool draw) {
     Flow f = {r, r.x, r.y, 0, ui->pad * 2, 0};
     for (int i = 0; i < n; i++) {
         const int kw = k[i].dot ? m + 2 : sw;
-        const Rect p = flow_next(&f, kw + 6 + text_w(ui, FONT_SANS, ui->small, k[i].text), slh);
+        const char *t = kw + 6 + text_w(ui, FONT_SANS, ui->small, k[i].text) <= r.w ? k[i].text : k[i].brief;
+        const Rect p = flow_next(&f, kw + 6 + text_w(ui, FONT_SANS, ui->small, t), slh);
         if (!draw) continue;
         if (k[i].dot) marker(ui, p.x + m / 2 + 1, p.y + slh / 2, m);
         else gfx_rect(ui->g, (Rect){p.x, p.y + slh / 2 - 1, sw, 3}, ui->th->accent);
-        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, p.x + kw + 6, p.y, k[i].text, p.w - kw - 6);
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, p.x + kw + 6, p.y, t, p.w - kw - 6);
     }
     return flow_height(&f);
 }
@@ -347,7 +366,7 @@ static void loss_plot(Ui *ui, const TrainSnapshot *s, Rect r, int head) {
     char note[64] = "";
     if (s->n_points > 0) snprintf(note, sizeof note, "   now %.3f", (double)s->loss[s->n_points - 1]);
     gfx_clip(ui->g, r);
-    plot_title(ui, r, "Training loss", note);
+    plot_title(ui, r, "Training loss", note, note);
     legend(ui, (Rect){r.x, r.y + lh_of(ui, FONT_BOLD, ui->small), r.w, r.h}, loss_keys, 1, true);
     float mx = 0;
     for (int k = 0; k < s->n_points; k++) mx = s->loss[k] > mx && isfinite(s->loss[k]) ? s->loss[k] : mx;
@@ -360,10 +379,13 @@ static void loss_plot(Ui *ui, const TrainSnapshot *s, Rect r, int head) {
 
 // Token accuracy as a curve, held-out exact match as joined markers, on 0-100%.
 static void acc_plot(Ui *ui, const TrainSnapshot *s, Rect r, int head) {
-    char note[64] = "";
-    if (s->n_points > 0) snprintf(note, sizeof note, "   now %.1f%% of tokens right", 100.0 * s->acc[s->n_points - 1]);
+    char note[64] = "", brief[32] = "";
+    if (s->n_points > 0) {
+        snprintf(note, sizeof note, "   now %.1f%% of tokens right", 100.0 * s->acc[s->n_points - 1]);
+        snprintf(brief, sizeof brief, "   now %.1f%%", 100.0 * s->acc[s->n_points - 1]);
+    }
     gfx_clip(ui->g, r);
-    plot_title(ui, r, "Accuracy", note);
+    plot_title(ui, r, "Accuracy", note, brief);
     legend(ui, (Rect){r.x, r.y + lh_of(ui, FONT_BOLD, ui->small), r.w, r.h}, acc_keys, 2, true);
     const Axes A = axes(ui, (Rect){r.x, r.y + head, r.w, r.h - head}, "accuracy", 100.0, true, x_extent(s));
     if (A.p.w < 8 || A.p.h < 8) return;
@@ -388,40 +410,60 @@ static unsigned data_hash(const float *x, size_t n) {
     return h;
 }
 
-// The number of columns of heatmaps that makes each cell largest.
-static int grid_cols(Ui *ui, int H, int T, int S, Rect r) {
+typedef struct {
+    int n, cols;   // heads drawn (the first n), columns of the grid
+    bool compact;  // bare cells, no labels
+} HeadGrid;
+
+// The largest cell side n labelled heatmaps of T x S can have in r, and the columns for it.
+static float grid_side(Ui *ui, int n, int T, int S, Rect r, int *cols) {
     const int lh = lh_of(ui, FONT_SANS, ui->small);
-    const int ow = text_w(ui, FONT_SANS, ui->small, "<bos>") + ui->small * 3 + text_w(ui, FONT_SANS, ui->small, "-0.0000") +
-                   ui->pad + 8;
-    const int oh = lh_of(ui, FONT_BOLD, ui->px) + 2 * lh + 8 + ui->pad;
-    int best_c = 1;
+    const int ow = text_w(ui, FONT_SANS, ui->small, "<bos>") + ui->small * 3 +
+                   text_w(ui, FONT_SANS, ui->small, "-0.0000") + ui->pad + 8;  // labels, colour bar
+    const int oh = lh_of(ui, FONT_BOLD, ui->px) + 2 * lh + 8 + ui->pad;       // title, labels, readout
+    float best = -1;
+    for (int c = 1; c <= n; c++) {
+        const int rows = (n + c - 1) / c;
+        const float side = fminf((float)(r.w / c - ow) / S, (float)(r.h / rows - oh) / T);
+        if (side > best) best = side, *cols = c;
+    }
+    return best;
+}
+
+// Every head with its labels if the cells can stay legible; else as many heads as can; if not
+// even one can, every head as bare cells.
+static HeadGrid head_grid(Ui *ui, int H, int T, int S, Rect r) {
+    const float min = fmaxf(4.0f, ui->small * 0.5f);
+    int cols = 1;
+    for (int n = H; n >= 1; n--)
+        if (grid_side(ui, n, T, S, r, &cols) >= min) return (HeadGrid){n, cols, false};
+    const int slh = lh_of(ui, FONT_SANS, ui->small);
     float best = -1;
     for (int c = 1; c <= H; c++) {
         const int rows = (H + c - 1) / c;
-        float side = fminf((float)(r.w / c - ow) / S, (float)(r.h / rows - oh) / T);
-        if (side > best) best = side, best_c = c;
+        const float side = fminf((float)(r.w / c) / S, (float)(r.h / rows - slh) / T);
+        if (side > best) best = side, cols = c;
     }
-    return best_c;
+    return (HeadGrid){H, cols, true};
 }
 
-static void heads_grid(Ui *ui, const App *a, Rect r) {
+static void heads_grid(Ui *ui, const App *a, HeadGrid G, Rect r) {
     const TrainSnapshot *s = &a->train_snap;
     const int H = s->heads, T = s->T, S = s->S;
     const char *rows[TRAIN_TOKENS], *cols[TRAIN_TOKENS];
     for (int i = 0; i < T; i++) rows[i] = s->out_tok[i];
     for (int i = 0; i < S; i++) cols[i] = s->src_tok[i];
     const unsigned hash = data_hash(s->cross, (size_t)H * T * S);
-    const int nc = grid_cols(ui, H, T, S, r), nr = (H + nc - 1) / nc, cw = r.w / nc, ch = r.h / nr;
-    for (int h = 0; h < H; h++) {
-        Rect cell = {r.x + (h % nc) * cw, r.y + (h / nc) * ch, cw - ui->pad, ch - ui->pad / 2};
+    const int nr = (G.n + G.cols - 1) / G.cols, cw = r.w / G.cols, ch = r.h / nr;
+    for (int h = 0; h < G.n; h++) {
+        Rect cell = {r.x + (h % G.cols) * cw, r.y + (h / G.cols) * ch, cw - ui->pad, ch - ui->pad / 2};
         char title[32];
         snprintf(title, sizeof title, "head %d", h + 1);
         HeatSpec spec = {.title = title, .shape = {3, {H, T, S}}, .kind = TK_PROBS,
                          .data = s->cross + (size_t)h * T * S, .rows = T, .cols = S, .range = s->cross,
                          .range_n = (size_t)H * T * S, .row_labels = rows, .n_row_labels = T,
                          .col_labels = cols, .n_col_labels = S, .row_name = "decoder token", .col_name = "source",
-                         .key = {s->version, (unsigned)h, 0x7A1, hash}};
-        spec.compact = cell.w < 10 * ui->px || cell.h < 6 * lh_of(ui, FONT_SANS, ui->small);
+                         .key = {s->version, (unsigned)h, 0x7A1, hash}, .compact = G.compact};
         heat_draw(ui, &spec, cell);
     }
 }
@@ -429,20 +471,26 @@ static void heads_grid(Ui *ui, const App *a, Rect r) {
 static void attention(Ui *ui, const App *a, Rect r) {
     const TrainSnapshot *s = &a->train_snap;
     const int lh = lh_of(ui, FONT_BOLD, ui->px), slh = lh_of(ui, FONT_SANS, ui->small);
-    char head[200];
+    char head[200], what[300];
     snprintf(head, sizeof head, LQ "%s" RQ " " ARROW " " LQ "%s" RQ "   (decoded at step %d)", s->src, s->out,
              s->example_step);
     if (!s->heads) snprintf(head, sizeof head, "The example " LQ "%s" RQ, train_example(s->task));
-    ui_text_fit(ui, FONT_BOLD, ui->px, ui->th->text, r.x, r.y, head, r.w);
-    r.y += lh, r.h -= lh;
-    const char *what = s->heads ? "Cross-attention in the last decoder layer: a row per token written so far "
-                                  "(it picks the next), a column per source character."
-                                : "Nothing decoded yet: the example is decoded with the current weights every few steps.";
-    const int used = ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->muted, (Rect){r.x, r.y, r.w, 2 * slh}, what);
-    r.y += used + ui->pad / 2, r.h -= used + ui->pad / 2;
+    int used = ui_text_wrap(ui, FONT_BOLD, ui->px, ui->th->text, (Rect){r.x, r.y, r.w, 2 * lh}, head);
+    r.y += used, r.h -= used;
     const bool ok = s->heads > 0 && s->T > 0 && s->S > 0 && s->T <= TRAIN_TOKENS && s->S <= TRAIN_TOKENS &&
                     s->heads * s->T * s->S <= TRAIN_ATT;
-    if (ok && r.h > 3 * slh) heads_grid(ui, a, r);
+    const HeadGrid G = ok ? head_grid(ui, s->heads, s->T, s->S, (Rect){r.x, r.y, r.w, r.h - 3 * slh - ui->pad / 2})
+                          : (HeadGrid){0, 1, true};
+    snprintf(what, sizeof what, "%s", ok ? "Cross-attention, last decoder layer: a row per token written so far (it "
+                                           "picks the next), a column per source character."
+                                         : "Nothing decoded yet: the example is decoded with the current weights "
+                                           "every few steps.");
+    if (ok && G.n < s->heads)
+        snprintf(what + strlen(what), sizeof what - strlen(what), " Showing %d of %d heads: a larger window shows all.",
+                 G.n, s->heads);
+    used = ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->muted, (Rect){r.x, r.y, r.w, 3 * slh}, what);
+    r.y += used + ui->pad / 2, r.h -= used + ui->pad / 2;
+    if (ok && r.h > 3 * slh) heads_grid(ui, a, G, r);
 }
 
 // ---- the view ----
@@ -479,9 +527,9 @@ void view_train(Ui *ui, const App *a, Rect r) {
     if (fresh) {
         explain(ui, a, in);
     } else {
-        const bool side = in.w >= 2 * 18 * ui->px;
+        const bool side = in.w >= 2 * 13 * ui->px;
         const int slh = lh_of(ui, FONT_SANS, ui->small);
-        int ph = (int)(in.h * (side ? 0.36f : 0.5f));
+        int ph = (int)(in.h * (side ? 0.33f : 0.5f));
         ph = ph < 9 * slh ? (9 * slh < in.h ? 9 * slh : in.h) : ph;
         plots(ui, s, (Rect){in.x, in.y, in.w, ph}, side);
         gfx_clip(ui->g, in);
