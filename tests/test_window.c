@@ -112,6 +112,22 @@ static void record_and_replay(const char *dir) {
     CHECK(run_window(dir, "--replay rec.replay") == 0, "replaying the recording lands on the same stage");
 }
 
+// Live training in the window: the worker trains while frames keep coming, then stops.
+static void live_training(const char *dir) {
+    write_file(dir, "train.replay",
+               "400 key Tab\n450 key Tab\n500 key Tab\n550 key Tab\n800 shot t0.png\n900 key space\n"
+               "4000 shot t1.png\n6000 shot t2.png\n6100 key space\n6600 shot t3.png\n6700 quit\n", "w");
+    CHECK(run_window(dir, "--size 1280x800 --replay train.replay") == 0, "the training session ran");
+    Shot t[4] = {load(dir, "t0.png"), load(dir, "t1.png"), load(dir, "t2.png"), load(dir, "t3.png")};
+    if (t[0].s && t[1].s && t[2].s && t[3].s) {
+        CHECK(differing(&t[0], &t[1]) > 20000, "starting shows curves and attention maps");
+        CHECK(differing(&t[1], &t[2]) > 2000, "the view keeps changing while it trains (the window is live)");
+        CHECK(differing(&t[2], &t[3]) > 500, "stopping changes the controls (Stop becomes Start)");
+    }
+    for (int i = 0; i < 4; i++)
+        if (t[i].s) SDL_FreeSurface(t[i].s);
+}
+
 int main(void) {
     char dir[] = "/tmp/stepformer-window-XXXXXX";
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
@@ -133,6 +149,7 @@ int main(void) {
     CHECK(code == 0, "the replayed session ran cleanly (exit %d): %s", code, log);
     check_shots(dir);
     record_and_replay(dir);
+    live_training(dir);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (check_failed == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     if (check_failed) fprintf(stderr, "screenshots kept in %s\n", dir);
