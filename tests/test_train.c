@@ -138,7 +138,22 @@ static void stops_on_nan(void) {
     trainer_free(t);
 }
 
+// The paper's schedule, from its formula: lr = d^-0.5 * min(step^-0.5, step * warmup^-1.5).
+static void schedule(void) {
+    const int d = 512, w = 4000;
+    CHECK(fabs(noam_lr(d, w, w, 1.0f) - 1.0 / sqrt(512.0 * 4000.0)) < 1e-9, "the peak at step = warmup");
+    CHECK(fabs(noam_lr(d, 100, w, 1.0f) - 100.0 / sqrt(512.0) / pow(4000.0, 1.5)) < 1e-9, "linear before it");
+    CHECK(fabs(noam_lr(d, 16000, w, 2.0f) - 2.0 / sqrt(512.0 * 16000.0)) < 1e-9, "1/sqrt(step) after it, times the factor");
+    TrainConfig c = tiny(TASK_COPY);
+    c.schedule = SCHED_PAPER, c.lr = 1.0f, c.warmup = 10;
+    Err e = {{0}};
+    Trainer *t = trainer_new(&c, &e);
+    CHECK(t && fabs(trainer_lr(t) - noam_lr(c.model.d_model, 1, 10, 1.0f)) < 1e-9, "the trainer follows it");
+    trainer_free(t);
+}
+
 int main(void) {
+    schedule();
     pytorch_step();
     learns();
     stops_on_nan();

@@ -19,7 +19,7 @@ enum {
 
 // train's settings, as given (0 or NULL: not given).
 typedef struct {
-    const char *task, *init;
+    const char *task, *init, *schedule;
     int steps, batch, warmup, d_model, layers, enc_layers, dec_layers, d_ff, eval_every;
     bool has_warmup, has_eval_every;
     float lr, label_smoothing, stop_at;

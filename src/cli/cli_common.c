@@ -47,6 +47,7 @@ static const struct {
     {{"init", required_argument, 0, 1011}, OPT_TRAIN},
     {{"eval-every", required_argument, 0, 1012}, OPT_TRAIN},
     {{"stop-at", required_argument, 0, 1013}, OPT_TRAIN},
+    {{"schedule", required_argument, 0, 1014}, OPT_TRAIN},
     {{"vocab", required_argument, 0, 'V'}, OPT_INIT},
     {{"record", required_argument, 0, 'R'}, OPT_WINDOW},
     {{"replay", required_argument, 0, 'Y'}, OPT_WINDOW},
@@ -129,6 +130,7 @@ static bool take_train(CliOptions *o, int c, const char *cmd, const char *arg, i
     long v;
     if (c == 1000) return t->task = arg, true;
     if (c == 1011) return t->init = arg, true;
+    if (c == 1014) return t->schedule = arg, true;
     if (c == 1003 && parse_real(arg, 1e-7f, 10.0f, &t->lr)) return true;
     if (c == 1005 && parse_real(arg, 0.0f, 0.99f, &t->label_smoothing)) return t->has_label_smoothing = true;
     if (c == 1013 && parse_real(arg, 0.0f, 1.0f, &t->stop_at)) return true;

@@ -23,7 +23,9 @@ static const char train_usage[] =
     "  --seed S             seed of the weights, the batches and the held-out set (default 1)\n"
     "  --batch N            examples per step (64)\n"
     "  --lr X, --warmup N   peak learning rate (0.002) after N warm-up steps (200); then it decays\n"
-    "                       as 1/sqrt(step), the schedule of the paper; --warmup 0: constant\n"
+    "                       as 1/sqrt(step)\n"
+    "  --schedule S         peak (the above), paper (lr = X * d_model^-0.5 * min(step^-0.5,\n"
+    "                       step * warmup^-1.5), X = --lr or 1), or constant (--lr throughout)\n"
     "  --label-smoothing X  (0.1)\n"
     "  --d-model N, --nhead N, --layers N (encoder and decoder), --enc-layers N, --dec-layers N,\n"
     "  --d-ff N, --norm-first, --activation relu|gelu   model size (48, 4, 2, 2, 2, 128)\n"
@@ -71,10 +73,10 @@ static void progress(FILE *out, int step, int total, const StepStats *s, double 
 typedef struct {
     int eval_every;
     double stop_at;
-} Schedule;
+} EvalPlan;
 
 // Returns 0 when the steps are done, 1 on failure, 2 when interrupted, 3 when the goal was met.
-static int loop(Trainer *t, const TrainConfig *c, const Schedule *sch, Err *e) {
+static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
     const bool tty = isatty(fileno(stderr));
     const double t0 = now();
     StepStats s = {0};
@@ -120,6 +122,15 @@ static int configure(const CliOptions *o, TrainConfig *c) {
     if (ov->has_norm_first) c->model.norm_first = ov->norm_first;
     if (ov->has_activation) c->model.activation = ov->activation;
     c->init = f->init;
+    if (f->schedule) {
+        int k = -1;
+        for (int i = 0; i < SCHED_COUNT; i++)
+            if (!strcmp(f->schedule, schedule_names[i])) k = i;
+        if (k < 0) return cli_usage_error("train", "--schedule is peak, paper or constant, not '%s'", f->schedule);
+        c->schedule = (Schedule)k;
+        if (c->schedule == SCHED_PAPER && !(f->lr > 0)) c->lr = 1.0f;  // the paper's factor
+        if (c->schedule == SCHED_PAPER && !f->has_warmup) c->warmup = 4000;
+    }
     return -1;
 }
 
@@ -153,7 +164,7 @@ int cmd_train(int argc, char **argv) {
     fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, batch %d, %d steps, seed %llu\n",
             task_names[c.task], m->d_model, m->nhead, m->num_encoder_layers, m->num_decoder_layers,
             m->dim_feedforward, m->tgt_vocab_size, c.batch, c.steps, c.seed);
-    const Schedule sch = {o.train.has_eval_every ? o.train.eval_every : 500, o.train.stop_at};
+    const EvalPlan sch = {o.train.has_eval_every ? o.train.eval_every : 500, o.train.stop_at};
     const double t0 = now();
     const int how = loop(t, &c, &sch, &e);
     code = finish(t, o.out, how, now() - t0, &e);

@@ -40,14 +40,23 @@ bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, con
 void train_state_update(TrainState *ts, float lr);
 Grads *train_state_grads(TrainState *ts);
 
+typedef enum {
+    SCHED_PEAK,      // linear warm-up to lr, then lr * sqrt(warmup / step)
+    SCHED_PAPER,     // lr * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5): the paper's (lr = factor)
+    SCHED_CONSTANT,  // lr throughout
+    SCHED_COUNT
+} Schedule;
+extern const char *const schedule_names[SCHED_COUNT];
+
 typedef struct {
     Task task;
+    Schedule schedule;
     ModelConfig model;     // sizes; vocabulary sizes and special ids are set from the task
     const char *init;      // start from this model file instead of random weights (or NULL)
     int steps, batch;
     unsigned long long seed;
-    float lr;              // peak learning rate (with warmup) or the constant rate
-    int warmup;            // steps of linear warm-up, then inverse square root decay; 0: constant
+    float lr;              // the peak (SCHED_PEAK), the factor (SCHED_PAPER) or the rate (CONSTANT)
+    int warmup;            // steps of warm-up
     float label_smoothing;
     int held_out;          // examples kept out of training for the accuracy check
 } TrainConfig;

@@ -21,6 +21,8 @@ struct Trainer {
     size_t n_weights;
 };
 
+const char *const schedule_names[SCHED_COUNT] = {"peak", "paper", "constant"};
+
 TrainConfig train_defaults(Task task) {
     ModelConfig m = config_base();
     m.d_model = 48, m.nhead = 4, m.num_encoder_layers = 2, m.num_decoder_layers = 2, m.dim_feedforward = 128;
@@ -134,9 +136,13 @@ static void next_batch(Trainer *t) {
 
 float trainer_lr(const Trainer *t) {
     const int s = t->step + 1, w = t->c.warmup;
-    if (w <= 0) return t->c.lr;
-    // Linear warm-up to the peak, then the inverse square root decay of the paper's schedule.
-    return t->c.lr * (s < w ? (float)s / w : sqrtf((float)w / s));
+    switch (t->c.schedule) {
+    case SCHED_PAPER: return t->c.lr * noam_lr(t->m.cfg.d_model, s, w, 1.0f);
+    case SCHED_CONSTANT: return t->c.lr;
+    default:  // linear warm-up to the peak, then the inverse square root decay of the paper
+        if (w <= 0) return t->c.lr;
+        return t->c.lr * (s < w ? (float)s / w : sqrtf((float)w / s));
+    }
 }
 
 bool trainer_step(Trainer *t, StepStats *s, Err *e) {
