@@ -129,6 +129,16 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
         else snprintf(sub, sizeof sub, "weights");
     }
     const int rows = nd >= 2 ? o.shape.dim[nd - 2] : 1, cols = o.shape.dim[nd - 1];
+    // Tables indexed by token (the embeddings, the generator's weights) get their tokens as row labels.
+    if (nr == 0 && o.is_weight && nd == 2) {
+        const char *full = interp_stage(it, i)->in_name[slot];
+        const bool src_side = strstr(full, "src_tok_emb") != NULL;
+        const Vocab *v = src_side ? &a->session.model.src_vocab : &a->session.model.tgt_vocab;
+        if ((src_side || strstr(full, "tgt_tok_emb") || strstr(full, "generator.")) && rows == v->n && rows <= MAX_LABELS) {
+            for (int k = 0; k < rows; k++) rows_l[k] = strcmp(v->tokens[k], " ") ? v->tokens[k] : "\xe2\x90\xa3";
+            nr = rows;
+        }
+    }
     // The generator's columns are the target vocabulary: label them with its tokens.
     const Vocab *tv = &a->session.model.tgt_vocab;
     if (nc == 0 && o.label_stage >= 0 && cols == tv->n && cols <= MAX_LABELS &&
