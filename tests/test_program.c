@@ -211,6 +211,19 @@ static void test_greedy(const Program *p) {
     }
     CHECK(interp_find(it, "encoder.norm") >= 0 && interp_find(it, "step.0.encoder.norm") < 0,
           "the encoder runs once, before the rounds");
+    // A rejected input leaves the finished pass and what it generated as they were.
+    const float kept[3] = {n > 0 ? ids[0] : 0, n > 1 ? ids[1] : 0, n > 2 ? ids[2] : 0};
+    RunSpec none = {src_ids, 5, NULL, 0, 0};
+    int first, n2;
+    CHECK(!interp_set_inputs(it, &none, &first, &e) && strstr(e.msg, "at least 1"), "%s", e.msg);
+    ids = interp_generated(it, &n2, &why);
+    CHECK(n2 == n && !memcmp(ids, kept, sizeof(float) * (size_t)n), "generated tokens survive a rejected input");
+    // Greedy to teacher forcing with the target as long as the greedy one: one plain pass again.
+    const int T = interp_stage(it, interp_find(it, "step.0.decoder.embed"))->shape.dim[0] + n;
+    RunSpec forced = {src_ids, 5, tgt_ids, T < 4 ? T : 4, 0};
+    CHECK(interp_set_inputs(it, &forced, &first, &e) && interp_run(it, &e), "%s", e.msg);
+    CHECK(interp_find(it, "step.0.decoder.embed") < 0 && interp_find(it, "decoder.layers.0.self_attn.weights") >= 0,
+          "teacher forcing after greedy has no rounds");
     interp_free(it);
 }
 

@@ -109,6 +109,34 @@ static void greedy(const char *model, const StFile *f, const ModelOverrides *ov,
 
 // Two cases of one model padded into a batch: every real row must still match PyTorch, and
 // batched greedy decoding must give each case its own ids.
+// Every greedy round's embedding read the ids that round ran on (bos, then the tokens PyTorch
+// generated before it), even after later rounds appended more; a re-run gives the same rows.
+static void rounds_keep_their_ids(Interp *it, StFile c[2], int bos) {
+    Err e = {{0}};
+    for (int k = 0;; k++) {
+        char id[64];
+        snprintf(id, sizeof id, "step.%d.decoder.embed", k);
+        const int i = interp_find(it, id);
+        if (i < 0) break;
+        const float *ids = interp_input(it, i, 0);  // [2, k + 1]
+        for (int b = 0; b < 2; b++) {
+            const StEntry *want = st_find(&c[b], "greedy_ids");
+            bool same = ids[(size_t)b * (k + 1)] == (float)bos;
+            for (int j = 1; j <= k && j - 1 < want->shape.dim[0]; j++)
+                same = same && ids[(size_t)b * (k + 1) + j] == want->data[j - 1];
+            CHECK(same, "round %d, example %d: the embedding's input ids", k, b);
+        }
+        const size_t n = (size_t)shape_numel(&interp_stage(it, i)->shape) * 2;
+        float *before = malloc(sizeof(float) * n);
+        memcpy(before, interp_output(it, i), sizeof(float) * n);
+        interp_rewind(it, i);
+        CHECK(interp_step(it, &e) && !memcmp(before, interp_output(it, i), sizeof(float) * n),
+              "re-running %s gives the same rows", id);
+        free(before);
+        CHECK(interp_run(it, &e), "%s", e.msg);
+    }
+}
+
 static void batched(void) {
     StFile c[2];
     Err e = {{0}};
@@ -160,6 +188,7 @@ static void batched(void) {
         CHECK(n == want->shape.dim[0] && !memcmp(ids, want->data, sizeof(float) * (size_t)n),
               "batched greedy row %d: %d tokens (PyTorch %d)", b, n, want->shape.dim[0]);
     }
+    if (it) rounds_keep_their_ids(it, c, m.cfg.bos_id.id);
     interp_free(it);
     lesson_free(&l);
     model_free(&m);

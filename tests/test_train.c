@@ -1,7 +1,7 @@
 // test_train.c: training in C.
 //   - one whole step against PyTorch (tests/fixtures/train_step.safetensors, made by
 //     scripts/make_train_fixture.py): the loss and every gradient within 1e-4 relative, and the
-//     weights after one Adam update;
+//     weights after one Adam update, and the same batch again sees the updated weights;
 //   - a short run on a task learns (the loss falls), and the same seed reproduces it exactly;
 //   - a loss that is not finite stops training and leaves the last good weights.
 #include <math.h>
@@ -67,6 +67,14 @@ static void pytorch_step(void) {
                 if (fabs(g->data[k]) > 1e-4 * gmax) worst = fmax(worst, fabs(w->data[k] - f.entries[i].data[k]));
             CHECK(w && worst <= 2e-6, "%s after one Adam step: %.3g", name + 6, worst);
         }
+        // The same batch again: the loss is that of the new weights (as a fresh state finds it).
+        StepStats again, fresh;
+        TrainState *ts2 = train_state_new(&m, &l.program, &c, &e);
+        CHECK(train_state_step(ts, src->data, tin->data, tout->data, &again, &e) && ts2 &&
+                  train_state_step(ts2, src->data, tin->data, tout->data, &fresh, &e), "%s", e.msg);
+        CHECK(again.loss == fresh.loss && again.loss != s.loss, "a repeated batch sees the updated weights: "
+              "%.7f, fresh state %.7f, before the update %.7f", again.loss, fresh.loss, s.loss);
+        train_state_free(ts2);
     }
     train_state_free(ts);
     lesson_free(&l);

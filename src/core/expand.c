@@ -26,6 +26,7 @@ struct Expander {
     ProgramOutput outputs[16];
     int n_outputs;
     int input_len[PROGRAM_MAX_INPUTS];
+    size_t input_off[PROGRAM_MAX_INPUTS];  // floats into each input's buffer where its ids start
     Binding *env;
     int n_env, cap_env;
     int frame;          // the current def's first binding (0 at top level)
@@ -388,7 +389,7 @@ static bool run_stmt(Expander *x, int i, Err *e) {
     switch (s->kind) {
     case ST_INPUT: {
         int slot = program_input(x->p, s->name);
-        Binding b = {.is_tensor = true, .ref = {REF_INPUT, slot, 0},
+        Binding b = {.is_tensor = true, .ref = {REF_INPUT, slot, x->input_off[slot]},
                      .shape = shape1(x->input_len[slot]), .kind = TK_IDS, .deps = 1u << slot,
                      .axes = axes_none()};
         b.axes.slot[0] = (signed char)slot;
@@ -449,11 +450,11 @@ void expander_free(Expander *x) {
     free(x);
 }
 
-void expander_set_input_len(Expander *x, int slot, int len) {
-    x->input_len[slot] = len;
+void expander_set_input(Expander *x, int slot, int len, size_t offset) {
+    x->input_len[slot] = len, x->input_off[slot] = offset;
     for (int i = 0; i < x->n_env; i++)
         if (x->env[i].is_tensor && x->env[i].ref.kind == REF_INPUT && x->env[i].ref.index == slot)
-            x->env[i].shape = shape1(len);
+            x->env[i].shape = shape1(len), x->env[i].ref.offset = offset;
 }
 
 bool expand_prelude(Expander *x, Err *e) {

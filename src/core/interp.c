@@ -14,8 +14,10 @@ struct Interp {
     const Model *m;
     Expander *x;
     int B;                           // examples in the batch
-    float *ids[PROGRAM_MAX_INPUTS];  // [B, max_positions + 1] each, rows of len[s] ids
+    float *ids[PROGRAM_MAX_INPUTS];  // [B, len[s]] each; greedy target: one such block per round
+    size_t ids_cap[PROGRAM_MAX_INPUTS];  // floats each ids buffer holds
     int len[PROGRAM_MAX_INPUTS];
+    size_t tgt_off;  // floats into ids[tgt] where the current round's [B, len] block starts
     int src, tgt;  // input slots, -1 when the program lacks one
     bool greedy;
     int max_new;
@@ -31,10 +33,8 @@ struct Interp {
     StopReason stop;
 };
 
-// Copies one input's ids into its slot after checking them: not empty, within the
-// positional table, every id in the vocabulary.
-static bool take_ids(Interp *it, int slot, const float *ids, int n, int vocab, const char *side,
-                     Err *e) {
+// Checks one input: not empty, within the positional table, every id in the vocabulary.
+static bool check_ids(const Interp *it, const float *ids, int n, int vocab, const char *side, Err *e) {
     const int P = it->m->cfg.max_positions;
     if (!ids || n < 1) return err_set(e, "the %s input is empty: give at least one token", side);
     if (n > P)
@@ -44,26 +44,58 @@ static bool take_ids(Interp *it, int slot, const float *ids, int n, int vocab, c
         if (!(ids[i] >= 0 && ids[i] < (float)vocab) || ids[i] != (float)(int)ids[i])
             return err_set(e, "%s id %g at position %d is not in the vocabulary (0..%d)", side,
                            (double)ids[i], i % n, vocab - 1);
-    memcpy(it->ids[slot], ids, sizeof(float) * (size_t)n * it->B);
-    it->len[slot] = n;
     return true;
 }
 
-// Copies the spec's inputs in, checking them against the program and the model.
-static bool take_inputs(Interp *it, const RunSpec *s, Err *e) {
+static int max_new_of(const Interp *it, const RunSpec *s) {
+    const int P = it->m->cfg.max_positions;
+    return s->max_new < P ? s->max_new : P;
+}
+
+// Checks the spec's inputs against the program and the model, changing nothing.
+static bool check_inputs(const Interp *it, const RunSpec *s, Err *e) {
     const ModelConfig *c = &it->m->cfg;
-    if (it->src >= 0 && !take_ids(it, it->src, s->src, s->S, c->src_vocab_size, "source", e))
-        return false;
+    if (it->src >= 0 && !check_ids(it, s->src, s->S, c->src_vocab_size, "source", e)) return false;
     if (it->tgt < 0) return true;
-    it->greedy = s->tgt == NULL;
-    if (!it->greedy) return take_ids(it, it->tgt, s->tgt, s->T, c->tgt_vocab_size, "target", e);
+    if (s->tgt) return check_ids(it, s->tgt, s->T, c->tgt_vocab_size, "target", e);
     if (!c->bos_id.set)
         return err_set(e, "greedy decoding starts from bos, but the model names no bos_id: "
                        "pass --bos ID");
-    for (int b = 0; b < it->B; b++) it->ids[it->tgt][b] = (float)c->bos_id.id, it->gen_len[b] = 0, it->finished[b] = false;
+    if (max_new_of(it, s) < 1) return err_set(e, "the most tokens to generate must be at least 1");
+    return true;
+}
+
+static bool reserve_ids(Interp *it, int slot, size_t need) {
+    if (it->ids_cap[slot] >= need) return true;
+    float *p = realloc(it->ids[slot], sizeof(float) * need);
+    if (!p) return false;
+    it->ids[slot] = p, it->ids_cap[slot] = need;
+    return true;
+}
+
+// Copies checked inputs in. A greedy target gets room for every round's block: round r holds
+// [B, r + 1] ids, so a stage of an earlier round still reads the ids it ran on.
+static bool store_inputs(Interp *it, const RunSpec *s, Err *e) {
+    const size_t B = (size_t)it->B;
+    if (it->src >= 0) {
+        if (!reserve_ids(it, it->src, B * s->S)) return err_set(e, "out of memory");
+        memcpy(it->ids[it->src], s->src, sizeof(float) * B * s->S);
+        it->len[it->src] = s->S;
+    }
+    if (it->tgt < 0) return true;
+    it->greedy = s->tgt == NULL, it->tgt_off = 0;
+    if (!it->greedy) {
+        if (!reserve_ids(it, it->tgt, B * s->T)) return err_set(e, "out of memory");
+        memcpy(it->ids[it->tgt], s->tgt, sizeof(float) * B * s->T);
+        it->len[it->tgt] = s->T;
+        return true;
+    }
+    it->max_new = max_new_of(it, s);
+    const size_t M = (size_t)it->max_new;
+    if (!reserve_ids(it, it->tgt, B * (M + 1) * (M + 2) / 2)) return err_set(e, "out of memory");
+    for (size_t b = 0; b < B; b++)
+        it->ids[it->tgt][b] = (float)it->m->cfg.bos_id.id, it->gen_len[b] = 0, it->finished[b] = false;
     it->len[it->tgt] = 1;
-    it->max_new = s->max_new < c->max_positions ? s->max_new : c->max_positions;
-    if (it->max_new < 1) return err_set(e, "the most tokens to generate must be at least 1");
     return true;
 }
 
@@ -89,7 +121,7 @@ static bool expand_all(Interp *it, Err *e) {
     expander_free(it->x);
     it->x = expander_new(it->p, it->m);
     if (!it->x) return err_set(e, "out of memory");
-    for (int s = 0; s < it->p->n_inputs; s++) expander_set_input_len(it->x, s, it->len[s]);
+    for (int s = 0; s < it->p->n_inputs; s++) expander_set_input(it->x, s, it->len[s], s == it->tgt ? it->tgt_off : 0);
     it->round = 0;
     it->phase = PH_FINISHED;
     bool ok = expand_prelude(it->x, e);
@@ -110,12 +142,8 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     it->finished = calloc((size_t)it->B, sizeof *it->finished);
     it->src = program_input(p, "src");
     it->tgt = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
-    bool ok = it->gen_len && it->finished;
-    for (int s = 0; s < p->n_inputs && ok; s++) {
-        it->ids[s] = calloc(((size_t)m->cfg.max_positions + 1) * it->B, sizeof(float));
-        if (!it->ids[s]) ok = err_set(e, "out of memory");
-    }
-    ok = ok && take_inputs(it, spec, e) && expand_all(it, e);
+    bool ok = (it->gen_len && it->finished) || err_set(e, "out of memory");
+    ok = ok && check_inputs(it, spec, e) && store_inputs(it, spec, e) && expand_all(it, e);
     if (!ok) {
         interp_free(it);
         return NULL;
@@ -188,20 +216,22 @@ static bool next_round(Interp *it, Err *e) {
         it->phase = PH_FINISHED;
         return expand_rest(it->x, e) && (grow_outputs(it) || err_set(e, "out of memory"));
     }
-    // Widen [B, T] to [B, T + 1], from the last row back so nothing is overwritten early.
-    float *ids = it->ids[it->tgt];
-    for (int b = B - 1; b >= 0; b--) {
-        memmove(ids + (size_t)b * (T + 1), ids + (size_t)b * T, sizeof(float) * (size_t)T);
+    // The next round's [B, T + 1] block follows this round's [B, T] (store_inputs made room).
+    const float *prev = it->ids[it->tgt] + it->tgt_off;
+    float *ids = it->ids[it->tgt] + it->tgt_off + (size_t)B * T;
+    for (int b = 0; b < B; b++) {
+        memcpy(ids + (size_t)b * (T + 1), prev + (size_t)b * T, sizeof(float) * (size_t)T);
         ids[(size_t)b * (T + 1) + T] = it->finished[b] ? fill : next[(size_t)b * T + T - 1];
         if (!it->finished[b]) it->gen_len[b]++;
     }
+    it->tgt_off += (size_t)B * T;
     it->len[it->tgt] = T + 1;
     if (it->stop == STOP_MAX_LEN) {
         it->phase = PH_FINISHED;
         return expand_rest(it->x, e) && (grow_outputs(it) || err_set(e, "out of memory"));
     }
     it->round++;
-    expander_set_input_len(it->x, it->tgt, it->len[it->tgt]);
+    expander_set_input(it->x, it->tgt, it->len[it->tgt], it->tgt_off);
     return expand_decode(it->x, true, it->round, &it->next_stage, e) &&
            (grow_outputs(it) || err_set(e, "out of memory"));
 }
@@ -245,36 +275,20 @@ static bool same_ids(const float *a, int na, const float *b, int nb) {
 }
 
 bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err *e) {
+    if (!check_inputs(it, spec, e)) return false;  // a bad input changes nothing
     unsigned changed = 0;
     const int B = it->B;
+    const bool was_greedy = it->greedy;
     if (it->src >= 0 && !same_ids(it->ids[it->src], it->len[it->src] * B, spec->src, spec->S * B))
         changed |= 1u << it->src;
-    if (it->tgt >= 0 && (it->greedy != (spec->tgt == NULL) || it->greedy ||
+    if (it->tgt >= 0 && (was_greedy || !spec->tgt ||
                          !same_ids(it->ids[it->tgt], it->len[it->tgt] * B, spec->tgt, spec->T * B)))
         changed |= 1u << it->tgt;
     bool changed_len = false;
     for (int s = 0; s < it->p->n_inputs; s++)
         changed_len = changed_len || (s == it->src && spec->S != it->len[s]) ||
                       (s == it->tgt && spec->tgt && spec->T != it->len[s]);
-    // Check the new inputs before touching anything, so a bad input loses nothing.
-    Interp probe = *it;
-    float *scratch[PROGRAM_MAX_INPUTS] = {0};
-    bool ok = true;
-    for (int s = 0; s < it->p->n_inputs && ok; s++) {
-        scratch[s] = calloc(((size_t)it->m->cfg.max_positions + 1) * it->B, sizeof(float));
-        probe.ids[s] = scratch[s];
-        ok = scratch[s] != NULL;
-    }
-    ok = ok && take_inputs(&probe, spec, e);
-    if (ok) {
-        for (int s = 0; s < it->p->n_inputs; s++) {
-            memcpy(it->ids[s], scratch[s], sizeof(float) * ((size_t)it->m->cfg.max_positions + 1) * it->B);
-            it->len[s] = probe.len[s];
-        }
-        it->greedy = probe.greedy, it->max_new = probe.max_new;
-    }
-    for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(scratch[s]);
-    if (!ok) return false;
+    if (!store_inputs(it, spec, e)) return false;
     int first = it->n_done;
     for (int i = 0; i < it->n_done; i++)
         if (interp_stage(it, i)->input_deps & changed) {
@@ -284,7 +298,7 @@ bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err
     *first_affected = first;
     interp_rewind(it, first);
     it->stop = STOP_NONE;
-    if (!it->greedy && !changed_len && interp_n_stages(it) > 0) return true;  // same shapes: same stages
+    if (!it->greedy && !was_greedy && !changed_len && interp_n_stages(it) > 0) return true;  // same stages
     return expand_all(it, e);
 }
 
@@ -324,7 +338,7 @@ const ProgramOutput *interp_outputs(const Interp *it, int *n) { return expander_
 
 const float *interp_input_ids(const Interp *it, int slot, int *len) {
     *len = it->len[slot];
-    return it->ids[slot];
+    return it->ids[slot] + (slot == it->tgt ? it->tgt_off : 0);
 }
 
 const float *interp_generated(const Interp *it, int *n, StopReason *why) {
@@ -334,7 +348,7 @@ const float *interp_generated(const Interp *it, int *n, StopReason *why) {
 
 const float *interp_generated_row(const Interp *it, int b, int *n) {
     *n = it->tgt >= 0 ? it->gen_len[b] : 0;
-    return it->tgt >= 0 ? it->ids[it->tgt] + (size_t)b * it->len[it->tgt] + 1 : NULL;
+    return it->tgt >= 0 ? it->ids[it->tgt] + it->tgt_off + (size_t)b * it->len[it->tgt] + 1 : NULL;
 }
 
 int interp_batch(const Interp *it) { return it->B; }

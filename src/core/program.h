@@ -99,8 +99,9 @@ typedef struct {
 
 Expander *expander_new(const Program *p, const Model *m);
 void expander_free(Expander *x);
-// Lengths of each input slot for the shapes of what follows.
-void expander_set_input_len(Expander *x, int slot, int len);
+// Where each input slot's ids sit (floats into its buffer) and how many there are per example,
+// for the stages that follow.
+void expander_set_input(Expander *x, int slot, int len, size_t offset);
 // Expands the statements before the decode statement (all of them if there is none).
 bool expand_prelude(Expander *x, Err *e);
 // Expands the decode body once. `greedy` puts "step.{step}." in front of its stage ids.

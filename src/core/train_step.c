@@ -84,6 +84,7 @@ static bool forward(TrainState *ts, Shard *h, const float *src, const float *tgt
     } else {
         int first;
         if (!interp_set_inputs(h->it, &spec, &first, e)) return false;
+        interp_rewind(h->it, 0);  // the weights changed since the last step: every stage re-runs
     }
     // Only the stages up to the logits matter for the loss.
     while (interp_n_done(h->it) <= h->logits)
