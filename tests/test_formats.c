@@ -64,6 +64,18 @@ static void test_bad_safetensors(void) {
     write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
                  "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}", -1, data, 32);
     expect_st_error(p, "overlap", "'b'");
+    p = tmp("overlap-past-empty.safetensors");  // an empty tensor between two that overlap
+    write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                 "\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,4]},"
+                 "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", -1, data, 32);
+    expect_st_error(p, "overlap", "'b'");
+    p = tmp("twice.safetensors");
+    write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                 "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", -1, data, 8);
+    expect_st_error(p, "names 'a' twice", NULL);
+    p = tmp("meta-twice.safetensors");
+    write_raw(p, "{\"__metadata__\":{\"x\":\"1\"},\"__metadata__\":{\"y\":\"2\",\"z\":\"3\"}}", -1, NULL, 0);
+    expect_st_error(p, "names '__metadata__' twice", NULL);
     p = tmp("f16.safetensors");
     write_raw(p, "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", -1, data, 4);
     expect_st_error(p, "dtype F16", "'h'");
@@ -149,7 +161,8 @@ static void expect_model_error(const char *path, const ModelOverrides *ov, const
 
 static void test_models(void) {
     ModelConfig c = tiny();
-    c.norm_first = true, c.activation = ACT_GELU, c.layer_norm = LN_ANNOTATED, c.layer_norm_eps = 1e-6f;
+    c.norm_first = true, c.activation = ACT_GELU, c.layer_norm = LN_ANNOTATED;
+    c.layer_norm_eps = 1.23456784e-05f;  // a float that needs 9 digits to survive the round trip
     Model m, back;
     Err e = {{0}};
     CHECK(model_init_random(&m, &c, 7, &e), "init: %s", e.msg);

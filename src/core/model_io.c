@@ -326,7 +326,7 @@ bool model_init_random(Model *m, const ModelConfig *cfg, uint64_t seed, Err *e) 
     m->cfg = *cfg;
     InitCtx k = {&m->weights, 0, {seed}, cfg->max_positions, cfg->d_model};
     model_layout(cfg, size_tensor, &k);
-    m->weights.arena = malloc(k.at * sizeof(float));
+    m->weights.arena = calloc(k.at ? k.at : 1, sizeof(float));  // alignment gaps read as 0
     m->weights.entries = calloc((size_t)m->weights.n_entries, sizeof(StEntry));
     if (!m->weights.arena || !m->weights.entries) {
         model_free(m);
@@ -373,7 +373,7 @@ bool model_save(const Model *m, const char *path, Err *e) {
         snprintf(v[nm], sizeof v[nm], "%d", *(const int *)((const char *)c + int_keys[i].offset));
         meta[nm] = (StMeta){(char *)int_keys[i].key, v[nm]}, nm++;
     }
-    snprintf(v[nm], sizeof v[nm], "%g", (double)c->layer_norm_eps);
+    snprintf(v[nm], sizeof v[nm], "%.9g", (double)c->layer_norm_eps);  // round-trips a float
     meta[nm] = (StMeta){"layer_norm_eps", v[nm]}, nm++;
     meta[nm++] = (StMeta){"norm_first", c->norm_first ? "true" : "false"};
     meta[nm++] = (StMeta){"activation", (char *)activation_names[c->activation]};

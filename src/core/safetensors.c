@@ -132,6 +132,7 @@ static int cmp_begin(const void *a, const void *b) {
 // Checks the sorted entries against the data section and each other.
 static bool check_layout(Pending *p, int n, uint64_t data_len, const char *what, Err *e) {
     qsort(p, (size_t)n, sizeof *p, cmp_begin);
+    int reach = -1;  // the entry with the furthest end so far (an empty one overlaps nothing)
     for (int i = 0; i < n; i++) {
         if (p[i].end > data_len)
             return err_set(e,
@@ -139,11 +140,13 @@ static bool check_layout(Pending *p, int n, uint64_t data_len, const char *what,
                            "data section (%llu bytes)",
                            what, p[i].name, (unsigned long long)p[i].begin,
                            (unsigned long long)p[i].end, (unsigned long long)data_len);
-        if (i > 0 && p[i].begin < p[i - 1].end && p[i].end > p[i].begin)
+        if (p[i].end == p[i].begin) continue;
+        if (reach >= 0 && p[i].begin < p[reach].end)
             return err_set(e, "%s: tensors '%s' [%llu, %llu] and '%s' [%llu, %llu] overlap", what,
-                           p[i - 1].name, (unsigned long long)p[i - 1].begin,
-                           (unsigned long long)p[i - 1].end, p[i].name,
+                           p[reach].name, (unsigned long long)p[reach].begin,
+                           (unsigned long long)p[reach].end, p[i].name,
                            (unsigned long long)p[i].begin, (unsigned long long)p[i].end);
+        if (reach < 0 || p[i].end > p[reach].end) reach = i;
     }
     return true;
 }
@@ -152,7 +155,7 @@ static bool fill_entries(StFile *f, const Pending *p, int n, const unsigned char
                          const char *what, Err *e) {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += ((p[i].end - p[i].begin) / 4 + 15) / 16 * 16;
-    f->arena = malloc((total ? total : 1) * sizeof(float));
+    f->arena = calloc(total ? total : 1, sizeof(float));  // the gaps too: they are read whole
     f->entries = calloc((size_t)n + 1, sizeof *f->entries);
     if (!f->arena || !f->entries) return err_set(e, "%s: out of memory for tensors", what);
     size_t at = 0;
@@ -180,6 +183,10 @@ static bool parse_header(StFile *f, const cJSON *root, const unsigned char *data
     bool ok = true;
     int k = 0;
     for (const cJSON *it = root->child; it && ok; it = it->next) {
+        for (const cJSON *b = root->child; b != it && ok; b = b->next)
+            if (!strcmp(b->string, it->string))
+                ok = err_set(e, "%s: the header names '%s' twice", what, it->string);
+        if (!ok) break;
         if (strcmp(it->string, "__metadata__") == 0)
             ok = parse_meta(f, it, what, e);
         else
