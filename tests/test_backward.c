@@ -134,6 +134,14 @@ static void test_layernorm(LayerNormForm form) {
     snprintf(what, sizeof what, "%s db", name), check_input(what, &c, 2, C, db, R, T * C);
     free(R), free(dx), free(dg), free(db);
     for (int i = 0; i < 3; i++) free(c.in[i]);
+    // Wide rows, dx alone (the rows split over threads) against the checked path with dg and db.
+    const int TW = 64, CW = 2048;
+    float *x = rnd(TW * CW, -2, 3), *g = rnd(CW, 0.5f, 1.5f), *dy = rnd(TW * CW, -1, 1);
+    float *alone = zeros(TW * CW), *with = zeros(TW * CW), *gw = zeros(CW), *bw = zeros(CW);
+    layernorm_backward(alone, NULL, NULL, dy, x, g, TW, CW, 1e-5f, form);
+    layernorm_backward(with, gw, bw, dy, x, g, TW, CW, 1e-5f, form);
+    CHECK(!memcmp(alone, with, sizeof(float) * TW * CW), "%s: wide rows, dx alone equals dx with dg, db", name);
+    free(x), free(g), free(dy), free(alone), free(with), free(gw), free(bw);
 }
 
 static void test_pointwise(void) {

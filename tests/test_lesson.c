@@ -101,6 +101,35 @@ static void expect_lesson_error(const char *text, const char *w1, const char *w2
     if (w2) CHECK(strstr(e.msg, w2) != NULL, "mentions '%s': %s", w2, e.msg);
 }
 
+// Lists nested deeper than the numbering table still parse, levels clamped, numbers kept.
+static void test_deep_lists(void) {
+    char text[4096] = "# Deep\n\n";
+    for (int d = 0; d < 20; d++) {
+        char line[128];
+        snprintf(line, sizeof line, "%*s1. level %d\n", 4 * d, "", d);  // a nested list may start only at 1
+        strcat(text, line);
+    }
+    strcat(text, "\nAfter.\n\n```program\ninput src\n```\n");
+    Lesson l;
+    Err e = {{0}};
+    bool ok = lesson_parse(&l, "deep.md", text, &e);
+    CHECK(ok, "a 20-deep list parses: %s", e.msg);
+    if (!ok) return;
+    int items = 0, deepest = 0, after = 0;
+    for (int k = 0; k < l.n_blocks; k++) {
+        const RichBlock *rb = &l.blocks[k];
+        if (rb->kind == RB_LIST_ITEM) {
+            items++;
+            deepest = rb->level > deepest ? rb->level : deepest;
+            CHECK(rb->number == 1, "item '%s' keeps its number (%d)", rb->spans[0].text, rb->number);
+        }
+        after += rb->kind == RB_PARA && rb->n_spans && !strcmp(rb->spans[0].text, "After.");
+    }
+    CHECK(items == 20 && deepest <= 15 && after == 1, "20 items (%d), level clamped (%d), the paragraph after (%d)",
+          items, deepest, after);
+    lesson_free(&l);
+}
+
 static void test_bad_lessons(void) {
     expect_lesson_error("# x\n\n```lesson\nmodle: random\n```\n\n```program\ninput src\n```\n",
                         "bad.md:4:", "unknown setup key 'modle'");
@@ -137,6 +166,7 @@ int main(void) {
     test_all_lessons_run();
     test_narration();
     test_bad_lessons();
+    test_deep_lists();
     test_run_errors();
     return check_finish("test_lesson");
 }

@@ -56,6 +56,50 @@ static void test_errors(void) {
     expect_error("block x\ndecode tgt from next\nend\nend\n", "t.sfp:2:", "top level");
     expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight) extra\n", "t.sfp:2:", "expected");
     expect_error("input src\na = split_heads(src, heads=3)\n", "t.sfp:2: split_heads", "2 dimensions");
+    // Inputs the interpreter would never feed, and a decode loop over a name not declared.
+    expect_error("input src\ninput tgt\ninput extra\n", "t.sfp:3:", "input 'extra'");
+    expect_error("input src\ninput src\n", "t.sfp:2:", "declared twice");
+    expect_error("input src\ninput tgt\ndecode tbt from next\n  next = softmax(src)\nend\n", "t.sfp:3:",
+                 "no input 'tbt'");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\n"
+                 "b = linear(a, @generator.weight, chunk=0, chunks=12)\nc = split_heads(b, heads=1)\n"
+                 "d = linear(a, @generator.weight, chunk=0, chunks=1e10)\n",
+                 "t.sfp:5:", "chunks=1e+10 must be a whole number");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight, scale=1e39)\n", "t.sfp:2:",
+                 "not a usable number");
+    expect_error("input src\nan_extremely_long_tensor_name_of_40_chars = softmax(src)\n", "t.sfp:2:",
+                 "longer than 31");
+    expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\nb = split_heads(a, heads=16)\n"
+                 "c = merge_heads(b)\nd = positional_table(positions=0, width=4)\n", "t.sfp:5:", "positions >= 1");
+    // 300 nested brackets: a message, not a blown stack.
+    char deep[1024] = "input src\na = embedding(src, @src_tok_emb.embedding.weight, scale=";
+    for (int i = 0; i < 300; i++) strcat(deep, "(");
+    strcat(deep, "1");
+    for (int i = 0; i < 300; i++) strcat(deep, ")");
+    strcat(deep, ")\n");
+    expect_error(deep, "t.sfp:2:", "nested more than 200 deep");
+}
+
+// Many names bound to one tensor (the environment grows while aliasing an entry of itself).
+static void test_aliases(void) {
+    char text[4096] = "input src\na = embedding(src, @src_tok_emb.embedding.weight)\n";
+    for (int i = 0; i < 100; i++) {
+        char line[32];
+        snprintf(line, sizeof line, "n%d = %s\n", i, i ? "n0" : "a");
+        strcat(text, line);
+    }
+    strcat(text, "p = softmax(n99)\n");
+    Program p;
+    Err e = {{0}};
+    bool ok = program_parse_text(&p, "alias", text, &e);
+    RunSpec spec = {src_ids, 5, NULL, 0, 0};
+    Interp *it = ok ? interp_new(&p, &model, &spec, &e) : NULL;
+    CHECK(it && interp_run(it, &e), "100 aliases: %s", e.msg);
+    const int k = it ? interp_find(it, "p") : -1;
+    CHECK(k >= 0 && interp_stage(it, k)->in[0].kind == REF_STAGE && interp_stage(it, k)->in[0].index == 0,
+          "the last alias still names the embedding");
+    interp_free(it);
+    if (ok) program_free(&p);
 }
 
 // A hand-written program checked against direct kernel calls.
@@ -234,6 +278,7 @@ int main(void) {
     Err e = {{0}};
     if (!model_init_random(&model, &c, 3, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
     test_errors();
+    test_aliases();
     test_small_program();
     Lesson l;
     if (standard(&l)) {

@@ -160,7 +160,17 @@ static void schedule(void) {
     trainer_free(t);
 }
 
+static void bad_config(void) {
+    TrainConfig c = tiny(TASK_COPY);
+    Err e = {{0}};
+    c.steps = -5;
+    CHECK(!trainer_new(&c, &e) && strstr(e.msg, "steps cannot be negative (got -5)"), "%s", e.msg);
+    c.steps = 10, c.batch = 0;
+    CHECK(!trainer_new(&c, &e) && strstr(e.msg, "at least one example (got 0)"), "%s", e.msg);
+}
+
 int main(void) {
+    bad_config();
     schedule();
     pytorch_step();
     learns();

@@ -50,7 +50,9 @@ static Binding *find(Expander *x, const char *name) {
     return NULL;
 }
 
+// Binds name to a copy of *v (which may point into env itself: taken before env can grow).
 static bool bind(Expander *x, const char *name, const Binding *v, Err *e) {
+    const Binding value = *v;
     Binding *b = find(x, name);
     if (!b) {
         if (x->n_env == x->cap_env) {
@@ -61,7 +63,7 @@ static bool bind(Expander *x, const char *name, const Binding *v, Err *e) {
         }
         b = &x->env[x->n_env++];
     }
-    *b = *v;
+    *b = value;
     snprintf(b->name, sizeof b->name, "%s", name);
     return true;
 }
@@ -90,7 +92,7 @@ static const char *file(const Expander *x) { return x->p->file; }
 static bool eval(Expander *x, const char *text, int line, double *out, Err *e) {
     char why[160];
     if (!expr_eval(text, lookup_number, x, out, why, sizeof why))
-        return err_set(e, "%s:%d: in '%s': %s", file(x), line, text, why);
+        return err_set(e, "%s:%d: in '%.60s%s': %s", file(x), line, text, strlen(text) > 60 ? "..." : "", why);
     return true;
 }
 
@@ -185,6 +187,14 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     double v;
     if (!eval(x, a->text, st->line, &v, e)) return false;
     const char *k = a->key;
+    const bool whole = !strcmp(k, "chunk") || !strcmp(k, "chunks") || !strcmp(k, "heads") ||
+                       !strcmp(k, "positions") || !strcmp(k, "width");
+    if (whole && !(fabs(v) <= 1e8 && v == floor(v)))
+        return err_set(e, "%s:%d: %s: %s=%g must be a whole number", file(x), st->line,
+                       op_info[st->op].name, k, v);
+    if (!whole && !(fabs(v) <= 3e38))
+        return err_set(e, "%s:%d: %s: %s=%g is not a usable number", file(x), st->line,
+                       op_info[st->op].name, k, v);
     if (!strcmp(k, "scale") || !strcmp(k, "by")) st->attr.scale = (float)v;
     else if (!strcmp(k, "chunk")) st->attr.chunk = (int)v;
     else if (!strcmp(k, "chunks")) st->attr.chunks = (int)v;
@@ -258,7 +268,12 @@ static bool finish_stage(Expander *x, Stage *st, Err *e) {
     }
     char where[300];
     snprintf(where, sizeof where, "%s:%d", file(x), st->line);
-    return op_infer(st, c, where, e);
+    if (!op_infer(st, c, where, e)) return false;
+    for (int d = 0; d < st->shape.ndim; d++)
+        if (st->shape.dim[d] < 1)
+            return err_set(e, "%s: %s would give an empty tensor (dimension %d has size %d)", where,
+                           op_info[st->op].name, d, st->shape.dim[d]);
+    return true;
 }
 
 static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
@@ -380,8 +395,7 @@ static bool run_output(Expander *x, const Stmt *s, Err *e) {
     if (i == 16) return err_set(e, "%s:%d: too many outputs", file(x), s->line);
     if (i == x->n_outputs) snprintf(x->outputs[x->n_outputs++].name, sizeof x->outputs[i].name, "%s", s->name);
     x->outputs[i].stage = b->ref.index;
-    Binding copy = *b;  // the output's name also names the tensor from here on
-    return bind(x, s->name, &copy, e);
+    return bind(x, s->name, b, e);  // the output's name also names the tensor from here on
 }
 
 static bool run_stmt(Expander *x, int i, Err *e) {

@@ -14,7 +14,10 @@ typedef struct {
     char *why;
     int why_n;
     bool ok;
+    int depth;  // brackets, calls and signs open around the current primary
 } Ev;
+
+enum { EXPR_MAX_DEPTH = 200 };
 
 static double fail(Ev *v, const char *fmt, const char *arg) {
     if (v->ok) snprintf(v->why, (size_t)v->why_n, fmt, arg);
@@ -41,7 +44,17 @@ static double call(Ev *v, const char *fn) {
     return log(x);
 }
 
+static double primary_at(Ev *v);
+
 static double primary(Ev *v) {
+    if (v->depth == EXPR_MAX_DEPTH) return fail(v, "expression nested more than 200 deep%s", "");
+    v->depth++;
+    const double x = primary_at(v);
+    v->depth--;
+    return x;
+}
+
+static double primary_at(Ev *v) {
     ws(v);
     if (*v->s == '(') {
         v->s++;

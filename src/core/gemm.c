@@ -11,6 +11,7 @@
 // both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
 // result does not depend on the number of threads.
 #include <omp.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -76,16 +77,20 @@ typedef struct {
     const char *name;
 } GemmImpl;
 
+static pthread_once_t impl_once = PTHREAD_ONCE_INIT;
+static GemmImpl chosen;  // written once, by choose_impl, before any caller reads it
+
+static void choose_impl(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, 32, "avx512"};
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        chosen = (GemmImpl){micro_avx2, 16, "avx2"};
+    else chosen = (GemmImpl){micro_base, 8, "baseline"};
+}
+
 static GemmImpl gemm_impl(void) {
-    static GemmImpl impl;  // chosen once; the same answer every time, so a benign race
-    if (!impl.kernel) {
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f")) impl = (GemmImpl){micro_avx512, 32, "avx512"};
-        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-            impl = (GemmImpl){micro_avx2, 16, "avx2"};
-        else impl = (GemmImpl){micro_base, 8, "baseline"};
-    }
-    return impl;
+    pthread_once(&impl_once, choose_impl);  // training's two shards may arrive together
+    return chosen;
 }
 
 const char *sgemm_kernel_name(void) { return gemm_impl().name; }

@@ -90,21 +90,20 @@ void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, 
     }
 }
 
-// One row of LayerNorm's gradient; dxhat is scratch [C].
+// One row of LayerNorm's gradient. With dxhat = dy * g (the gradient at the normalised row)
+// and d = x - mean: dx = inv * (dxhat - k * d), less its mean over the row.
 static void layernorm_row(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g,
-                          int C, float eps, LayerNormForm form, float *dxhat) {
+                          int C, float eps, LayerNormForm form) {
     float mean = 0.0f, ss = 0.0f;
     for (int c = 0; c < C; c++) mean += x[c];
     mean /= (float)C;
     for (int c = 0; c < C; c++) ss += (x[c] - mean) * (x[c] - mean);
     const float s = C > 1 ? sqrtf(ss / (float)(C - 1)) : 0.0f;  // annotated: the unbiased std
     const float inv = form == LN_TORCH ? 1.0f / sqrtf(ss / (float)C + eps) : 1.0f / (s + eps);
-    float sum_dxh = 0.0f, sum_dxh_d = 0.0f;
+    float sum_dxh_d = 0.0f;
     for (int c = 0; c < C; c++) {
         const float d = x[c] - mean;
-        dxhat[c] = dy[c] * g[c];
-        sum_dxh += dxhat[c];
-        sum_dxh_d += dxhat[c] * d;
+        sum_dxh_d += dy[c] * g[c] * d;
         if (dg) dg[c] += dy[c] * d * inv;
         if (db) db[c] += dy[c];
     }
@@ -113,33 +112,23 @@ static void layernorm_row(float *dx, float *dg, float *db, const float *dy, cons
     const float k = form == LN_TORCH ? inv * inv * sum_dxh_d / (float)C
                   : (s > 0.0f ? inv * sum_dxh_d / (s * (float)(C - 1)) : 0.0f);
     float mean_dd = 0.0f;
-    for (int c = 0; c < C; c++) {
-        dxhat[c] = inv * (dxhat[c] - k * (x[c] - mean));
-        mean_dd += dxhat[c];
-    }
+    for (int c = 0; c < C; c++) mean_dd += inv * (dy[c] * g[c] - k * (x[c] - mean));
     mean_dd /= (float)C;
-    for (int c = 0; c < C; c++) dx[c] += dxhat[c] - mean_dd;
-    (void)sum_dxh;
+    for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] * g[c] - k * (x[c] - mean)) - mean_dd;
 }
 
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g, int T,
                         int C, float eps, LayerNormForm form) {
-    float stack[1024];
-    float *scratch = C <= 1024 ? stack : NULL;
-    float big[C > 1024 ? C : 1];  // a variable-length array only for very wide rows
-    if (!scratch) scratch = big;
     if (!dg && !db) {  // rows are independent: split them over the cores
 #pragma omp parallel for PAR_ROWS((size_t)T * C)
-        for (int t = 0; t < T; t++) {
-            float row[1024];
+        for (int t = 0; t < T; t++)
             layernorm_row(dx ? dx + (size_t)t * C : NULL, NULL, NULL, dy + (size_t)t * C, x + (size_t)t * C, g, C,
-                          eps, form, C <= 1024 ? row : scratch);
-        }
+                          eps, form);
         return;
     }
     for (int t = 0; t < T; t++)
         layernorm_row(dx ? dx + (size_t)t * C : NULL, dg, db, dy + (size_t)t * C, x + (size_t)t * C, g, C, eps,
-                      form, scratch);
+                      form);
 }
 
 void relu_backward(float *dx, const float *dy, const float *x, size_t n) {

@@ -69,20 +69,26 @@ static void add_text(Builder *b, const char *text, size_t n, unsigned style) {
     r->spans[r->n_spans++] = (Span){t, style};
 }
 
+// The numbering entry of the current list depth, clamped to the table.
+static int list_slot(const Builder *b) {
+    const int last = (int)(sizeof b->ol_next / sizeof b->ol_next[0]) - 1;
+    return b->list_depth < last ? b->list_depth : last;
+}
+
 static int enter_block(MD_BLOCKTYPE type, void *detail, void *ud) {
     Builder *b = ud;
     switch (type) {
     case MD_BLOCK_UL:
     case MD_BLOCK_OL:
-        if (b->list_depth < 15) b->list_depth++;
-        b->ol_next[b->list_depth] = type == MD_BLOCK_OL ? (int)((MD_BLOCK_OL_DETAIL *)detail)->start : 0;
+        b->list_depth++;  // lists deeper than the numbering table share its last entry
+        b->ol_next[list_slot(b)] = type == MD_BLOCK_OL ? (int)((MD_BLOCK_OL_DETAIL *)detail)->start : 0;
         break;
     case MD_BLOCK_LI:
         b->cur = new_block(b, RB_LIST_ITEM);
         if (b->cur >= 0) {
-            b->l->blocks[b->cur].level = b->list_depth;
-            b->l->blocks[b->cur].number = b->ol_next[b->list_depth];
-            if (b->ol_next[b->list_depth]) b->ol_next[b->list_depth]++;
+            b->l->blocks[b->cur].level = list_slot(b);
+            b->l->blocks[b->cur].number = b->ol_next[list_slot(b)];
+            if (b->ol_next[list_slot(b)]) b->ol_next[list_slot(b)]++;
         }
         break;
     case MD_BLOCK_H:

@@ -145,7 +145,8 @@ static bool config_item(ModelConfig *c, const char *key, const char *val, const 
 bool config_parse(ModelConfig *c, const char *text, const char *where, Err *e) {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", text);
-    for (char *tok = strtok(buf, " \t,"); tok; tok = strtok(NULL, " \t,")) {
+    char *rest = NULL;  // strtok_r: the window's trainer thread parses configurations too
+    for (char *tok = strtok_r(buf, " \t,", &rest); tok; tok = strtok_r(NULL, " \t,", &rest)) {
         char *eq = strchr(tok, '=');
         if (!eq) return err_set(e, "%s: config item '%s' should be key=value", where, tok);
         *eq = '\0';

@@ -200,8 +200,42 @@ static bool parse_stmt(Lex *l, Stmt *st) {
     return parse_args(l, st);
 }
 
+// Names a program binds (tensors, inputs, outputs, defs and their parameters) fit in 31 bytes.
+static bool check_names(Lex *l, const Stmt *st) {
+    char why[160];
+    const bool named = st->kind != ST_BLOCK && st->kind != ST_FOR;
+    for (int i = -1; i < st->n_args; i++) {
+        const char *n = i < 0 ? (named ? st->name : NULL) : st->kind == ST_DEF ? st->args[i].text : NULL;
+        if (n && strlen(n) > PROGRAM_NAME_MAX) {
+            snprintf(why, sizeof why, "the name '%.40s...' is longer than %d characters", n, PROGRAM_NAME_MAX);
+            return fail(l, why);
+        }
+    }
+    return true;
+}
+
 static bool is_block(StmtKind k) {
     return k == ST_BLOCK || k == ST_FOR || k == ST_DEF || k == ST_DECODE;
+}
+
+// Each input must be one the interpreter feeds: src, and the target (decode's, else tgt).
+static bool check_inputs(const Program *p, Err *e) {
+    const Stmt *d = p->decode < p->n ? &p->stmts[p->decode] : NULL;
+    if (d && program_input(p, d->name) < 0)
+        return err_set(e, "%s:%d: decode %s: there is no input '%s' (declare it with 'input %s')",
+                       p->file, d->line, d->name, d->name, d->name);
+    const char *target = d ? d->name : "tgt";
+    int slot = 0;
+    for (int i = 0; i < p->n; i++) {
+        const Stmt *st = &p->stmts[i];
+        if (st->kind != ST_INPUT) continue;
+        if (program_input(p, st->name) != slot++)
+            return err_set(e, "%s:%d: input '%s' is declared twice", p->file, st->line, st->name);
+        if (strcmp(st->name, "src") != 0 && strcmp(st->name, target) != 0)
+            return err_set(e, "%s:%d: input '%s': the interpreter feeds two inputs, 'src' (the "
+                           "source ids) and '%s' (the target ids)", p->file, st->line, st->name, target);
+    }
+    return true;
 }
 
 static bool check_structure(Program *p, Err *e) {
@@ -229,7 +263,7 @@ static bool check_structure(Program *p, Err *e) {
                                "block", p->file, p->stmts[j].line,
                                p->stmts[j].kind == ST_DEF ? "def" : "decode");
     }
-    return true;
+    return check_inputs(p, e);
 }
 
 bool program_parse(Program *p, const char *file, const SourceLine *lines, int n, Err *e) {
@@ -252,7 +286,7 @@ bool program_parse(Program *p, const char *file, const SourceLine *lines, int n,
         Stmt *st = &p->stmts[p->n];
         memset(st, 0, sizeof *st);
         st->line = lines[i].line;
-        ok = parse_stmt(&l, st);
+        ok = parse_stmt(&l, st) && check_names(&l, st);
         p->n++;
         if (ok && !at_end(&l)) ok = fail(&l, "unexpected text at the end of the line");
         if (ok && is_block(st->kind)) {

@@ -67,6 +67,7 @@ typedef struct {
 } SourceLine;
 
 #define PROGRAM_MAX_INPUTS 4
+#define PROGRAM_NAME_MAX 31  // characters in a name a program binds
 
 typedef struct {
     char *file;

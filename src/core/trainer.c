@@ -79,8 +79,8 @@ Trainer *trainer_new(const TrainConfig *c, Err *e) {
     t->c = *c, t->rng = (Rng){c->seed * 0x9E3779B97F4A7C15ull + 17};
     t->S = task_max_src_len(c->task), t->T = task_max_tgt_len(c->task) + 1;
     const size_t B = (size_t)c->batch;
-    bool ok = c->batch >= 1 && c->steps >= 0;
-    if (!ok) err_set(e, "the batch must hold at least one example");
+    bool ok = (c->batch >= 1 || err_set(e, "the batch must hold at least one example (got %d)", c->batch)) &&
+              (c->steps >= 0 || err_set(e, "the number of steps cannot be negative (got %d)", c->steps));
     ok = ok && make_model(t, e) &&
          lesson_parse(&t->program, session_standard_lesson(&t->m.cfg),
                       session_builtin_lesson(session_standard_lesson(&t->m.cfg), NULL), e);
