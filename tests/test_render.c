@@ -130,6 +130,44 @@ static void test_views(void) {
     }
 }
 
+// Words of several styled pieces, kilobytes long but narrow (combining accents), fill the lesson
+// panel without writing past its line buffer (AddressSanitizer watches this one).
+static void test_long_words(void) {
+    const char *path = "/tmp/stepformer-long-words.md";
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "write %s", path);
+    if (!f) return;
+    fputs("# Long words\n\n```lesson\nmodel: random\nvocab: chars\ninput: ab\n```\n\n", f);
+    for (int w = 0; w < 30; w++) {
+        const char *open[3] = {"**", "`", "*"}, *close[3] = {"**", "`", "*"};
+        for (int piece = 0; piece < 3; piece++) {
+            fprintf(f, "%sa", open[piece]);
+            for (int k = 0; k < 700; k++) fputs("\xcc\x81", f);  // U+0301, zero width
+            fputs(close[piece], f);
+        }
+        fputs(w % 3 == 2 ? "\n" : " ", f);
+    }
+    fputs("\n```program\ninput src\nx = embedding(src, @src_tok_emb.embedding.weight)\n```\n", f);
+    fclose(f);
+    Err e = {{0}};
+    Gfx *g = gfx_open_offscreen(800, 600, &e);
+    App a;
+    const bool ok = g && app_open(&a, &(SessionSpec){.lesson_path = path}, &e);
+    CHECK(ok, "%s", e.msg);
+    if (ok) {
+        Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+        for (int v = 0; v < VIEW_COUNT; v++) {
+            a.view = (ViewKind)v;
+            app_draw(&ui, &a);
+        }
+        CHECK(!a.error[0], "the long words draw without an error (%s)", a.error);
+        heat_cache_free(ui.heat);
+        app_free(&a);
+    }
+    gfx_close(g);
+    remove(path);
+}
+
 static void test_export(void) {
     char dir[] = "/tmp/stepformer-export-XXXXXX";
     if (!mkdtemp(dir)) return;
@@ -163,6 +201,7 @@ int main(void) {
         gfx_close(g);
     }
     test_views();
+    test_long_words();
     test_export();
     return check_finish("test_render");
 }

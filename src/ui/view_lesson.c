@@ -110,19 +110,18 @@ static void draw_items(Flow *f) {
 }
 
 static void flow_newline(Flow *f) {
-    if (f->full) return;
-    if (f->y + f->lh > f->bottom) {
-        f->full = true;
-    } else {
+    if (!f->full && f->y + f->lh > f->bottom) f->full = true;
+    if (!f->full) {
         if (f->draw) draw_items(f);
         f->end_y = f->y += f->lh;
     }
     f->n_items = f->line_w = f->buf_n = 0;
 }
 
-// Puts text on the current line (the caller has made sure it fits).
+// Puts text on the current line (the caller has made sure it fits); nothing once the panel is full.
 static void flow_put(Flow *f, const char *s, int n, unsigned style, int w, bool space) {
     if (f->n_items == FLOW_ITEMS || f->buf_n + n >= FLOW_BUF) flow_newline(f);
+    if (f->full) return;
     if (n >= FLOW_BUF) n = FLOW_BUF - 1;
     const int prev = f->n_items ? (int)f->items[f->n_items - 1].style : -1;
     space = space && f->n_items > 0;
