@@ -168,6 +168,49 @@ static void test_long_words(void) {
     remove(path);
 }
 
+// Draws the stage view of `id` and reads the window back.
+static void draw_stage(Ui *ui, App *a, const char *id, Rgba *px) {
+    app_goto(a, interp_find(a->session.it, id));
+    a->view = VIEW_STAGE;
+    app_draw(ui, a);
+    gfx_present(ui->g);
+    gfx_read(ui->g, px);
+}
+
+// Replacing the model in place (the window's "Step through it") redraws its weights from the new
+// model: the same pixels as a fresh window on it, not the old model's cached images.
+static void test_model_swap(void) {
+    enum { W = 1000, H = 700 };
+    const char *id = "encoder.layers.0.linear1";
+    SessionSpec other = {.model_path = MODELS "/dates-prenorm.safetensors",
+                         .input = "22 November 2026"};
+    Err e = {{0}};
+    Gfx *g = gfx_open_offscreen(W, H, &e);
+    App a, b;
+    bool ok = g && app_open(&a, &(SessionSpec){.model_path = MODELS "/dates.safetensors",
+                                                .input = "22 November 2026"}, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return gfx_close(g);
+    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    Ui fresh = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    Rgba *before = malloc(sizeof(Rgba) * W * H), *swapped = malloc(sizeof(Rgba) * W * H),
+         *want = malloc(sizeof(Rgba) * W * H);
+    draw_stage(&ui, &a, id, before);
+    CHECK(app_reopen(&a, &other, &e), "%s", e.msg);
+    draw_stage(&ui, &a, id, swapped);
+    CHECK(app_open(&b, &other, &e), "%s", e.msg);
+    draw_stage(&fresh, &b, id, want);
+    const int y0 = H / 8, y1 = H - H / 8;  // the stage's operands, below the title bar
+    const size_t n = sizeof(Rgba) * W * (size_t)(y1 - y0);
+    CHECK(memcmp(before + (size_t)y0 * W, want + (size_t)y0 * W, n) != 0, "the two models look different");
+    CHECK(memcmp(swapped + (size_t)y0 * W, want + (size_t)y0 * W, n) == 0,
+          "after the swap the weights are the new model's, as a fresh window draws them");
+    free(before), free(swapped), free(want);
+    heat_cache_free(ui.heat), heat_cache_free(fresh.heat);
+    app_free(&a), app_free(&b);
+    gfx_close(g);
+}
+
 static void test_export(void) {
     char dir[] = "/tmp/stepformer-export-XXXXXX";
     if (!mkdtemp(dir)) return;
@@ -202,6 +245,7 @@ int main(void) {
     }
     test_views();
     test_long_words();
+    test_model_swap();
     test_export();
     return check_finish("test_render");
 }

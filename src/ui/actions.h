@@ -31,6 +31,8 @@ void app_init(App *a, const SessionSpec *spec);
 // Opens what the spec names, or fails with e (export: no fallback).
 bool app_open(App *a, const SessionSpec *spec, Err *e);
 void app_free(App *a);
+// Replaces the session with what the spec names (the old one stays if that cannot open).
+bool app_reopen(App *a, const SessionSpec *spec, Err *e);
 // Applies an action (param: the head for DO_HEAD). Returns true if a screenshot was asked for.
 bool app_act(App *a, Action act, int param);
 void app_click(App *a, const Ui *ui, int x, int y);

@@ -1,7 +1,9 @@
 // app.c: opening a session for the window and everything that changes the app's state.
 #include <assert.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -147,30 +149,36 @@ static void notify(App *a, const char *msg) {
     a->notice_until = 0;  // the window sets the time it shows until
 }
 
-// Steps through the forward pass of the model trained in the window, on its example. The
-// session is opened in place (the interpreter points into it), after a trial open shows it works.
-static void use_trained(App *a) {
-    char path[128], msg[300];
-    Err e = {{0}};
-    snprintf(path, sizeof path, "/tmp/stepformer-trained-%d.safetensors", (int)getpid());
-    if (!train_job_save(a->train, path, &e)) {
-        app_set_error(a, e.msg);
-        return;
-    }
-    SessionSpec spec = {.model_path = path, .input = train_example(a->train_snap.task)};
-    Session trial;
-    if (!session_open(&trial, &spec, &e)) {
-        app_set_error(a, e.msg);
-        return;
-    }
+bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
+    Session trial;  // a Session cannot be moved (its interpreter points into it): try, then reopen
+    if (!session_open(&trial, spec, e)) return false;
     session_close(&trial);
-    session_close(&a->session);
-    if (!session_open(&a->session, &spec, &e)) {
-        a->loaded = false;
+    if (a->loaded) session_close(&a->session);
+    a->loaded = session_open(&a->session, spec, e);
+    a->generation++, a->model_serial++, a->cursor = 0;
+    return a->loaded;
+}
+
+// Steps through the forward pass of the model trained in the window, on its example, read
+// back from a private temporary file (removed once read: the session holds the weights).
+static void use_trained(App *a) {
+    char path[] = "/tmp/stepformer-trained-XXXXXX", msg[300];
+    Err e = {{0}};
+    const int fd = mkstemp(path);
+    if (fd < 0) {
+        snprintf(msg, sizeof msg, "cannot create a temporary file for the trained model: %s", strerror(errno));
+        app_set_error(a, msg);
+        return;
+    }
+    close(fd);
+    SessionSpec spec = {.model_path = path, .input = train_example(a->train_snap.task)};
+    const bool ok = train_job_save(a->train, path, &e) && app_reopen(a, &spec, &e);
+    unlink(path);
+    if (!ok) {
         app_set_error(a, e.msg);
         return;
     }
-    a->generation++, a->cursor = 0, a->view = VIEW_STAGE;
+    a->view = VIEW_STAGE;
     snprintf(a->source, sizeof a->source, "the %s model trained here (%d steps)", task_names[a->train_snap.task],
              a->train_snap.steps);
     snprintf(msg, sizeof msg, "now stepping through %s", a->source);

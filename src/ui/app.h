@@ -53,6 +53,7 @@ typedef struct App {
     Task train_task;          // the task it trains next
     TrainSnapshot train_snap; // what the worker last published, copied once a frame
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
+    unsigned model_serial;    // changes whenever another model is opened (weight images' key)
     bool quit;
 } App;
 

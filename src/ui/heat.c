@@ -9,7 +9,7 @@
 enum { CACHE_SIZE = 128 };
 
 typedef struct {
-    unsigned key[4];
+    unsigned key[5];
     int r0, r1, c0, c1, w, h;
     GfxImage *im;
     Colormap map;
@@ -78,7 +78,7 @@ static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, 
     heat_range(h, &map, &lo, &hi);
     heat_pixels(px, w, ht, h->data, h->mask, h->cols, r0, r1, c0, c1, map, lo, hi);
     gfx_image_free(slot->im);
-    *slot = (HeatEntry){{h->key[0], h->key[1], h->key[2], h->key[3]}, r0, r1, c0, c1, w, ht,
+    *slot = (HeatEntry){{h->key[0], h->key[1], h->key[2], h->key[3], h->key[4]}, r0, r1, c0, c1, w, ht,
                         gfx_image(ui->g, px, w, ht), map, lo, hi, c->clock};
     free(px);
     return slot;

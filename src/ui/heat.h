@@ -26,7 +26,7 @@ typedef struct {
     const char *const *col_labels;
     int n_col_labels;
     const char *row_name, *col_name;  // what rows and columns are, for the readout ("query")
-    unsigned key[4];       // identity for the image cache (stage, slot, slice, generation)
+    unsigned key[5];       // identity for the image cache (stage, slot, slice, generation, model)
     bool zoomable;         // the one heatmap the wheel and drag act on
     ZoomBox zoom;
     bool compact;          // thumbnails: title only, no labels, no colour bar

@@ -16,7 +16,7 @@ typedef struct {
     const char *name;
     int label_stage;  // stage whose token axes label this tensor, or -1
     bool is_weight, is_ids;
-    unsigned key[4];
+    unsigned key[4];  // image cache identity: stage or weight, view, slice, model (weights)
 } Operand;
 
 // A shorter name for display: an input stage without the prefix it shares with this stage
@@ -54,9 +54,10 @@ static Operand operand(const App *a, int i, int slot) {
         o.kind = interp_stage(it, ref->index)->kind, o.label_stage = ref->index;
         o.is_ids = o.kind == TK_IDS;
         o.key[0] = a->generation, o.key[1] = (unsigned)ref->index;
-    } else if (ref->kind == REF_WEIGHT) {  // weights never change: keyed by tensor and view
+    } else if (ref->kind == REF_WEIGHT) {  // a model's weights never change: keyed by model, tensor, view
         o.is_weight = true;
-        o.key[0] = 0x80000000u | (unsigned)ref->index, o.key[1] = (unsigned)ref->offset, o.key[3] = 1;
+        o.key[0] = 0x80000000u | (unsigned)ref->index, o.key[1] = (unsigned)ref->offset;
+        o.key[3] = a->model_serial;
         if (st->op == OP_ADD_POSITIONS) {  // only the table's first T rows are added: show those
             o.shape = shape2(st->shape.dim[0], st->shape.dim[1]);
             o.key[2] = (unsigned)st->shape.dim[0] << 8;
@@ -153,7 +154,7 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
                   .row_labels = nr ? rows_l : NULL, .n_row_labels = nr, .col_labels = nc ? cols_l : NULL,
                   .n_col_labels = nc, .row_name = att ? "query" : nr ? "token" : "row",
                   .col_name = att ? "key" : nc ? "token" : "dim",
-                  .key = {o.key[0], o.key[1], o.key[2] + (unsigned)(slot + 1), (unsigned)head}};
+                  .key = {o.key[0], o.key[1], o.key[2] + (unsigned)(slot + 1), (unsigned)head, o.key[3]}};
     if (o.label_stage < 0 && nd >= 2) h.row_name = o.is_weight ? "row" : "position";
     h.zoomable = slot < 0, h.zoom = a->zoom;
     heat_draw(ui, &h, r);
