@@ -168,6 +168,32 @@ static void test_long_words(void) {
     remove(path);
 }
 
+// The attention view follows the cursor and never shows a map the cursor has not reached, even
+// when the pass has run ahead of it.
+static void test_attention_choice(void) {
+    App a;
+    Err e = {{0}};
+    const bool ok = app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e) && interp_run(a.session.it, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return;
+    const Interp *it = a.session.it;
+    const int w0 = interp_find(it, "encoder.layers.0.self_attn.weights");
+    static const struct {
+        const char *cursor, *want;  // want NULL: no map yet
+    } cases[] = {{"encoder.embed", NULL},
+                 {"encoder.layers.0.self_attn.q", NULL},
+                 {"encoder.layers.0.self_attn.scores", "encoder.layers.0.self_attn.scores"},
+                 {"encoder.layers.0.self_attn.out_proj", "encoder.layers.0.self_attn.weights"},
+                 {"encoder.layers.1.self_attn.q", "encoder.layers.0.self_attn.weights"}};
+    CHECK(w0 >= 0, "the first encoder layer's weights");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int got = attention_stage_for(&a, interp_find(it, cases[i].cursor));
+        const int want = cases[i].want ? interp_find(it, cases[i].want) : -1;
+        CHECK(got == want, "at %s the attention view shows stage %d (want %d)", cases[i].cursor, got, want);
+    }
+    app_free(&a);
+}
+
 // Draws the stage view of `id` and reads the window back.
 static void draw_stage(Ui *ui, App *a, const char *id, Rgba *px) {
     app_goto(a, interp_find(a->session.it, id));
@@ -246,6 +272,7 @@ int main(void) {
     test_views();
     test_long_words();
     test_model_swap();
+    test_attention_choice();
     test_export();
     return check_finish("test_render");
 }

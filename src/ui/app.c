@@ -195,30 +195,30 @@ void app_train(App *a, UiCommand cmd, int param) {
     char msg[300];
     switch (cmd) {
     case CMD_TRAIN_TOGGLE:
-        if (running) train_job_stop(a->train);
+        if (running) train_job_ask_stop(a->train);  // the window keeps drawing while it stops
         else if (!train_job_start(a->train, a->train_task, &e)) app_set_error(a, e.msg);
         break;
     case CMD_TRAIN_TASK:
         if (running) {
-        app_set_error(a, "stop training before choosing another task");
-        return;
-    }
+            app_set_error(a, "stop training before choosing another task");
+            return;
+        }
         a->train_task = (Task)param;
         break;
     case CMD_TRAIN_SAVE:
         snprintf(msg, sizeof msg, "stepformer-%s.safetensors", task_names[a->train_snap.task]);
         if (!train_job_save(a->train, msg, &e)) {
-        app_set_error(a, e.msg);
-        return;
-    }
+            app_set_error(a, e.msg);
+            return;
+        }
         snprintf(msg, sizeof msg, "saved stepformer-%s.safetensors", task_names[a->train_snap.task]);
         notify(a, msg);
         break;
     case CMD_TRAIN_USE:
         if (running) {
-        app_set_error(a, "stop training first");
-        return;
-    }
+            app_set_error(a, "stop training first");
+            return;
+        }
         use_trained(a);
         break;
     default: break;
@@ -393,13 +393,11 @@ int attention_stage_for(const App *a, int cursor) {
         char id[STAGE_ID_MAX + 8];
         snprintf(id, sizeof id, "%.*s.weights", (int)(strrchr(st->id, '.') - st->id), st->id);
         int k = interp_find(it, id);
-        if (k >= 0 && k < interp_n_done(it)) return k;
+        if (k >= 0 && k <= cursor) return k;
     }
-    for (int i = cursor; i >= 0; i--)  // the last attention map passed
+    for (int i = cursor; i >= 0; i--)  // the last attention map passed (never one ahead)
         if (!strcmp(stage_where(interp_stage(it, i)).name, "weights") && is_attention_map(interp_stage(it, i)))
             return i;
-    for (int i = cursor; i < interp_n_done(it); i++)
-        if (is_attention_map(interp_stage(it, i))) return i;
     return -1;
 }
 

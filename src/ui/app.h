@@ -103,7 +103,8 @@ int block_rows(const App *a, int round, BlockRow *rows, int max);
 // Writes at most max labels; returns how many.
 int stage_axis_labels(const App *a, int stage, int axis, const char **labels, int max);
 // The attention stage to show for the cursor: the [H, Tq, Tk] stage itself, or the softmax
-// weights of the attention block the cursor is in (or last passed). -1 if none has run.
+// weights of the attention block the cursor is in (once the cursor has passed them), or the last
+// weights passed. -1 if the cursor has passed none (never a map the cursor has not reached).
 int attention_stage_for(const App *a, int cursor);
 // For an attention softmax ("...weights"): head h's slice of the block's "masked" stage, whose
 // -inf cells are the keys the softmax was not allowed to see (draw them masked). Else NULL.

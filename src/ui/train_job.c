@@ -179,12 +179,17 @@ bool train_job_start(TrainJob *j, Task task, Err *e) {
     return true;
 }
 
-void train_job_stop(TrainJob *j) {
+void train_job_ask_stop(TrainJob *j) {
     if (!j->thread_live) return;
     pthread_mutex_lock(&j->lock);
-    j->snap.stopping = true;
+    j->snap.stopping = j->snap.running;
     pthread_mutex_unlock(&j->lock);
     atomic_store(&j->stop, true);
+}
+
+void train_job_stop(TrainJob *j) {
+    train_job_ask_stop(j);
+    if (!j->thread_live) return;
     pthread_join(j->thread, NULL);
     j->thread_live = false;
 }
@@ -193,6 +198,7 @@ bool train_job_running(TrainJob *j) {
     pthread_mutex_lock(&j->lock);
     const bool r = j->snap.running;
     pthread_mutex_unlock(&j->lock);
+    if (!r && j->thread_live) train_job_stop(j);  // it has finished: collect the thread
     return r;
 }
 

@@ -42,8 +42,12 @@ void train_job_free(TrainJob *j);  // stops the worker first
 // Starts training `task` from fresh weights (the defaults of train.h). Any earlier job's model
 // is dropped.
 bool train_job_start(TrainJob *j, Task task, Err *e);
-// Asks the worker to stop after its current step and waits for it.
+// Asks the worker to stop after its current step, without waiting: the snapshot shows
+// `stopping` until it has, then `running` turns false.
+void train_job_ask_stop(TrainJob *j);
+// Asks the worker to stop and waits for it.
 void train_job_stop(TrainJob *j);
+// Whether the worker is still training (true while it is stopping).
 bool train_job_running(TrainJob *j);
 void train_job_snapshot(TrainJob *j, TrainSnapshot *out);
 // Saves the model trained so far (when stopped).
