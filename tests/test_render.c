@@ -11,6 +11,7 @@
 #include "actions.h"
 #include "check.h"
 #include "heat.h"
+#include "input.h"
 #include "window.h"
 
 static bool same(Rgba a, Rgba b) { return a.r == b.r && a.g == b.g && a.b == b.b; }
@@ -194,6 +195,76 @@ static void test_attention_choice(void) {
     app_free(&a);
 }
 
+// Where (x, y) falls in the zoomed heatmap, in columns and rows of the slice (-1: off the cells).
+static void cell_under(const Ui *ui, int x, int y, float *col, float *row) {
+    const ZoomView *v = &ui->zoom_view;
+    const bool on = rect_has(v->cells, x, y);
+    *col = on ? v->c0 + (float)(v->c1 - v->c0) * (float)(x - v->cells.x) / v->cells.w : -1;
+    *row = on ? v->r0 + (float)(v->r1 - v->r0) * (float)(y - v->cells.y) / v->cells.h : -1;
+}
+
+// Wheeling in and out keeps the cell under the pointer under it (within a cell, never drifting).
+static void test_wheel_anchor(void) {
+    Err e = {{0}};
+    Gfx *g = gfx_open_offscreen(1280, 800, &e);
+    App a;
+    const bool ok = g && app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return gfx_close(g);
+    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    app_goto(&a, interp_find(a.session.it, "encoder.layers.0.linear1"));  // [16 x 128]
+    a.view = VIEW_STAGE;
+    app_draw(&ui, &a);
+    const Rect r = ui.zoom_view.cells;
+    CHECK(r.w > 100 && r.h > 50, "a zoomable map (%dx%d)", r.w, r.h);
+    const int x = r.x + r.w * 7 / 10, y = r.y + r.h * 2 / 3;
+    float col0, row0, col, row;
+    cell_under(&ui, x, y, &col0, &row0);
+    for (int step = 0; step < 12; step++) {
+        app_wheel(&a, &ui, x, y, step < 7 ? 1 : -1);
+        app_draw(&ui, &a);
+        cell_under(&ui, x, y, &col, &row);
+        const ZoomView *v = &ui.zoom_view;  // at an edge of the slice the box cannot move further
+        const bool col_edge = v->c0 == 0 || v->c1 == 128, row_edge = v->r0 == 0 || v->r1 == 16;
+        CHECK((fabsf(col - col0) <= 1.0f || col_edge) && (fabsf(row - row0) <= 1.0f || row_edge),
+              "wheel step %d: the pointer is over column %.2f row %.2f (was %.2f, %.2f)", step, col, row, col0, row0);
+        CHECK(step >= 7 || (v->c1 - v->c0 < 128 && !col_edge && !row_edge), "zooming in away from the edges (%d)", step);
+    }
+    heat_cache_free(ui.heat);
+    app_free(&a);
+    gfx_close(g);
+}
+
+// The help list is modal: keys that would change what is behind it do nothing, and a click
+// closes it without reaching the map. Asking to edit while editing keeps the typed text.
+static void test_modal_help_and_edit(void) {
+    Err e = {{0}};
+    Gfx *g = gfx_open_offscreen(1000, 700, &e);
+    App a;
+    const bool ok = g && app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return gfx_close(g);
+    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    app_goto(&a, 3);
+    app_draw(&ui, &a);
+    const HotZone *z = NULL;
+    for (int i = 0; i < ui.n_hot && !z; i++) z = ui.hot[i].cmd == CMD_GOTO_STAGE && ui.hot[i].param != 3 ? &ui.hot[i] : NULL;
+    CHECK(z != NULL, "a stage to click on the map");
+    app_act(&a, DO_HELP, 0);
+    app_act(&a, DO_NEXT, 0);
+    app_act(&a, DO_LAST, 0);
+    CHECK(a.help && a.cursor == 3, "with help open, Right and End do nothing (cursor %d)", a.cursor);
+    if (z) app_click(&a, &ui, z->r.x + z->r.w / 2, z->r.y + z->r.h / 2);
+    CHECK(!a.help && a.cursor == 3, "a click closes help and goes nowhere (cursor %d)", a.cursor);
+    app_act(&a, DO_EDIT, 0);
+    app_type(&a, "7 May 1999");
+    app_act(&a, DO_EDIT, 0);
+    CHECK(a.editing && !strcmp(a.edit, "7 May 1999"), "editing again keeps the typed text ('%s')", a.edit);
+    heat_cache_free(ui.heat);
+    app_free(&a);
+    gfx_close(g);
+}
+
 // Draws the stage view of `id` and reads the window back.
 static void draw_stage(Ui *ui, App *a, const char *id, Rgba *px) {
     app_goto(a, interp_find(a->session.it, id));
@@ -258,8 +329,50 @@ static void test_export(void) {
     if (system(path) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (f) fputs(text, f), fclose(f);
+}
+
+// Replay files: typed spaces survive, a wheel turns where it was recorded, and a malformed line
+// is refused at load with its file and line.
+static void test_replay_files(void) {
+    CHECK(SDL_InitSubSystem(SDL_INIT_EVENTS) == 0, "SDL events: %s", SDL_GetError());
+    const char *path = "/tmp/stepformer-replay-test.txt";
+    write_text(path, "# a comment\n0 text  \n0 text a\n0 wheel 10 20 -1\n5 quit\n");
+    Err e = {{0}};
+    Replayer *r = replayer_open(path, &e);
+    CHECK(r != NULL, "%s", e.msg);
+    char arg[64];
+    if (r) CHECK(replayer_poll(r, 1, arg, sizeof arg) == REPLAY_IDLE, "quit is not due yet");
+    SDL_Event ev[3];
+    int n = 0;
+    while (n < 3 && SDL_PollEvent(&ev[n])) n += ev[n].type == SDL_TEXTINPUT || ev[n].type == SDL_MOUSEWHEEL;
+    CHECK(n == 3 && !strcmp(ev[0].text.text, " ") && !strcmp(ev[1].text.text, "a"), "a typed space replays as a space");
+    CHECK(n == 3 && ev[2].wheel.mouseX == 10 && ev[2].wheel.mouseY == 20 && ev[2].wheel.y == -1,
+          "the wheel turns at (10, 20)");
+    CHECK(replayer_failures(r) == 0, "every event delivered");
+    replayer_close(r);
+    static const char *const bad[][2] = {
+        {"0 uit\n", "unknown event 'uit'"},       {"0 ey Right\n", "unknown event 'ey'"},
+        {"0 click 1 2 3\n", "TIME click X Y"},    {"0 wheel 1 2\n", "TIME wheel X Y STEPS"},
+        {"0 key Nonsense\n", "unknown key name"}, {"0 shot\n", "TIME shot FILE.png"},
+        {"0 quit now\n", "TIME quit"},           {"soon key Right\n", "expected 'TIME EVENT"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(path, bad[i][0]);
+        Replayer *b = replayer_open(path, &e);
+        CHECK(!b && strstr(e.msg, "replay-test.txt:1:") && strstr(e.msg, bad[i][1]), "'%.20s' refused: %s",
+              bad[i][0], e.msg);
+        replayer_close(b);
+    }
+    remove(path);
+    SDL_QuitSubSystem(SDL_INIT_EVENTS);
+}
+
 int main(void) {
     test_pixels();
+    test_replay_files();
     Err e = {{0}};
     Gfx *g = gfx_open_offscreen(800, 600, &e);
     CHECK(g != NULL, "%s", e.msg);
@@ -273,6 +386,8 @@ int main(void) {
     test_long_words();
     test_model_swap();
     test_attention_choice();
+    test_wheel_anchor();
+    test_modal_help_and_edit();
     test_export();
     return check_finish("test_render");
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "heat.h"
 
 const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions", "Training"};
 
@@ -225,7 +226,15 @@ void app_train(App *a, UiCommand cmd, int param) {
     }
 }
 
+// While the help list is open it takes the keys: only these act (they close it or change how it
+// looks); the rest would change what is behind it, unseen.
+static bool acts_over_help(Action act) {
+    return act == DO_HELP || act == DO_QUIT || act == DO_SCREENSHOT || act == DO_FULLSCREEN ||
+           act == DO_BIGGER || act == DO_SMALLER || act == DO_THEME;
+}
+
 bool app_act(App *a, Action act, int param) {
+    if (a->help && !acts_over_help(act)) return false;
     if (act != DO_SCREENSHOT && act != DO_HELP && act != DO_NONE) a->error[0] = '\0';
     switch (act) {
     case DO_NEXT: app_goto(a, a->cursor + 1); break;
@@ -245,6 +254,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_NEXT_VIEW: a->view = (ViewKind)((a->view + 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; break;
     case DO_PREV_VIEW: a->view = (ViewKind)((a->view + VIEW_COUNT - 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; break;
     case DO_EDIT:
+        if (a->editing) break;  // already editing: keep what has been typed
         a->editing = a->loaded, a->edit_fresh = true;
         snprintf(a->edit, sizeof a->edit, "%s", a->loaded ? a->session.input_text : "");
         break;
@@ -289,6 +299,10 @@ void app_type(App *a, const char *s) {
 }
 
 void app_click(App *a, const Ui *ui, int x, int y) {
+    if (a->help) {  // a click closes the help list; it does not reach what is behind it
+        a->help = false;
+        return;
+    }
     const HotZone *z = ui_hot_at(ui, x, y);
     if (!z) return;
     Err e = {{0}};
@@ -317,25 +331,12 @@ void app_click(App *a, const Ui *ui, int x, int y) {
 }
 
 void app_wheel(App *a, const Ui *ui, int x, int y, int dy) {
-    Rect r = ui->zoom_area;
-    if (dy == 0 || r.w <= 0 || !rect_has(r, x, y)) return;
-    ZoomBox z = a->zoom;
-    const float f = dy > 0 ? 0.8f : 1.25f;
-    const float fx = z.x0 + (z.x1 - z.x0) * (x - r.x) / r.w, fy = z.y0 + (z.y1 - z.y0) * (y - r.y) / r.h;
-    float w = fminf(1.0f, fmaxf(0.01f, (z.x1 - z.x0) * f)), h = fminf(1.0f, fmaxf(0.01f, (z.y1 - z.y0) * f));
-    float x0 = fx - (fx - z.x0) * w / (z.x1 - z.x0), y0 = fy - (fy - z.y0) * h / (z.y1 - z.y0);
-    x0 = fminf(fmaxf(x0, 0.0f), 1.0f - w), y0 = fminf(fmaxf(y0, 0.0f), 1.0f - h);
-    a->zoom = (ZoomBox){x0, y0, x0 + w, y0 + h};
+    if (!a->help) a->zoom = heat_zoom_about(ui, a->zoom, x, y, dy);
 }
 
 void app_drag(App *a, const Ui *ui, int x, int y) {
-    Rect r = ui->zoom_area;
-    if (!a->dragging || r.w <= 0) return;
-    ZoomBox z = a->zoom;
-    float w = z.x1 - z.x0, h = z.y1 - z.y0;
-    float x0 = z.x0 - w * (x - a->drag_x) / r.w, y0 = z.y0 - h * (y - a->drag_y) / r.h;
-    x0 = fminf(fmaxf(x0, 0.0f), 1.0f - w), y0 = fminf(fmaxf(y0, 0.0f), 1.0f - h);
-    a->zoom = (ZoomBox){x0, y0, x0 + w, y0 + h};
+    if (!a->dragging || a->help) return;
+    a->zoom = heat_pan(ui, a->zoom, x - a->drag_x, y - a->drag_y);
     a->drag_x = x, a->drag_y = y;
 }
 

@@ -100,7 +100,7 @@ void app_draw(Ui *ui, const App *a) {
     gfx_size(ui->g, &w, &h);
     app_metrics(a, ui, w, h);
     ui->n_hot = 0;
-    ui->zoom_area = (Rect){0, 0, 0, 0};
+    ui->zoom_view.cells = (Rect){0, 0, 0, 0};
     gfx_begin(ui->g, ui->th->bg);
     const int top = gfx_line_height(ui->g, FONT_BOLD, ui->px) + ui->pad * 2;
     const int bottom = gfx_line_height(ui->g, FONT_SANS, ui->small) * 3 + ui->pad;

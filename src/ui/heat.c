@@ -205,8 +205,9 @@ static void readout(Ui *ui, const HeatSpec *h, Rect cells, Rect line, int r0, in
 
 static void visible(const HeatSpec *h, int *r0, int *r1, int *c0, int *c1) {
     ZoomBox z = h->zoomable ? h->zoom : (ZoomBox){0, 0, 1, 1};
-    *r0 = (int)floorf(z.y0 * h->rows), *r1 = (int)ceilf(z.y1 * h->rows);
-    *c0 = (int)floorf(z.x0 * h->cols), *c1 = (int)ceilf(z.x1 * h->cols);
+    const float eps = 1e-3f;  // a box on whole cells (heat_zoom_about's) must not gain a sliver
+    *r0 = (int)floorf(z.y0 * h->rows + eps), *r1 = (int)ceilf(z.y1 * h->rows - eps);
+    *c0 = (int)floorf(z.x0 * h->cols + eps), *c1 = (int)ceilf(z.x1 * h->cols - eps);
     if (*r1 <= *r0) *r1 = *r0 + 1;
     if (*c1 <= *c0) *c1 = *c0 + 1;
     if (*r1 > h->rows) *r1 = h->rows, *r0 = *r0 < *r1 - 1 ? *r0 : *r1 - 1;
@@ -243,14 +244,14 @@ typedef struct {
 } Geometry;
 
 // Labels shrink to fit their rows, but not below 60% of the label size (then rows are skipped).
-static int label_size(Ui *ui, float cell) {
+static int label_size(const Ui *ui, float cell) {
     int px = (int)(cell * 0.8f), floor_px = ui->small * 3 / 5 > 8 ? ui->small * 3 / 5 : 8;
     return px >= ui->small ? ui->small : px >= floor_px ? px : ui->small;
 }
 
 // Cell sizes: square for square tensors (attention maps), otherwise stretched to use the space
 // (at most 3:1), with one- or two-row tensors kept at least a text line tall.
-static Geometry geometry(Ui *ui, const HeatSpec *h, Rect area, int vr, int vc) {
+static Geometry geometry(const Ui *ui, const HeatSpec *h, Rect area, int vr, int vc) {
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     const float max_cell = h->compact ? 1e9f : ui->px * 3.0f;
     float cw = fminf((float)area.w / vc, max_cell), ch = fminf((float)area.h / vr, max_cell);
@@ -309,7 +310,7 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     if (!h->compact) separators(ui, &g, vr, vc);
     if (h->highlight) gfx_frame(ui->g, rect_inset(g.cells, -3), 3, ui->th->lit);
     if (h->zoomable) {
-        ui->zoom_area = g.cells;
+        ui->zoom_view = (ZoomView){g.cells, area, h->rows, h->cols, r0, r1, c0, c1, h->compact};
         ui_hot(ui, g.cells, CMD_ZOOM_AREA, 0);
     }
     if (h->compact) return g.cells;
@@ -321,4 +322,45 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     const int below = g.cells.y + (g.cells.h > bar_h ? g.cells.h : bar_h) + 2;
     readout(ui, h, g.cells, (Rect){r.x, below < r.y + r.h - lh ? below : r.y + r.h - lh, r.w, lh}, r0, r1, c0, c1, down);
     return g.cells;
+}
+
+// ---- zooming ----
+
+static float clamp01(float v) { return fminf(fmaxf(v, 0.0f), 1.0f); }
+
+// Cells shown after one wheel step: about 20% fewer (in) or 25% more (out), at least one change.
+static int step_count(int shown, int total, int dir) {
+    int n = (int)ceilf((float)shown * (dir > 0 ? 0.8f : 1.25f));
+    n = dir > 0 ? (n < shown ? n : shown - 1) : (n > shown ? n : shown + 1);
+    return n < 1 ? 1 : n > total ? total : n;
+}
+
+// The first cell of a run of `count` that puts tensor position f at `offset` pixels into the cells.
+static int first_cell(float f, float offset, float cell, int count, int total) {
+    const int k = (int)lroundf(f - offset / cell);
+    return k < 0 ? 0 : k > total - count ? total - count : k;
+}
+
+ZoomBox heat_zoom_about(const Ui *ui, ZoomBox z, int x, int y, int dir) {
+    const ZoomView *v = &ui->zoom_view;
+    if (dir == 0 || v->cells.w <= 0 || v->cells.h <= 0 || !rect_has(v->room, x, y)) return z;
+    // The position in the slice under the pointer (held onto the cells), in cells.
+    const float fc = v->c0 + (v->c1 - v->c0) * clamp01((float)(x - v->cells.x) / v->cells.w);
+    const float fr = v->r0 + (v->r1 - v->r0) * clamp01((float)(y - v->cells.y) / v->cells.h);
+    const int vc = step_count(v->c1 - v->c0, v->cols, dir), vr = step_count(v->r1 - v->r0, v->rows, dir);
+    const HeatSpec like = {.rows = v->rows, .cols = v->cols, .compact = v->compact};
+    const Geometry g = geometry(ui, &like, v->room, vr, vc);  // the cells as they will be drawn
+    const float ox = fminf((float)(x - v->room.x), g.cw * vc), oy = fminf((float)(y - v->room.y), g.ch * vr);
+    const int c0 = first_cell(fc, ox, g.cw, vc, v->cols), r0 = first_cell(fr, oy, g.ch, vr, v->rows);
+    return (ZoomBox){(float)c0 / v->cols, (float)r0 / v->rows, (float)(c0 + vc) / v->cols, (float)(r0 + vr) / v->rows};
+}
+
+ZoomBox heat_pan(const Ui *ui, ZoomBox z, int dx, int dy) {
+    const ZoomView *v = &ui->zoom_view;
+    if (v->cells.w <= 0 || v->cells.h <= 0) return z;
+    const float w = z.x1 - z.x0, h = z.y1 - z.y0;
+    float x0 = z.x0 - (float)(v->c1 - v->c0) / v->cols * dx / v->cells.w;
+    float y0 = z.y0 - (float)(v->r1 - v->r0) / v->rows * dy / v->cells.h;
+    x0 = fminf(fmaxf(x0, 0.0f), 1.0f - w), y0 = fminf(fmaxf(y0, 0.0f), 1.0f - h);
+    return (ZoomBox){x0, y0, x0 + w, y0 + h};
 }

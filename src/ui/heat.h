@@ -36,6 +36,12 @@ typedef struct {
 // Draws the widget in r. Returns the rectangle of the cells (for click zones).
 Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r);
 
+// One wheel step about (x, y) on the zoomable heatmap drawn last (dir > 0 in): a box of whole
+// cells placed so the cell under the pointer stays under it. z unchanged if (x, y) is not over it.
+ZoomBox heat_zoom_about(const Ui *ui, ZoomBox z, int x, int y, int dir);
+// Pans the box by a pointer move of (dx, dy) pixels over the cells: the map follows the pointer.
+ZoomBox heat_pan(const Ui *ui, ZoomBox z, int dx, int dy);
+
 HeatCache *heat_cache_new(void);
 void heat_cache_free(HeatCache *c);
 

@@ -14,8 +14,8 @@ static const struct {
     {SDLK_PAGEDOWN, DO_NEXT_BLOCK}, {SDLK_PAGEUP, DO_PREV_BLOCK},  {SDLK_HOME, DO_FIRST},
     {SDLK_END, DO_LAST},            {SDLK_TAB, DO_NEXT_VIEW},      {SDLK_F11, DO_FULLSCREEN},
     {SDLK_ESCAPE, DO_QUIT},         {SDLK_UP, DO_PARAM_UP},        {SDLK_DOWN, DO_PARAM_DOWN},
-    {SDLK_F1, DO_HELP},             {SDLK_KP_PLUS, DO_BIGGER},     {SDLK_KP_MINUS, DO_SMALLER},
-};
+    {SDLK_F1, DO_HELP},
+};  // the keypad's + and - arrive as text too (one press, one step), so they are not here
 
 // Keys that type a character arrive as text, whatever the keyboard layout.
 static const struct {
@@ -97,15 +97,9 @@ bool input_handle(App *a, const Ui *ui, const SDL_Event *ev) {
         return false;
     case SDL_MOUSEBUTTONUP: a->dragging = false; return false;
     case SDL_MOUSEMOTION: app_drag(a, ui, ev->motion.x, ev->motion.y); return false;
-    case SDL_MOUSEWHEEL: {
-        int x, y;
-        SDL_GetMouseState(&x, &y);
-        if (ev->wheel.which == SDL_TOUCH_MOUSEID) return false;
-        // A replayed wheel event carries its position in the (otherwise unused) preciseX/Y.
-        if (ev->wheel.preciseX != 0.0f || ev->wheel.preciseY != 0.0f) x = (int)ev->wheel.preciseX, y = (int)ev->wheel.preciseY;
-        app_wheel(a, ui, x, y, ev->wheel.y);
+    case SDL_MOUSEWHEEL:  // where the pointer was when the wheel turned (SDL 2.26's mouseX/Y)
+        if (ev->wheel.which != SDL_TOUCH_MOUSEID) app_wheel(a, ui, ev->wheel.mouseX, ev->wheel.mouseY, ev->wheel.y);
         return false;
-    }
     default: return false;
     }
 }
@@ -145,12 +139,7 @@ void recorder_log(Recorder *r, const SDL_Event *ev, double ms) {
         else if (t - r->last_move >= 40) fprintf(r->f, "%ld move %d %d\n", t, ev->motion.x, ev->motion.y), r->last_move = t;
         else return;
         break;
-    case SDL_MOUSEWHEEL: {
-        int x, y;
-        SDL_GetMouseState(&x, &y);
-        fprintf(r->f, "%ld wheel %d %d %d\n", t, x, y, ev->wheel.y);
-        break;
-    }
+    case SDL_MOUSEWHEEL: fprintf(r->f, "%ld wheel %d %d %d\n", t, ev->wheel.mouseX, ev->wheel.mouseY, ev->wheel.y); break;
     case SDL_WINDOWEVENT:
         if (ev->window.event == SDL_WINDOWEVENT_SIZE_CHANGED)
             fprintf(r->f, "%ld resize %d %d\n", t, ev->window.data1, ev->window.data2);
@@ -177,8 +166,64 @@ typedef struct {
 struct Replayer {
     ReplayLine *lines;
     int n, next;
-    bool waited;  // a frame has passed since the last pushed event
+    bool waited;   // a frame has passed since the last pushed event
+    int failures;  // events SDL would not take
 };
+
+// What each verb takes after it.
+typedef enum { ARGS_NONE, ARGS_XY, ARGS_XY_STEPS, ARGS_KEY, ARGS_TEXT, ARGS_WORD } ArgForm;
+static const struct {
+    const char *verb;
+    ArgForm form;
+    const char *usage;
+} verbs[] = {
+    {"key", ARGS_KEY, "key NAME"},         {"text", ARGS_TEXT, "text CHARACTERS"},
+    {"click", ARGS_XY, "click X Y"},       {"release", ARGS_XY, "release X Y"},
+    {"drag", ARGS_XY, "drag X Y"},         {"move", ARGS_XY, "move X Y"},
+    {"wheel", ARGS_XY_STEPS, "wheel X Y STEPS"}, {"resize", ARGS_XY, "resize WIDTH HEIGHT"},
+    {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_WORD, "expect STAGE_ID"},
+    {"quit", ARGS_NONE, "quit"},
+};
+
+// Whether arg is exactly `count` integers.
+static bool ints_only(const char *arg, int count) {
+    int v[3], used = 0;
+    const int got = count == 2 ? sscanf(arg, "%d %d %n", &v[0], &v[1], &used)
+                               : sscanf(arg, "%d %d %d %n", &v[0], &v[1], &v[2], &used);
+    return got == count && arg[used] == '\0';
+}
+
+static bool args_fit(ArgForm form, const char *arg) {
+    const char *key = !strncmp(arg, "Shift+", 6) ? arg + 6 : arg;
+    switch (form) {
+    case ARGS_NONE: return !arg[0];
+    case ARGS_XY: return ints_only(arg, 2);
+    case ARGS_XY_STEPS: return ints_only(arg, 3);
+    case ARGS_KEY: return SDL_GetKeyFromName(key) != SDLK_UNKNOWN;
+    case ARGS_TEXT: return arg[0] && strlen(arg) < sizeof(((SDL_TextInputEvent *)0)->text);
+    case ARGS_WORD: return arg[0] && !strchr(arg, ' ');
+    }
+    return false;
+}
+
+// One line: TIME VERB ARGS, with exactly one space after the verb (a typed space is text).
+static bool parse_line(const char *buf, const char *path, int ln, ReplayLine *l, Err *e) {
+    int used = 0;
+    if (sscanf(buf, "%ld %15s%n", &l->ms, l->verb, &used) < 2 || l->ms < 0)
+        return err_set(e, "%s:%d: expected 'TIME EVENT ...', got '%s'", path, ln, buf);
+    if (buf[used] == ' ') used++;
+    snprintf(l->arg, sizeof l->arg, "%s", buf + used);
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+        if (strcmp(verbs[i].verb, l->verb) != 0) continue;
+        if (args_fit(verbs[i].form, l->arg)) return true;
+        if (verbs[i].form == ARGS_KEY)
+            return err_set(e, "%s:%d: unknown key name '%s' (SDL's names: Right, Left, PageDown, PageUp, "
+                           "Home, End, Tab, Space, Escape, Return, F11, ...)", path, ln, l->arg);
+        return err_set(e, "%s:%d: '%s %s' should be: TIME %s", path, ln, l->verb, l->arg, verbs[i].usage);
+    }
+    return err_set(e, "%s:%d: unknown event '%s' (known: key text click release drag move wheel resize "
+                   "shot expect quit)", path, ln, l->verb);
+}
 
 Replayer *replayer_open(const char *path, Err *e) {
     FILE *f = fopen(path, "r");
@@ -186,33 +231,16 @@ Replayer *replayer_open(const char *path, Err *e) {
     Replayer *r = calloc(1, sizeof *r);
     char buf[600];
     int ln = 0;
-    bool ok = r != NULL;
+    bool ok = r != NULL || err_set(e, "out of memory");
     while (ok && fgets(buf, sizeof buf, f)) {
         ln++;
         buf[strcspn(buf, "\r\n")] = '\0';
         if (!buf[0] || buf[0] == '#') continue;
         ReplayLine l = {0};
-        int used = 0;
-        if (sscanf(buf, "%ld %15s %n", &l.ms, l.verb, &used) < 2) {
-            ok = err_set(e, "%s:%d: expected 'TIME EVENT ...', got '%s'", path, ln, buf);
-            break;
-        }
-        snprintf(l.arg, sizeof l.arg, "%s", buf + used);
-        const char *known = "key text click release drag move wheel resize shot expect quit";
-        const char *hit = strstr(known, l.verb);
-        if (!hit || (hit[strlen(l.verb)] != ' ' && hit[strlen(l.verb)] != '\0')) {
-            ok = err_set(e, "%s:%d: unknown event '%s' (known: %s)", path, ln, l.verb, known);
-            break;
-        }
-        const char *key = !strncmp(l.arg, "Shift+", 6) ? l.arg + 6 : l.arg;
-        if (!strcmp(l.verb, "key") && SDL_GetKeyFromName(key) == SDLK_UNKNOWN) {
-            ok = err_set(e, "%s:%d: unknown key name '%s' (SDL's names: Right, Left, PageDown, "
-                         "PageUp, Home, End, Tab, Space, Escape, Return, F11, ...)", path, ln, key);
-            break;
-        }
-        ReplayLine *nl = realloc(r->lines, sizeof *nl * (size_t)(r->n + 1));
-        if (!nl) ok = err_set(e, "out of memory");
-        else r->lines = nl, r->lines[r->n++] = l;
+        ok = parse_line(buf, path, ln, &l, e);
+        ReplayLine *nl = ok ? realloc(r->lines, sizeof *nl * (size_t)(r->n + 1)) : NULL;
+        if (ok && !nl) ok = err_set(e, "out of memory");
+        else if (ok) r->lines = nl, r->lines[r->n++] = l;
     }
     fclose(f);
     if (!ok) return replayer_close(r), NULL;
@@ -259,7 +287,8 @@ static bool push_event(const ReplayLine *l) {
     } else if (!strcmp(l->verb, "wheel")) {
         if (sscanf(l->arg, "%d %d %d", &x, &y, &d) != 3) return false;
         ev.type = SDL_MOUSEWHEEL;
-        ev.wheel = (SDL_MouseWheelEvent){.type = SDL_MOUSEWHEEL, .y = d, .preciseX = (float)x, .preciseY = (float)y};
+        warp(x, y);
+        ev.wheel = (SDL_MouseWheelEvent){.type = SDL_MOUSEWHEEL, .y = d, .preciseY = (float)d, .mouseX = x, .mouseY = y};
     } else if (!strcmp(l->verb, "resize")) {
         if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
         SDL_Window *w = SDL_GetKeyboardFocus();
@@ -287,12 +316,17 @@ ReplayStep replayer_poll(Replayer *r, double ms, char *arg, size_t n) {
             snprintf(arg, n, "%s", l->arg);
             return step;
         }
-        if (!push_event(l)) fprintf(stderr, "stepformer: replay: cannot replay '%s %s'\n", l->verb, l->arg);
+        if (!push_event(l)) {
+            fprintf(stderr, "stepformer: replay: SDL would not take '%s %s': %s\n", l->verb, l->arg, SDL_GetError());
+            r->failures++;
+        }
         r->waited = false;
         r->next++;
     }
     return r->next >= r->n ? REPLAY_DONE : REPLAY_IDLE;
 }
+
+int replayer_failures(const Replayer *r) { return r ? r->failures : 0; }
 
 void replayer_close(Replayer *r) {
     if (!r) return;

@@ -2,7 +2,7 @@
 //
 // A recording is text, one event a line, with its time in milliseconds since the start:
 //   120 key Right          a key press (SDL key name; "Shift+Tab" with a modifier)
-//   300 text e             typed text
+//   300 text e             typed text (everything after the one space that follows "text")
 //   400 click 300 200      a left click at (300, 200)
 //   450 drag 320 210       the mouse moved with the button held
 //   460 release 320 210
@@ -35,6 +35,8 @@ Replayer *replayer_open(const char *path, Err *e);
 // its argument in arg), REPLAY_IDLE if none is due yet, REPLAY_DONE at the end of the file.
 // A directive is returned only after every event before it was pushed and one frame passed.
 ReplayStep replayer_poll(Replayer *r, double ms, char *arg, size_t n);
+// Events the replay could not deliver (each also reported on stderr); the window exits 1.
+int replayer_failures(const Replayer *r);
 void replayer_close(Replayer *r);
 
 #endif

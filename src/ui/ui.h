@@ -47,6 +47,15 @@ typedef struct {
     float x0, y0, x1, y1;  // the visible part of a heatmap, as fractions of its columns / rows
 } ZoomBox;
 
+// The zoomable heatmap as last drawn: what the wheel and a drag act on.
+typedef struct {
+    Rect cells;          // where its cells were drawn (w = 0: none this frame)
+    Rect room;           // the space they could fill: the wheel works anywhere in it
+    int rows, cols;      // of the slice
+    int r0, r1, c0, c1;  // the whole rows and columns shown
+    bool compact;        // drawn as a thumbnail
+} ZoomView;
+
 enum { UI_MAX_HOT = 1024 };
 
 typedef struct {
@@ -59,7 +68,7 @@ typedef struct {
     HotZone hot[UI_MAX_HOT];
     int n_hot;
     HeatCache *heat;
-    Rect zoom_area;  // where the zoomable heatmap was drawn this frame (w = 0: none)
+    ZoomView zoom_view;  // the zoomable heatmap as drawn this frame
 } Ui;
 
 // Adds a clickable zone for this frame.

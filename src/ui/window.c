@@ -104,6 +104,7 @@ int window_run(const WindowOptions *o) {
         if (!a.playing && !L.rep) SDL_WaitEventTimeout(NULL, a.train_snap.running ? 100 : 50);  // idle
     }
     recorder_close(L.rec);
+    L.failures += replayer_failures(L.rep);
     replayer_close(L.rep);
     heat_cache_free(L.ui.heat);
     app_free(&a);
