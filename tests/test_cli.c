@@ -57,6 +57,14 @@ static void test_usage(void) {
     EXPECT(run("run --model x --max-len zero --input a"), 2, err, "--max-len needs a whole number");
     EXPECT(run("trace --help"), 0, out, "decoder.layers.{i}.cross_attn.weights");
     EXPECT(run("run --model '%s/post_2x2.safetensors'", FIXTURES), 2, err, "give --input TEXT or --src-ids");
+    // Options a command would ignore are refused, and the bare window names its own help.
+    EXPECT(run("train --task copy --out x.st --bos 3"), 2, err, "unknown option '--bos'");
+    EXPECT(run("lesson - --headless --record r.txt"), 2, err, "--record is for the window");
+    EXPECT(run("--headless --size 800x600"), 2, err, "--size is for the window");
+    EXPECT(run("export - --out d --view training"), 2, err, "--view is stage, attention, decoding or positions");
+    EXPECT(run("--size 800x600junk"), 2, err, "not '800x600junk'");
+    EXPECT(run("--model x"), 2, err, "stepformer: with --model");
+    CHECK(!strstr(err, "stepformer stepformer") && strstr(err, "--help-window"), "the bare command's hint: %s", err);
 }
 
 static void test_run_json(const StFile *c, const Vocab *src, const Vocab *tgt) {
@@ -189,6 +197,16 @@ static void test_train(void) {
     EXPECT(run("train --task copy --steps 30 --eval-every 0 %s --out '%s'", tiny, m), 0, out, "held-out exact match");
     CHECK(strstr(err, "saved") != NULL, "says where it saved: %s", err);
     EXPECT(run("run --model '%s' --input abc --json", m), 0, out, "\"output_text\"");
+    // The LayerNorm flags reach the trained model.
+    EXPECT(run("train --task copy --steps 2 --eval-every 0 %s --layer-norm annotated --eps 1e-6 --out '%s'", tiny, m), 0,
+           out, "held-out exact match");
+    StFile saved_model;
+    Err e = {{0}};
+    const bool loaded = st_load(&saved_model, m, &e);
+    CHECK(loaded && !strcmp(st_meta(&saved_model, "layer_norm"), "annotated") &&
+              (float)atof(st_meta(&saved_model, "layer_norm_eps")) == 1e-6f,
+          "--layer-norm and --eps are saved: %s", e.msg);
+    if (loaded) st_free(&saved_model);
     // Ctrl-C stops cleanly and still saves.
     char cmd[2048], saved[300];
     snprintf(saved, sizeof saved, "%s/interrupted.safetensors", dir);

@@ -14,7 +14,7 @@ enum {
     OPT_TGT_IDS = 1 << 4, OPT_MAX_LEN = 1 << 5, OPT_JSON = 1 << 6, OPT_DUMP = 1 << 7,
     OPT_TO = 1 << 8, OPT_PRINT = 1 << 9, OPT_PROGRAM = 1 << 10, OPT_MODEL_FLAGS = 1 << 11,
     OPT_REPEAT = 1 << 12, OPT_INIT = 1 << 13, OPT_WINDOW = 1 << 14, OPT_EXPORT = 1 << 15,
-    OPT_TRAIN = 1 << 16,
+    OPT_TRAIN = 1 << 16, OPT_TOKEN_FLAGS = 1 << 17,  // --bos --eos --pad
 };
 
 // train's settings, as given (0 or NULL: not given).

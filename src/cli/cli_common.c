@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "window.h"
 
 static const struct {
     struct option opt;
@@ -22,9 +23,9 @@ static const struct {
     {{"print", required_argument, 0, 'p'}, OPT_PRINT},
     {{"program", required_argument, 0, 'P'}, OPT_PROGRAM},
     {{"repeat", required_argument, 0, 'r'}, OPT_REPEAT},
-    {{"bos", required_argument, 0, 'b'}, OPT_MODEL_FLAGS},
-    {{"eos", required_argument, 0, 'e'}, OPT_MODEL_FLAGS},
-    {{"pad", required_argument, 0, 'a'}, OPT_MODEL_FLAGS},
+    {{"bos", required_argument, 0, 'b'}, OPT_TOKEN_FLAGS},
+    {{"eos", required_argument, 0, 'e'}, OPT_TOKEN_FLAGS},
+    {{"pad", required_argument, 0, 'a'}, OPT_TOKEN_FLAGS},
     {{"nhead", required_argument, 0, 'H'}, OPT_MODEL_FLAGS},
     {{"norm-first", no_argument, 0, 'N'}, OPT_MODEL_FLAGS},
     {{"layer-norm", required_argument, 0, 'L'}, OPT_MODEL_FLAGS},
@@ -66,11 +67,13 @@ int cli_fail(const Err *e) {
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    const bool bare = !strcmp(cmd, "stepformer");  // the window, opened with no command
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "stepformer %s: ", cmd);
+    fprintf(stderr, bare ? "stepformer: " : "stepformer %s: ", cmd);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(see stepformer %s --help)\n", cmd);
+    if (bare) fprintf(stderr, "\n(see stepformer --help-window)\n");
+    else fprintf(stderr, "\n(see stepformer %s --help)\n", cmd);
     va_end(ap);
     return EXIT_USAGE;
 }
@@ -144,35 +147,11 @@ static bool take_train(CliOptions *o, int c, const char *cmd, const char *arg, i
     return false;
 }
 
-// Options whose value is checked; false for a bad value (message printed, *code set).
-static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
+// The flags that override what a model file says (token ids, heads, LayerNorm, activation).
+static bool take_model_flag(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
     ModelOverrides *ov = &o->spec.overrides;
     long v;
-    if (take_plain(o, c, arg)) return true;
-    if (c >= 1000) return take_train(o, c, cmd, arg, code);
     switch (c) {
-    case 'z':
-        if (sscanf(arg, "%dx%d", &o->width, &o->height) == 2 && o->width >= 320 && o->height >= 240 &&
-            o->width <= 8192 && o->height <= 8192)
-            return true;
-        *code = cli_usage_error(cmd, "--size is WIDTHxHEIGHT (at least 320x240), not '%s'", arg);
-        return false;
-    case 'S':
-        if (parse_whole(arg, 0, 1L << 62, &o->seed)) return o->has_seed = true;
-        *code = cli_usage_error(cmd, "--seed needs a whole number, not '%s'", arg);
-        return false;
-    case 'V':
-        if (!strcmp(arg, "chars")) return o->vocab_chars = true;
-        *code = cli_usage_error(cmd, "--vocab: only 'chars' is known, not '%s'", arg);
-        return false;
-    case 'n':
-        if (parse_whole(arg, 1, 100000, &v)) return o->spec.max_len = (int)v, true;
-        *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);
-        return false;
-    case 'r':
-        if (parse_whole(arg, 1, 100000, &v)) return o->repeat = (int)v, true;
-        *code = cli_usage_error(cmd, "--repeat needs a whole number of at least 1, not '%s'", arg);
-        return false;
     case 'b':
         if (parse_whole(arg, 0, 1 << 24, &v)) return ov->has_bos = true, ov->bos = (int)v, true;
         *code = cli_usage_error(cmd, "--bos needs a token id, not '%s'", arg);
@@ -206,6 +185,41 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         *code = cli_usage_error(cmd, "--eps needs a non-negative number, not '%s'", arg);
         return false;
     }
+    }
+    return false;
+}
+
+// Options whose value is checked; false for a bad value (message printed, *code set).
+static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
+    long v;
+    if (take_plain(o, c, arg)) return true;
+    if (c >= 1000) return take_train(o, c, cmd, arg, code);
+    if (c > 0 && c < 128 && strchr("beaHLAE", c)) return take_model_flag(o, c, cmd, arg, code);
+    switch (c) {
+    case 'z': {
+        int used = 0;
+        if (sscanf(arg, "%dx%d%n", &o->width, &o->height, &used) == 2 && !arg[used] && o->width >= WINDOW_MIN_W &&
+            o->height >= WINDOW_MIN_H && o->width <= 8192 && o->height <= 8192)
+            return true;
+        *code = cli_usage_error(cmd, "--size is WIDTHxHEIGHT (at least %dx%d), not '%s'", WINDOW_MIN_W, WINDOW_MIN_H, arg);
+        return false;
+    }
+    case 'S':
+        if (parse_whole(arg, 0, 1L << 62, &o->seed)) return o->has_seed = true;
+        *code = cli_usage_error(cmd, "--seed needs a whole number, not '%s'", arg);
+        return false;
+    case 'V':
+        if (!strcmp(arg, "chars")) return o->vocab_chars = true;
+        *code = cli_usage_error(cmd, "--vocab: only 'chars' is known, not '%s'", arg);
+        return false;
+    case 'n':
+        if (parse_whole(arg, 1, 100000, &v)) return o->spec.max_len = (int)v, true;
+        *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);
+        return false;
+    case 'r':
+        if (parse_whole(arg, 1, 100000, &v)) return o->repeat = (int)v, true;
+        *code = cli_usage_error(cmd, "--repeat needs a whole number of at least 1, not '%s'", arg);
+        return false;
     }
     return false;
 }

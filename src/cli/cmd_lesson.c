@@ -32,6 +32,10 @@ static void print_result(const Session *s) {
 }
 
 int cli_run_lesson_headless(const CliOptions *o) {
+    const char *cmd = o->spec.lesson_path && !o->spec.builtin_lesson ? "lesson" : "stepformer";
+    if (o->record || o->replay || o->width)
+        return cli_usage_error(cmd, "%s is for the window; --headless, --to and --print print text instead",
+                               o->record ? "--record" : o->replay ? "--replay" : "--size");
     Session s;
     Err e = {{0}};
     if (!session_open(&s, &o->spec, &e)) return cli_fail(&e);
@@ -66,7 +70,7 @@ int cli_run_lesson_headless(const CliOptions *o) {
 }
 
 enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
-                     OPT_MODEL_FLAGS | OPT_WINDOW };
+                     OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW };
 
 int cmd_lesson(int argc, char **argv) {
     CliOptions o;

@@ -37,7 +37,7 @@ static const char stages_usage[] =
     "Lists the stages of one teacher-forced pass in order: index, id, output shape, op and the\n"
     "program line. Shapes are for the given inputs (by default one source and one target token).\n";
 
-enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS };
+enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
 
 static int need_model(const CliOptions *o, const char *cmd) {
     if (o->n_positional) return cli_usage_error(cmd, "unexpected argument '%s'", o->positional[0]);

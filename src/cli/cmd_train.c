@@ -29,6 +29,7 @@ static const char train_usage[] =
     "  --label-smoothing X  (0.1)\n"
     "  --d-model N, --nhead N, --layers N (encoder and decoder), --enc-layers N, --dec-layers N,\n"
     "  --d-ff N, --norm-first, --activation relu|gelu   model size (48, 4, 2, 2, 2, 128)\n"
+    "  --layer-norm torch|annotated, --eps X   the LayerNorm form (torch) and epsilon (1e-5)\n"
     "  --init FILE          continue from a model (its vocabulary must fit the task)\n"
     "  --eval-every N       check held-out accuracy every N steps (500; 0: only at the end)\n"
     "  --stop-at A          stop once held-out exact match reaches A (e.g. 0.99)\n";
@@ -121,6 +122,8 @@ static int configure(const CliOptions *o, TrainConfig *c) {
     if (ov->has_nhead) c->model.nhead = ov->nhead;
     if (ov->has_norm_first) c->model.norm_first = ov->norm_first;
     if (ov->has_activation) c->model.activation = ov->activation;
+    if (ov->has_layer_norm) c->model.layer_norm = ov->layer_norm;
+    if (ov->has_eps) c->model.layer_norm_eps = ov->eps;
     c->init = f->init;
     if (f->schedule) {
         int k = -1;

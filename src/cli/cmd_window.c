@@ -31,7 +31,7 @@ int cli_open_window(const CliOptions *o) {
 int cmd_window(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv,
-                         OPT_WINDOW | OPT_MODEL | OPT_MODEL_FLAGS | OPT_PROGRAM | OPT_INPUT |
+                         OPT_WINDOW | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_PROGRAM | OPT_INPUT |
                              OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_MAX_LEN,
                          window_usage, &o);
     if (code >= 0) return code;
@@ -54,7 +54,7 @@ static const char export_usage[] =
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;
-    int code = cli_parse(argc, argv, OPT_EXPORT | OPT_MODEL | OPT_MODEL_FLAGS | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN,
+    int code = cli_parse(argc, argv, OPT_EXPORT | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN,
                          export_usage, &o);
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
@@ -64,8 +64,8 @@ int cmd_export(int argc, char **argv) {
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
     else e.spec.lesson_path = o.positional[0];
     if (o.view) {
-        for (int v = 0; v < VIEW_COUNT; v++)
-            if (!strcasecmp(o.view, view_names[v]) || (!strcasecmp(o.view, "decoding") && v == VIEW_DECODE) ||
+        for (int v = 0; v < VIEW_COUNT; v++)  // not training: it does not follow the stages
+            if ((v != VIEW_TRAIN && !strcasecmp(o.view, view_names[v])) || (!strcasecmp(o.view, "decoding") && v == VIEW_DECODE) ||
                 (!strcasecmp(o.view, "positions") && v == VIEW_PE))
                 e.view = v;
         if (e.view < 0) return cli_usage_error("export", "--view is stage, attention, decoding or positions, not '%s'", o.view);

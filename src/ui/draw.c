@@ -69,24 +69,35 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
 void view_help(Ui *ui, const App *a, Rect r) {
     (void)a;
     const Theme *t = ui->th;
-    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
+    // The body size if every row fits, else the label size (a small window still lists them all).
+    int px = ui->px, lh = gfx_line_height(ui->g, FONT_SANS, px);
+    if ((key_help_count + 3) * lh > r.h - 2 * ui->pad) px = ui->small, lh = gfx_line_height(ui->g, FONT_SANS, px);
     int w = 0;
     for (int i = 0; i < key_help_count; i++) {
-        int k = gfx_text_width(ui->g, FONT_BOLD, ui->px, key_help[i].keys);
+        int k = gfx_text_width(ui->g, FONT_BOLD, px, key_help[i].keys);
         w = k > w ? k : w;
     }
     Rect box = {r.x + r.w / 8, r.y + r.h / 10, r.w * 3 / 4, (key_help_count + 3) * lh};
-    if (box.h > r.h - 2 * ui->pad) box.y = r.y + ui->pad, box.h = r.h - 2 * ui->pad;
+    if (r.w < 900) box.x = r.x + ui->pad, box.w = r.w - 2 * ui->pad;
+    if (box.y + box.h > r.y + r.h - ui->pad) box.y = r.y + ui->pad;
+    if (box.h > r.h - 2 * ui->pad) box.h = r.h - 2 * ui->pad;
     gfx_rect(ui->g, rect_inset(box, -4), t->text);
     gfx_rect(ui->g, box, t->panel);
     int y = box.y + ui->pad;
-    gfx_text(ui->g, FONT_BOLD, ui->px, t->text, box.x + ui->pad, y, "Keys");
+    gfx_text(ui->g, FONT_BOLD, px, t->text, box.x + ui->pad, y, "Keys");
     y += lh * 3 / 2;
     for (int i = 0; i < key_help_count && y + lh <= box.y + box.h; i++, y += lh) {
-        gfx_text(ui->g, FONT_BOLD, ui->px, t->accent, box.x + ui->pad, y, key_help[i].keys);
-        ui_text_fit(ui, FONT_SANS, ui->px, t->text, box.x + 2 * ui->pad + w, y, key_help[i].what,
-                    box.w - 3 * ui->pad - w);
+        gfx_text(ui->g, FONT_BOLD, px, t->accent, box.x + ui->pad, y, key_help[i].keys);
+        ui_text_fit(ui, FONT_SANS, px, t->text, box.x + 2 * ui->pad + w, y, key_help[i].what, box.w - 3 * ui->pad - w);
     }
+}
+
+// The side columns: the map and the lesson take shares of the width with minimums, but the
+// centre (the tensors) keeps at least half of it: a narrow window drops the lesson, then the map.
+static void columns(int w, int *map_w, int *lesson_w) {
+    *map_w = (int)fmaxf(w * 0.19f, 140.0f), *lesson_w = (int)fmaxf(w * 0.27f, 200.0f);
+    if (w - *map_w - *lesson_w < w / 2) *lesson_w = 0;
+    if (w - *map_w - *lesson_w < w / 2) *map_w = 0;
 }
 
 static void empty_state(Ui *ui, Rect r) {
@@ -104,13 +115,14 @@ void app_draw(Ui *ui, const App *a) {
     gfx_begin(ui->g, ui->th->bg);
     const int top = gfx_line_height(ui->g, FONT_BOLD, ui->px) + ui->pad * 2;
     const int bottom = gfx_line_height(ui->g, FONT_SANS, ui->small) * 3 + ui->pad;
-    const int map_w = (int)fmaxf(w * 0.19f, 140.0f), lesson_w = (int)fmaxf(w * 0.27f, 200.0f);
+    int map_w, lesson_w;
+    columns(w, &map_w, &lesson_w);
     const Rect bar = {0, 0, w, top}, map = {0, top, map_w, h - top - bottom},
                center = {map_w, top, w - map_w - lesson_w, h - top - bottom},
                lesson = {w - lesson_w, top, lesson_w, h - top - bottom}, timeline = {0, h - bottom, w, bottom};
     view_top_bar(ui, a, bar);
     if (a->loaded) {
-        view_map(ui, a, map);
+        if (map_w > 0) view_map(ui, a, map);
         switch (a->view) {
         case VIEW_STAGE: view_stage(ui, a, center); break;
         case VIEW_ATTENTION: view_attention(ui, a, center); break;
@@ -119,7 +131,7 @@ void app_draw(Ui *ui, const App *a) {
         case VIEW_TRAIN: view_train(ui, a, center); break;
         case VIEW_COUNT: break;
         }
-        view_lesson(ui, a, lesson);
+        if (lesson_w > 0) view_lesson(ui, a, lesson);
         view_timeline(ui, a, timeline);
     } else {
         empty_state(ui, center);

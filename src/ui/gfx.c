@@ -161,6 +161,10 @@ void gfx_set_fullscreen(Gfx *g, bool on) {
     if (g->win) check(g, SDL_SetWindowFullscreen(g->win, on ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0), "SetWindowFullscreen");
 }
 
+void gfx_set_min_size(Gfx *g, int w, int h) {
+    if (g->win) SDL_SetWindowMinimumSize(g->win, w, h);  // returns nothing to check
+}
+
 bool gfx_is_window(const Gfx *g) { return g->win != NULL; }
 
 // Opaque colours are drawn without blending: the software renderer fills those far faster.

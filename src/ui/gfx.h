@@ -30,6 +30,8 @@ void gfx_close(Gfx *g);
 void gfx_size(const Gfx *g, int *w, int *h);
 bool gfx_resize_offscreen(Gfx *g, int w, int h, Err *e);
 void gfx_set_fullscreen(Gfx *g, bool on);
+// The smallest size the user can drag the window to.
+void gfx_set_min_size(Gfx *g, int w, int h);
 bool gfx_is_window(const Gfx *g);
 
 void gfx_begin(Gfx *g, Rgba background);

@@ -89,6 +89,7 @@ int window_run(const WindowOptions *o) {
         fprintf(stderr, "stepformer: %s\n", e.msg);
         return 1;
     }
+    gfx_set_min_size(g, WINDOW_MIN_W, WINDOW_MIN_H);
     app_init(&a, &o->spec);
     Loop L = {.a = &a, .g = g, .ui = {.g = g, .heat = heat_cache_new()}};
     if (o->record && !(L.rec = recorder_open(o->record, &e))) app_set_error(&a, e.msg);

@@ -4,6 +4,8 @@
 
 #include "session.h"
 
+enum { WINDOW_MIN_W = 320, WINDOW_MIN_H = 240 };  // the smallest window (and export) size
+
 typedef struct {
     SessionSpec spec;
     const char *record, *replay;  // files, or NULL
