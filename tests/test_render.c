@@ -97,6 +97,31 @@ static double busy(const Rgba *px, int w, Rect r, Rgba bg) {
     return n ? (double)diff / n : 0;
 }
 
+// An app drawn off screen: a canvas, the app and the UI state the window would keep.
+typedef struct {
+    Gfx *g;
+    App a;
+    Ui ui;
+} Scene;
+
+// Opens the scene in place (an App cannot move once open). False, with a failed check, if not.
+static bool scene_open(Scene *s, int w, int h, const SessionSpec *spec) {
+    Err e = {{0}};
+    memset(s, 0, sizeof *s);
+    s->g = gfx_open_offscreen(w, h, &e);
+    const bool ok = s->g && app_open(&s->a, spec, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return gfx_close(s->g), false;
+    s->ui = (Ui){.g = s->g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    return true;
+}
+
+static void scene_close(Scene *s) {
+    heat_cache_free(s->ui.heat);
+    app_free(&s->a);
+    gfx_close(s->g);
+}
+
 static void test_views(void) {
     static const int sizes[2][2] = {{800, 600}, {1920, 1080}};
     static const char *const at[VIEW_COUNT] = {"encoder.layers.1.linear1", "step.2.decoder.layers.1.cross_attn.weights",
@@ -150,22 +175,15 @@ static void test_long_words(void) {
     }
     fputs("\n```program\ninput src\nx = embedding(src, @src_tok_emb.embedding.weight)\n```\n", f);
     fclose(f);
-    Err e = {{0}};
-    Gfx *g = gfx_open_offscreen(800, 600, &e);
-    App a;
-    const bool ok = g && app_open(&a, &(SessionSpec){.lesson_path = path}, &e);
-    CHECK(ok, "%s", e.msg);
-    if (ok) {
-        Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    Scene sc;
+    if (scene_open(&sc, 800, 600, &(SessionSpec){.lesson_path = path})) {
         for (int v = 0; v < VIEW_COUNT; v++) {
-            a.view = (ViewKind)v;
-            app_draw(&ui, &a);
+            sc.a.view = (ViewKind)v;
+            app_draw(&sc.ui, &sc.a);
         }
-        CHECK(!a.error[0], "the long words draw without an error (%s)", a.error);
-        heat_cache_free(ui.heat);
-        app_free(&a);
+        CHECK(!sc.a.error[0], "the long words draw without an error (%s)", sc.a.error);
+        scene_close(&sc);
     }
-    gfx_close(g);
     remove(path);
 }
 
@@ -205,64 +223,55 @@ static void cell_under(const Ui *ui, int x, int y, float *col, float *row) {
 
 // Wheeling in and out keeps the cell under the pointer under it (within a cell, never drifting).
 static void test_wheel_anchor(void) {
-    Err e = {{0}};
-    Gfx *g = gfx_open_offscreen(1280, 800, &e);
-    App a;
-    const bool ok = g && app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e);
-    CHECK(ok, "%s", e.msg);
-    if (!ok) return gfx_close(g);
-    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
-    app_goto(&a, interp_find(a.session.it, "encoder.layers.0.linear1"));  // [16 x 128]
-    a.view = VIEW_STAGE;
-    app_draw(&ui, &a);
-    const Rect r = ui.zoom_view.cells;
+    Scene sc;
+    if (!scene_open(&sc, 1280, 800, &(SessionSpec){.builtin_lesson = "forward-pass.md"})) return;
+    App *a = &sc.a;
+    Ui *ui = &sc.ui;
+    app_goto(a, interp_find(a->session.it, "encoder.layers.0.linear1"));  // [16 x 128]
+    a->view = VIEW_STAGE;
+    app_draw(ui, a);
+    const Rect r = ui->zoom_view.cells;
     CHECK(r.w > 100 && r.h > 50, "a zoomable map (%dx%d)", r.w, r.h);
     const int x = r.x + r.w * 7 / 10, y = r.y + r.h * 2 / 3;
     float col0, row0, col, row;
-    cell_under(&ui, x, y, &col0, &row0);
+    cell_under(ui, x, y, &col0, &row0);
     for (int step = 0; step < 12; step++) {
-        app_wheel(&a, &ui, x, y, step < 7 ? 1 : -1);
-        app_draw(&ui, &a);
-        cell_under(&ui, x, y, &col, &row);
-        const ZoomView *v = &ui.zoom_view;  // at an edge of the slice the box cannot move further
+        app_wheel(a, ui, x, y, step < 7 ? 1 : -1);
+        app_draw(ui, a);
+        cell_under(ui, x, y, &col, &row);
+        const ZoomView *v = &ui->zoom_view;  // at an edge of the slice the box cannot move further
         const bool col_edge = v->c0 == 0 || v->c1 == 128, row_edge = v->r0 == 0 || v->r1 == 16;
         CHECK((fabsf(col - col0) <= 1.0f || col_edge) && (fabsf(row - row0) <= 1.0f || row_edge),
               "wheel step %d: the pointer is over column %.2f row %.2f (was %.2f, %.2f)", step, col, row, col0, row0);
         CHECK(step >= 7 || (v->c1 - v->c0 < 128 && !col_edge && !row_edge), "zooming in away from the edges (%d)", step);
     }
-    heat_cache_free(ui.heat);
-    app_free(&a);
-    gfx_close(g);
+    scene_close(&sc);
 }
 
 // The help list is modal: keys that would change what is behind it do nothing, and a click
 // closes it without reaching the map. Asking to edit while editing keeps the typed text.
 static void test_modal_help_and_edit(void) {
-    Err e = {{0}};
-    Gfx *g = gfx_open_offscreen(1000, 700, &e);
-    App a;
-    const bool ok = g && app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e);
-    CHECK(ok, "%s", e.msg);
-    if (!ok) return gfx_close(g);
-    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
-    app_goto(&a, 3);
-    app_draw(&ui, &a);
+    Scene sc;
+    if (!scene_open(&sc, 1000, 700, &(SessionSpec){.builtin_lesson = "forward-pass.md"})) return;
+    App *a = &sc.a;
+    Ui *ui = &sc.ui;
+    app_goto(a, 3);
+    app_draw(ui, a);
     const HotZone *z = NULL;
-    for (int i = 0; i < ui.n_hot && !z; i++) z = ui.hot[i].cmd == CMD_GOTO_STAGE && ui.hot[i].param != 3 ? &ui.hot[i] : NULL;
+    for (int i = 0; i < ui->n_hot && !z; i++)
+        if (ui->hot[i].cmd == CMD_GOTO_STAGE && ui->hot[i].param != 3) z = &ui->hot[i];
     CHECK(z != NULL, "a stage to click on the map");
-    app_act(&a, DO_HELP, 0);
-    app_act(&a, DO_NEXT, 0);
-    app_act(&a, DO_LAST, 0);
-    CHECK(a.help && a.cursor == 3, "with help open, Right and End do nothing (cursor %d)", a.cursor);
-    if (z) app_click(&a, &ui, z->r.x + z->r.w / 2, z->r.y + z->r.h / 2);
-    CHECK(!a.help && a.cursor == 3, "a click closes help and goes nowhere (cursor %d)", a.cursor);
-    app_act(&a, DO_EDIT, 0);
-    app_type(&a, "7 May 1999");
-    app_act(&a, DO_EDIT, 0);
-    CHECK(a.editing && !strcmp(a.edit, "7 May 1999"), "editing again keeps the typed text ('%s')", a.edit);
-    heat_cache_free(ui.heat);
-    app_free(&a);
-    gfx_close(g);
+    app_act(a, DO_HELP, 0);
+    app_act(a, DO_NEXT, 0);
+    app_act(a, DO_LAST, 0);
+    CHECK(a->help && a->cursor == 3, "with help open, Right and End do nothing (cursor %d)", a->cursor);
+    if (z) app_click(a, ui, z->r.x + z->r.w / 2, z->r.y + z->r.h / 2);
+    CHECK(!a->help && a->cursor == 3, "a click closes help and goes nowhere (cursor %d)", a->cursor);
+    app_act(a, DO_EDIT, 0);
+    app_type(a, "7 May 1999");
+    app_act(a, DO_EDIT, 0);
+    CHECK(a->editing && !strcmp(a->edit, "7 May 1999"), "editing again keeps the typed text ('%s')", a->edit);
+    scene_close(&sc);
 }
 
 // Draws the stage view of `id` and reads the window back.
