@@ -201,7 +201,8 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         if (sscanf(arg, "%dx%d%n", &o->width, &o->height, &used) == 2 && !arg[used] && o->width >= WINDOW_MIN_W &&
             o->height >= WINDOW_MIN_H && o->width <= 8192 && o->height <= 8192)
             return true;
-        *code = cli_usage_error(cmd, "--size is WIDTHxHEIGHT (at least %dx%d), not '%s'", WINDOW_MIN_W, WINDOW_MIN_H, arg);
+        *code = cli_usage_error(cmd, "--size is WIDTHxHEIGHT (at least %dx%d), not '%s'", WINDOW_MIN_W,
+                                WINDOW_MIN_H, arg);
         return false;
     }
     case 'S':

@@ -54,7 +54,9 @@ static const char export_usage[] =
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;
-    int code = cli_parse(argc, argv, OPT_EXPORT | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN,
+    int code = cli_parse(argc, argv,
+                         OPT_EXPORT | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_INPUT | OPT_TARGET |
+                             OPT_MAX_LEN,
                          export_usage, &o);
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
