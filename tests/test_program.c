@@ -69,6 +69,7 @@ static void test_errors(void) {
                  "not a usable number");
     expect_error("input src\nan_extremely_long_tensor_name_of_40_chars = softmax(src)\n", "t.sfp:2:",
                  "longer than 31");
+    expect_error("input src\nfor a_loop_variable_named_at_great_length in 2\nend\n", "t.sfp:2:", "longer than 31");
     expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\nb = split_heads(a, heads=16)\n"
                  "c = merge_heads(b)\nd = positional_table(positions=0, width=4)\n", "t.sfp:5:", "positions >= 1");
     // 300 nested brackets: a message, not a blown stack.

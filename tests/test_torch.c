@@ -107,8 +107,6 @@ static void greedy(const char *model, const StFile *f, const ModelOverrides *ov,
     session_close(&s);
 }
 
-// Two cases of one model padded into a batch: every real row must still match PyTorch, and
-// batched greedy decoding must give each case its own ids.
 // Every greedy round's embedding read the ids that round ran on (bos, then the tokens PyTorch
 // generated before it), even after later rounds appended more; a re-run gives the same rows.
 static void rounds_keep_their_ids(Interp *it, StFile c[2], int bos) {
@@ -137,6 +135,8 @@ static void rounds_keep_their_ids(Interp *it, StFile c[2], int bos) {
     }
 }
 
+// Two cases of one model padded into a batch: every real row must still match PyTorch, and
+// batched greedy decoding must give each case its own ids.
 static void batched(void) {
     StFile c[2];
     Err e = {{0}};

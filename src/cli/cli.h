@@ -61,7 +61,8 @@ int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_stages(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
-int cli_run_lesson_headless(const CliOptions *o);
+// The lesson in the terminal, stage by stage (cmd names the command in usage errors).
+int cli_run_lesson_headless(const char *cmd, const CliOptions *o);
 int cmd_bench(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_window(int argc, char **argv);

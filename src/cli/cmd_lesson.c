@@ -31,8 +31,7 @@ static void print_result(const Session *s) {
            why == STOP_EOS ? "eos" : "max_len");
 }
 
-int cli_run_lesson_headless(const CliOptions *o) {
-    const char *cmd = o->spec.lesson_path && !o->spec.builtin_lesson ? "lesson" : "stepformer";
+int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
     if (o->record || o->replay || o->width)
         return cli_usage_error(cmd, "%s is for the window; --headless, --to and --print print text instead",
                                o->record ? "--record" : o->replay ? "--replay" : "--size");
@@ -78,7 +77,7 @@ int cmd_lesson(int argc, char **argv) {
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
     o.spec.lesson_path = o.positional[0];
-    if (o.to || o.print || o.headless) return cli_run_lesson_headless(&o);
+    if (o.to || o.print || o.headless) return cli_run_lesson_headless("lesson", &o);
     return cli_open_window(&o);
 }
 

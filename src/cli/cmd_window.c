@@ -39,7 +39,7 @@ int cmd_window(int argc, char **argv) {
     if (o.spec.model_path && !o.spec.input && !o.spec.src_ids)
         return cli_usage_error("stepformer", "with --model, give --input TEXT or --src-ids LIST");
     if (!o.spec.model_path && !o.spec.lesson_path) o.spec.builtin_lesson = "forward-pass.md";
-    if (o.headless) return cli_run_lesson_headless(&o);
+    if (o.headless) return cli_run_lesson_headless("stepformer", &o);
     return cli_open_window(&o);
 }
 

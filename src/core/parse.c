@@ -203,7 +203,7 @@ static bool parse_stmt(Lex *l, Stmt *st) {
 // Names a program binds (tensors, inputs, outputs, defs and their parameters) fit in 31 bytes.
 static bool check_names(Lex *l, const Stmt *st) {
     char why[160];
-    const bool named = st->kind != ST_BLOCK && st->kind != ST_FOR;
+    const bool named = st->kind != ST_BLOCK;  // a block's name is a path: stage ids have their own check
     for (int i = -1; i < st->n_args; i++) {
         const char *n = i < 0 ? (named ? st->name : NULL) : st->kind == ST_DEF ? st->args[i].text : NULL;
         if (n && strlen(n) > PROGRAM_NAME_MAX) {

@@ -124,6 +124,18 @@ static bool parse_meta(StFile *f, const cJSON *meta, const char *what, Err *e) {
     return true;
 }
 
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(((const Pending *)a)->name, ((const Pending *)b)->name);
+}
+
+// No tensor name twice (cJSON keeps both): sorted by name, twins are neighbours.
+static bool check_names(Pending *p, int n, const char *what, Err *e) {
+    qsort(p, (size_t)n, sizeof *p, cmp_name);
+    for (int i = 1; i < n; i++)
+        if (!strcmp(p[i - 1].name, p[i].name)) return err_set(e, "%s: the header names '%s' twice", what, p[i].name);
+    return true;
+}
+
 static int cmp_begin(const void *a, const void *b) {
     const Pending *x = a, *y = b;
     return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
@@ -181,18 +193,17 @@ static bool parse_header(StFile *f, const cJSON *root, const unsigned char *data
     Pending *p = calloc((size_t)n + 1, sizeof *p);
     if (!p) return err_set(e, "%s: out of memory", what);
     bool ok = true;
-    int k = 0;
+    int k = 0, n_meta = 0;
     for (const cJSON *it = root->child; it && ok; it = it->next) {
-        for (const cJSON *b = root->child; b != it && ok; b = b->next)
-            if (!strcmp(b->string, it->string))
-                ok = err_set(e, "%s: the header names '%s' twice", what, it->string);
-        if (!ok) break;
-        if (strcmp(it->string, "__metadata__") == 0)
+        if (strcmp(it->string, "__metadata__") == 0 && n_meta++)
+            ok = err_set(e, "%s: the header names '__metadata__' twice", what);
+        else if (strcmp(it->string, "__metadata__") == 0)
             ok = parse_meta(f, it, what, e);
         else
             ok = parse_entry(&p[k++], it, what, e);
     }
-    ok = ok && check_layout(p, n, data_len, what, e) && fill_entries(f, p, n, data, what, e);
+    ok = ok && check_names(p, n, what, e) && check_layout(p, n, data_len, what, e) &&
+         fill_entries(f, p, n, data, what, e);
     free(p);
     return ok;
 }
