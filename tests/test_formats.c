@@ -30,15 +30,20 @@ static void write_raw(const char *path, const char *header, long claimed, const 
 }
 
 // Loads `path`, expects failure with a message holding the path and every `want` fragment.
+// A load error names the file and mentions w1 (and w2, if given).
+static void check_message(const Err *e, const char *path, const char *w1, const char *w2) {
+    CHECK(strstr(e->msg, path) != NULL, "message names the file: %s", e->msg);
+    CHECK(strstr(e->msg, w1) != NULL, "message mentions '%s': %s", w1, e->msg);
+    if (w2) CHECK(strstr(e->msg, w2) != NULL, "message mentions '%s': %s", w2, e->msg);
+}
+
 static void expect_st_error(const char *path, const char *want1, const char *want2) {
     StFile f;
     Err e = {{0}};
     bool ok = st_load(&f, path, &e);
     CHECK(!ok, "%s should not load", path);
     if (ok) return st_free(&f);
-    CHECK(strstr(e.msg, path) != NULL, "message names the file: %s", e.msg);
-    CHECK(strstr(e.msg, want1) != NULL, "message mentions '%s': %s", want1, e.msg);
-    if (want2) CHECK(strstr(e.msg, want2) != NULL, "message mentions '%s': %s", want2, e.msg);
+    check_message(&e, path, want1, want2);
 }
 
 static void test_bad_safetensors(void) {
@@ -154,9 +159,7 @@ static void expect_model_error(const char *path, const ModelOverrides *ov, const
     bool ok = model_load(&m, path, ov, &e);
     CHECK(!ok, "%s should not load", path);
     if (ok) return model_free(&m);
-    CHECK(strstr(e.msg, path) != NULL, "message names the file: %s", e.msg);
-    CHECK(strstr(e.msg, w1) != NULL, "message mentions '%s': %s", w1, e.msg);
-    if (w2) CHECK(strstr(e.msg, w2) != NULL, "message mentions '%s': %s", w2, e.msg);
+    check_message(&e, path, w1, w2);
 }
 
 static void test_models(void) {
