@@ -121,7 +121,8 @@ static bool expand_all(Interp *it, Err *e) {
     expander_free(it->x);
     it->x = expander_new(it->p, it->m);
     if (!it->x) return err_set(e, "out of memory");
-    for (int s = 0; s < it->p->n_inputs; s++) expander_set_input(it->x, s, it->len[s], s == it->tgt ? it->tgt_off : 0);
+    for (int s = 0; s < it->p->n_inputs; s++)
+        expander_set_input(it->x, s, it->len[s], s == it->tgt ? it->tgt_off : 0);
     it->round = 0;
     it->phase = PH_FINISHED;
     bool ok = expand_prelude(it->x, e);
