@@ -211,12 +211,15 @@ static void test_train(void) {
     // Ctrl-C stops cleanly and still saves.
     char cmd[2048], saved[300];
     snprintf(saved, sizeof saved, "%s/interrupted.safetensors", dir);
-    snprintf(cmd, sizeof cmd, "'%s' train --task copy --steps 1000000 %s --out '%s' >/dev/null 2>'%s/err' & pid=$!; "
-             "for i in $(seq 100); do grep -q '^step' '%s/err' 2>/dev/null && break; sleep 0.1; done; "
-             "kill -INT $pid; wait $pid", STEPFORMER_BIN, tiny, saved, dir, dir);
+    // Its own log, emptied first: a stale "step" line from an earlier run would send the signal
+    // before the handler is installed, and a background job ignores SIGINT until then.
+    snprintf(cmd, sizeof cmd, "rm -f '%s/train.err'; '%s' train --task copy --steps 1000000 %s --out '%s' >/dev/null "
+             "2>'%s/train.err' & pid=$!; "
+             "for i in $(seq 100); do grep -q '^step' '%s/train.err' 2>/dev/null && break; sleep 0.1; done; "
+             "kill -INT $pid; wait $pid", dir, STEPFORMER_BIN, tiny, saved, dir, dir);
     int status = system(cmd);
     char p[300];
-    snprintf(p, sizeof p, "%s/err", dir), slurp(p, err, sizeof err);
+    snprintf(p, sizeof p, "%s/train.err", dir), slurp(p, err, sizeof err);
     FILE *f = fopen(saved, "rb");
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 130 && f && strstr(err, "interrupted: saved"),
           "Ctrl-C: exit 130 and the model saved (status %d): %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, err);
