@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "session.h"
 #include "model.h"
 
 static char dir[] = "/tmp/stepformer-formats-XXXXXX";
@@ -153,13 +154,17 @@ static void save_variant(const Model *m, const char *path, const char *drop, con
     st_free(&f);
 }
 
-static void expect_model_error(const char *path, const ModelOverrides *ov, const char *w1, const char *w2) {
-    Model m;
+// Opens the model on the standard program (with --config text, or NULL) and expects an error
+// naming `where` (the file, or the program line) and the words given.
+static void expect_model_error(const char *path, const char *config, const char *where, const char *w1,
+                               const char *w2) {
+    Session s;
     Err e = {{0}};
-    bool ok = model_load(&m, path, ov, &e);
-    CHECK(!ok, "%s should not load", path);
-    if (ok) return model_free(&m);
-    check_message(&e, path, w1, w2);
+    SessionSpec spec = {.model_path = path, .config = config, .src_ids = "4,5", .tgt_ids = "2,4"};
+    bool ok = session_open(&s, &spec, &e);
+    CHECK(!ok, "%s should not open", path);
+    if (ok) return session_close(&s);
+    check_message(&e, where ? where : path, w1, w2);
 }
 
 static void test_models(void) {
@@ -167,51 +172,64 @@ static void test_models(void) {
     c.norm_first = true, c.activation = ACT_GELU, c.layer_norm = LN_ANNOTATED;
     c.layer_norm_eps = 1.23456784e-05f;  // a float that needs 9 digits to survive the round trip
     Model m, back;
+    Lesson l;
     Err e = {{0}};
-    CHECK(model_init_random(&m, &c, 7, &e), "init: %s", e.msg);
+    CHECK(lesson_parse(&l, "pre-norm.md", session_builtin_lesson("pre-norm.md", NULL), &e), "%s", e.msg);
+    CHECK(model_init_config(&m, &l.program, &c, 7, &e), "init: %s", e.msg);
+    CHECK(m.n_params == 2 * 12 + 2 * 18 + 2 + 2 + 2 + 3, "the pre-norm program declares %d tensors", m.n_params);
     const char *p = tmp("model.safetensors");
     CHECK(model_save(&m, p, &e), "save: %s", e.msg);
-    bool ok = model_load(&back, p, NULL, &e);
+    bool ok = model_load(&back, p, &l.program, NULL, &e);
     CHECK(ok, "load: %s", e.msg);
     if (ok) {
         CHECK(same_config(&back.cfg, &m.cfg), "config survives a round trip");
         const StEntry *w = model_weight(&back, "transformer.decoder.layers.1.multihead_attn.in_proj_weight");
         const StEntry *w0 = model_weight(&m, "transformer.decoder.layers.1.multihead_attn.in_proj_weight");
         CHECK(w && w0 && memcmp(w->data, w0->data, sizeof(float) * 3 * 32 * 32) == 0, "weights too");
+        CHECK(back.note[0] == '\0', "nothing to note: %s", back.note);
         model_free(&back);
     }
-    ModelOverrides none = {0};
     p = tmp("wide.safetensors");
     save_variant(&m, p, NULL, "d_model", "64");
-    expect_model_error(p, &none, "in_proj_weight' has shape [96 x 32]", "needs [192 x 64]");
+    expect_model_error(p, NULL, NULL, "is [11 x 32] in the file", "declares it [11 x 64]");
     p = tmp("missing.safetensors");
     save_variant(&m, p, "transformer.decoder.layers.1.norm3.weight", NULL, NULL);
-    expect_model_error(p, &none, "missing tensor 'transformer.decoder.layers.1.norm3.weight'", NULL);
+    expect_model_error(p, NULL, NULL, "missing tensor 'transformer.decoder.layers.1.norm3.weight'", "pre-norm.md:");
     p = tmp("nhead5.safetensors");
     save_variant(&m, p, NULL, "nhead", "5");
-    expect_model_error(p, &none, "nhead 5 does not divide d_model 32", NULL);
+    expect_model_error(p, NULL, "pre-norm.md:", "heads=5 must divide the 32 columns", NULL);
     p = tmp("nohead.safetensors");
     save_variant(&m, p, NULL, "nhead", NULL);
-    expect_model_error(p, &none, "--nhead", NULL);
-    ModelOverrides four = {.has_nhead = true, .nhead = 4};
-    ok = model_load(&back, p, &four, &e);
-    CHECK(ok && back.cfg.nhead == 4, "--nhead supplies what the metadata lacks: %s", e.msg);
-    if (ok) model_free(&back);
-    ModelOverrides eight = {.has_nhead = true, .nhead = 8};
-    expect_model_error(tmp("model.safetensors"), &eight, "the flag says nhead 8", "metadata says 4");
-    p = tmp("layers.safetensors");
+    expect_model_error(p, NULL, "pre-norm.md:", "'nhead' is not set", "--config nhead=");
+    Session s;
+    SessionSpec four = {.model_path = p, .config = "nhead=4", .src_ids = "4,5", .tgt_ids = "2,4"};
+    ok = session_open(&s, &four, &e);
+    CHECK(ok && s.model.cfg.nhead == 4, "--config supplies what the metadata lacks: %s", e.msg);
+    if (ok) session_close(&s);
+    expect_model_error(tmp("model.safetensors"), "nhead=8", NULL, "--config says nhead = 8", "says nhead = 4");
+    p = tmp("layers.safetensors");  // one layer less in the metadata: the file's layer 1 is noted
     save_variant(&m, p, NULL, "num_encoder_layers", "1");
-    expect_model_error(p, &none, "num_encoder_layers = 1", "holds 2");
+    ok = model_load(&back, p, &l.program, NULL, &e);
+    CHECK(ok && back.cfg.num_encoder_layers == 1 && strstr(back.note, "transformer.encoder.layers.1.") &&
+              strstr(back.note, "not declared by the program"), "extra tensors noted: %s %s", e.msg, ok ? back.note : "");
+    if (ok) model_free(&back);
     p = tmp("normfirst.safetensors");
     save_variant(&m, p, NULL, "norm_first", "yes");
-    expect_model_error(p, &none, "norm_first", "\"true\" or \"false\"");
+    expect_model_error(p, NULL, NULL, "norm_first", "\"false\" or \"true\"");
     p = tmp("vocab.safetensors");
     save_variant(&m, p, NULL, "src_tokens", "[\"a\", \"b\"]");
-    expect_model_error(p, &none, "src_tokens holds 2 tokens", "vocabulary size is 11");
+    expect_model_error(p, NULL, NULL, "src_tokens holds 2 tokens", "vocabulary size is 11");
     p = tmp("bos.safetensors");
     save_variant(&m, p, NULL, "bos_id", "99");
-    expect_model_error(p, &none, "bos_id 99", "outside the target vocabulary");
+    expect_model_error(p, NULL, NULL, "bos_id 99", "outside the vocabulary");
+    p = tmp("unused.safetensors");  // a name the program never reads is noted, not refused
+    save_variant(&m, p, NULL, "num_classes", "3");
+    ok = model_load(&back, p, &l.program, NULL, &e);
+    CHECK(ok && strstr(back.note, "num_classes") && strstr(back.note, "not used"), "unused name noted: %s",
+          ok ? back.note : e.msg);
+    if (ok) model_free(&back);
     model_free(&m);
+    lesson_free(&l);
 }
 
 int main(void) {

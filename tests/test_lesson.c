@@ -23,7 +23,7 @@ static void test_all_lessons_run(void) {
         bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
         CHECK(ok, "%s: %s", de->d_name, e.msg);
         if (!ok) continue;
-        CHECK(interp_done(s.it) && interp_n_done(s.it) > 50, "%s runs to its end", de->d_name);
+        CHECK(interp_done(s.it) && interp_n_done(s.it) > 10, "%s runs to its end", de->d_name);
         CHECK(s.lesson.title[0] != '\0', "%s has a title", de->d_name);
         // Every stage's line lies in a program cell that has narration before it.
         for (int i = 0; i < interp_n_stages(s.it); i++) {
@@ -136,7 +136,7 @@ static void test_bad_lessons(void) {
     expect_lesson_error("# x\n\nJust prose.\n", "no program cells", NULL);
     expect_lesson_error("# x\n\n```program\nblock e\n```\n\ntext\n", "bad.md:4:", "no matching 'end'");
     expect_lesson_error("```lesson\nconfig: d_model=sixty\n```\n```program\ninput src\n```\n",
-                        "bad.md:2:", "d_model = \"sixty\" is not an integer");
+                        "bad.md:2:", "d_model = \"sixty\" is not a number");
 }
 
 // A program error found when the lesson runs names the lesson file and line.
@@ -156,8 +156,12 @@ static void expect_run_error(const char *program, const char *w1, const char *w2
 }
 
 static void test_run_errors(void) {
-    expect_run_error("input src\nx = embedding(src, @src_tok_emb.embedding.weight)\ny = add(x, src)\n",
-                     "stepformer-run-error.md:13: add", "x is [2 x 64], src is [2]");
+    expect_run_error("input src\nparam @emb [src_vocab_size, d_model] xavier\nx = embedding(src, @emb)\n"
+                     "y = add(x, src)\n", "stepformer-run-error.md:14: add", "x is [2 x 64], src is [2]");
+    expect_run_error("input src\nx = embedding(src, @src_tok_emb.embedding.weight)\n", "stepformer-run-error.md:12:",
+                     "'src_tok_emb.embedding.weight' is not declared");
+    expect_run_error("input src\nparam @emb [src_vocab_size, d_modl] xavier\n", "stepformer-run-error.md:12:",
+                     "'d_modl' is not set");
     expect_run_error("input src\n\nblock e\n  y = embedd(src)\nend\n", "stepformer-run-error.md:14:",
                      "unknown op 'embedd'");
 }

@@ -26,11 +26,11 @@ static void pytorch_step(void) {
     Model m;
     Lesson l;
     Err e = {{0}};
-    if (!st_load(&f, path, &e) || !model_load(&m, path, NULL, &e)) {
+    CHECK(lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e), "%s", e.msg);
+    if (!st_load(&f, path, &e) || !model_load(&m, path, &l.program, NULL, &e)) {
         CHECK(false, "%s", e.msg);
         return;
     }
-    CHECK(lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e), "%s", e.msg);
     const StEntry *src = st_find(&f, "src"), *tin = st_find(&f, "tgt_in"), *tout = st_find(&f, "tgt_out");
     StepConfig c = {src->shape.dim[0], src->shape.dim[1], tin->shape.dim[1], (float)atof(st_meta(&f, "label_smoothing")),
                     (float)atof(st_meta(&f, "beta1")), (float)atof(st_meta(&f, "beta2")),

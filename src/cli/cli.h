@@ -31,7 +31,7 @@ typedef struct {
     bool json;
     const char *dump, *to, *print;
     int repeat;
-    const char *out, *config;  // init, export (--out)
+    const char *out;  // init, export, train (--out)
     long seed;
     bool vocab_chars;
     const char *record, *replay;  // window

@@ -21,7 +21,7 @@ static const struct {
     {{"dump", required_argument, 0, 'd'}, OPT_DUMP},
     {{"to", required_argument, 0, 'o'}, OPT_TO},
     {{"print", required_argument, 0, 'p'}, OPT_PRINT},
-    {{"program", required_argument, 0, 'P'}, OPT_PROGRAM},
+    {{"program", required_argument, 0, 'P'}, OPT_PROGRAM | OPT_INIT | OPT_TRAIN | OPT_EXPORT},
     {{"repeat", required_argument, 0, 'r'}, OPT_REPEAT},
     {{"bos", required_argument, 0, 'b'}, OPT_TOKEN_FLAGS},
     {{"eos", required_argument, 0, 'e'}, OPT_TOKEN_FLAGS},
@@ -32,7 +32,7 @@ static const struct {
     {{"activation", required_argument, 0, 'A'}, OPT_MODEL_FLAGS},
     {{"eps", required_argument, 0, 'E'}, OPT_MODEL_FLAGS},
     {{"out", required_argument, 0, 'O'}, OPT_INIT | OPT_EXPORT | OPT_TRAIN},
-    {{"config", required_argument, 0, 'C'}, OPT_INIT},
+    {{"config", required_argument, 0, 'C'}, OPT_INIT | OPT_MODEL_FLAGS},
     {{"seed", required_argument, 0, 'S'}, OPT_INIT | OPT_TRAIN},
     {{"task", required_argument, 0, 1000}, OPT_TRAIN},
     {{"steps", required_argument, 0, 1001}, OPT_TRAIN},
@@ -99,8 +99,12 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 'd': o->dump = arg; return true;
     case 'o': o->to = arg; return true;
     case 'p': o->print = arg; return true;
-    case 'P': s->lesson_path = arg; return true;
-    case 'N': s->overrides.has_norm_first = s->overrides.norm_first = true; return true;
+    case 'P': s->program_path = arg; return true;
+    case 'N': {
+        const size_t k = strlen(s->flags);
+        snprintf(s->flags + k, sizeof s->flags - k, "%snorm_first=true", k ? " " : "");
+        return true;
+    }
     case 'O': o->out = arg; return true;
     case 'R': o->record = arg; return true;
     case 'Y': o->replay = arg; return true;
@@ -108,7 +112,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 'u': o->ui_bench = true; return true;
     case 'x': o->train_bench = true; return true;
     case 'w': o->view = arg; return true;
-    case 'C': o->config = arg; return true;
+    case 'C': s->config = arg; return true;
     }
     return false;
 }
@@ -147,44 +151,37 @@ static bool take_train(CliOptions *o, int c, const char *cmd, const char *arg, i
     return false;
 }
 
-// The flags that override what a model file says (token ids, heads, LayerNorm, activation).
+// The flags that stand for configuration items (token ids, heads, LayerNorm, activation):
+// appended to the spec's flags text, where they meet --config and the file's metadata.
 static bool take_model_flag(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
-    ModelOverrides *ov = &o->spec.overrides;
-    long v;
-    switch (c) {
-    case 'b':
-        if (parse_whole(arg, 0, 1 << 24, &v)) return ov->has_bos = true, ov->bos = (int)v, true;
-        *code = cli_usage_error(cmd, "--bos needs a token id, not '%s'", arg);
-        return false;
-    case 'e':
-        if (parse_whole(arg, 0, 1 << 24, &v)) return ov->has_eos = true, ov->eos = (int)v, true;
-        *code = cli_usage_error(cmd, "--eos needs a token id, not '%s'", arg);
-        return false;
-    case 'a':
-        if (parse_whole(arg, 0, 1 << 24, &v)) return ov->has_pad = true, ov->pad = (int)v, true;
-        *code = cli_usage_error(cmd, "--pad needs a token id, not '%s'", arg);
-        return false;
-    case 'H':
-        if (parse_whole(arg, 1, 4096, &v)) return ov->has_nhead = true, ov->nhead = (int)v, true;
-        *code = cli_usage_error(cmd, "--nhead needs a whole number of at least 1, not '%s'", arg);
-        return false;
-    case 'L':
-        if (!strcmp(arg, "torch") || !strcmp(arg, "annotated"))
-            return ov->has_layer_norm = true, ov->layer_norm = arg[0] == 'a' ? LN_ANNOTATED : LN_TORCH, true;
-        *code = cli_usage_error(cmd, "--layer-norm is 'torch' or 'annotated', not '%s'", arg);
-        return false;
-    case 'A':
-        if (!strcmp(arg, "relu") || !strcmp(arg, "gelu"))
-            return ov->has_activation = true, ov->activation = arg[0] == 'g' ? ACT_GELU : ACT_RELU, true;
-        *code = cli_usage_error(cmd, "--activation is 'relu' or 'gelu', not '%s'", arg);
-        return false;
-    case 'E': {
+    static const struct {
+        int c;
+        const char *key, *flag, *want;
+        bool number;
+    } flags[] = {
+        {'b', "bos_id", "--bos", "a token id", true}, {'e', "eos_id", "--eos", "a token id", true},
+        {'a', "pad_id", "--pad", "a token id", true},
+        {'H', "nhead", "--nhead", "a whole number of at least 1", true},
+        {'L', "layer_norm", "--layer-norm", "'torch' or 'annotated'", false},
+        {'A', "activation", "--activation", "'relu' or 'gelu'", false},
+        {'E', "layer_norm_eps", "--eps", "a non-negative number", false},
+    };
+    char *text = o->spec.flags;
+    const size_t k = strlen(text), room = sizeof o->spec.flags - k;
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        if (flags[i].c != c) continue;
+        long v;
         char *end;
-        ov->eps = strtof(arg, &end);
-        if (end != arg && !*end && ov->eps >= 0) return ov->has_eps = true, true;
-        *code = cli_usage_error(cmd, "--eps needs a non-negative number, not '%s'", arg);
-        return false;
-    }
+        bool ok = flags[i].number ? parse_whole(arg, c == 'H' ? 1 : 0, 1 << 24, &v)
+                : c == 'L'        ? !strcmp(arg, "torch") || !strcmp(arg, "annotated")
+                : c == 'A'        ? !strcmp(arg, "relu") || !strcmp(arg, "gelu")
+                                  : (strtof(arg, &end) >= 0 && end != arg && !*end);
+        if (!ok || (int)room <= snprintf(text + k, room, "%s%s=%s", k ? " " : "", flags[i].key, arg)) {
+            text[k] = '\0';
+            *code = cli_usage_error(cmd, "%s needs %s, not '%s'", flags[i].flag, flags[i].want, arg);
+            return false;
+        }
+        return true;
     }
     return false;
 }

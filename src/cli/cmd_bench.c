@@ -125,8 +125,8 @@ static double train_step_ms(int steps, double *flops) {
     Err e = {{0}};
     Model m;
     Lesson l;
-    if (!model_init_random(&m, &c, 1, &e)) return -1;
-    if (!lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e)) return model_free(&m), -1;
+    if (!lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e)) return -1;
+    if (!model_init_config(&m, &l.program, &c, 1, &e)) return lesson_free(&l), -1;
     StepConfig sc = {B, L, L, 0.1f, 0.9f, 0.98f, 1e-9f};
     TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
     static float src[B * L], tin[B * L], tout[B * L];
@@ -207,7 +207,7 @@ static double total_flops(const Interp *it) {
 
 int cmd_bench(int argc, char **argv) {
     CliOptions o;
-    int code = cli_parse(argc, argv, OPT_REPEAT, bench_usage, &o);
+    int code = cli_parse(argc, argv, OPT_REPEAT | OPT_PROGRAM, bench_usage, &o);
     if (code >= 0) return code;
     if (o.ui_bench) return ui_bench_run(o.repeat ? o.repeat : 60);
     if (o.train_bench) return bench_train(o.repeat ? o.repeat : 50);
@@ -217,14 +217,16 @@ int cmd_bench(int argc, char **argv) {
     Model model;
     const char *path;
     const ModelConfig cfg = config_base();
-    if (!lesson_parse(&lesson, "forward-pass.md", session_builtin_lesson("forward-pass.md", &path), &e))
+    if (!(o.spec.program_path ? lesson_load(&lesson, o.spec.program_path, &e)
+                              : lesson_parse(&lesson, "forward-pass.md", session_builtin_lesson("forward-pass.md", &path), &e)))
         return cli_fail(&e);
-    if (!model_init_random(&model, &cfg, 1, &e)) return lesson_free(&lesson), cli_fail(&e);
+    if (!model_init_config(&model, &lesson.program, &cfg, 1, &e)) return lesson_free(&lesson), cli_fail(&e);
     float src[32], tgt[32];
     Rng rng = {42};
     for (int i = 0; i < 32; i++) src[i] = (float)(4 + rng_below(&rng, cfg.src_vocab_size - 4));
     for (int i = 0; i < 32; i++) tgt[i] = i ? (float)(4 + rng_below(&rng, cfg.tgt_vocab_size - 4)) : 2.0f;
-    RunSpec spec = {src, 32, tgt, 32, 0};
+    const bool decoder = lesson.program.decode < lesson.program.n;
+    RunSpec spec = {src, 32, decoder ? tgt : NULL, decoder ? 32 : 0, 0};
     Interp *it = interp_new(&lesson.program, &model, &spec, &e);
     if (!it) return model_free(&model), lesson_free(&lesson), cli_fail(&e);
     printf("stepformer bench: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, src %d, tgt %d, "

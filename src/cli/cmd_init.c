@@ -1,41 +1,52 @@
-// cmd_init.c: `init` writes a model with fresh random weights, from a config and a seed.
+// cmd_init.c: `init` writes a model with fresh random weights for a program, from a config
+// and a seed.
+#include <string.h>
+
 #include "cli.h"
 
 static const char init_usage[] =
-    "usage: stepformer init --out FILE [--config \"d_model=64 nhead=4 ...\"] [--seed N] [--vocab chars]\n"
+    "usage: stepformer init --out FILE [--program LESSON.md] [--config \"k=v ...\"] [--seed N]\n"
+    "                       [--vocab chars]\n"
     "\n"
-    "Writes a .safetensors model with Xavier-uniform matrices, zero biases, unit LayerNorm gains\n"
-    "and the sinusoidal table, with its configuration in the metadata. --config takes\n"
-    "nn.Transformer's argument names (d_model, nhead, num_encoder_layers, num_decoder_layers,\n"
-    "dim_feedforward, src_vocab_size, tgt_vocab_size, norm_first, activation, layer_norm,\n"
-    "layer_norm_eps) and max_positions; unspecified items come from the base configuration\n"
-    "(512, 8 heads, 6+6 layers, 2048, vocabulary 1000, 128 positions). --vocab chars gives both\n"
-    "sides a character vocabulary (specials + printable ASCII).\n";
+    "Writes a .safetensors model holding every tensor the program declares (its `param` and\n"
+    "`buffer` lines), each initialised as its declaration says, with the configuration in the\n"
+    "metadata. The program is the standard post-norm lesson unless --program names another\n"
+    "(--norm-first picks the pre-norm one). --config takes any name the program uses; for the\n"
+    "standard lessons, names left out come from the base configuration (d_model 512, 8 heads,\n"
+    "6+6 layers, d_ff 2048, vocabulary 1000, 128 positions). --vocab chars gives both sides a\n"
+    "character vocabulary (specials + printable ASCII, 99 tokens).\n";
 
 int cmd_init(int argc, char **argv) {
     CliOptions o;
-    int code = cli_parse(argc, argv, OPT_INIT, init_usage, &o);
+    int code = cli_parse(argc, argv, OPT_INIT | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS, init_usage, &o);
     if (code >= 0) return code;
     if (o.n_positional) return cli_usage_error("init", "unexpected argument '%s'", o.positional[0]);
     if (!o.out) return cli_usage_error("init", "--out FILE is required");
-    ModelConfig c = config_base();
     Err e = {{0}};
-    if (o.vocab_chars) c.src_vocab_size = c.tgt_vocab_size = 4 + ('~' - ' ' + 1);
-    if (o.config && !config_parse(&c, o.config, "--config", &e)) return cli_fail(&e);
+    Lesson l;
+    const char *pre = strstr(o.spec.flags, "norm_first=true") ? "pre-norm.md" : "forward-pass.md";
+    const char *path = NULL, *text = o.spec.program_path ? NULL : session_builtin_lesson(pre, &path);
+    if (!(text ? lesson_parse(&l, path, text, &e) : lesson_load(&l, o.spec.program_path, &e))) return cli_fail(&e);
+    char base[512], from[600];
+    ModelConfig c = config_base();
+    config_text(&c, base, sizeof base);
+    ConfSpec cs;
+    session_conf_spec(&cs, &o.spec, &l, from, sizeof from);
+    conf_spec_add(&cs, o.vocab_chars ? "src_vocab_size=99 tgt_vocab_size=99" : NULL, "--vocab chars", false);
+    conf_spec_add(&cs, base, "the base configuration", true);
     Model m;
-    if (!model_init_random(&m, &c, (uint64_t)o.seed, &e)) return cli_fail(&e);
-    bool ok = true;
-    if (o.vocab_chars) {
-        if (c.src_vocab_size != 99 || c.tgt_vocab_size != 99)
-            ok = err_set(&e, "--vocab chars has 99 tokens; leave the vocabulary sizes out of --config");
+    bool ok = model_init_random(&m, &l.program, &cs, (uint64_t)o.seed, &e);
+    if (ok && o.vocab_chars) {
         vocab_free(&m.src_vocab), vocab_free(&m.tgt_vocab);
-        ok = ok && vocab_chars(&m.src_vocab, &e) && vocab_chars(&m.tgt_vocab, &e);
+        ok = vocab_chars(&m.src_vocab, &e) && vocab_chars(&m.tgt_vocab, &e);
         m.has_vocab = ok;
     }
+    if (ok && m.note[0]) fprintf(stderr, "stepformer: note: %s\n", m.note);
     ok = ok && model_save(&m, o.out, &e);
+    if (ok)
+        printf("wrote %s: %d tensors of %s (d_model %d, seed %ld)\n", o.out, m.n_params, l.program.file,
+               m.cfg.d_model, o.seed);
     model_free(&m);
-    if (!ok) return cli_fail(&e);
-    printf("wrote %s (d_model %d, %d heads, %d+%d layers, seed %ld)\n", o.out, c.d_model, c.nhead,
-           c.num_encoder_layers, c.num_decoder_layers, o.seed);
-    return EXIT_OK;
+    lesson_free(&l);
+    return ok ? EXIT_OK : cli_fail(&e);
 }

@@ -107,7 +107,6 @@ static int configure(const CliOptions *o, TrainConfig *c) {
         return cli_usage_error("train", "unknown task '%s': the tasks are copy, reverse, sort and dates", f->task);
     if (!o->out) return cli_usage_error("train", "--out FILE is required");
     *c = train_defaults(task);
-    const ModelOverrides *ov = &o->spec.overrides;
     if (f->steps) c->steps = f->steps;
     if (f->batch) c->batch = f->batch;
     if (f->lr > 0) c->lr = f->lr;
@@ -119,11 +118,10 @@ static int configure(const CliOptions *o, TrainConfig *c) {
     if (f->layers) c->model.num_encoder_layers = c->model.num_decoder_layers = f->layers;
     if (f->enc_layers) c->model.num_encoder_layers = f->enc_layers;
     if (f->dec_layers) c->model.num_decoder_layers = f->dec_layers;
-    if (ov->has_nhead) c->model.nhead = ov->nhead;
-    if (ov->has_norm_first) c->model.norm_first = ov->norm_first;
-    if (ov->has_activation) c->model.activation = ov->activation;
-    if (ov->has_layer_norm) c->model.layer_norm = ov->layer_norm;
-    if (ov->has_eps) c->model.layer_norm_eps = ov->eps;
+    if (o->spec.flags[0] && o->spec.config)
+        return cli_usage_error("train", "give the configuration either as flags (--nhead ...) or as --config, not both");
+    c->config = o->spec.config ? o->spec.config : o->spec.flags[0] ? o->spec.flags : NULL;
+    c->program = o->spec.program_path;
     c->init = f->init;
     if (f->schedule) {
         int k = -1;

@@ -51,11 +51,12 @@ float *grads_weights(Grads *g) { return g->dw; }
 size_t grads_size(const Grads *g) { return g->n_dw; }
 void grads_zero(Grads *g) { memset(g->dw, 0, sizeof(float) * g->n_dw); }
 
-static bool frozen(const char *name) { return strncmp(name, "positional_encoding.", 20) == 0; }
+// A buffer (a fixed positional table) is saved with the model but never trained.
+static bool frozen(const Model *m, int index) { return m->params[index].fixed; }
 
 float *grads_of(Grads *g, const char *name) {
-    const StEntry *en = model_weight(g->m, name);
-    return en && !frozen(name) ? g->dw + (en->data - g->m->weights.arena) : NULL;
+    const int i = model_weight_index(g->m, name);
+    return i >= 0 && !frozen(g->m, i) ? g->dw + (g->m->weights.entries[i].data - g->m->weights.arena) : NULL;
 }
 
 // Room for every stage's gradient; none has received one yet.
@@ -101,7 +102,7 @@ static float *destination(Grads *g, const Interp *it, int i, int j) {
     if (r->kind == REF_STAGE) return stage_grad(g, it, r->index);
     if (r->kind == REF_WEIGHT) {
         const StEntry *en = &g->m->weights.entries[r->index];
-        if (frozen(en->name)) return NULL;
+        if (frozen(g->m, r->index)) return NULL;
         return g->dw + (en->data - g->m->weights.arena) + r->offset;
     }
     return NULL;  // token ids
@@ -118,10 +119,18 @@ static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const f
     const int nd = s0->ndim;
     switch (st->op) {
     case OP_ADD:
+    case OP_ADD_POSITIONS:  // a learned table's first T rows are its first n numbers
         if (dst[1]) add_backward(dst[1], dy, n);
-        /* fall through */
-    case OP_ADD_POSITIONS:
         if (dst[0]) add_backward(dst[0], dy, n);
+        return;
+    case OP_PERMUTE:
+        if (dst[0]) permute_backward(dst[0], dy, s0->dim, st->attr.dims, nd);
+        return;
+    case OP_MAX_POOL:
+    case OP_MEAN_POOL:
+        if (dst[0])
+            pool_backward(dst[0], dy, in[0], y, st->attr.has_pad ? in[1] : NULL, st->attr.pad_id, s0->dim[0],
+                          s0->dim[1], st->op == OP_MEAN_POOL);
         return;
     case OP_SPLIT_HEADS:
         if (dst[0]) split_heads_backward(dst[0], dy, s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
@@ -184,8 +193,14 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
         if (dst[1]) embedding_backward(dst[1], dy, in[0], B * s0->dim[0], last(&st->shape), st->attr.scale);
         return;
     case OP_LINEAR:
-        linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * s0->dim[0],
-                        s0->dim[1], st->in_shape[1].dim[0], fresh);
+        linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * rows_of(s0),
+                        last(s0), st->in_shape[1].dim[0], fresh);
+        return;
+    case OP_RESHAPE:
+        if (dst[0]) add_backward(dst[0], dy, n);
+        return;
+    case OP_CHUNK:
+        if (dst[0]) chunk_backward(dst[0], dy, B * rows_of(s0), last(s0), st->attr.chunk, st->attr.chunks);
         return;
     case OP_SCALE:
         if (dst[0]) scale_backward(dst[0], dy, st->attr.scale, n);

@@ -2,6 +2,7 @@
 // linear layer is one matrix multiply over every example's rows); ops that mix rows within an
 // example (attention's matmuls, heads, masks, positions) run once per example.
 #include <assert.h>
+#include <string.h>
 
 #include "ops.h"
 
@@ -34,6 +35,12 @@ static void exec_one(const Stage *st, const float *const in[STAGE_MAX_IN], float
                      s0->dim[1], s0->dim[2]);
         return;
     case OP_POSITIONAL_TABLE: positional_encoding(out, st->attr.positions, st->attr.width, st->attr.base); return;
+    case OP_PERMUTE: permute_forward(out, in[0], s0->dim, st->attr.dims, nd); return;
+    case OP_MAX_POOL:
+    case OP_MEAN_POOL:
+        pool_forward(out, in[0], st->attr.has_pad ? in[1] : NULL, st->attr.pad_id, s0->dim[0], s0->dim[1],
+                     st->op == OP_MEAN_POOL);
+        return;
     default: break;
     }
     assert(!"not a per-example op");
@@ -59,8 +66,10 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, i
         embedding_forward(out, in[0], in[1], B * s0->dim[0], s1->dim[1], st->attr.scale);
         return;
     case OP_LINEAR:
-        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * s0->dim[0], s0->dim[1], s1->dim[0]);
+        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * rows_of(s0), last(s0), s1->dim[0]);
         return;
+    case OP_RESHAPE: memcpy(out, in[0], sizeof(float) * n); return;
+    case OP_CHUNK: chunk_forward(out, in[0], B * rows_of(s0), last(s0), st->attr.chunk, st->attr.chunks); return;
     case OP_SCALE: scale_forward(out, in[0], st->attr.scale, n); return;
     case OP_SOFTMAX: softmax_forward(out, in[0], B * rows_of(s0), last(s0)); return;
     case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], B * rows_of(s0), last(s0)); return;

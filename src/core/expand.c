@@ -68,23 +68,15 @@ static bool bind(Expander *x, const char *name, const Binding *v, Err *e) {
     return true;
 }
 
-static bool config_number(const ModelConfig *c, const char *name, double *out) {
-    const struct { const char *n; double v; } t[] = {
-        {"d_model", c->d_model}, {"nhead", c->nhead}, {"d_k", (double)c->d_model / c->nhead},
-        {"dim_feedforward", c->dim_feedforward}, {"num_encoder_layers", c->num_encoder_layers},
-        {"num_decoder_layers", c->num_decoder_layers}, {"src_vocab_size", c->src_vocab_size},
-        {"tgt_vocab_size", c->tgt_vocab_size}, {"layer_norm_eps", c->layer_norm_eps},
-        {"max_positions", c->max_positions}};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (strcmp(t[i].n, name) == 0) return *out = t[i].v, true;
-    return false;
+static bool config_number(const Model *m, const char *name, double *out) {
+    return conf_get(&m->conf, name, out);
 }
 
 static bool lookup_number(void *ctx, const char *name, double *out) {
     Expander *x = ctx;
     Binding *b = find(x, name);
     if (b && !b->is_tensor) return *out = b->num, true;
-    return !b && config_number(&x->m->cfg, name, out);
+    return !b && config_number(x->m, name, out);
 }
 
 static const char *file(const Expander *x) { return x->p->file; }
@@ -98,22 +90,9 @@ static bool eval(Expander *x, const char *text, int line, double *out, Err *e) {
 
 // Copies a name template, replacing each {expr} with its integer value.
 static bool interpolate(Expander *x, const char *tpl, int line, char *out, size_t n, Err *e) {
-    size_t k = 0;
-    for (const char *s = tpl; *s; s++) {
-        if (*s != '{') {
-            if (k + 1 < n) out[k++] = *s;
-            continue;
-        }
-        const char *close = strchr(s, '}');
-        if (!close) return err_set(e, "%s:%d: '{' without '}' in '%s'", file(x), line, tpl);
-        char inner[64];
-        snprintf(inner, sizeof inner, "%.*s", (int)(close - s - 1), s + 1);
-        double v;
-        if (!eval(x, inner, line, &v, e)) return false;
-        k += (size_t)snprintf(out + k, n > k ? n - k : 0, "%lld", (long long)llround(v));
-        s = close;
-    }
-    out[k < n ? k : n - 1] = '\0';
+    char why[240];
+    if (!expr_interpolate(tpl, lookup_number, x, out, n, why, sizeof why))
+        return err_set(e, "%s:%d: in '%.60s': %s", file(x), line, tpl, why);
     return true;
 }
 
@@ -148,7 +127,8 @@ static bool resolve_weight(Expander *x, const char *tpl, int line, Binding *out,
             snprintf(out->label, sizeof out->label, "%s", full);
             return true;
         }
-    return err_set(e, "%s:%d: the model (%s) has no weight '%s'", file(x), line, x->m->source, full);
+    return err_set(e, "%s:%d: the weight '%s' is not declared: add a line `param @%s [dims] INIT` "
+                   "(see program.h)", file(x), line, full, name);
 }
 
 // The value of one argument: a tensor by name, a weight, or a number.
@@ -158,7 +138,7 @@ static bool arg_value(Expander *x, const Arg *a, int line, Binding *out, Err *e)
         Binding *b = find(x, a->text);
         if (b) return *out = *b, true;
         double v;
-        if (a->kind == ARG_TENSOR && config_number(&x->m->cfg, a->text, &v))
+        if (a->kind == ARG_TENSOR && config_number(x->m, a->text, &v))
             return *out = (Binding){.num = v}, true;
         return err_set(e, "%s:%d: undefined tensor '%s'", file(x), line, a->text);
     }
@@ -235,6 +215,18 @@ static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, Er
     return true;
 }
 
+// One number of reshape's shape or permute's order.
+static bool add_dim(Expander *x, Stage *st, const Arg *a, Err *e) {
+    Binding b;
+    if (!arg_value(x, a, st->line, &b, e)) return false;
+    if (b.is_tensor || !(fabs(b.num) <= 1e8 && b.num == floor(b.num)))
+        return err_set(e, "%s:%d: %s: '%s' must be a whole number", file(x), st->line, op_info[st->op].name, a->text);
+    if (st->attr.n_dims == SHAPE_MAX_DIMS)
+        return err_set(e, "%s:%d: %s: at most %d dimensions", file(x), st->line, op_info[st->op].name, SHAPE_MAX_DIMS);
+    st->attr.dims[st->attr.n_dims++] = (int)b.num;
+    return true;
+}
+
 // Linear's chunk k of n: rows k*R/n .. of W (and b) as a view.
 static bool apply_chunk(Expander *x, Stage *st, Err *e) {
     OpAttrs *a = &st->attr;
@@ -262,7 +254,7 @@ static bool finish_stage(Expander *x, Stage *st, Err *e) {
         st->attr.scale = sqrtf((float)st->in_shape[1].dim[st->in_shape[1].ndim - 1]);
     if (st->op == OP_SCALE && isnan(st->attr.scale))
         return err_set(e, "%s:%d: scale needs by=NUMBER", file(x), st->line);
-    if (st->op == OP_MASK) {
+    if (st->op == OP_MASK || st->op == OP_MAX_POOL || st->op == OP_MEAN_POOL) {
         st->attr.has_pad = st->n_in == 2 && c->pad_id.set;
         st->attr.pad_id = (float)c->pad_id.id;
     }
@@ -291,8 +283,15 @@ static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
     for (int i = 0; i < s->n_args; i++)
         if (s->args[i].kind == ARG_KEYWORD && !set_attr(x, &st, &s->args[i], e)) return false;
     AxisTokens axes[STAGE_MAX_IN];
-    for (int i = 0; i < s->n_args; i++)
-        if (s->args[i].kind != ARG_KEYWORD && !add_input(x, &st, &s->args[i], axes, e)) return false;
+    const bool sized = op == OP_RESHAPE || op == OP_PERMUTE;  // numbers after the tensor: dims
+    for (int i = 0; i < s->n_args; i++) {
+        if (s->args[i].kind == ARG_KEYWORD) continue;
+        if (sized && st.n_in == 1) {
+            if (!add_dim(x, &st, &s->args[i], e)) return false;
+        } else if (!add_input(x, &st, &s->args[i], axes, e)) {
+            return false;
+        }
+    }
     if (st.n_in < op_info[op].min_in)
         return err_set(e, "%s:%d: %s takes at least %d tensors, got %d", file(x), s->line,
                        op_info[op].name, op_info[op].min_in, st.n_in);
@@ -413,7 +412,9 @@ static bool run_stmt(Expander *x, int i, Err *e) {
     case ST_OUTPUT: return run_output(x, s, e);
     case ST_BLOCK: return run_block(x, s, i, e);
     case ST_FOR: return run_for(x, s, i, e);
-    case ST_DEF: return true;
+    case ST_DEF:
+    case ST_PARAM:    // declarations: the model holds them (declare.c)
+    case ST_DEFAULT: return true;
     case ST_RETURN: {
         Binding *b = find(x, s->text);
         if (!b || x->call_depth == 0)
@@ -430,7 +431,7 @@ static bool run_stmt(Expander *x, int i, Err *e) {
         Binding *b = find(x, s->text);
         double v;
         if (b) return bind(x, s->name, b, e);
-        if (config_number(&x->m->cfg, s->text, &v)) return bind(x, s->name, &(Binding){.num = v}, e);
+        if (config_number(x->m, s->text, &v)) return bind(x, s->name, &(Binding){.num = v}, e);
         return err_set(e, "%s:%d: undefined tensor '%s'", file(x), s->line, s->text);
     }
     case ST_COUNT: break;

@@ -82,7 +82,13 @@ static double primary_at(Ev *v) {
         if (!strcmp(name, "sqrt") || !strcmp(name, "exp") || !strcmp(name, "log"))
             return call(v, name);
         double x;
-        if (!v->lookup(v->ctx, name, &x)) return fail(v, "unknown name '%s'", name);
+        if (!v->lookup(v->ctx, name, &x)) {
+            if (v->ok)
+                snprintf(v->why, (size_t)v->why_n, "'%s' is not set: it is no loop variable or def "
+                         "parameter, and no configuration gives it (pass --config %s=VALUE)", name, name);
+            v->ok = false;
+            return 0.0;
+        }
         return x;
     }
     char c[2] = {*v->s, 0};
@@ -117,4 +123,25 @@ bool expr_eval(const char *text, ExprLookup lookup, void *ctx, double *out, char
     if (v.ok && !isfinite(x)) fail(&v, "the value is not a finite number%s", "");
     *out = x;
     return v.ok;
+}
+
+bool expr_interpolate(const char *tpl, ExprLookup lookup, void *ctx, char *out, size_t n, char *why,
+                      int why_n) {
+    size_t k = 0;
+    for (const char *s = tpl; *s; s++) {
+        if (*s != '{') {
+            if (k + 1 < n) out[k++] = *s;
+            continue;
+        }
+        const char *close = strchr(s, '}');
+        if (!close) return snprintf(why, (size_t)why_n, "'{' without '}' in '%s'", tpl), false;
+        char inner[64];
+        snprintf(inner, sizeof inner, "%.*s", (int)(close - s - 1), s + 1);
+        double v;
+        if (!expr_eval(inner, lookup, ctx, &v, why, why_n)) return false;
+        k += (size_t)snprintf(out + k, n > k ? n - k : 0, "%lld", (long long)llround(v));
+        s = close;
+    }
+    out[k < n ? k : n - 1] = '\0';
+    return true;
 }

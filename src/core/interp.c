@@ -35,7 +35,10 @@ struct Interp {
 
 // Checks one input: not empty, within the positional table, every id in the vocabulary.
 static bool check_ids(const Interp *it, const float *ids, int n, int vocab, const char *side, Err *e) {
-    const int P = it->m->cfg.max_positions;
+    const int P = model_max_len(it->m);
+    if (vocab <= 0)
+        return err_set(e, "the program reads %s ids, but the configuration gives no %s_vocab_size", side,
+                       side[0] == 's' ? "src" : "tgt");
     if (!ids || n < 1) return err_set(e, "the %s input is empty: give at least one token", side);
     if (n > P)
         return err_set(e, "the %s has %d tokens, more than the %d positions of the model's "
@@ -48,7 +51,7 @@ static bool check_ids(const Interp *it, const float *ids, int n, int vocab, cons
 }
 
 static int max_new_of(const Interp *it, const RunSpec *s) {
-    const int P = it->m->cfg.max_positions;
+    const int P = model_max_len(it->m);
     return s->max_new < P ? s->max_new : P;
 }
 

@@ -123,6 +123,25 @@ void sgemm_tn_acc(float *c, int ldc,         // [M, N]
                   const float *b, int ldb,   // [K, N]
                   int M, int N, int K);
 
+// ---- moving numbers between axes (kernels_shape.c) ----
+
+// out = x with its axes reordered: out's axis k is x's axis perm[k] (PyTorch's permute).
+void permute_forward(float *out,          // [dims[perm[0]], ..., dims[perm[nd-1]]]
+                     const float *x,      // [dims[0], ..., dims[nd-1]]
+                     const int dims[4], const int perm[4], int nd);
+
+// Piece k of n along the last axis (PyTorch's chunk(n, dim=-1)[k]).
+void chunk_forward(float *out,      // [R, N/n]
+                   const float *x,  // [R, N]
+                   int R, int N, int k, int n);
+
+// out[c] = the maximum (or, with mean, the mean) of x[t, c] over the positions t whose id is
+// not pad_id (every position when ids is NULL); 0 if no position counts.
+void pool_forward(float *out,        // [C]
+                  const float *x,    // [T, C]
+                  const float *ids,  // [T] or NULL
+                  float pad_id, int T, int C, bool mean);
+
 // Which micro-kernel sgemm picked for this CPU: "avx512", "avx2" or "baseline".
 const char *sgemm_kernel_name(void);
 

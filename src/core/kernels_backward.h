@@ -67,6 +67,17 @@ void merge_heads_backward(float *dx,        // [H, T, D]
                           const float *dy,  // [T, H*D]
                           int T, int H, int D);
 
+// The shape kernels' gradients (kernels_shape.c): each routes dy back to where it came from.
+void permute_backward(float *dx, const float *dy, const int dims[4], const int perm[4], int nd);
+void chunk_backward(float *dx, const float *dy, int R, int N, int k, int n);
+// Max: the first position holding each column's maximum takes its gradient; mean: spread.
+void pool_backward(float *dx,          // [T, C]
+                   const float *dy,    // [C]
+                   const float *x,     // [T, C]
+                   const float *y,     // [C] the forward output
+                   const float *ids,   // [T] or NULL
+                   float pad_id, int T, int C, bool mean);
+
 // Cross-entropy of softmax(logits) against targets, with label smoothing as PyTorch's
 // CrossEntropyLoss(label_smoothing=e): the target distribution is (1-e) on the right token plus
 // e/V everywhere. Rows whose target is `ignore` count for nothing. The loss is the sum over the

@@ -7,7 +7,7 @@
 //
 //   model: PATH            weights (.safetensors), relative to the lesson file; or
 //   model: random          fresh weights from `config:` and `seed:`
-//   config: d_model=64 nhead=4 num_encoder_layers=2 ...   (nn.Transformer's names)
+//   config: d_model=64 nhead=4 num_encoder_layers=2 ...   (any names the program uses)
 //   seed: 7
 //   vocab: chars           random models: a character vocabulary (printable ASCII)
 //   input: the cat sat     the source text (or `src_ids: 5,6,7`)
@@ -48,7 +48,8 @@ typedef struct {
 typedef struct {
     bool model_random;
     char model_path[512];  // resolved against the lesson's folder; empty if none
-    ModelConfig config;    // for model_random
+    char config[512];      // the `config:` text ("" if none)
+    int config_line;       // where it stands
     unsigned long long seed;
     bool vocab_chars;
     char input[512], src_ids[512], target[512], tgt_ids[512];
@@ -81,5 +82,8 @@ void lesson_narration(const Lesson *l, int cell, int *begin, int *end);
 
 // A character vocabulary: <unk> <pad> <bos> <eos>, then printable ASCII (space to '~').
 bool vocab_chars(Vocab *v, Err *e);
+// What a random model starts from when its lesson's config leaves a name out: d_model 64,
+// 4 heads, 2+2 layers, d_ff 128, vocabulary 99, 64 positions (weak defaults).
+ModelConfig lesson_small_config(void);
 
 #endif

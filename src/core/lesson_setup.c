@@ -25,7 +25,7 @@ bool vocab_chars(Vocab *v, Err *e) {
     return true;
 }
 
-static ModelConfig small_config(void) {
+ModelConfig lesson_small_config(void) {
     return (ModelConfig){.d_model = 64, .nhead = 4, .num_encoder_layers = 2,
                          .num_decoder_layers = 2, .dim_feedforward = 128,
                          .src_vocab_size = 99, .tgt_vocab_size = 99, .max_positions = 64,
@@ -52,10 +52,14 @@ static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const c
         if (!s->model_random) resolve_path(s->model_path, sizeof s->model_path, l->path, val);
         return true;
     }
-    if (!strcmp(key, "config")) {
+    if (!strcmp(key, "config")) {  // checked against the program when the model is made
+        Conf probe = {0};
         char w[340];
         snprintf(w, sizeof w, "%s: config", where);
-        return config_parse(&s->config, val, w, e);
+        bool ok = conf_parse(&probe, val, w, true, false, e);
+        conf_free(&probe);
+        if (ok) snprintf(s->config, sizeof s->config, "%s", val), s->config_line = atoi(strrchr(where, ':') + 1);
+        return ok;
     }
     if (!strcmp(key, "vocab")) {
         if (strcmp(val, "chars") != 0)
@@ -74,7 +78,6 @@ static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const c
 }
 
 bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Err *e) {
-    s->config = small_config();
     for (int ln = first; ln <= last && ln <= l->n_lines; ln++) {
         const char *line = l->lines[ln - 1];
         while (isspace((unsigned char)*line)) line++;
@@ -93,6 +96,5 @@ bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Er
         for (char *k = v + strlen(v); k > v && isspace((unsigned char)k[-1]); k--) k[-1] = '\0';
         if (!setup_item(s, l, key, v, where, e)) return false;
     }
-    if (s->vocab_chars) s->config.src_vocab_size = s->config.tgt_vocab_size = 4 + ('~' - ' ' + 1);
     return true;
 }

@@ -1,11 +1,10 @@
+// model.c: the configuration's typed view, and looking tensors up.
 #include "model.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "rng.h"
 
 const char *const activation_names[ACT_COUNT] = {"relu", "gelu"};
 const char *const layer_norm_names[LN_COUNT] = {"torch", "annotated"};
@@ -20,85 +19,70 @@ ModelConfig config_base(void) {
                          .unk_id = {true, 0}};
 }
 
-static bool check_id(const OptId *id, const char *name, int vocab, const char *what, Err *e) {
-    if (id->set && (id->id < 0 || id->id >= vocab))
-        return err_set(e, "%s: %s %d is outside the target vocabulary (0..%d)", what, name, id->id,
-                       vocab - 1);
-    return true;
+// The int fields of ModelConfig under their configuration names.
+#define INT_FIELDS(X)                                                                           \
+    X(d_model) X(nhead) X(num_encoder_layers) X(num_decoder_layers) X(dim_feedforward)          \
+    X(src_vocab_size) X(tgt_vocab_size) X(max_positions)
+#define ID_FIELDS(X) X(bos_id) X(eos_id) X(pad_id) X(unk_id)
+
+void config_text(const ModelConfig *c, char *buf, size_t n) {
+    size_t k = 0;
+#define PUT_INT(f) if (c->f && k < n) k += (size_t)snprintf(buf + k, n - k, #f "=%d ", c->f);
+#define PUT_ID(f) if (c->f.set && k < n) k += (size_t)snprintf(buf + k, n - k, #f "=%d ", c->f.id);
+    buf[0] = '\0';
+    INT_FIELDS(PUT_INT)
+    ID_FIELDS(PUT_ID)
+    if (k < n)
+        snprintf(buf + k, n - k, "layer_norm_eps=%.9g norm_first=%s activation=%s layer_norm=%s",
+                 (double)c->layer_norm_eps, c->norm_first ? "true" : "false", activation_names[c->activation],
+                 layer_norm_names[c->layer_norm]);
+#undef PUT_INT
+#undef PUT_ID
 }
 
-bool config_check(const ModelConfig *c, const char *what, Err *e) {
-    struct { const char *name; int v; int lo; } sizes[] = {
-        {"d_model", c->d_model, 1}, {"nhead", c->nhead, 1},
-        {"num_encoder_layers", c->num_encoder_layers, 0},
-        {"num_decoder_layers", c->num_decoder_layers, 0},
-        {"dim_feedforward", c->dim_feedforward, 1}, {"src_vocab_size", c->src_vocab_size, 1},
-        {"tgt_vocab_size", c->tgt_vocab_size, 1}, {"positional table rows", c->max_positions, 1}};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (sizes[i].v < sizes[i].lo || sizes[i].v > (1 << 20))
-            return err_set(e, "%s: %s is %d; it must be at least %d", what, sizes[i].name,
-                           sizes[i].v, sizes[i].lo);
-    if (c->d_model % c->nhead != 0)
-        return err_set(e, "%s: nhead %d does not divide d_model %d (each head takes d_model/nhead "
-                       "columns)", what, c->nhead, c->d_model);
-    if (!(c->layer_norm_eps >= 0.0f) || !isfinite(c->layer_norm_eps))
-        return err_set(e, "%s: layer_norm_eps must be a non-negative number", what);
-    return check_id(&c->bos_id, "bos_id", c->tgt_vocab_size, what, e) &&
-           check_id(&c->eos_id, "eos_id", c->tgt_vocab_size, what, e) &&
-           check_id(&c->pad_id, "pad_id", c->tgt_vocab_size, what, e) &&
-           check_id(&c->unk_id, "unk_id", c->tgt_vocab_size, what, e);
+static int whole(const Conf *conf, const char *name, int otherwise) {
+    double v;
+    if (!conf_get(conf, name, &v) || !(fabs(v) <= (1 << 30)) || v != floor(v)) return otherwise;
+    return (int)v;
 }
 
-// ---- layout -------------------------------------------------------------------------------
-
-static void attention_layout(const char *p, int C, LayoutFn fn, void *ctx) {
-    char n[160];
-    snprintf(n, sizeof n, "%s.in_proj_weight", p), fn(ctx, n, shape2(3 * C, C), INIT_MATRIX);
-    snprintf(n, sizeof n, "%s.in_proj_bias", p), fn(ctx, n, shape1(3 * C), INIT_ZERO);
-    snprintf(n, sizeof n, "%s.out_proj.weight", p), fn(ctx, n, shape2(C, C), INIT_MATRIX);
-    snprintf(n, sizeof n, "%s.out_proj.bias", p), fn(ctx, n, shape1(C), INIT_ZERO);
+void conf_to_config(const Conf *conf, ModelConfig *c) {
+    memset(c, 0, sizeof *c);
+    double v;
+#define GET_INT(f) c->f = whole(conf, #f, 0);
+#define GET_ID(f) c->f.set = conf_get(conf, #f, &v) && v == floor(v) && fabs(v) < (1 << 24), c->f.id = c->f.set ? (int)v : 0;
+    INT_FIELDS(GET_INT)
+    ID_FIELDS(GET_ID)
+#undef GET_INT
+#undef GET_ID
+    c->layer_norm_eps = conf_get(conf, "layer_norm_eps", &v) ? (float)v : 1e-5f;
+    c->norm_first = whole(conf, "norm_first", 0) == 1;
+    c->activation = whole(conf, "activation", 0) == 1 ? ACT_GELU : ACT_RELU;
+    c->layer_norm = whole(conf, "layer_norm", 0) == 1 ? LN_ANNOTATED : LN_TORCH;
 }
 
-static void norm_layout(const char *p, int C, LayoutFn fn, void *ctx) {
-    char n[160];
-    snprintf(n, sizeof n, "%s.weight", p), fn(ctx, n, shape1(C), INIT_ONE);
-    snprintf(n, sizeof n, "%s.bias", p), fn(ctx, n, shape1(C), INIT_ZERO);
+int model_weight_index(const Model *m, const char *name) {
+    for (int i = 0; i < m->weights.n_entries; i++)
+        if (strcmp(m->weights.entries[i].name, name) == 0) return i;
+    return -1;
 }
 
-static void layer_layout(const ModelConfig *c, const char *side, int i, LayoutFn fn, void *ctx) {
-    const int C = c->d_model, F = c->dim_feedforward;
-    const bool dec = side[0] == 'd';
-    char p[128], n[160];
-    snprintf(p, sizeof p, "transformer.%s.layers.%d", side, i);
-    snprintf(n, sizeof n, "%s.self_attn", p), attention_layout(n, C, fn, ctx);
-    if (dec) snprintf(n, sizeof n, "%s.multihead_attn", p), attention_layout(n, C, fn, ctx);
-    snprintf(n, sizeof n, "%s.linear1.weight", p), fn(ctx, n, shape2(F, C), INIT_MATRIX);
-    snprintf(n, sizeof n, "%s.linear1.bias", p), fn(ctx, n, shape1(F), INIT_ZERO);
-    snprintf(n, sizeof n, "%s.linear2.weight", p), fn(ctx, n, shape2(C, F), INIT_MATRIX);
-    snprintf(n, sizeof n, "%s.linear2.bias", p), fn(ctx, n, shape1(C), INIT_ZERO);
-    for (int k = 1; k <= (dec ? 3 : 2); k++)
-        snprintf(n, sizeof n, "%s.norm%d", p, k), norm_layout(n, C, fn, ctx);
+const StEntry *model_weight(const Model *m, const char *name) {
+    int i = model_weight_index(m, name);
+    return i < 0 ? NULL : &m->weights.entries[i];
 }
 
-void model_layout(const ModelConfig *c, LayoutFn fn, void *ctx) {
-    const int C = c->d_model;
-    for (int i = 0; i < c->num_encoder_layers; i++) layer_layout(c, "encoder", i, fn, ctx);
-    norm_layout("transformer.encoder.norm", C, fn, ctx);
-    for (int i = 0; i < c->num_decoder_layers; i++) layer_layout(c, "decoder", i, fn, ctx);
-    norm_layout("transformer.decoder.norm", C, fn, ctx);
-    fn(ctx, "generator.weight", shape2(c->tgt_vocab_size, C), INIT_MATRIX);
-    fn(ctx, "generator.bias", shape1(c->tgt_vocab_size), INIT_ZERO);
-    fn(ctx, "src_tok_emb.embedding.weight", shape2(c->src_vocab_size, C), INIT_MATRIX);
-    fn(ctx, "tgt_tok_emb.embedding.weight", shape2(c->tgt_vocab_size, C), INIT_MATRIX);
-    Shape pe = {3, {c->max_positions, 1, C, 0}};
-    fn(ctx, "positional_encoding.pos_embedding", pe, INIT_POSITIONS);
+int model_max_len(const Model *m) {
+    enum { NO_TABLE_LIMIT = 1024 };  // a program without a positional table of fixed rows
+    return m->cfg.max_positions > 0 ? m->cfg.max_positions : NO_TABLE_LIMIT;
 }
-
-const StEntry *model_weight(const Model *m, const char *name) { return st_find(&m->weights, name); }
 
 void model_free(Model *m) {
     st_free(&m->weights);
     vocab_free(&m->src_vocab);
     vocab_free(&m->tgt_vocab);
+    for (int i = 0; i < m->n_params; i++) free(m->params[i].name);
+    free(m->params);
+    conf_free(&m->conf);
     memset(m, 0, sizeof *m);
 }

@@ -1,16 +1,21 @@
-// model.h: an encoder-decoder Transformer's configuration and weights.
+// model.h: a model is what its program declares: the configuration, and one tensor for each
+// `param` / `buffer` line (see program.h), under the names the implementation the program
+// mirrors gives them in its PyTorch state_dict. The standard lessons declare the tensors of
+// PyTorch's Seq2SeqTransformer ("Language Translation with nn.Transformer"); the Annotated
+// Transformer's lesson declares src_embed.0.lut.weight, ...; and so on.
 //
-// Weights use the key names of PyTorch's Seq2SeqTransformer ("Language Translation with
-// nn.Transformer"): src_tok_emb.embedding.weight [Vs, C], tgt_tok_emb.embedding.weight
-// [Vt, C], positional_encoding.pos_embedding [P, 1, C], transformer.encoder.layers.{i}.*,
-// transformer.decoder.layers.{i}.*, transformer.{encoder,decoder}.norm.*, generator.*.
-// The configuration rides in the file's __metadata__ under nn.Transformer's argument names.
+// Loading checks every declared tensor against the file (present, with its declared shape),
+// copies exactly those into the model and notes the file's other tensors; a fresh model
+// initialises each tensor as its declaration says.
 #ifndef STEPFORMER_MODEL_H
 #define STEPFORMER_MODEL_H
 
 #include "kernels.h"
 #include "safetensors.h"
+#include "conf.h"
 #include "vocab.h"
+
+struct Program;
 
 typedef enum { ACT_RELU, ACT_GELU, ACT_COUNT } Activation;
 
@@ -19,6 +24,8 @@ typedef struct {
     int id;
 } OptId;
 
+// The typed view of the configuration that C code reads (conf_to_config): 0 (or unset) for a
+// name the configuration does not hold.
 typedef struct {
     int d_model;             // C
     int nhead;               // H
@@ -35,49 +42,58 @@ typedef struct {
     OptId bos_id, eos_id, pad_id, unk_id;  // target side (pad also masks source keys)
 } ModelConfig;
 
-// What the command line may supply for a file that lacks metadata. A field counts only when
-// its `has_` flag is set; a value that contradicts the file's metadata is an error.
+typedef enum { INIT_XAVIER, INIT_NORMAL, INIT_UNIFORM, INIT_ZEROS, INIT_ONES, INIT_SINUSOID, INIT_COUNT } InitKind;
+extern const char *const init_names[INIT_COUNT];
+
+// One declared tensor.
 typedef struct {
-    bool has_nhead, has_norm_first, has_layer_norm, has_activation, has_eps;
-    bool has_bos, has_eos, has_pad;
-    int nhead;
-    bool norm_first;
-    LayerNormForm layer_norm;
-    Activation activation;
-    float eps;
-    int bos, eos, pad;
-} ModelOverrides;
+    char *name;      // the full weight key: "transformer.encoder.layers.0.linear1.weight"
+    Shape shape;
+    InitKind init;
+    float init_arg;  // normal: the std; uniform: the bound
+    bool fixed;      // a buffer: saved with the model, never trained
+    int line;        // the program line that declares it
+} ParamDecl;
 
 typedef struct {
-    ModelConfig cfg;
+    ModelConfig cfg;             // the typed view of conf
+    Conf conf;                   // every configuration value, with where it came from
+    ParamDecl *params;           // [n_params] what the program declares, in its order
+    int n_params;
     Vocab src_vocab, tgt_vocab;  // from metadata, or numbered "0".."V-1"
     bool has_vocab;              // the file carried src_tokens / tgt_tokens
-    StFile weights;              // every tensor, validated against cfg
-    char source[256];            // the file path, or "random (seed N)"
+    StFile weights;              // entries[i] is params[i]; nothing else
+    char source[256];            // the file path, or "random weights (seed N)"
+    char note[1024];             // what loading noticed but accepted (ignored tensors, unused
+                                 // configuration names): one paragraph for stderr, or ""
 } Model;
 
 // The base configuration: d_model 512, 8 heads, 6+6 layers, d_ff 2048, vocab 1000.
 ModelConfig config_base(void);
-// Checks sizes and relations (nhead divides d_model, ids in range, ...).
-bool config_check(const ModelConfig *c, const char *what, Err *e);
+// "k=v k=v ..." for every field of c that is set (for use as a ConfSource).
+void config_text(const ModelConfig *c, char *buf, size_t n);
+// Reads the typed view out of a configuration.
+void conf_to_config(const Conf *conf, ModelConfig *out);
 
-// Applies "key=value" items (nn.Transformer's names, plus max_positions) to c.
-bool config_parse(ModelConfig *c, const char *text, const char *where, Err *e);
-
-bool model_load(Model *m, const char *path, const ModelOverrides *ov, Err *e);
-// Fresh weights from a seed: Xavier-uniform matrices (as the PyTorch tutorial initialises
-// them), zero biases, unit LayerNorm gains, the sinusoidal table in float32.
-bool model_init_random(Model *m, const ModelConfig *cfg, uint64_t seed, Err *e);
+// Resolves the configuration of `p` (sources, then the file's metadata and shapes, then the
+// program's defaults), then checks and copies every declared tensor out of the file at `path`.
+bool model_load(Model *m, const char *path, const struct Program *p, const ConfSpec *cs, Err *e);
+// The same for a file already read (f is taken over, and left empty).
+bool model_from_file(Model *m, StFile *f, const char *path, const struct Program *p, const ConfSpec *cs,
+                     Err *e);
+// Fresh weights from a seed, each as its declaration says.
+bool model_init_random(Model *m, const struct Program *p, const ConfSpec *cs, uint64_t seed, Err *e);
+// The same with every name of a typed configuration (what tests and benchmarks start from).
+bool model_init_config(Model *m, const struct Program *p, const ModelConfig *c, uint64_t seed, Err *e);
+// Writes the declared tensors, with the configuration and the vocabulary in the metadata.
 bool model_save(const Model *m, const char *path, Err *e);
 void model_free(Model *m);
 
-// The tensor called `name`, or NULL.
+// The tensor called `name`, or NULL; its index in *index when not NULL.
 const StEntry *model_weight(const Model *m, const char *name);
-
-// Visits every tensor the configuration requires, in the order files are written.
-typedef void (*LayoutFn)(void *ctx, const char *name, Shape shape, int init_kind);
-enum { INIT_MATRIX, INIT_ZERO, INIT_ONE, INIT_POSITIONS };
-void model_layout(const ModelConfig *c, LayoutFn fn, void *ctx);
+int model_weight_index(const Model *m, const char *name);
+// The longest input the model takes: max_positions when the configuration has it.
+int model_max_len(const Model *m);
 
 extern const char *const activation_names[ACT_COUNT];
 extern const char *const layer_norm_names[LN_COUNT];

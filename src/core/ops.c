@@ -46,13 +46,28 @@ const OpInfo op_info[OP_COUNT] = {
     [OP_POSITIONAL_TABLE] = {"positional_table", 0, 0, "positions width base",
                              "PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d))",
                              "positional_encoding", "builds the sinusoidal table"},
+    [OP_RESHAPE] = {"reshape", 1, 1, "", "y = the same numbers read as another shape (PyTorch's view)",
+                    "memcpy", "reinterprets the numbers in another shape; nothing moves"},
+    [OP_PERMUTE] = {"permute", 1, 1, "", "y[i_p0, i_p1, ...] = x[i_0, i_1, ...]", "permute_forward",
+                    "reorders the axes (PyTorch's permute)"},
+    [OP_CHUNK] = {"chunk", 1, 1, "chunk chunks", "y = x[..., k*N/n : (k+1)*N/n]", "chunk_forward",
+                  "takes one of n equal pieces of the last axis"},
+    [OP_MAX_POOL] = {"max_pool", 1, 2, "", "y[c] = max_t x[t, c]", "pool_forward",
+                     "keeps each column's largest value over the positions"},
+    [OP_MEAN_POOL] = {"mean_pool", 1, 2, "", "y[c] = mean_t x[t, c]", "pool_forward",
+                      "averages each column over the positions"},
 };
 
-static_assert(sizeof op_info / sizeof op_info[0] == OP_COUNT, "one op_info entry per Op");
+// Every op has a row: a missing one would leave a NULL name (checked by op_table_complete).
+bool op_table_complete(void) {
+    for (int i = 0; i < OP_COUNT; i++)
+        if (!op_info[i].name || !op_info[i].formula || !op_info[i].kernel) return false;
+    return true;
+}
 
 bool op_lookup(const char *name, Op *out) {
     for (int i = 0; i < OP_COUNT; i++)
-        if (strcmp(op_info[i].name, name) == 0) {
+        if (op_info[i].name && strcmp(op_info[i].name, name) == 0) {
             *out = (Op)i;
             return true;
         }
@@ -98,12 +113,12 @@ static bool infer_matmul(Stage *st, const char *where, Err *e) {
 
 static bool infer_linear(Stage *st, const char *where, Err *e) {
     const Shape *x = &st->in_shape[0], *w = &st->in_shape[1];
-    if (!need_ndim(st, 0, 2, 2, where, e) || !need_ndim(st, 1, 2, 2, where, e)) return false;
+    if (!need_ndim(st, 0, 1, 2, where, e) || !need_ndim(st, 1, 2, 2, where, e)) return false;
     if (last(x) != w->dim[1])
         return shape_err(st, where, e, "x's last dimension must equal W's second (W is [out x in])");
     if (st->n_in == 3 && (st->in_shape[2].ndim != 1 || st->in_shape[2].dim[0] != w->dim[0]))
         return shape_err(st, where, e, "the bias must have one entry per output (W's first dimension)");
-    st->shape = shape2(x->dim[0], w->dim[0]);
+    st->shape = x->ndim == 1 ? shape1(w->dim[0]) : shape2(x->dim[0], w->dim[0]);
     return true;
 }
 
@@ -152,17 +167,71 @@ static bool infer_tokens(Stage *st, const ModelConfig *cfg, const char *where, E
         st->shape = shape2(a->dim[0], t->dim[1]);
         return true;
     }
-    // add_positions: the table is [P, 1, C] (PyTorch's buffer) or [P, C].
+    // add_positions: the table is [P, C], [P, 1, C] (the tutorial's buffer) or [1, P, C].
     if (!need_ndim(st, 0, 2, 2, where, e) || !need_ndim(st, 1, 2, 3, where, e)) return false;
-    if (last(t) != a->dim[1] || (t->ndim == 3 && t->dim[1] != 1))
-        return shape_err(st, where, e, "the table must be [positions x 1 x d_model] for this x");
-    if (a->dim[0] > t->dim[0]) {
+    const int rows = t->ndim == 3 && t->dim[0] == 1 ? t->dim[1] : t->dim[0];
+    if (last(t) != a->dim[1] || (t->ndim == 3 && t->dim[1] != 1 && t->dim[0] != 1))
+        return shape_err(st, where, e, "the table must be [positions x d_model], [positions x 1 x d_model] "
+                         "or [1 x positions x d_model] for this x");
+    if (a->dim[0] > rows) {
         char why[128];
-        snprintf(why, sizeof why, "%d positions, but the table has only %d rows", a->dim[0],
-                 t->dim[0]);
+        snprintf(why, sizeof why, "%d positions, but the table has only %d rows", a->dim[0], rows);
         return shape_err(st, where, e, why);
     }
     st->shape = *a;
+    return true;
+}
+
+static bool infer_reshape(Stage *st, const char *where, Err *e) {
+    const OpAttrs *a = &st->attr;
+    const int64_t n = shape_numel(&st->in_shape[0]);
+    int64_t known = 1;
+    int free_axis = -1;
+    char why[160];
+    if (a->n_dims < 1) return shape_err(st, where, e, "give the new shape: reshape(x, d0, d1, ...)");
+    for (int k = 0; k < a->n_dims; k++) {
+        if (a->dims[k] == -1 && free_axis < 0) free_axis = k;
+        else if (a->dims[k] >= 1) known *= a->dims[k];
+        else return shape_err(st, where, e, "each new dimension is a positive whole number, or -1 once");
+    }
+    if ((free_axis < 0 && known != n) || (free_axis >= 0 && n % known != 0)) {
+        snprintf(why, sizeof why, "%lld numbers do not fill the new shape", (long long)n);
+        return shape_err(st, where, e, why);
+    }
+    st->shape.ndim = a->n_dims;
+    for (int k = 0; k < a->n_dims; k++) st->shape.dim[k] = k == free_axis ? (int)(n / known) : a->dims[k];
+    return true;
+}
+
+static bool infer_permute(Stage *st, const char *where, Err *e) {
+    const OpAttrs *a = &st->attr;
+    const Shape *x = &st->in_shape[0];
+    unsigned seen = 0;
+    bool ok = a->n_dims == x->ndim;
+    for (int k = 0; k < a->n_dims && ok; k++) {
+        ok = a->dims[k] >= 0 && a->dims[k] < x->ndim && !(seen & (1u << a->dims[k]));
+        seen |= 1u << (ok ? a->dims[k] : 0);
+    }
+    if (!ok) return shape_err(st, where, e, "give each axis of x exactly once: permute(x, 1, 0, 2)");
+    st->shape.ndim = x->ndim;
+    for (int k = 0; k < x->ndim; k++) st->shape.dim[k] = x->dim[a->dims[k]];
+    return true;
+}
+
+static bool infer_pieces(Stage *st, const char *where, Err *e) {
+    const Shape *x = &st->in_shape[0];
+    if (st->op == OP_CHUNK) {
+        const OpAttrs *a = &st->attr;
+        if (a->chunks < 1 || a->chunk < 0 || a->chunk >= a->chunks || last(x) % a->chunks != 0)
+            return shape_err(st, where, e, "chunk=k of chunks=n needs 0 <= k < n and n dividing the last axis");
+        st->shape = *x;
+        st->shape.dim[x->ndim - 1] = last(x) / a->chunks;
+        return true;
+    }
+    if (!need_ndim(st, 0, 2, 2, where, e)) return false;
+    if (st->n_in == 2 && (st->in_shape[1].ndim != 1 || st->in_shape[1].dim[0] != x->dim[0]))
+        return shape_err(st, where, e, "the ids must have one entry per position (x's rows)");
+    st->shape = shape1(x->dim[1]);
     return true;
 }
 
@@ -195,6 +264,11 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
                            where);
         st->shape = shape2(st->attr.positions, st->attr.width);
         return true;
+    case OP_RESHAPE: return infer_reshape(st, where, e);
+    case OP_PERMUTE: return infer_permute(st, where, e);
+    case OP_CHUNK:
+    case OP_MAX_POOL:
+    case OP_MEAN_POOL: return infer_pieces(st, where, e);
     case OP_ARGMAX:
         if (!need_ndim(st, 0, 2, 2, where, e)) return false;
         st->shape = shape1(st->in_shape[0].dim[0]);
@@ -246,8 +320,19 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
         out.slot[nd - 2] = in[0].slot[nd0 - 2];
         out.slot[nd - 1] = in[1].slot[st->attr.b_transposed ? nd0 - 2 : nd0 - 1];
         break;
-    case OP_LINEAR:
+    case OP_LINEAR: if (nd == nd0) out.slot[0] = in[0].slot[0]; break;
     case OP_ARGMAX: out.slot[0] = in[0].slot[0]; break;
+    case OP_MAX_POOL:
+    case OP_MEAN_POOL: break;  // positions pooled away
+    case OP_PERMUTE:
+        for (int k = 0; k < nd; k++) out.slot[k] = in[0].slot[st->attr.dims[k]];
+        break;
+    case OP_RESHAPE:  // leading axes that keep their size keep their tokens; an axis of nhead is heads
+        for (int k = 0; k < nd && k < nd0 && st->shape.dim[k] == st->in_shape[0].dim[k]; k++)
+            out.slot[k] = in[0].slot[k];
+        for (int k = 1; k < nd && nd >= 3; k++)
+            if (out.slot[k] == AXIS_NONE && st->shape.dim[k] == st->attr.heads) out.slot[k] = AXIS_HEADS;
+        break;
     default: out = in[0]; break;  // elementwise and row-wise ops keep their input's axes
     }
     st->axes = out;
@@ -255,7 +340,7 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
 
 double op_flops(const Stage *st) {
     const Shape *s0 = &st->in_shape[0];
-    if (st->op == OP_LINEAR) return 2.0 * s0->dim[0] * s0->dim[1] * st->in_shape[1].dim[0];
+    if (st->op == OP_LINEAR) return 2.0 * (double)shape_numel(s0) * st->in_shape[1].dim[0];
     if (st->op == OP_MATMUL) return 2.0 * (double)shape_numel(&st->shape) * last(s0);
     return (double)shape_numel(&st->shape);
 }

@@ -10,8 +10,8 @@
 
 typedef enum {
     OP_EMBEDDING,      // ids, table            -> [T, C]   (x scale, default sqrt(d_model))
-    OP_ADD_POSITIONS,  // x, table [P, 1, C]    -> [T, C]
-    OP_LINEAR,         // x, W [O, I], b [O]    -> [T, O]   (chunk k of n: rows k*O/n..)
+    OP_ADD_POSITIONS,  // x, table [P, C], [P, 1, C] or [1, P, C] -> [T, C]
+    OP_LINEAR,         // x [T, I] or [I], W [O, I], b [O] -> [T, O] or [O] (chunk k of n: rows k*O/n..)
     OP_SPLIT_HEADS,    // x [T, H*D]            -> [H, T, D]
     OP_MERGE_HEADS,    // x [H, T, D]           -> [T, H*D]
     OP_MATMUL,         // a [B, M, K], b        -> [B, M, N]
@@ -27,6 +27,11 @@ typedef enum {
     OP_GELU,
     OP_ARGMAX,         // x [T, V]              -> ids [T]
     OP_POSITIONAL_TABLE,  // (no inputs)         -> [positions, width] sinusoidal table
+    OP_RESHAPE,        // x, d0, d1, ...        -> the same numbers as [d0, d1, ...] (-1: the rest)
+    OP_PERMUTE,        // x, p0, p1, ...        -> axes reordered: axis k is x's axis p_k
+    OP_CHUNK,          // x [.., N]             -> [.., N/chunks]: piece `chunk` of the last axis
+    OP_MAX_POOL,       // x [T, C] (, ids [T])  -> [C] the maximum over positions (pad skipped)
+    OP_MEAN_POOL,      // x [T, C] (, ids [T])  -> [C] the mean over positions (pad skipped)
     OP_COUNT
 } Op;
 
@@ -43,6 +48,8 @@ extern const OpInfo op_info[OP_COUNT];
 
 // Looks an op up by its program name; false if there is none.
 bool op_lookup(const char *name, Op *out);
+// Whether every Op has its row in op_info (a test guards this).
+bool op_table_complete(void);
 
 typedef enum { REF_STAGE, REF_INPUT, REF_WEIGHT } RefKind;
 
@@ -66,6 +73,8 @@ typedef struct {
     bool has_pad;      // mask: a pad id exists and key ids were given
     int positions, width;  // positional_table
     float base;            // positional_table
+    int dims[SHAPE_MAX_DIMS];  // reshape: the new shape (one may be -1); permute: the order
+    int n_dims;
 } OpAttrs;
 
 // Which input's tokens index each axis of a tensor (so a viewer can label rows and columns):

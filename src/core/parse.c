@@ -145,8 +145,60 @@ static bool parse_args(Lex *l, Stmt *st) {
     }
 }
 
+static bool push_arg(Lex *l, Stmt *st, ArgKind kind, char *key, char *text) {
+    Arg *na = realloc(st->args, sizeof *na * (size_t)(st->n_args + 1));
+    if (!na) {
+        free(key), free(text);
+        return fail(l, "out of memory");
+    }
+    st->args = na;
+    st->args[st->n_args++] = (Arg){kind, key, text};
+    return true;
+}
+
+// param @name [d0, d1] INIT   or   buffer @name [...] INIT, INIT = word or word(expr)
+static bool parse_param(Lex *l, Stmt *st) {
+    const char *form = st->fixed ? "expected: buffer @NAME [dims] INIT" : "expected: param @NAME [dims] INIT";
+    skip_ws(l);
+    if (*l->s != '@') return fail(l, form);
+    l->s++;
+    if (!(st->name = path(l)) || !expect(l, '[')) return fail(l, form);
+    for (;;) {
+        skip_ws(l);
+        const char *b = l->s;
+        while (*l->s && *l->s != ',' && *l->s != ']' && *l->s != '#') l->s++;
+        const char *end = l->s;
+        while (end > b && isspace((unsigned char)end[-1])) end--;
+        if (end == b) return fail(l, "a tensor dimension is empty");
+        if (st->n_args == SHAPE_MAX_DIMS) return fail(l, "a tensor has at most 4 dimensions");
+        if (!push_arg(l, st, ARG_EXPR, NULL, dup_n(b, (size_t)(end - b)))) return false;
+        if (expect(l, ']')) break;
+        if (!expect(l, ',')) return fail(l, "expected ',' or ']' between dimensions");
+    }
+    if (!(st->text = word(l)))
+        return fail(l, "expected how it starts: xavier, normal(STD), uniform(BOUND), zeros, ones or sinusoid");
+    if (!expect(l, '(')) return true;
+    char *a = expr_text(l);
+    if (!a || !expect(l, ')')) return free(a), fail(l, "expected INIT(NUMBER)");
+    char *key = dup_n("init", 4);
+    return push_arg(l, st, ARG_KEYWORD, key, a);
+}
+
 // Parses one statement that is not `end`. The caller handles nesting.
 static bool parse_stmt(Lex *l, Stmt *st) {
+    const char *save = l->s;  // `param`, `buffer` and `default` may also name tensors
+    if ((keyword(l, "param") || (st->fixed = keyword(l, "buffer"))) && (skip_ws(l), *l->s == '@')) {
+        st->kind = ST_PARAM;
+        return parse_param(l, st);
+    }
+    l->s = save, st->fixed = false;
+    if (keyword(l, "default") && (skip_ws(l), *l->s != '=')) {
+        st->kind = ST_DEFAULT;
+        if (!(st->name = word(l)) || !expect(l, '=') || !(st->text = expr_text(l)))
+            return fail(l, "expected: default NAME = EXPR");
+        return true;
+    }
+    l->s = save;
     if (keyword(l, "input")) {
         st->kind = ST_INPUT;
         return (st->name = word(l)) || fail(l, "expected: input NAME");
@@ -203,7 +255,8 @@ static bool parse_stmt(Lex *l, Stmt *st) {
 // Names a program binds (tensors, inputs, outputs, defs and their parameters) fit in 31 bytes.
 static bool check_names(Lex *l, const Stmt *st) {
     char why[160];
-    const bool named = st->kind != ST_BLOCK;  // a block's name is a path: stage ids have their own check
+    // A block's name and a param's are paths: stage ids and weight names have their own checks.
+    const bool named = st->kind != ST_BLOCK && st->kind != ST_PARAM;
     for (int i = -1; i < st->n_args; i++) {
         const char *n = i < 0 ? (named ? st->name : NULL) : st->kind == ST_DEF ? st->args[i].text : NULL;
         if (n && strlen(n) > PROGRAM_NAME_MAX) {

@@ -15,11 +15,23 @@
 //                                     forcing), or greedily: each round appends the last id
 //                                     of `next` to tgt, until eos or the length limit
 //   output NAME = x                   publishes x under a stable NAME (memory, logits)
+//   param @w [d0, d1, ...] INIT        declares a learned weight: its name (under the enclosing
+//                                     `weights` prefix, with {i} holes), its shape (expressions
+//                                     over configuration names) and how a fresh one starts:
+//                                     xavier, normal(STD), uniform(BOUND), zeros, ones,
+//                                     sinusoid (the positional table; any layout [P, d],
+//                                     [P, 1, d] or [1, P, d])
+//   buffer @w [d0, ...] INIT          the same for a fixed tensor saved with the model (a
+//                                     positional table): never trained
+//   default NAME = EXPR               a configuration value for when nothing else sets it
 //
 // Arguments: a tensor name, `@weight.name`, `transpose(name)` (matmul's second argument),
-// or key=expr attributes. Expressions use numbers, + - * / ( ), sqrt/exp/log and the
-// configuration: d_model, nhead, d_k, dim_feedforward, num_encoder_layers,
-// num_decoder_layers, src_vocab_size, tgt_vocab_size, layer_norm_eps, max_positions.
+// numbers (reshape's and permute's dimensions), or key=expr attributes. Expressions use
+// numbers, + - * / ( ), sqrt/exp/log and configuration names. The configuration is open: a
+// program may use any name (d_model, nhead, d_k, num_classes, ...); the values come from
+// --config, the lesson's `config:` line, the weights file's metadata, the shapes of declared
+// tensors (a dimension written as a single name takes its size from the file) and `default`
+// lines, in that order (see conf.h). Every weight an op reads must be declared.
 //
 // The expander turns the statement tree into the flat list of stages the interpreter runs.
 #ifndef STEPFORMER_PROGRAM_H
@@ -39,6 +51,9 @@ typedef enum {
     ST_DECODE,  // name = the input it grows, text = the ids tensor it appends from; body
     ST_ASSIGN,  // name = text(args): an op or a def call
     ST_ALIAS,   // name = text
+    ST_PARAM,   // name = weight template, args = dims (ARG_EXPR), text = init kind, key of an
+                // optional last ARG_KEYWORD "init" = its argument; fixed: a buffer
+    ST_DEFAULT, // name = configuration name, text = expression
     ST_COUNT
 } StmtKind;
 
@@ -58,6 +73,7 @@ typedef struct {
     Arg *args;
     int n_args;
     int end;  // block-like statements: index one past the last statement of the body
+    bool fixed;  // ST_PARAM: a buffer (saved, never trained)
 } Stmt;
 
 // One line of program text and where it stands in its file (lessons interleave prose).
@@ -69,7 +85,7 @@ typedef struct {
 #define PROGRAM_MAX_INPUTS 4
 #define PROGRAM_NAME_MAX 31  // characters in a name a program binds
 
-typedef struct {
+typedef struct Program {
     char *file;
     Stmt *stmts;
     int n;
@@ -88,6 +104,9 @@ int program_input(const Program *p, const char *name);
 // Evaluates an expression; `lookup` supplies names (return false if unknown).
 typedef bool (*ExprLookup)(void *ctx, const char *name, double *out);
 bool expr_eval(const char *text, ExprLookup lookup, void *ctx, double *out, char *why, int why_n);
+// Copies a name template into out, replacing each {expr} with its whole value.
+bool expr_interpolate(const char *tpl, ExprLookup lookup, void *ctx, char *out, size_t n, char *why,
+                      int why_n);
 
 // ---- expansion ----
 

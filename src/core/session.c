@@ -28,28 +28,70 @@ static bool open_builtin(Lesson *l, const char *name, Err *e) {
     return lesson_parse(l, path, text, e);
 }
 
-static bool open_model(Session *s, const SessionSpec *spec, Err *e) {
+void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, char *lesson_from, size_t n) {
+    memset(cs, 0, sizeof *cs);
+    conf_spec_add(cs, spec->config, "--config", false);
+    conf_spec_add(cs, spec->flags[0] ? spec->flags : NULL, "the command-line flags", false);
+    // A lesson's config describes its own model: a file given instead brings its own.
+    const bool replaced = l && spec->model_path && (l->setup.model_random || l->setup.model_path[0]);
+    if (l && l->setup.config[0] && !replaced) {
+        snprintf(lesson_from, n, "%s:%d: config", l->path, l->setup.config_line);
+        conf_spec_add(cs, l->setup.config, lesson_from, false);
+    }
+    if (l && l->setup.vocab_chars && !replaced)
+        conf_spec_add(cs, "src_vocab_size=99 tgt_vocab_size=99", "vocab: chars", false);
+}
+
+// Random weights for the lesson's program: its config, over the small defaults.
+static bool open_random(Session *s, const ConfSpec *cs, Err *e) {
     const LessonSetup *ls = &s->lesson.setup;
-    if (spec->model_path) return model_load(&s->model, spec->model_path, &spec->overrides, e);
-    if (ls->model_path[0]) return model_load(&s->model, ls->model_path, &spec->overrides, e);
-    if (!ls->model_random)
-        return err_set(e, "%s: the lesson names no model (add `model:` to its lesson block, or "
-                       "pass --model FILE)", s->lesson.path);
-    if (!model_init_random(&s->model, &ls->config, ls->seed, e)) return false;
+    char defaults[512];
+    ModelConfig small = lesson_small_config();
+    config_text(&small, defaults, sizeof defaults);
+    ConfSpec all = *cs;
+    conf_spec_add(&all, defaults, "the small defaults", true);
+    if (!model_init_random(&s->model, &s->lesson.program, &all, ls->seed, e)) return false;
     if (ls->vocab_chars) {
         vocab_free(&s->model.src_vocab);
         vocab_free(&s->model.tgt_vocab);
-        if (!vocab_chars(&s->model.src_vocab, e) || !vocab_chars(&s->model.tgt_vocab, e))
-            return false;
+        if (!vocab_chars(&s->model.src_vocab, e) || !vocab_chars(&s->model.tgt_vocab, e)) return false;
         s->model.has_vocab = true;
     }
     return true;
 }
 
+static bool open_model(Session *s, const SessionSpec *spec, Err *e) {
+    const LessonSetup *ls = &s->lesson.setup;
+    char from[600];
+    ConfSpec cs;
+    session_conf_spec(&cs, spec, &s->lesson, from, sizeof from);
+    const char *path = spec->model_path ? spec->model_path : ls->model_path[0] ? ls->model_path : NULL;
+    if (path) return model_load(&s->model, path, &s->lesson.program, &cs, e);
+    if (!ls->model_random)
+        return err_set(e, "%s: the lesson names no model (add `model:` to its lesson block, or "
+                       "pass --model FILE)", s->lesson.path);
+    return open_random(s, &cs, e);
+}
+
+// A model without a lesson: its metadata (or the flags) say which standard program runs it.
+static bool open_standard(Session *s, const SessionSpec *spec, Err *e) {
+    StFile f;
+    if (!st_load(&f, spec->model_path, e)) return false;
+    const char *nf = st_meta(&f, "norm_first");
+    const char *text[2] = {spec->flags, spec->config ? spec->config : ""};
+    bool pre = nf && !strcmp(nf, "true");
+    for (int i = 0; i < 2; i++) pre = pre || strstr(text[i], "norm_first=true") || strstr(text[i], "norm_first=1");
+    if (!open_builtin(&s->lesson, pre ? "pre-norm.md" : "forward-pass.md", e)) return st_free(&f), false;
+    char from[600];
+    ConfSpec cs;
+    session_conf_spec(&cs, spec, NULL, from, sizeof from);
+    return model_from_file(&s->model, &f, spec->model_path, &s->lesson.program, &cs, e);
+}
+
 // The target for teacher forcing: given ids, or [bos] + the tokens of the text.
 static bool make_target(Session *s, const char *text, const char *ids, Err *e) {
     const Model *m = &s->model;
-    const int P = m->cfg.max_positions;
+    const int P = model_max_len(m);
     if (ids) return vocab_parse_ids(&m->tgt_vocab, ids, "target", s->tgt, P, &s->run.T, e);
     if (!m->cfg.bos_id.set)
         return err_set(e, "a target text is fed after bos, but the model names no bos_id: pass "
@@ -64,7 +106,7 @@ static bool make_target(Session *s, const char *text, const char *ids, Err *e) {
 static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     const LessonSetup *ls = &s->lesson.setup;
     const Model *m = &s->model;
-    const int P = m->cfg.max_positions;
+    const int P = model_max_len(m);
     s->src = calloc((size_t)P + 1, sizeof(float));
     s->tgt = calloc((size_t)P + 1, sizeof(float));
     if (!s->src || !s->tgt) return err_set(e, "out of memory");
@@ -78,7 +120,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
         if (!vocab_encode(&m->src_vocab, text, "source", s->src, P, &s->run.S, e)) return false;
         snprintf(s->input_text, sizeof s->input_text, "%s", text);
     }
-    if (spec->greedy) return true;
+    if (spec->greedy || s->lesson.program.decode == s->lesson.program.n) return true;  // no decoder: no target
     const char *tids = spec->tgt_ids ? spec->tgt_ids : spec->target ? NULL
                      : ls->tgt_ids[0] ? ls->tgt_ids : NULL;
     const char *ttext = spec->target ? spec->target : ls->target[0] ? ls->target : NULL;
@@ -90,15 +132,21 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
 bool session_open(Session *s, const SessionSpec *spec, Err *e) {
     memset(s, 0, sizeof *s);
     bool ok;
-    if (spec->lesson_path) {
+    if (spec->program_path) {
+        ok = lesson_load(&s->lesson, spec->program_path, e);
+        if (ok && spec->lesson_path) {  // that lesson's setup, this program
+            Lesson setup;
+            ok = lesson_load(&setup, spec->lesson_path, e);
+            if (ok) s->lesson.setup = setup.setup, lesson_free(&setup);
+        }
+        ok = ok && open_model(s, spec, e);
+    } else if (spec->lesson_path) {
         ok = lesson_load(&s->lesson, spec->lesson_path, e) && open_model(s, spec, e);
     } else if (spec->builtin_lesson) {
         ok = open_builtin(&s->lesson, spec->builtin_lesson, e) && open_model(s, spec, e);
     } else {
-        // The model decides which standard program runs it.
         if (!spec->model_path) return err_set(e, "give a lesson or a model");
-        ok = model_load(&s->model, spec->model_path, &spec->overrides, e) &&
-             open_builtin(&s->lesson, session_standard_lesson(&s->model.cfg), e);
+        ok = open_standard(s, spec, e);
     }
     ok = ok && make_inputs(s, spec, e);
     if (ok) {
@@ -119,7 +167,7 @@ void session_close(Session *s) {
 }
 
 bool session_set_input(Session *s, const char *text, int *first, Err *e) {
-    const int P = s->model.cfg.max_positions;
+    const int P = model_max_len(&s->model);
     float *ids = calloc((size_t)P + 1, sizeof(float));
     if (!ids) return err_set(e, "out of memory");
     int n;
@@ -138,14 +186,20 @@ bool session_set_input(Session *s, const char *text, int *first, Err *e) {
     return ok;
 }
 
-bool session_open_random(Session *s, const ModelConfig *cfg, uint64_t seed, int S, int T, Err *e) {
+bool session_open_random(Session *s, const ModelConfig *cfg, const char *program, uint64_t seed, int S, int T,
+                         Err *e) {
     memset(s, 0, sizeof *s);
-    if (!model_init_random(&s->model, cfg, seed, e) ||
-        !open_builtin(&s->lesson, session_standard_lesson(cfg), e)) {
+    char text[512];
+    config_text(cfg, text, sizeof text);
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, text, "the benchmark's configuration", false);
+    bool ok = program ? lesson_load(&s->lesson, program, e) : open_builtin(&s->lesson, session_standard_lesson(cfg), e);
+    if (!ok || !model_init_random(&s->model, &s->lesson.program, &cs, seed, e)) {
         session_close(s);
         return false;
     }
-    const int P = cfg->max_positions;
+    const ModelConfig *c = &s->model.cfg;
+    const int P = model_max_len(&s->model);
     s->src = calloc((size_t)P + 1, sizeof(float));
     s->tgt = calloc((size_t)P + 1, sizeof(float));
     if (!s->src || !s->tgt || S > P || T > P) {
@@ -153,11 +207,14 @@ bool session_open_random(Session *s, const ModelConfig *cfg, uint64_t seed, int 
         return err_set(e, "the lengths %d and %d do not fit %d positions", S, T, P);
     }
     Rng rng = {seed + 1};
-    const int first = cfg->unk_id.set ? 4 : 0;  // skip the special tokens where there are some
-    for (int i = 0; i < S; i++) s->src[i] = (float)(first + rng_below(&rng, cfg->src_vocab_size - first));
-    for (int i = 0; i < T; i++) s->tgt[i] = (float)(first + rng_below(&rng, cfg->tgt_vocab_size - first));
-    if (cfg->bos_id.set) s->tgt[0] = (float)cfg->bos_id.id;
-    s->run = (RunSpec){s->src, S, s->tgt, T, 0};
+    const int first = c->unk_id.set ? 4 : 0;  // skip the special tokens where there are some
+    const int Vs = c->src_vocab_size > first ? c->src_vocab_size : first + 1;
+    const int Vt = c->tgt_vocab_size > first ? c->tgt_vocab_size : first + 1;
+    for (int i = 0; i < S; i++) s->src[i] = (float)(first + rng_below(&rng, Vs - first));
+    for (int i = 0; i < T; i++) s->tgt[i] = (float)(first + rng_below(&rng, Vt - first));
+    if (c->bos_id.set) s->tgt[0] = (float)c->bos_id.id;
+    const bool decoder = s->lesson.program.decode < s->lesson.program.n;
+    s->run = (RunSpec){s->src, S, decoder ? s->tgt : NULL, decoder ? T : 0, 0};
     vocab_decode(&s->model.src_vocab, s->src, S, s->input_text, sizeof s->input_text);
     s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);
     if (!s->it) session_close(s);

@@ -9,8 +9,11 @@
 typedef struct {
     const char *lesson_path;   // a lesson file; NULL for the standard lesson of the model
     const char *builtin_lesson;  // or a lesson built into the program ("forward-pass.md")
+    const char *program_path;  // --program: the lesson whose program (and narration) runs; the
+                               // lesson_path's setup (model, input, config) still applies
     const char *model_path;    // weights; overrides the lesson's `model:`
-    ModelOverrides overrides;  // for files without metadata
+    const char *config;        // --config "k=v ...": overrides nothing, contradicts nothing
+    char flags[256];           // the same from --nhead, --eos, ... ("nhead=4 eos_id=3")
     const char *input;         // source text; overrides the lesson's
     const char *src_ids;       // "3,4,5"; overrides input
     const char *target;        // target text: teacher forcing with [bos] + its tokens
@@ -34,8 +37,13 @@ bool session_open(Session *s, const SessionSpec *spec, Err *e);
 void session_close(Session *s);
 
 // A session on random weights for `cfg` with S source and T target ids drawn from `seed`
-// (teacher forcing), on the standard lesson: what the benchmarks run.
-bool session_open_random(Session *s, const ModelConfig *cfg, uint64_t seed, int S, int T, Err *e);
+// (teacher forcing), on the standard lesson (or `program`, a lesson file, when not NULL): what
+// the benchmarks run.
+bool session_open_random(Session *s, const ModelConfig *cfg, const char *program, uint64_t seed, int S, int T,
+                         Err *e);
+// The configuration sources of a spec and a lesson, highest precedence first (`cfg_text` and
+// `lesson_from` are buffers the spec points into).
+void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, char *lesson_from, size_t n);
 
 // New source text: tokenised, then the pass re-run from the first stage it affects.
 // On error nothing changes. Returns the first affected stage in *first.

@@ -53,6 +53,8 @@ typedef struct {
     Schedule schedule;
     ModelConfig model;     // sizes; vocabulary sizes and special ids are set from the task
     const char *init;      // start from this model file instead of random weights (or NULL)
+    const char *program;   // the lesson whose program is trained (NULL: the standard one)
+    const char *config;    // configuration items over `model` ("k=v ..."; NULL for none)
     int steps, batch;
     unsigned long long seed;
     float lr;              // the peak (SCHED_PEAK), the factor (SCHED_PAPER) or the rate (CONSTANT)
@@ -77,7 +79,7 @@ float trainer_lr(const Trainer *t);
 bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
 bool trainer_save(const Trainer *t, const char *path, Err *e);
 const Model *trainer_model(const Trainer *t);
-const Program *trainer_program(const Trainer *t);  // the standard program being trained
+const Program *trainer_program(const Trainer *t);  // the program being trained
 Model *trainer_model_mut(Trainer *t);
 
 // The vocabulary of a task: <unk> <pad> <bos> <eos> then its alphabet, one character a token.

@@ -52,24 +52,39 @@ static bool vocab_fits(const Model *m, Task task, const char *what, Err *e) {
     return true;
 }
 
+// The program: the lesson named, or the standard lesson for norm_first.
+static bool load_program(Trainer *t, Err *e) {
+    const TrainConfig *c = &t->c;
+    if (c->program) return lesson_load(&t->program, c->program, e);
+    const bool pre = c->model.norm_first || (c->config && strstr(c->config, "norm_first=true"));
+    const char *name = pre ? "pre-norm.md" : "forward-pass.md", *path = NULL;
+    const char *text = session_builtin_lesson(name, &path);
+    return lesson_parse(&t->program, path, text, e);
+}
+
 static bool make_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
-    if (c->init) return model_load(&t->m, c->init, NULL, e) && vocab_fits(&t->m, c->task, c->init, e);
     Vocab v;
     if (!task_vocab(c->task, &v, e)) return false;
-    ModelConfig mc = c->model;
-    mc.src_vocab_size = mc.tgt_vocab_size = v.n;
-    mc.unk_id = (OptId){true, 0}, mc.pad_id = (OptId){true, 1}, mc.bos_id = (OptId){true, 2}, mc.eos_id = (OptId){true, 3};
+    char task[200], sizes[512];
     const int need = task_max_src_len(c->task) > task_max_tgt_len(c->task) + 1 ? task_max_src_len(c->task)
                                                                                : task_max_tgt_len(c->task) + 1;
+    snprintf(task, sizeof task, "src_vocab_size=%d tgt_vocab_size=%d unk_id=0 pad_id=1 bos_id=2 eos_id=3", v.n, v.n);
+    ModelConfig mc = c->model;
     if (mc.max_positions < need) mc.max_positions = need;
-    bool ok = model_init_random(&t->m, &mc, c->seed, e);
+    config_text(&mc, sizes, sizeof sizes);
+    vocab_free(&v);
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, c->config, "the training configuration", false);
+    if (c->init) return model_load(&t->m, c->init, &t->program.program, &cs, e) && vocab_fits(&t->m, c->task, c->init, e);
+    conf_spec_add(&cs, task, task_names[c->task], false);
+    conf_spec_add(&cs, sizes, "the training defaults", true);
+    bool ok = model_init_random(&t->m, &t->program.program, &cs, c->seed, e);
     if (ok) {
         vocab_free(&t->m.src_vocab), vocab_free(&t->m.tgt_vocab);
         ok = task_vocab(c->task, &t->m.src_vocab, e) && task_vocab(c->task, &t->m.tgt_vocab, e);
         t->m.has_vocab = ok;
     }
-    vocab_free(&v);
     return ok;
 }
 
@@ -81,9 +96,7 @@ Trainer *trainer_new(const TrainConfig *c, Err *e) {
     const size_t B = (size_t)c->batch;
     bool ok = (c->batch >= 1 || err_set(e, "the batch must hold at least one example (got %d)", c->batch)) &&
               (c->steps >= 0 || err_set(e, "the number of steps cannot be negative (got %d)", c->steps));
-    ok = ok && make_model(t, e) &&
-         lesson_parse(&t->program, session_standard_lesson(&t->m.cfg),
-                      session_builtin_lesson(session_standard_lesson(&t->m.cfg), NULL), e);
+    ok = ok && load_program(t, e) && make_model(t, e);
     t->held = ok ? task_held_out_new(c->task, c->seed + 1000003, c->held_out, e) : NULL;
     ok = ok && t->held;
     t->src = malloc(sizeof(float) * B * t->S);

@@ -105,7 +105,7 @@ int ui_bench_run(int frames) {
     app_free(&a);
     memset(&a, 0, sizeof a);
     a.scale = 1.0f, a.all_heads = true, a.zoom = (ZoomBox){0, 0, 1, 1}, a.loaded = true;
-    if (!session_open_random(&a.session, &c, 1, 32, 32, &e) || !interp_run(a.session.it, &e))
+    if (!session_open_random(&a.session, &c, NULL, 1, 32, 32, &e) || !interp_run(a.session.it, &e))
         return fprintf(stderr, "stepformer: %s\n", e.msg), 1;
     pe_init(&a.pe, c.d_model);
     pe_rebuild(&a.pe, &a.session.model, &e);

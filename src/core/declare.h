@@ -1,0 +1,17 @@
+// declare.h: the tensors a program declares (its `param` and `buffer` lines), and the
+// configuration that their shapes, the file and the program's defaults settle.
+#ifndef STEPFORMER_DECLARE_H
+#define STEPFORMER_DECLARE_H
+
+#include "program.h"
+
+// Completes `conf` (sizes from the shapes in `file` when given, layer counts from the layers
+// the file holds, then `default` lines) and lists every declared tensor in program order.
+// A name still unset where a declaration needs it is an error naming it and the line.
+bool program_declare(const Program *p, Conf *conf, const StFile *file, const char *path, ParamDecl **out,
+                     int *n, Err *e);
+void param_decls_free(ParamDecl *d, int n);
+// Whether the program's text uses `name` as a configuration name anywhere.
+bool program_mentions(const Program *p, const char *name);
+
+#endif
