@@ -9,7 +9,7 @@
 # exits non-zero on any failure; without python3-torch it prints a skip line and exits 0.
 # KEEP_TMP=1 keeps the temporary directory for a look.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 PY=/usr/bin/python3
 CONV="$ROOT/scripts/torch2st.py"
@@ -22,7 +22,7 @@ fi
 
 T=$(mktemp -d)
 if [ -n "${KEEP_TMP:-}" ]; then echo "keeping $T"; else trap 'rm -rf "$T"' EXIT; fi
-cd "$T"
+cd "$T" || exit 1
 passed=0
 failed=0
 pass() { passed=$((passed + 1)); echo "ok   $1"; }
@@ -489,8 +489,9 @@ for e in e1 e2 e3 e7 e8 e9 e10 e11 e12 e13 e14 e15; do
 done
 if [ -z "${bad_err:-}" ]; then pass "each failure ends with one line naming the file or option"
 else fail "failures without a final one-line message:$bad_err"; fi
-if ls out*.safetensors .torch2st-* 2>/dev/null | grep -q .; then
-    fail "a failed run left a file behind"
+left=$(find . -maxdepth 2 \( -name 'out*.safetensors' -o -name '.torch2st-*' \) | head -1)
+if [ -n "$left" ]; then
+    fail "a failed run left a file behind: $left"
 else pass "failed runs leave no file behind"; fi
 
 echo "$passed passed, $failed failed"

@@ -13,6 +13,7 @@ Needs Debian's python3-torch and python3-numpy.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -292,8 +293,9 @@ def infer_sizes(layout, shapes):
     """Settings the tensor shapes make certain: {setting: value}; and notes on the doubtful."""
     found, notes = {}, []
     keys = list(shapes)
+    indices = layout.layer_indices(keys)
     for p, setting in LAYER_SETTINGS:
-        idx = layout.layer_indices(keys).get(p)
+        idx = indices.get(p)
         if not idx:
             continue
         n = max(idx) + 1
@@ -602,14 +604,14 @@ def write_safetensors(torch, out, tensors, metadata):
                 if t.is_sparse:
                     t = t.to_dense()
                 a = t.to(device="cpu", dtype=torch.float32).contiguous().numpy()
-                f.write(np.ascontiguousarray(a, dtype="<f4").tobytes())
+                f.write(np.ascontiguousarray(a, dtype="<f4"))  # its bytes, without a copy
         os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, out)
-    except OSError as exc:
-        os.unlink(tmp)
-        raise Failure(f"{out}: cannot write: {exc.strerror}") from None
-    except BaseException:
-        os.unlink(tmp)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise Failure(f"{out}: cannot write: {exc.strerror}") from None
         raise
     return 8 + len(text) + offset
 

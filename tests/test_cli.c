@@ -139,10 +139,14 @@ static void test_bad_input(void) {
     for (int i = 0; i < 65; i++) k += (size_t)snprintf(words + k, sizeof words - k, "cat ");
     EXPECT(run("run --model '%s/post_2x2.safetensors' --input '%s'", FIXTURES, words), 1, err,
            "more than 64 tokens");
-    EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5", FIXTURES), 1, err, "pass --nhead N");
+    EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --bos 2", FIXTURES), 1, err,
+           "'nhead' is not set");
+    CHECK(strstr(err, "forward-pass.md:") && strstr(err, "--config nhead="), "names the line and the fix: %s", err);
     EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --nhead 4", FIXTURES), 1, err, "--bos ID");
     EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --nhead 3 --bos 2", FIXTURES), 1, err,
-           "nhead 3 does not divide d_model 32");
+           "heads=3 must divide the 32 columns");
+    EXPECT(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --nhead 4 --config nhead=2 --bos 2", FIXTURES), 1,
+           err, "nhead is 2 in --config, but 4 in the command-line flags");
     CHECK(run("run --model '%s/nometa.safetensors' --src-ids 4,5 --nhead 4 --bos 2 --eos 3", FIXTURES) == 0,
           "flags complete a file without metadata: %s", err);
     EXPECT(run("trace --model '%s/post_2x2.safetensors' --src-ids 4 --tgt-ids 2 --dump /nonexistent/x.st",
@@ -250,7 +254,7 @@ int main(void) {
     EXPECT(run("stages --model '%s' --input ab", m), 0, out, "decoder.layers.1.cross_attn.weights");
     // Pre-norm: the first stage of a layer is its norm1; three heads of one query over two keys.
     CHECK(strstr(out, "   2  encoder.layers.0.norm1 ") && strstr(out, "[3 x 1 x 2]"), "pre-norm, 3 heads: %.300s", out);
-    EXPECT(run("init --out '%s' --config 'd_model=30 nhead=4'", m), 1, err, "nhead 4 does not divide d_model 30");
+    EXPECT(run("init --out '%s' --config 'd_model=30 nhead=4'", m), 1, err, "heads=4 must divide the 30 columns");
     EXPECT(run("init"), 2, err, "--out FILE is required");
     vocab_free(&src), vocab_free(&tgt);
     st_free(&model), st_free(&c);

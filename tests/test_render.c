@@ -173,7 +173,7 @@ static void test_long_words(void) {
         }
         fputs(w % 3 == 2 ? "\n" : " ", f);
     }
-    fputs("\n```program\ninput src\nx = embedding(src, @src_tok_emb.embedding.weight)\n```\n", f);
+    fputs("\n```program\ninput src\nparam @emb [src_vocab_size, d_model] xavier\nx = embedding(src, @emb)\n```\n", f);
     fclose(f);
     Scene sc;
     if (scene_open(&sc, 800, 600, &(SessionSpec){.lesson_path = path})) {

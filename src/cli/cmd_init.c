@@ -16,6 +16,16 @@ static const char init_usage[] =
     "6+6 layers, d_ff 2048, vocabulary 1000, 128 positions). --vocab chars gives both sides a\n"
     "character vocabulary (specials + printable ASCII, 99 tokens).\n";
 
+// The program must run on the model it declares: expanded on one source token (and bos).
+static bool runs(const Program *p, const Model *m, Err *e) {
+    const float src[1] = {0}, tgt[1] = {(float)(m->cfg.bos_id.set ? m->cfg.bos_id.id : 0)};
+    const bool decoder = p->decode < p->n;
+    RunSpec spec = {src, 1, decoder ? tgt : NULL, decoder ? 1 : 0, 1, 1};
+    Interp *it = interp_new(p, m, &spec, e);
+    interp_free(it);
+    return it != NULL;
+}
+
 int cmd_init(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, OPT_INIT | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS, init_usage, &o);
@@ -42,6 +52,7 @@ int cmd_init(int argc, char **argv) {
         m.has_vocab = ok;
     }
     if (ok && m.note[0]) fprintf(stderr, "stepformer: note: %s\n", m.note);
+    ok = ok && runs(&l.program, &m, &e);
     ok = ok && model_save(&m, o.out, &e);
     if (ok)
         printf("wrote %s: %d tensors of %s (d_model %d, seed %ld)\n", o.out, m.n_params, l.program.file,

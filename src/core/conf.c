@@ -70,8 +70,7 @@ bool conf_set(Conf *c, const char *name, double v, const char *from, bool given,
             ConfItem other = *it;
             other.value = v;
             conf_value_text(it, a, sizeof a), conf_value_text(&other, b, sizeof b);
-            return err_set(e, "%s: %s says %s = %s, but %s says %s = %s", name, it->from, name, a,
-                           from, name, b);
+            return err_set(e, "%s is %s in %s, but %s in %s", name, a, it->from, b, from);
         }
     } else {
         if (c->n == c->cap) {
