@@ -381,25 +381,28 @@ def read_tokens(arg, flag):
 
 
 def make_parser():
-    lessons = "\n".join(f"  {', '.join(l.lessons)}: {l.title}" for l in LAYOUTS)
+    lessons = "\n".join(f"  {' or '.join(l.lessons)}\n      {l.title}" for l in LAYOUTS)
     p = argparse.ArgumentParser(
         prog="torch2st.py",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Convert a PyTorch checkpoint into a .safetensors file that stepformer loads.\n\n"
             "CHECKPOINT is read with torch.load: a state_dict, a dict holding one under\n"
-            f"{', '.join(WRAP_KEYS)}, or a whole pickled nn.Module. Every floating-point tensor\n"
-            "is written as float32 under its name, in name order (shared tensors as separate\n"
-            "copies); integer and other entries are skipped with a note. A 'module.', 'model.'\n"
-            "or '_orig_mod.' prefix on every key is stripped. Sizes that the tensor shapes make\n"
+            "state_dict, model, model_state_dict or net, or a whole pickled nn.Module. Every\n"
+            "floating-point tensor is written as float32 under its name, in name order\n"
+            "(tensors that share storage as separate copies); integer and other entries are\n"
+            "skipped with a note. A 'module.', 'model.' or '_orig_mod.' prefix on every key\n"
+            "is stripped.\n\n"
+            "__metadata__ holds the --config items, then the sizes that the tensor shapes make\n"
             "certain for the recognised layout (d_model, vocabulary sizes, layer counts,\n"
-            "dim_feedforward, max_positions) are written into __metadata__ unless --config\n"
-            "gives them; nhead is never guessed."),
-        epilog=("Known layouts (the lesson that reads each):\n" + lessons + "\n\n"
+            "dim_feedforward, max_positions) where --config does not give them. nhead is never\n"
+            "guessed, and a checkpoint's own config/args/opt entry is never read.\n\n"
+            "The converter says on stderr which lesson's weight names the checkpoint matches."),
+        epilog=("known layouts:\n" + lessons + "\n\n"
                 "Exit status: 0 written, 1 failure (one line on stderr naming the file),\n"
                 "2 bad usage.\n\n"
-                "example:\n  scripts/torch2st.py model.pt model.safetensors "
-                "--config \"nhead=8 norm_first=false\" --tokens-src src_vocab.json"))
+                "example:\n  scripts/torch2st.py model.pt model.safetensors \\\n"
+                "      --config \"nhead=8 norm_first=false\" --tokens-src src_vocab.json"))
     p.add_argument("checkpoint", metavar="CHECKPOINT.pt", help="the PyTorch checkpoint to read")
     p.add_argument("out", metavar="OUT.safetensors", help="the file to write")
     p.add_argument("--config", action="append", default=[], metavar='"k=v k=v ..."',

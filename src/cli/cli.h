@@ -48,6 +48,8 @@ typedef struct {
 // Returns -1 to go on, or an exit code (help printed: 0; bad usage: 2, message printed).
 int cli_parse(int argc, char **argv, unsigned allowed, const char *usage, CliOptions *o);
 
+// session_open, then the model's note (ignored tensors, unused configuration) on stderr.
+bool cli_open_session(Session *s, const SessionSpec *spec, Err *e);
 // Prints "stepformer: <msg>" on stderr and returns EXIT_FAIL.
 int cli_fail(const Err *e);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -61,6 +61,12 @@ static const struct {
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
 
+bool cli_open_session(Session *s, const SessionSpec *spec, Err *e) {
+    if (!session_open(s, spec, e)) return false;
+    if (s->model.note[0]) fprintf(stderr, "stepformer: note: %s\n", s->model.note);
+    return true;
+}
+
 int cli_fail(const Err *e) {
     fprintf(stderr, "stepformer: %s\n", e->msg);
     return EXIT_FAIL;

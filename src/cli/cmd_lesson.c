@@ -37,7 +37,7 @@ int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
                                o->record ? "--record" : o->replay ? "--replay" : "--size");
     Session s;
     Err e = {{0}};
-    if (!session_open(&s, &o->spec, &e)) return cli_fail(&e);
+    if (!cli_open_session(&s, &o->spec, &e)) return cli_fail(&e);
     printf("%s\nmodel: %s\n", s.lesson.title, s.model.source);
     bool stopped = false;
     while (!stopped && interp_step(s.it, &e)) {

@@ -59,6 +59,38 @@ static int print_json(const Session *s, const float *ids, int n, StopReason why,
     return EXIT_OK;
 }
 
+// A program without a decoder generates nothing: its published outputs are the result (a
+// classifier's logits: each value, and which class is largest).
+static void print_outputs(const Session *s, bool json) {
+    int n_out;
+    const ProgramOutput *outs = interp_outputs(s->it, &n_out);
+    cJSON *root = json ? cJSON_CreateObject() : NULL;
+    for (int k = 0; k < n_out; k++) {
+        const Stage *st = interp_stage(s->it, outs[k].stage);
+        const float *v = interp_output(s->it, outs[k].stage);
+        const int64_t n = shape_numel(&st->shape);
+        char sh[64];
+        if (json) {
+            cJSON *arr = cJSON_AddArrayToObject(root, outs[k].name);
+            for (int64_t i = 0; i < n && i < 4096; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(v[i]));
+            continue;
+        }
+        printf("%s %s", outs[k].name, shape_str(&st->shape, sh, sizeof sh));
+        if (st->shape.ndim == 1) {
+            int best = 0;
+            for (int i = 0; i < n; i++) printf(" %.6g", (double)v[i]), best = v[i] > v[best] ? i : best;
+            printf("  (largest: %d)", best);
+        }
+        printf("\n");
+    }
+    if (!json) return;
+    cJSON_AddStringToObject(root, "input", s->input_text);
+    char *out = cJSON_PrintUnformatted(root);
+    printf("%s\n", out);
+    free(out);
+    cJSON_Delete(root);
+}
+
 int cmd_run(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_MAX_LEN | OPT_JSON,
@@ -69,9 +101,14 @@ int cmd_run(int argc, char **argv) {
     if (!o.spec.max_len) o.spec.max_len = 64;
     Session s;
     Err e = {{0}};
-    if (!session_open(&s, &o.spec, &e) || !interp_run(s.it, &e)) {
+    if (!cli_open_session(&s, &o.spec, &e) || !interp_run(s.it, &e)) {
         if (s.it) session_close(&s);
         return cli_fail(&e);
+    }
+    if (s.lesson.program.decode == s.lesson.program.n) {
+        print_outputs(&s, o.json);
+        session_close(&s);
+        return EXIT_OK;
     }
     int n;
     StopReason why;
@@ -114,11 +151,13 @@ int cmd_trace(int argc, char **argv) {
                          trace_usage, &o);
     if (code >= 0 || (code = need_model(&o, "trace")) >= 0) return code;
     if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("trace", "give --src-ids LIST or --input TEXT");
-    if (!o.spec.target && !o.spec.tgt_ids)
-        return cli_usage_error("trace", "teacher forcing needs a target: --tgt-ids LIST or --target TEXT");
     Session s;
     Err e = {{0}};
-    if (!session_open(&s, &o.spec, &e)) return cli_fail(&e);
+    if (!cli_open_session(&s, &o.spec, &e)) return cli_fail(&e);
+    if (s.lesson.program.decode < s.lesson.program.n && !s.run.tgt) {  // a decoder needs its target
+        session_close(&s);
+        return cli_usage_error("trace", "teacher forcing needs a target: --tgt-ids LIST or --target TEXT");
+    }
     bool ok = interp_run(s.it, &e);
     if (ok && o.dump) ok = dump_trace(&s, o.dump, &e);
     else if (ok)
@@ -136,7 +175,7 @@ int cmd_stages(int argc, char **argv) {
     if (!o.spec.tgt_ids) o.spec.tgt_ids = "0";
     Session s;
     Err e = {{0}};
-    if (!session_open(&s, &o.spec, &e)) return cli_fail(&e);
+    if (!cli_open_session(&s, &o.spec, &e)) return cli_fail(&e);
     for (int i = 0; i < interp_n_stages(s.it); i++) cli_print_stage_line(stdout, s.it, i);
     session_close(&s);
     return EXIT_OK;

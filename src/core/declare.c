@@ -121,7 +121,10 @@ static bool shape_of(Walk *w, const Stmt *s, const char *full, Shape *shape, boo
     int64_t numel = 1;
     for (int d = 0; d < s->n_args && s->args[d].kind == ARG_EXPR; d++) {
         double v;
-        if (!bind_from_file(w, s, full, d) || !eval(w, s, s->args[d].text, &v, skip)) return false;
+        if (!bind_from_file(w, s, full, d)) return false;
+        if (w->strict && w->file && !st_find(w->file, full) && !expr_eval(s->args[d].text, lookup, w, &v, NULL, 0))
+            return err_set(w->e, "%s: missing tensor '%s' (declared at %s:%d)", w->path, full, w->p->file, s->line);
+        if (!eval(w, s, s->args[d].text, &v, skip)) return false;
         if (*skip) return true;
         if (!(v >= 1 && v <= (1 << 24) && v == floor(v)))
             return err_set(w->e, "%s:%d: '%s': dimension %d is %s = %g; it must be a whole number from 1 to %d",
