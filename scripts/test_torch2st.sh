@@ -355,15 +355,6 @@ expect_err "nn.Transformer: inferred sizes named" nnt \
     )src_vocab_size=9 tgt_vocab_size=11 dim_feedforward=24 max_positions=40"
 expect_no_err "nn.Transformer: no nhead note when given" nnt "nhead is not inferred"
 
-# The C loader, when a build is at hand, must take the file as it is.
-if [ -x "$ROOT/build/stepformer" ]; then
-    if "$ROOT/build/stepformer" stages --model nnt.safetensors > stages.out 2> stages.err; then
-        pass "build/stepformer stages loads the converted nn.Transformer file"
-    else fail "build/stepformer stages: $(head -1 stages.err)"; fi
-else
-    echo "skip build/stepformer is not built: the C loader is not tried"
-fi
-
 # --- 2. the same layout, pre-norm, whole pickled module; norm_first unknown, then known -----------
 conv pre1 prenorm.pt prenorm.safetensors
 expect_rc "whole nn.Module" 0 pre1.err
@@ -433,6 +424,22 @@ conv unrel unrelated.pt unrelated.safetensors --config "note=kept"
 expect_rc "unknown layout still written" 0 unrel.err
 check "unknown layout" unrelated.safetensors unrelated.ref.pt '{"note": "kept"}'
 expect_err "unknown layout: said so" unrel "no known layout matches over half of the tensors"
+
+# --- the C side, when a build is at hand, loads the clean outputs with their lessons -------------
+if [ -x "$ROOT/build/stepformer" ]; then
+    for c in "nnt forward-pass" "prenorm2 pre-norm" "annotated annotated-transformer nhead=4" \
+             "bloem transformers-from-scratch"; do
+        set -- $c
+        extra=()
+        if [ $# -gt 2 ]; then extra=(--config "$3"); fi
+        if "$ROOT/build/stepformer" stages --model "$1.safetensors" \
+               --program "$ROOT/lessons/$2.md" "${extra[@]}" > "c-$1.out" 2> "c-$1.err"; then
+            pass "build/stepformer stages loads $1.safetensors with lessons/$2.md"
+        else fail "build/stepformer stages --program lessons/$2.md: $(head -1 "c-$1.err")"; fi
+    done
+else
+    echo "skip build/stepformer is not built: the C side does not load the outputs"
+fi
 
 bad_err=
 # --- errors ---------------------------------------------------------------------------------------

@@ -55,7 +55,15 @@ static bool vocab_fits(const Model *m, Task task, const char *what, Err *e) {
 // The program: the lesson named, or the standard lesson for norm_first.
 static bool load_program(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
-    if (c->program) return lesson_load(&t->program, c->program, e);
+    if (c->program) {
+        if (!lesson_load(&t->program, c->program, e)) return false;
+        const Program *p = &t->program.program;
+        if (p->decode == p->n)
+            return err_set(e, "%s has no decoder loop: the %s task trains sequence-to-sequence programs (a "
+                           "classifier needs a classification task, which is not built yet)", c->program,
+                           task_names[c->task]);
+        return true;
+    }
     const bool pre = c->model.norm_first || (c->config && strstr(c->config, "norm_first=true"));
     const char *name = pre ? "pre-norm.md" : "forward-pass.md", *path = NULL;
     const char *text = session_builtin_lesson(name, &path);
