@@ -429,13 +429,13 @@ expect_err "unknown layout: said so" unrel "no known layout matches over half of
 if [ -x "$ROOT/build/stepformer" ]; then
     for c in "nnt forward-pass" "prenorm2 pre-norm" "annotated annotated-transformer nhead=4" \
              "bloem transformers-from-scratch"; do
-        set -- $c
+        read -r model lesson cfg <<< "$c"
         extra=()
-        if [ $# -gt 2 ]; then extra=(--config "$3"); fi
-        if "$ROOT/build/stepformer" stages --model "$1.safetensors" \
-               --program "$ROOT/lessons/$2.md" "${extra[@]}" > "c-$1.out" 2> "c-$1.err"; then
-            pass "build/stepformer stages loads $1.safetensors with lessons/$2.md"
-        else fail "build/stepformer stages --program lessons/$2.md: $(head -1 "c-$1.err")"; fi
+        if [ -n "$cfg" ]; then extra=(--config "$cfg"); fi
+        if "$ROOT/build/stepformer" stages --model "$model.safetensors" \
+               --program "$ROOT/lessons/$lesson.md" "${extra[@]}" > "c-$model.out" 2> "c-$model.err"
+        then pass "build/stepformer stages loads $model.safetensors with lessons/$lesson.md"
+        else fail "build/stepformer, lessons/$lesson.md: $(head -1 "c-$model.err")"; fi
     done
 else
     echo "skip build/stepformer is not built: the C side does not load the outputs"

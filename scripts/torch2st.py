@@ -38,7 +38,7 @@ PREFIXES = (
 INT_SETTINGS = {
     "d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward",
     "src_vocab_size", "tgt_vocab_size", "max_positions", "bos_id", "eos_id", "pad_id", "unk_id",
-    "num_classes",
+    "num_classes", "d_k", "d_v",
 }
 CHOICE_SETTINGS = {
     "norm_first": ("true", "false"),

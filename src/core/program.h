@@ -33,6 +33,11 @@
 // tensors (a dimension written as a single name takes its size from the file) and `default`
 // lines, in that order (see conf.h). Every weight an op reads must be declared.
 //
+// Ops beyond the Transformer's own: reshape(x, d0, d1, ...) reads the same numbers in another
+// shape (one dimension may be -1); permute(x, p0, p1, ...) reorders the axes; chunk(x, chunk=k,
+// chunks=n) takes piece k of the last axis; max_pool(x[, ids]) and mean_pool(x[, ids]) reduce
+// [T, C] to [C] over the positions whose id is not pad. op_info (ops.c) lists every op.
+//
 // The expander turns the statement tree into the flat list of stages the interpreter runs.
 #ifndef STEPFORMER_PROGRAM_H
 #define STEPFORMER_PROGRAM_H
