@@ -225,7 +225,7 @@ int cmd_bench(int argc, char **argv) {
     Rng rng = {42};
     for (int i = 0; i < 32; i++) src[i] = (float)(4 + rng_below(&rng, cfg.src_vocab_size - 4));
     for (int i = 0; i < 32; i++) tgt[i] = i ? (float)(4 + rng_below(&rng, cfg.tgt_vocab_size - 4)) : 2.0f;
-    const bool decoder = lesson.program.decode < lesson.program.n;
+    const bool decoder = program_has_decoder(&lesson.program);
     RunSpec spec = {src, 32, decoder ? tgt : NULL, decoder ? 32 : 0, 0};
     Interp *it = interp_new(&lesson.program, &model, &spec, &e);
     if (!it) return model_free(&model), lesson_free(&lesson), cli_fail(&e);

@@ -1,7 +1,5 @@
 // cmd_init.c: `init` writes a model with fresh random weights for a program, from a config
 // and a seed.
-#include <string.h>
-
 #include "cli.h"
 
 static const char init_usage[] =
@@ -19,7 +17,7 @@ static const char init_usage[] =
 // The program must run on the model it declares: expanded on one source token (and bos).
 static bool runs(const Program *p, const Model *m, Err *e) {
     const float src[1] = {0}, tgt[1] = {(float)(m->cfg.bos_id.set ? m->cfg.bos_id.id : 0)};
-    const bool decoder = p->decode < p->n;
+    const bool decoder = program_has_decoder(p);
     RunSpec spec = {src, 1, decoder ? tgt : NULL, decoder ? 1 : 0, 1, 1};
     Interp *it = interp_new(p, m, &spec, e);
     interp_free(it);
@@ -34,13 +32,16 @@ int cmd_init(int argc, char **argv) {
     if (!o.out) return cli_usage_error("init", "--out FILE is required");
     Err e = {{0}};
     Lesson l;
-    const char *pre = strstr(o.spec.flags, "norm_first=true") ? "pre-norm.md" : "forward-pass.md";
-    const char *path = NULL, *text = o.spec.program_path ? NULL : session_builtin_lesson(pre, &path);
-    if (!(text ? lesson_parse(&l, path, text, &e) : lesson_load(&l, o.spec.program_path, &e))) return cli_fail(&e);
     char base[512], from[600];
+    ConfSpec cs;
+    double pre = 0;
+    session_conf_spec(&cs, &o.spec, NULL, from, sizeof from);
+    conf_spec_get(&cs, "norm_first", &pre);
+    const char *path = NULL, *text = o.spec.program_path ? NULL
+                                   : session_builtin_lesson(pre == 1 ? "pre-norm.md" : "forward-pass.md", &path);
+    if (!(text ? lesson_parse(&l, path, text, &e) : lesson_load(&l, o.spec.program_path, &e))) return cli_fail(&e);
     ModelConfig c = config_base();
     config_text(&c, base, sizeof base);
-    ConfSpec cs;
     session_conf_spec(&cs, &o.spec, &l, from, sizeof from);
     conf_spec_add(&cs, o.vocab_chars ? "src_vocab_size=99 tgt_vocab_size=99" : NULL, "--vocab chars", false);
     conf_spec_add(&cs, base, "the base configuration", true);

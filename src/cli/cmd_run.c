@@ -105,7 +105,7 @@ int cmd_run(int argc, char **argv) {
         if (s.it) session_close(&s);
         return cli_fail(&e);
     }
-    if (s.lesson.program.decode == s.lesson.program.n) {
+    if (!program_has_decoder(&s.lesson.program)) {
         print_outputs(&s, o.json);
         session_close(&s);
         return EXIT_OK;
@@ -154,7 +154,7 @@ int cmd_trace(int argc, char **argv) {
     Session s;
     Err e = {{0}};
     if (!cli_open_session(&s, &o.spec, &e)) return cli_fail(&e);
-    if (s.lesson.program.decode < s.lesson.program.n && !s.run.tgt) {  // a decoder needs its target
+    if (program_has_decoder(&s.lesson.program) && !s.run.tgt) {  // a decoder needs its target
         session_close(&s);
         return cli_usage_error("trace", "teacher forcing needs a target: --tgt-ids LIST or --target TEXT");
     }

@@ -138,6 +138,16 @@ bool conf_apply(Conf *c, const ConfSpec *cs, Err *e) {
     return true;
 }
 
+bool conf_spec_get(const ConfSpec *cs, const char *name, double *out) {
+    bool found = false;
+    for (int i = 0; i < cs->n && !found; i++) {
+        Conf one = {0};
+        if (conf_parse(&one, cs->s[i].text, cs->s[i].from, false, false, NULL)) found = conf_get(&one, name, out);
+        conf_free(&one);
+    }
+    return found;
+}
+
 bool conf_from_meta(Conf *c, const StFile *f, const char *path, Err *e) {
     char from[200];
     snprintf(from, sizeof from, "the metadata of %s", path);

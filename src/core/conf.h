@@ -57,6 +57,9 @@ bool conf_get(const Conf *c, const char *name, double *out);
 bool conf_parse(Conf *c, const char *text, const char *from, bool given, bool weak, Err *e);
 // Every source of a spec, in order.
 bool conf_apply(Conf *c, const ConfSpec *cs, Err *e);
+// The value the first source that gives `name` gives it (before any checking: which standard
+// program to load is decided before the model is).
+bool conf_spec_get(const ConfSpec *cs, const char *name, double *out);
 // The numeric items of a file's __metadata__ (other tools' text metadata is skipped).
 bool conf_from_meta(Conf *c, const StFile *f, const char *path, Err *e);
 bool conf_copy(Conf *dst, const Conf *src);

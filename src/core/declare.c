@@ -233,12 +233,6 @@ static bool run_block(Walk *w, const Stmt *s, int i) {
     return ok;
 }
 
-static int find_def(const Program *p, const char *name) {
-    for (int i = 0; i < p->n; i = p->stmts[i].end > i ? p->stmts[i].end : i + 1)
-        if (p->stmts[i].kind == ST_DEF && strcmp(p->stmts[i].name, name) == 0) return i;
-    return -1;
-}
-
 // A def call: numbers are bound (a param's shape may use them), tensors are not.
 static bool run_call(Walk *w, const Stmt *s, int d) {
     const Stmt *def = &w->p->stmts[d];
@@ -283,13 +277,12 @@ static bool run_range(Walk *w, int from, int to) {
         case ST_BLOCK: ok = run_block(w, s, i); break;
         case ST_DECODE: ok = run_range(w, i + 1, s->end); break;
         case ST_ASSIGN:
-            if ((d = find_def(w->p, s->text)) >= 0) ok = run_call(w, s, d);
+            if ((d = program_find_def(w->p, s->text)) >= 0) ok = run_call(w, s, d);
             break;
         default: break;
         }
         if (!ok) return false;
-        const bool nested = s->kind == ST_BLOCK || s->kind == ST_FOR || s->kind == ST_DEF || s->kind == ST_DECODE;
-        i = nested ? s->end : i + 1;
+        i = program_next(w->p, i);
     }
     return true;
 }

@@ -68,15 +68,11 @@ static bool bind(Expander *x, const char *name, const Binding *v, Err *e) {
     return true;
 }
 
-static bool config_number(const Model *m, const char *name, double *out) {
-    return conf_get(&m->conf, name, out);
-}
-
 static bool lookup_number(void *ctx, const char *name, double *out) {
     Expander *x = ctx;
     Binding *b = find(x, name);
     if (b && !b->is_tensor) return *out = b->num, true;
-    return !b && config_number(x->m, name, out);
+    return !b && conf_get(&x->m->conf, name, out);
 }
 
 static const char *file(const Expander *x) { return x->p->file; }
@@ -118,15 +114,13 @@ static bool resolve_weight(Expander *x, const char *tpl, int line, Binding *out,
     if (!interpolate(x, tpl, line, name, sizeof name, e)) return false;
     if (x->weights_tpl) snprintf(full, sizeof full, "%s.%s", x->weights, name);
     else snprintf(full, sizeof full, "%s", name);
-    const StFile *w = &x->m->weights;
-    for (int i = 0; i < w->n_entries; i++)
-        if (strcmp(w->entries[i].name, full) == 0) {
-            *out = (Binding){.is_tensor = true, .ref = {REF_WEIGHT, i, 0},
-                             .shape = w->entries[i].shape, .kind = TK_VALUES,
-                             .axes = axes_none()};
-            snprintf(out->label, sizeof out->label, "%s", full);
-            return true;
-        }
+    const int i = model_weight_index(x->m, full);
+    if (i >= 0) {
+        *out = (Binding){.is_tensor = true, .ref = {REF_WEIGHT, i, 0}, .shape = x->m->weights.entries[i].shape,
+                         .kind = TK_VALUES, .axes = axes_none()};
+        snprintf(out->label, sizeof out->label, "%s", full);
+        return true;
+    }
     return err_set(e, "%s:%d: the weight '%s' is not declared: add a line `param @%s [dims] INIT` "
                    "(see program.h)", file(x), line, full, name);
 }
@@ -138,7 +132,7 @@ static bool arg_value(Expander *x, const Arg *a, int line, Binding *out, Err *e)
         Binding *b = find(x, a->text);
         if (b) return *out = *b, true;
         double v;
-        if (a->kind == ARG_TENSOR && config_number(x->m, a->text, &v))
+        if (a->kind == ARG_TENSOR && conf_get(&x->m->conf, a->text, &v))
             return *out = (Binding){.num = v}, true;
         return err_set(e, "%s:%d: undefined tensor '%s'", file(x), line, a->text);
     }
@@ -308,12 +302,6 @@ static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
 
 static bool run_range(Expander *x, int from, int to, Err *e);
 
-static int find_def(const Program *p, const char *name) {
-    for (int i = 0; i < p->n; i = p->stmts[i].end > i ? p->stmts[i].end : i + 1)
-        if (p->stmts[i].kind == ST_DEF && strcmp(p->stmts[i].name, name) == 0) return i;
-    return -1;
-}
-
 static bool call_def(Expander *x, const Stmt *s, int d, Err *e) {
     const Stmt *def = &x->p->stmts[d];
     if (s->n_args != def->n_args)
@@ -345,7 +333,7 @@ static bool call_def(Expander *x, const Stmt *s, int d, Err *e) {
 static bool run_assign(Expander *x, const Stmt *s, Err *e) {
     Op op;
     if (op_lookup(s->text, &op)) return make_stage(x, s, op, e);
-    int d = find_def(x->p, s->text);
+    int d = program_find_def(x->p, s->text);
     if (d >= 0) return call_def(x, s, d, e);
     return err_set(e, "%s:%d: unknown op '%s' (not an op and no def by that name)", file(x),
                    s->line, s->text);
@@ -431,7 +419,7 @@ static bool run_stmt(Expander *x, int i, Err *e) {
         Binding *b = find(x, s->text);
         double v;
         if (b) return bind(x, s->name, b, e);
-        if (config_number(x->m, s->text, &v)) return bind(x, s->name, &(Binding){.num = v}, e);
+        if (conf_get(&x->m->conf, s->text, &v)) return bind(x, s->name, &(Binding){.num = v}, e);
         return err_set(e, "%s:%d: undefined tensor '%s'", file(x), s->line, s->text);
     }
     case ST_COUNT: break;
@@ -442,10 +430,7 @@ static bool run_stmt(Expander *x, int i, Err *e) {
 static bool run_range(Expander *x, int from, int to, Err *e) {
     for (int i = from; i < to && !x->returned;) {
         if (!run_stmt(x, i, e)) return false;
-        const Stmt *s = &x->p->stmts[i];
-        i = (s->kind == ST_BLOCK || s->kind == ST_FOR || s->kind == ST_DEF || s->kind == ST_DECODE)
-                ? s->end
-                : i + 1;
+        i = program_next(x->p, i);
     }
     return true;
 }

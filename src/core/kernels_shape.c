@@ -6,39 +6,34 @@
 #include "kernels.h"
 #include "kernels_backward.h"
 
-// Strides of x's axes, and the x offset of every out element walked in out's order.
-static void permute_strides(int stride_out[4], int size_out[4], const int dims[4], const int perm[4], int nd) {
-    int stride_in[4];
-    int s = 1;
-    for (int k = nd - 1; k >= 0; k--) stride_in[k] = s, s *= dims[k];
-    for (int k = 0; k < 4; k++) {
-        size_out[k] = k < nd ? dims[perm[k]] : 1;
-        stride_out[k] = k < nd ? stride_in[perm[k]] : 0;
+// The x offset that out element o reads: o's coordinates in out's shape, each times the stride
+// of the x axis it came from. (Permute is for teaching-sized tensors: clarity over speed.)
+static size_t permuted_offset(size_t o, const int dims[4], const int perm[4], int nd) {
+    int stride[4];
+    for (int k = nd - 1, s = 1; k >= 0; k--) stride[k] = s, s *= dims[k];
+    size_t at = 0;
+    for (int k = nd - 1; k >= 0; k--) {
+        const int size = dims[perm[k]];
+        at += (o % (size_t)size) * (size_t)stride[perm[k]];
+        o /= (size_t)size;
     }
+    return at;
+}
+
+static size_t numel(const int dims[4], int nd) {
+    size_t n = 1;
+    for (int k = 0; k < nd; k++) n *= (size_t)dims[k];
+    return n;
 }
 
 void permute_forward(float *out, const float *x, const int dims[4], const int perm[4], int nd) {
-    int st[4], sz[4];
-    permute_strides(st, sz, dims, perm, nd);
-    size_t o = 0;
-    for (int a = 0; a < sz[0]; a++)
-        for (int b = 0; b < sz[1]; b++)
-            for (int c = 0; c < sz[2]; c++) {
-                const float *row = x + (size_t)a * st[0] + (size_t)b * st[1] + (size_t)c * st[2];
-                for (int d = 0; d < sz[3]; d++) out[o++] = row[(size_t)d * st[3]];
-            }
+    const size_t n = numel(dims, nd);
+    for (size_t o = 0; o < n; o++) out[o] = x[permuted_offset(o, dims, perm, nd)];
 }
 
 void permute_backward(float *dx, const float *dy, const int dims[4], const int perm[4], int nd) {
-    int st[4], sz[4];
-    permute_strides(st, sz, dims, perm, nd);
-    size_t o = 0;
-    for (int a = 0; a < sz[0]; a++)
-        for (int b = 0; b < sz[1]; b++)
-            for (int c = 0; c < sz[2]; c++) {
-                float *row = dx + (size_t)a * st[0] + (size_t)b * st[1] + (size_t)c * st[2];
-                for (int d = 0; d < sz[3]; d++) row[(size_t)d * st[3]] += dy[o++];
-            }
+    const size_t n = numel(dims, nd);
+    for (size_t o = 0; o < n; o++) dx[permuted_offset(o, dims, perm, nd)] += dy[o];
 }
 
 void chunk_forward(float *out, const float *x, int R, int N, int k, int n) {

@@ -40,7 +40,7 @@ static void resolve_path(char *out, size_t n, const char *lesson_path, const cha
     else snprintf(out, n, "%.*s/%s", (int)(slash - lesson_path), lesson_path, rel);
 }
 
-static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const char *val,
+static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const char *val, int line,
                        const char *where, Err *e) {
     struct { const char *k; char *dst; size_t n; } texts[] = {
         {"input", s->input, sizeof s->input}, {"src_ids", s->src_ids, sizeof s->src_ids},
@@ -58,7 +58,7 @@ static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const c
         snprintf(w, sizeof w, "%s: config", where);
         bool ok = conf_parse(&probe, val, w, true, false, e);
         conf_free(&probe);
-        if (ok) snprintf(s->config, sizeof s->config, "%s", val), s->config_line = atoi(strrchr(where, ':') + 1);
+        if (ok) snprintf(s->config, sizeof s->config, "%s", val), s->config_line = line;
         return ok;
     }
     if (!strcmp(key, "vocab")) {
@@ -94,7 +94,7 @@ bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Er
         char v[512];
         snprintf(v, sizeof v, "%s", val);
         for (char *k = v + strlen(v); k > v && isspace((unsigned char)k[-1]); k--) k[-1] = '\0';
-        if (!setup_item(s, l, key, v, where, e)) return false;
+        if (!setup_item(s, l, key, v, ln, where, e)) return false;
     }
     return true;
 }

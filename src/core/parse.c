@@ -394,6 +394,16 @@ void program_free(Program *p) {
     memset(p, 0, sizeof *p);
 }
 
+bool program_has_decoder(const Program *p) { return p->decode < p->n; }
+
+int program_next(const Program *p, int i) { return is_block(p->stmts[i].kind) ? p->stmts[i].end : i + 1; }
+
+int program_find_def(const Program *p, const char *name) {
+    for (int i = 0; i < p->n; i = program_next(p, i))
+        if (p->stmts[i].kind == ST_DEF && strcmp(p->stmts[i].name, name) == 0) return i;
+    return -1;
+}
+
 int program_input(const Program *p, const char *name) {
     for (int i = 0; i < p->n_inputs; i++)
         if (strcmp(p->inputs[i], name) == 0) return i;

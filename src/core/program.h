@@ -105,6 +105,12 @@ bool program_parse_text(Program *p, const char *file, const char *text, Err *e);
 void program_free(Program *p);
 // The slot of a declared input, or -1.
 int program_input(const Program *p, const char *name);
+// Whether the program has a decode loop (an encoder-decoder), or only an encoder.
+bool program_has_decoder(const Program *p);
+// The statement after statement i, past its body when it has one.
+int program_next(const Program *p, int i);
+// The top-level def called `name`, or -1.
+int program_find_def(const Program *p, const char *name);
 
 // Evaluates an expression; `lookup` supplies names (return false if unknown).
 typedef bool (*ExprLookup)(void *ctx, const char *name, double *out);

@@ -77,14 +77,13 @@ static bool open_model(Session *s, const SessionSpec *spec, Err *e) {
 static bool open_standard(Session *s, const SessionSpec *spec, Err *e) {
     StFile f;
     if (!st_load(&f, spec->model_path, e)) return false;
-    const char *nf = st_meta(&f, "norm_first");
-    const char *text[2] = {spec->flags, spec->config ? spec->config : ""};
-    bool pre = nf && !strcmp(nf, "true");
-    for (int i = 0; i < 2; i++) pre = pre || strstr(text[i], "norm_first=true") || strstr(text[i], "norm_first=1");
-    if (!open_builtin(&s->lesson, pre ? "pre-norm.md" : "forward-pass.md", e)) return st_free(&f), false;
     char from[600];
     ConfSpec cs;
     session_conf_spec(&cs, spec, NULL, from, sizeof from);
+    const char *nf = st_meta(&f, "norm_first");
+    double given;
+    const bool pre = conf_spec_get(&cs, "norm_first", &given) ? given == 1 : nf && !strcmp(nf, "true");
+    if (!open_builtin(&s->lesson, pre ? "pre-norm.md" : "forward-pass.md", e)) return st_free(&f), false;
     return model_from_file(&s->model, &f, spec->model_path, &s->lesson.program, &cs, e);
 }
 
@@ -120,7 +119,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
         if (!vocab_encode(&m->src_vocab, text, "source", s->src, P, &s->run.S, e)) return false;
         snprintf(s->input_text, sizeof s->input_text, "%s", text);
     }
-    if (spec->greedy || s->lesson.program.decode == s->lesson.program.n) return true;  // no decoder: no target
+    if (spec->greedy || !program_has_decoder(&s->lesson.program)) return true;  // no decoder: no target
     const char *tids = spec->tgt_ids ? spec->tgt_ids : spec->target ? NULL
                      : ls->tgt_ids[0] ? ls->tgt_ids : NULL;
     const char *ttext = spec->target ? spec->target : ls->target[0] ? ls->target : NULL;
@@ -213,7 +212,7 @@ bool session_open_random(Session *s, const ModelConfig *cfg, const char *program
     for (int i = 0; i < S; i++) s->src[i] = (float)(first + rng_below(&rng, Vs - first));
     for (int i = 0; i < T; i++) s->tgt[i] = (float)(first + rng_below(&rng, Vt - first));
     if (c->bos_id.set) s->tgt[0] = (float)c->bos_id.id;
-    const bool decoder = s->lesson.program.decode < s->lesson.program.n;
+    const bool decoder = program_has_decoder(&s->lesson.program);
     s->run = (RunSpec){s->src, S, decoder ? s->tgt : NULL, decoder ? T : 0, 0};
     vocab_decode(&s->model.src_vocab, s->src, S, s->input_text, sizeof s->input_text);
     s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);

@@ -57,14 +57,16 @@ static bool load_program(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
     if (c->program) {
         if (!lesson_load(&t->program, c->program, e)) return false;
-        const Program *p = &t->program.program;
-        if (p->decode == p->n)
+        if (!program_has_decoder(&t->program.program))
             return err_set(e, "%s has no decoder loop: the %s task trains sequence-to-sequence programs (a "
                            "classifier needs a classification task, which is not built yet)", c->program,
                            task_names[c->task]);
         return true;
     }
-    const bool pre = c->model.norm_first || (c->config && strstr(c->config, "norm_first=true"));
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, c->config, "the training configuration", false);
+    double given;
+    const bool pre = conf_spec_get(&cs, "norm_first", &given) ? given == 1 : c->model.norm_first;
     const char *name = pre ? "pre-norm.md" : "forward-pass.md", *path = NULL;
     const char *text = session_builtin_lesson(name, &path);
     return lesson_parse(&t->program, path, text, e);
