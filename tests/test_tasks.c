@@ -68,7 +68,7 @@ static bool solves_to(Task t, const char *src, const char *want) {
 static void test_names(void) {
     for (int i = 0; i < TASK_COUNT; i++) {
         Task t;
-        CHECK(task_from_name(task_names[i], &t) && t == (Task)i, "name '%s'", task_names[i]);
+        CHECK(task_names[i] && task_from_name(task_names[i], &t) && t == (Task)i, "name '%s'", task_names[i]);
     }
     Task t;
     CHECK(!task_from_name("Copy", &t) && !task_from_name("", &t) && !task_from_name("dates ", &t),
@@ -319,10 +319,95 @@ static void letter_stats_check(const LetterStats *st, Task t) {
               task_names[t], 'a' + c, st->letters[c], total);
 }
 
+// ---- the classification tasks, against references written here ----
+
+typedef struct {
+    int lengths[13], classes[6], bad, no_same_counts, no_total;
+} ClassStats;
+
+// Balance by deleting adjacent matched pairs until none is left (not the stack of tasks.c).
+static bool balanced_by_deletion(const char *s) {
+    char w[BUF];
+    snprintf(w, sizeof w, "%s", s);
+    for (bool again = true; again;) {
+        again = false;
+        for (char *p = w; p[0] && p[1]; p++)
+            if ((p[0] == '(' && p[1] == ')') || (p[0] == '[' && p[1] == ']')) {
+                memmove(p, p + 2, strlen(p + 2) + 1);
+                again = true;
+                break;
+            }
+    }
+    return w[0] == '\0';
+}
+
+static void class_stats_add(ClassStats *st, Task t, const char *src, const char *tgt) {
+    const size_t n = strlen(src);
+    st->lengths[n <= 12 ? n : 0]++;
+    const int k = task_class_of(t, tgt);
+    bool ok = k >= 0;
+    if (ok) st->classes[k]++;
+    if (t == TASK_MAJORITY && ok) {  // tgt occurs more often than every other letter a-f
+        int tgt_count = 0;
+        for (size_t i = 0; i < n; i++) tgt_count += src[i] == tgt[0];
+        for (char c = 'a'; c <= 'f'; c++) {
+            int count = 0;
+            for (size_t i = 0; i < n; i++) count += src[i] == c;
+            ok = ok && (c == tgt[0] || count < tgt_count);
+        }
+    }
+    if (t == TASK_BRACKETS && ok) {
+        ok = n % 2 == 0 && balanced_by_deletion(src) == !strcmp(tgt, "yes");
+        if (!strcmp(tgt, "no")) {
+            int c[4] = {0};
+            for (size_t i = 0; i < n; i++) c[strchr("()[]", src[i]) - "()[]"]++;
+            st->no_total++, st->no_same_counts += c[0] == c[1] && c[2] == c[3];
+        }
+    }
+    if (!ok && st->bad++ < 5) fprintf(stderr, "  %s '%s' -> '%s'\n", task_names[t], src, tgt);
+}
+
+static void class_stats_check(const ClassStats *st, Task t) {
+    CHECK(st->bad == 0, "%s: %d wrong labels", task_names[t], st->bad);
+    CHECK(st->lengths[0] == 0, "%s: no empty or over-long source", task_names[t]);
+    const bool even = t == TASK_BRACKETS;  // 2, 4, ..., 12: 1/6 each; majority 1..12: 1/12 each
+    for (int n = 1; n <= 12; n++) {
+        const int want = even ? (n % 2 ? 0 : N_GEN / 6) : N_GEN / 12;
+        CHECK(abs(st->lengths[n] - want) <= N_GEN / 60, "%s: %d sources of length %d", task_names[t], st->lengths[n], n);
+    }
+    for (int k = 0; k < task_classes(t); k++)  // every letter equally likely to win; yes as often as no
+        CHECK(abs(st->classes[k] * task_classes(t) - N_GEN) < N_GEN / 10, "%s: class %s %d times of %d",
+              task_names[t], task_class_name(t, k), st->classes[k], N_GEN);
+    if (even)
+        CHECK(st->no_same_counts == st->no_total, "brackets: %d of %d unbalanced strings have the balanced ones' "
+              "counts", st->no_same_counts, st->no_total);
+}
+
+static void test_classes(void) {
+    CHECK(task_classes(TASK_MAJORITY) == 6 && task_classes(TASK_BRACKETS) == 2 && task_classes(TASK_SORT) == 0 &&
+              task_classes(TASK_DATES) == 0, "class counts");
+    CHECK(!strcmp(task_class_name(TASK_MAJORITY, 5), "f") && !strcmp(task_class_name(TASK_BRACKETS, 1), "yes") &&
+              task_class_of(TASK_BRACKETS, "no") == 0 && task_class_of(TASK_BRACKETS, "maybe") == -1 &&
+              task_class_of(TASK_MAJORITY, "c") == 2 && task_class_of(TASK_MAJORITY, "g") == -1,
+          "class names");
+    CHECK(solves_to(TASK_MAJORITY, "cabbcb", "b") && solves_to(TASK_MAJORITY, "f", "f") &&
+              solves_to(TASK_BRACKETS, "([)]", "no") && solves_to(TASK_BRACKETS, "([]())", "yes") &&
+              solves_to(TASK_BRACKETS, "(((", "no"),
+          "class answers");
+    const char *bad_majority[] = {"", "aabb", "abcdef", "abg", "Aab", "aaaaaaaaaaaaa"};
+    const char *bad_brackets[] = {"", "(a)", "{}", "(((((((((((((", "( )"};
+    char out[BUF];
+    for (size_t i = 0; i < sizeof bad_majority / sizeof bad_majority[0]; i++)
+        CHECK(!task_solve(TASK_MAJORITY, bad_majority[i], out, sizeof out), "majority '%s'", bad_majority[i]);
+    for (size_t i = 0; i < sizeof bad_brackets / sizeof bad_brackets[0]; i++)
+        CHECK(!task_solve(TASK_BRACKETS, bad_brackets[i], out, sizeof out), "brackets '%s'", bad_brackets[i]);
+}
+
 static void test_generated(Task t) {
     Rng rng = {1234 + (uint64_t)t};
     DateStats ds = {.first = 99999999, .last = 0};
     LetterStats ls = {.bad_shape = 0};
+    ClassStats cs = {.bad = 0};
     int bad = 0, longest = 0;
     const char *alpha = task_alphabet(t);
     for (int i = 0; i < N_GEN; i++) {
@@ -331,11 +416,12 @@ static void test_generated(Task t) {
         int n = (int)strlen(src);
         if (n > longest) longest = n;
         bool ok = n >= 1 && n <= task_max_src_len(t) && (int)strlen(tgt) <= task_max_tgt_len(t) &&
-                  in_alphabet(alpha, src) && in_alphabet(alpha, tgt) &&
+                  in_alphabet(alpha, src) && (task_classes(t) || in_alphabet(alpha, tgt)) &&
                   task_solve(t, src, solved, sizeof solved) && strcmp(solved, tgt) == 0;
         if (!ok && bad++ < 5)
             fprintf(stderr, "  %s: '%s' -> '%s' (solved '%s')\n", task_names[t], src, tgt, solved);
         if (t == TASK_DATES) date_stats_add(&ds, src, tgt);
+        else if (task_classes(t)) class_stats_add(&cs, t, src, tgt);
         else letter_stats_add(&ls, t, src, tgt);
     }
     CHECK(bad == 0, "%s: %d of %d examples out of bounds, off the alphabet or not solved",
@@ -343,6 +429,7 @@ static void test_generated(Task t) {
     CHECK(longest == task_max_src_len(t), "%s: longest source %d, declared %d", task_names[t],
           longest, task_max_src_len(t));
     if (t == TASK_DATES) date_stats_check(&ds);
+    else if (task_classes(t)) class_stats_check(&cs, t);
     else letter_stats_check(&ls, t);
 }
 
@@ -462,6 +549,7 @@ int main(void) {
     test_every_day();
     test_issue_example();
     test_invalid_dates();
+    test_classes();
     for (int t = 0; t < TASK_COUNT; t++) test_generated((Task)t);
     test_reproducible();
     test_held_out();

@@ -3,7 +3,11 @@
 //     scripts/make_train_fixture.py): the loss and every gradient within 1e-4 relative, and the
 //     weights after one Adam update, and the same batch again sees the updated weights;
 //   - a short run on a task learns (the loss falls), and the same seed reproduces it exactly;
-//   - a loss that is not finite stops training and leaves the last good weights.
+//   - a loss that is not finite stops training and leaves the last good weights;
+//   - other programs train: two encoder-decoders on a sequence task, and the classifier of
+//     lessons/transformers-from-scratch.md on the classification tasks, whose loss and gradient
+//     are checked against a naive cross-entropy and finite differences; programs whose loss
+//     cannot reach the weights (through argmax) or whose logits do not fit the task are refused.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,9 +214,169 @@ static void other_programs(void) {
     Trainer *t = trainer_new(&c, &e);
     CHECK(!t && strstr(e.msg, "no decoder"), "a classifier on a sequence task is refused: %s", e.msg);
     trainer_free(t);
+    c = tiny(TASK_BRACKETS);
+    c.program = LESSONS "/annotated-transformer.md";
+    t = trainer_new(&c, &e);
+    CHECK(!t && strstr(e.msg, "has a decoder loop"), "an encoder-decoder on a classification task is refused: %s",
+          e.msg);
+    trainer_free(t);
+}
+
+// The loss of the classifier on one batch: cross-entropy of each example's class scores,
+// computed here from the logits of a separate forward pass, averaged over the batch.
+static double naive_class_loss(const Lesson *l, const Model *m, const float *src, int S, const float *labels, int B,
+                               int C) {
+    Err e = {{0}};
+    RunSpec spec = {src, S, NULL, 0, 0, B};
+    Interp *it = interp_new(&l->program, m, &spec, &e);
+    if (!it || !interp_run(it, &e)) {
+        CHECK(false, "forward pass: %s", e.msg);
+        interp_free(it);
+        return NAN;
+    }
+    const float *z = interp_output(it, interp_find(it, "classifier.logits"));
+    double loss = 0;
+    for (int b = 0; b < B; b++) {
+        double mx = -INFINITY, sum = 0;
+        for (int c = 0; c < C; c++) mx = fmax(mx, z[b * C + c]);
+        for (int c = 0; c < C; c++) sum += exp(z[b * C + c] - mx);
+        loss += (log(sum) + mx - z[b * C + (int)labels[b]]) / B;
+    }
+    interp_free(it);
+    return loss;
+}
+
+// One classifier step on a hand-made padded batch: its loss equals the naive one, and the
+// gradient of a few weights matches central differences of that naive loss.
+static void classifier_step(void) {
+    Lesson l;
+    Model m = {0};
+    Err e = {{0}};
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, "d_model=16 nhead=2 num_encoder_layers=1 src_vocab_size=10 max_positions=8 num_classes=3 "
+                  "pad_id=1", "the test", false);
+    bool ok = lesson_load(&l, LESSONS "/transformers-from-scratch.md", &e) && model_init_random(&m, &l.program, &cs, 7, &e);
+    CHECK(ok, "the classifier initialises: %s", e.msg);
+    if (!ok) return;
+    enum { B = 3, S = 5, C = 3 };
+    const float src[B * S] = {4, 5, 6, 7, 8, 9, 4, 1, 1, 1, 5, 5, 5, 6, 1}, labels[B] = {2, 0, 1};
+    const StepConfig sc = {B, S, 0, 0.0f, 0.9f, 0.98f, 1e-9f};
+    TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
+    StepStats st;
+    ok = ts && train_state_step(ts, src, NULL, labels, &st, &e);
+    CHECK(ok, "a classifier step: %s", e.msg);
+    if (ok) {
+        const double want = naive_class_loss(&l, &m, src, S, labels, B, C);
+        CHECK(fabs(st.loss - want) < 1e-5 && st.tokens == B, "loss %.7f, naive %.7f, over %d examples", st.loss,
+              want, st.tokens);
+        static const char *const names[] = {"toprobs.weight", "tblocks.0.attention.to_keys.weight",
+                                            "pos_embedding.weight", "tblocks.0.ff.0.bias"};
+        for (int k = 0; k < 4; k++) {
+            StEntry *w = (StEntry *)model_weight(&m, names[k]);
+            const float *g = grads_of(train_state_grads(ts), names[k]);
+            for (int i = 0; w && g && i < 5; i++) {
+                const int j = (int)((i * 7919L) % shape_numel(&w->shape));
+                const float keep = w->data[j], h = 2e-3f;
+                w->data[j] = keep + h;
+                const double up = naive_class_loss(&l, &m, src, S, labels, B, C);
+                w->data[j] = keep - h;
+                const double down = naive_class_loss(&l, &m, src, S, labels, B, C);
+                w->data[j] = keep;
+                const double fd = (up - down) / (2 * h);
+                CHECK(fabs(g[j] - fd) < 2e-3 + 2e-2 * fabs(fd), "d loss / d %s[%d]: %.6f, differences %.6f",
+                      names[k], j, g[j], fd);
+            }
+            CHECK(w && g, "%s has a gradient", names[k]);
+        }
+    }
+    train_state_free(ts);
+    model_free(&m);
+    lesson_free(&l);
+}
+
+// Writes a lesson whose program is given, for the refusals below.
+static bool write_lesson(const char *path, const char *program) {
+    FILE *f = fopen(path, "w");
+    if (!f) return false;
+    fprintf(f, "# A test\n\n```program\n%s```\n", program);
+    return fclose(f) == 0;
+}
+
+// The classification tasks train the classifier (the built-in lesson by default); the model
+// it saves loads again and answers as the trainer's model does; bad programs are refused.
+static void classifier_learns(void) {
+    TrainConfig c = tiny(TASK_MAJORITY);
+    c.batch = 64;
+    Err e = {{0}};
+    Trainer *t = trainer_new(&c, &e);
+    CHECK(t != NULL, "majority: %s", e.msg);
+    if (!t) return;
+    double first = 0, exact = -1;
+    const double last = run(t, 200, &first);
+    CHECK(last < 0.6 * first, "majority: the loss falls: %.3f -> %.3f", first, last);
+    CHECK(trainer_eval(t, 50, &exact, &e) && exact > 0.5, "majority: held-out accuracy %.2f (chance is about "
+          "0.17): %s", exact, e.msg);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/stepformer-majority-%d.safetensors", (int)getpid());
+    Lesson l;
+    Model m;
+    bool ok = trainer_save(t, path, &e) && lesson_load(&l, LESSONS "/transformers-from-scratch.md", &e);
+    ok = ok && model_load(&m, path, &l.program, NULL, &e);
+    CHECK(ok, "majority: saved and loaded again: %s", e.msg);
+    if (ok) {
+        const float src[4] = {4, 6, 5, 5};  // "acbb": b
+        const float labels[1] = {1};
+        const double a = naive_class_loss(&l, &m, src, 4, labels, 1, 6);
+        const double b = naive_class_loss(&l, trainer_model(t), src, 4, labels, 1, 6);
+        CHECK(a == b, "the reloaded model scores 'acbb' as the trained one does (%.9f, %.9f)", a, b);
+        CHECK(m.tgt_vocab.n == 6 && !strcmp(vocab_token(&m.tgt_vocab, 1), "b"), "the class names are saved");
+        model_free(&m);
+        lesson_free(&l);
+    }
+    remove(path);
+    trainer_free(t);
+
+    c = tiny(TASK_BRACKETS);
+    c.program = LESSONS "/transformers-from-scratch.md";
+    t = trainer_new(&c, &e);
+    CHECK(t != NULL, "brackets: %s", e.msg);
+    if (t) {
+        const double l2 = run(t, 150, &first);
+        CHECK(l2 < 0.9 * first, "brackets: the loss falls: %.3f -> %.3f", first, l2);
+    }
+    trainer_free(t);
+
+    snprintf(path, sizeof path, "/tmp/stepformer-argmax-%d.md", (int)getpid());
+    ok = write_lesson(path, "input src\n"
+                            "param @emb [src_vocab_size, d_model] normal(1)\n"
+                            "param @out [num_classes, d_model] xavier\n"
+                            "x = embedding(src, @emb, scale=1)\n"
+                            "ids = argmax(x)\n"
+                            "y = embedding(ids, @emb, scale=1)\n"
+                            "pooled = max_pool(y)\n"
+                            "logits = linear(pooled, @out)\n"
+                            "output logits = logits\n");
+    c = tiny(TASK_MAJORITY);
+    c.program = path;
+    t = ok ? trainer_new(&c, &e) : NULL;
+    CHECK(ok && !t && strstr(e.msg, ":8: argmax has no backward pass"), "argmax between the weights and the loss "
+          "is refused before training, naming the op and line: %s", e.msg);
+    trainer_free(t);
+    ok = write_lesson(path, "input src\n"
+                            "param @emb [src_vocab_size, d_model] normal(1)\n"
+                            "param @out [num_classes, d_model] xavier\n"
+                            "x = embedding(src, @emb, scale=1)\n"
+                            "logits = linear(x, @out)\n"
+                            "output logits = logits\n");
+    t = ok ? trainer_new(&c, &e) : NULL;
+    CHECK(ok && !t && strstr(e.msg, "one row of class scores"), "logits of the wrong shape are refused: %s", e.msg);
+    trainer_free(t);
+    remove(path);
 }
 
 int main(void) {
+    classifier_step();
+    classifier_learns();
     other_programs();
     bad_config();
     schedule();

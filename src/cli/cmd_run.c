@@ -60,7 +60,7 @@ static int print_json(const Session *s, const float *ids, int n, StopReason why,
 }
 
 // A program without a decoder generates nothing: its published outputs are the result (a
-// classifier's logits: each value, and which class is largest).
+// classifier's logits: each value, and which class is largest, by name when the model has them).
 static void print_outputs(const Session *s, bool json) {
     int n_out;
     const ProgramOutput *outs = interp_outputs(s->it, &n_out);
@@ -79,7 +79,9 @@ static void print_outputs(const Session *s, bool json) {
         if (st->shape.ndim == 1) {
             int best = 0;
             for (int i = 0; i < n; i++) printf(" %.6g", (double)v[i]), best = v[i] > v[best] ? i : best;
-            printf("  (largest: %d)", best);
+            const Vocab *names = &s->model.tgt_vocab;  // a trained classifier keeps its class names there
+            if (s->model.has_vocab && names->n == n) printf("  (largest: %d, %s)", best, vocab_token(names, best));
+            else printf("  (largest: %d)", best);
         }
         printf("\n");
     }

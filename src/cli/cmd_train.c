@@ -13,11 +13,13 @@
 static const char train_usage[] =
     "usage: stepformer train --task TASK --out FILE [--steps N] [--seed S] [options]\n"
     "\n"
-    "Trains an encoder-decoder Transformer in C on a task generated on the fly, then saves it\n"
-    "(.safetensors, with its configuration and vocabulary). TASK is copy, reverse, sort (1-12\n"
-    "lowercase letters) or dates (a date in 8 written forms -> ISO YYYY-MM-DD). The last line\n"
-    "gives the exact-match accuracy on 1000 held-out examples no batch ever contained.\n"
-    "Ctrl-C stops training and still saves.\n"
+    "Trains a Transformer in C on a task generated on the fly, then saves it (.safetensors,\n"
+    "with its configuration and vocabulary). Sequence tasks, for encoder-decoder programs: copy,\n"
+    "reverse, sort (1-12 lowercase letters) and dates (a date in 8 written forms -> ISO\n"
+    "YYYY-MM-DD). Classification tasks, for programs without a decoder whose logits are one row\n"
+    "of class scores: majority (which of a-f occurs most often in 1-12 letters) and brackets\n"
+    "(whether 2-12 of ( ) [ ] balance). The last line gives the accuracy on 1000 held-out\n"
+    "examples no batch ever contained. Ctrl-C stops training and still saves.\n"
     "\n"
     "  --steps N            optimisation steps (default 3000)\n"
     "  --seed S             seed of the weights, the batches and the held-out set (default 1)\n"
@@ -31,6 +33,9 @@ static const char train_usage[] =
     "  --d-ff N, --norm-first, --activation relu|gelu   model size (48, 4, 2, 2, 2, 128)\n"
     "  --layer-norm torch|annotated, --eps X   the LayerNorm form (torch) and epsilon (1e-5)\n"
     "  --init FILE          continue from a model (its vocabulary must fit the task)\n"
+    "  --program LESSON.md  train that lesson's program (default: the standard encoder-decoder,\n"
+    "                       or lessons/transformers-from-scratch.md for a classification task)\n"
+    "  --config \"k=v ...\"   configuration over the defaults (a program's own names too)\n"
     "  --eval-every N       check held-out accuracy every N steps (500; 0: only at the end)\n"
     "  --stop-at A          stop once held-out exact match reaches A (e.g. 0.99)\n";
 
@@ -89,7 +94,8 @@ static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
         if (sch->eval_every > 0 && (step % sch->eval_every == 0) && step < c->steps) {
             double acc;
             if (!trainer_eval(t, sch->stop_at > 0 ? 0 : 200, &acc, e)) return 1;
-            fprintf(stderr, "%sstep %d: held-out exact match %.1f%% after %.1f s\n", tty ? "\n" : "", step, 100 * acc,
+            fprintf(stderr, "%sstep %d: held-out %s %.1f%% after %.1f s\n", tty ? "\n" : "", step,
+                    task_classes(c->task) ? "accuracy" : "exact match", 100 * acc,
                     now() - t0);
             if (sch->stop_at > 0 && acc >= sch->stop_at) return 3;
         }
@@ -99,12 +105,14 @@ static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
 }
 
 // The training configuration from the defaults and the flags.
-static int configure(const CliOptions *o, TrainConfig *c) {
+static int configure(const CliOptions *o, TrainConfig *c, char *config, size_t config_n) {
     const TrainFlags *f = &o->train;
     Task task;
-    if (!f->task) return cli_usage_error("train", "--task is required (copy, reverse, sort or dates)");
+    if (!f->task)
+        return cli_usage_error("train", "--task is required (copy, reverse, sort, dates, majority or brackets)");
     if (!task_from_name(f->task, &task))
-        return cli_usage_error("train", "unknown task '%s': the tasks are copy, reverse, sort and dates", f->task);
+        return cli_usage_error("train", "unknown task '%s': the tasks are copy, reverse, sort, dates, majority and "
+                               "brackets", f->task);
     if (!o->out) return cli_usage_error("train", "--out FILE is required");
     *c = train_defaults(task);
     if (f->steps) c->steps = f->steps;
@@ -120,15 +128,25 @@ static int configure(const CliOptions *o, TrainConfig *c) {
     if (f->dec_layers) c->model.num_decoder_layers = f->dec_layers;
     if (o->spec.flags[0] && o->spec.config)
         return cli_usage_error("train", "give the configuration either as flags (--nhead ...) or as --config, not both");
-    c->config = o->spec.config ? o->spec.config : o->spec.flags[0] ? o->spec.flags : NULL;
+    // Sizes given as flags are given values: they beat a program's `default` lines.
+    int k = snprintf(config, config_n, "%s", o->spec.config ? o->spec.config : o->spec.flags);
+#define GIVEN(flag, name) \
+    if (flag && (size_t)k < config_n) k += snprintf(config + k, config_n - (size_t)k, " " name "=%d", flag);
+    GIVEN(f->d_model, "d_model")
+    GIVEN(f->d_ff, "dim_feedforward")
+    GIVEN(f->layers ? f->layers : f->enc_layers, "num_encoder_layers")
+    GIVEN(f->layers ? f->layers : f->dec_layers, "num_decoder_layers")
+#undef GIVEN
+    if ((size_t)k >= config_n) return cli_usage_error("train", "the configuration is too long");
+    c->config = config[0] ? config : NULL;
     c->program = o->spec.program_path;
     c->init = f->init;
     if (f->schedule) {
-        int k = -1;
+        int which = -1;
         for (int i = 0; i < SCHED_COUNT; i++)
-            if (!strcmp(f->schedule, schedule_names[i])) k = i;
-        if (k < 0) return cli_usage_error("train", "--schedule is peak, paper or constant, not '%s'", f->schedule);
-        c->schedule = (Schedule)k;
+            if (!strcmp(f->schedule, schedule_names[i])) which = i;
+        if (which < 0) return cli_usage_error("train", "--schedule is peak, paper or constant, not '%s'", f->schedule);
+        c->schedule = (Schedule)which;
         if (c->schedule == SCHED_PAPER && !(f->lr > 0)) c->lr = 1.0f;  // the paper's factor
         if (c->schedule == SCHED_PAPER && !f->has_warmup) c->warmup = 4000;
     }
@@ -144,7 +162,8 @@ static int finish(Trainer *t, const char *out, int how, double seconds, Err *e) 
     if (how == 1) return EXIT_FAIL;
     double acc;
     if (!trainer_eval(t, 0, &acc, e)) return cli_fail(e);
-    printf("held-out exact match: %.1f%% of 1000 examples never seen in training (%s)\n", 100 * acc, out);
+    printf("held-out %s: %.1f%% of 1000 examples never seen in training (%s)\n",
+           task_classes(trainer_config(t)->task) ? "accuracy" : "exact match", 100 * acc, out);
     return how == 2 ? 130 : EXIT_OK;
 }
 
@@ -154,7 +173,8 @@ int cmd_train(int argc, char **argv) {
     if (code >= 0) return code;
     if (o.n_positional) return cli_usage_error("train", "unexpected argument '%s'", o.positional[0]);
     TrainConfig c;
-    if ((code = configure(&o, &c)) >= 0) return code;
+    char config[sizeof o.spec.flags + 256];
+    if ((code = configure(&o, &c, config, sizeof config)) >= 0) return code;
     struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};  // a second Ctrl-C kills
     sigaction(SIGINT, &sa, NULL);
     Err e = {{0}};
@@ -162,9 +182,14 @@ int cmd_train(int argc, char **argv) {
     Trainer *t = trainer_new(&c, &e);
     if (!t) return cli_fail(&e);
     const ModelConfig *m = &trainer_model(t)->cfg;
-    fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, batch %d, %d steps, seed %llu\n",
-            task_names[c.task], m->d_model, m->nhead, m->num_encoder_layers, m->num_decoder_layers,
-            m->dim_feedforward, m->tgt_vocab_size, c.batch, c.steps, c.seed);
+    if (task_classes(c.task))
+        fprintf(stderr, "training %s (%s): d_model %d, %d heads, %d layers, d_ff %d, %d classes, batch %d, %d steps, "
+                "seed %llu\n", task_names[c.task], trainer_program(t)->file, m->d_model, m->nhead,
+                m->num_encoder_layers, m->dim_feedforward, task_classes(c.task), c.batch, c.steps, c.seed);
+    else
+        fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, batch %d, %d steps, "
+                "seed %llu\n", task_names[c.task], m->d_model, m->nhead, m->num_encoder_layers,
+                m->num_decoder_layers, m->dim_feedforward, m->tgt_vocab_size, c.batch, c.steps, c.seed);
     const EvalPlan sch = {o.train.has_eval_every ? o.train.eval_every : 500, o.train.stop_at};
     const double t0 = now();
     const int how = loop(t, &c, &sch, &e);

@@ -229,6 +229,33 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
     }
 }
 
+// An op with no backward pass: argmax's ids are piecewise constant in x, so no gradient exists.
+static bool has_backward(Op op) { return op != OP_ARGMAX; }
+
+bool backward_check(const Interp *it, int from, Err *e) {
+    bool *learn = calloc((size_t)from + 1, sizeof *learn), *reach = calloc((size_t)from + 1, sizeof *reach);
+    bool ok = learn && reach;
+    if (!ok) err_set(e, "out of memory");
+    for (int i = 0; ok && i <= from; i++) {  // learn[i]: stage i's output depends on a weight
+        const Stage *st = interp_stage(it, i);
+        for (int j = 0; j < st->n_in; j++)
+            learn[i] = learn[i] || st->in[j].kind == REF_WEIGHT || (st->in[j].kind == REF_STAGE && learn[st->in[j].index]);
+    }
+    if (ok) reach[from] = true;
+    for (int i = from; ok && i >= 0; i--) {  // reach[i]: the loss depends on stage i
+        const Stage *st = interp_stage(it, i);
+        if (!reach[i]) continue;
+        if (!has_backward(st->op) && learn[i])
+            ok = err_set(e, "%s:%d: %s has no backward pass, but %s depends on its result (stage %s), so the "
+                         "weights before it cannot be trained", interp_program(it)->file, st->line,
+                         op_info[st->op].name, interp_stage(it, from)->id, st->id);
+        for (int j = 0; j < st->n_in; j++)
+            if (st->in[j].kind == REF_STAGE) reach[st->in[j].index] = true;
+    }
+    free(learn), free(reach);
+    return ok;
+}
+
 bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) {
     if (!prepare(g, it, e)) return false;
     float *d = stage_grad(g, it, from);

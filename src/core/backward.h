@@ -21,6 +21,10 @@ size_t grads_size(const Grads *g);
 float *grads_of(Grads *g, const char *name);
 void grads_zero(Grads *g);
 
+// Whether gradients from stage `from` reach every weight it depends on: false, naming the op
+// and its program line, when an op with no backward pass (argmax) lies between them.
+bool backward_check(const Interp *it, int from, Err *e);
+
 // Runs the backward pass from stage `from`, whose output's gradient is dfrom ([B, shape of
 // from]). Weight gradients are ADDED to what g holds (zero it first for a fresh step).
 bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e);

@@ -4,7 +4,8 @@
 // ...). Values come, in order of precedence, from --config "k=v ...", the lesson's `config:`
 // line, the weights file's __metadata__, the shapes of the tensors the program declares, and
 // the program's `default` lines. Two sources that give one name different values are an error
-// naming both; built-in defaults (`weak`) give way silently.
+// naming both; built-in defaults (`weak`) give way silently to every other source, a program's
+// `default` lines included.
 //
 // A few names are settings the C code itself reads (conf_to_config): the special token ids,
 // layer_norm_eps, norm_first (true/false), activation (relu/gelu), layer_norm (torch/annotated).

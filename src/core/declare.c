@@ -258,7 +258,8 @@ static bool run_call(Walk *w, const Stmt *s, int d) {
 static bool run_default(Walk *w, const Stmt *s) {
     double v;
     char why[240], from[300];
-    if (!w->defaults || w->probe || conf_find(w->conf, s->name)) return true;
+    const ConfItem *set = conf_find(w->conf, s->name);
+    if (!w->defaults || w->probe || (set && !set->weak)) return true;  // a program's default beats a built-in one
     if (!expr_eval(s->text, lookup, w, &v, why, sizeof why)) return true;  // needed later? then said there
     snprintf(from, sizeof from, "the default at %s:%d", w->p->file, s->line);
     w->progress++;

@@ -14,8 +14,8 @@
 #include <string.h>
 
 const char *const task_names[TASK_COUNT] = {
-    [TASK_COPY] = "copy", [TASK_REVERSE] = "reverse", [TASK_SORT] = "sort", [TASK_DATES] = "dates"};
-static_assert(sizeof task_names / sizeof task_names[0] == TASK_COUNT, "one name per Task");
+    [TASK_COPY] = "copy",   [TASK_REVERSE] = "reverse",   [TASK_SORT] = "sort",
+    [TASK_DATES] = "dates", [TASK_MAJORITY] = "majority", [TASK_BRACKETS] = "brackets"};
 
 enum {
     LETTERS_MAX = 12,       // the longest letter-task source
@@ -28,6 +28,9 @@ enum {
 static_assert(DATE_SRC_MAX < TASK_BUF && LETTERS_MAX < TASK_BUF, "TASK_BUF holds every string");
 
 static const char letters_alphabet[] = "abcdefghijklmnopqrstuvwxyz";
+static const char majority_alphabet[] = "abcdef";  // also the majority task's classes, in order
+static const char brackets_alphabet[] = "()[]";
+static const char *const brackets_classes[2] = {"no", "yes"};
 // Digits and separators, then every letter of the month and weekday names in both cases.
 static const char dates_alphabet[] = " ,-./0123456789ADFJMNOSTWabcdefghijlmnoprstuvwy";
 
@@ -51,7 +54,7 @@ typedef enum {
 
 bool task_from_name(const char *name, Task *out) {
     for (int i = 0; i < TASK_COUNT; i++)
-        if (strcmp(task_names[i], name) == 0) {
+        if (task_names[i] && strcmp(task_names[i], name) == 0) {  // (a missing name: the test says)
             *out = (Task)i;
             return true;
         }
@@ -60,7 +63,12 @@ bool task_from_name(const char *name, Task *out) {
 
 const char *task_alphabet(Task t) {
     assert(t >= 0 && t < TASK_COUNT);
-    return t == TASK_DATES ? dates_alphabet : letters_alphabet;
+    switch (t) {
+    case TASK_DATES: return dates_alphabet;
+    case TASK_MAJORITY: return majority_alphabet;
+    case TASK_BRACKETS: return brackets_alphabet;
+    default: return letters_alphabet;
+    }
 }
 
 int task_max_src_len(Task t) {
@@ -70,7 +78,30 @@ int task_max_src_len(Task t) {
 
 int task_max_tgt_len(Task t) {
     assert(t >= 0 && t < TASK_COUNT);
-    return t == TASK_DATES ? DATE_TGT_LEN : LETTERS_MAX;
+    switch (t) {
+    case TASK_DATES: return DATE_TGT_LEN;
+    case TASK_MAJORITY: return 1;
+    case TASK_BRACKETS: return 3;  // "yes"
+    default: return LETTERS_MAX;
+    }
+}
+
+int task_classes(Task t) {
+    assert(t >= 0 && t < TASK_COUNT);
+    return t == TASK_MAJORITY ? (int)strlen(majority_alphabet) : t == TASK_BRACKETS ? 2 : 0;
+}
+
+const char *task_class_name(Task t, int k) {
+    assert(k >= 0 && k < task_classes(t));
+    static const char *const letters[] = {"a", "b", "c", "d", "e", "f"};
+    static_assert(sizeof letters / sizeof letters[0] == sizeof majority_alphabet - 1, "a name per letter");
+    return t == TASK_MAJORITY ? letters[k] : brackets_classes[k];
+}
+
+int task_class_of(Task t, const char *target) {
+    for (int k = 0; k < task_classes(t); k++)
+        if (!strcmp(task_class_name(t, k), target)) return k;
+    return -1;
 }
 
 // ---- the calendar ----
@@ -159,10 +190,64 @@ static void dates_example(Rng *rng, char *src, size_t src_cap, char *tgt, size_t
     snprintf(tgt, tgt_cap, "%04d-%02d-%02d", y, m, d);
 }
 
+// The letter occurring most often in s (letters a-f), or 0 if two letters share the most.
+static char majority_of(const char *s) {
+    int count[6] = {0}, best = 0;
+    for (; *s; s++) count[*s - 'a']++;
+    for (int c = 1; c < 6; c++) best = count[c] > count[best] ? c : best;
+    for (int c = 0; c < 6; c++)
+        if (c != best && count[c] == count[best]) return 0;
+    return (char)('a' + best);
+}
+
+static bool brackets_balance(const char *s) {
+    char stack[TASK_BUF];
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '(' || *s == '[') stack[depth++] = *s == '(' ? ')' : ']';
+        else if (depth == 0 || stack[--depth] != *s) return false;
+    }
+    return depth == 0;
+}
+
+static void brackets_example(Rng *rng, char *src, char *tgt, size_t tgt_cap) {
+    const int n = 2 * (1 + rng_below(rng, LETTERS_MAX / 2));
+    const bool balanced = rng_below(rng, 2);
+    char open[TASK_BUF];  // the closers still owed, innermost last
+    int depth = 0;
+    for (int i = 0; i < n; i++) {
+        const bool must_close = depth == n - i, may_close = depth > 0;
+        if (must_close || (may_close && rng_below(rng, 2))) {
+            src[i] = open[--depth];
+        } else {
+            const int kind = rng_below(rng, 2);
+            src[i] = kind ? '[' : '(', open[depth++] = kind ? ']' : ')';
+        }
+    }
+    src[n] = '\0';
+    while (!balanced && brackets_balance(src))  // Fisher-Yates until the order breaks it
+        for (int i = n - 1; i > 0; i--) {
+            const int j = rng_below(rng, i + 1);
+            const char c = src[i];
+            src[i] = src[j], src[j] = c;
+        }
+    snprintf(tgt, tgt_cap, "%s", brackets_classes[balanced]);
+}
+
 void task_example(Task t, Rng *rng, char *src, size_t src_cap, char *tgt, size_t tgt_cap) {
     assert(t >= 0 && t < TASK_COUNT);
     assert(src_cap > (size_t)task_max_src_len(t) && tgt_cap > (size_t)task_max_tgt_len(t));
     if (t == TASK_DATES) return dates_example(rng, src, src_cap, tgt, tgt_cap);
+    if (t == TASK_BRACKETS) return brackets_example(rng, src, tgt, tgt_cap);
+    if (t == TASK_MAJORITY) {
+        const int n = 1 + rng_below(rng, LETTERS_MAX);
+        do {
+            for (int i = 0; i < n; i++) src[i] = majority_alphabet[rng_below(rng, 6)];
+            src[n] = '\0';
+        } while (!majority_of(src));
+        snprintf(tgt, tgt_cap, "%c", majority_of(src));
+        return;
+    }
     int n = 1 + rng_below(rng, LETTERS_MAX);  // the length, then each letter
     for (int i = 0; i < n; i++) src[i] = letters_alphabet[rng_below(rng, 26)];
     src[n] = '\0';
@@ -283,10 +368,16 @@ bool task_solve(Task t, const char *src, char *tgt, size_t cap) {
     assert(cap > (size_t)task_max_tgt_len(t));
     if (t == TASK_DATES) return dates_solve(src, tgt, cap);
     size_t n = strlen(src);
-    if (n < 1 || n > LETTERS_MAX) return false;
-    for (size_t i = 0; i < n; i++)
-        if (src[i] < 'a' || src[i] > 'z') return false;
-    letters_answer(t, src, tgt);
+    if (n < 1 || n > LETTERS_MAX || strspn(src, task_alphabet(t)) != n) return false;
+    if (t == TASK_BRACKETS) {
+        snprintf(tgt, cap, "%s", brackets_classes[brackets_balance(src)]);
+    } else if (t == TASK_MAJORITY) {
+        const char m = majority_of(src);
+        if (!m) return false;
+        snprintf(tgt, cap, "%c", m);
+    } else {
+        letters_answer(t, src, tgt);
+    }
     return true;
 }
 
@@ -318,7 +409,9 @@ static size_t find_slot(const TaskHeldOut *h, const char *src) {
 
 // Draws from the seed until n distinct sources are in (or too many draws were duplicates).
 // How many distinct sources of `len` characters the task has (a bound; dates: plenty).
-static double source_space(Task t, int len) { return t == TASK_DATES ? 1e12 : pow(26.0, len); }
+static double source_space(Task t, int len) {
+    return t == TASK_DATES ? 1e12 : pow((double)strlen(task_alphabet(t)), len);
+}
 
 // The held-out set takes at most a fifth of the sources of any one length, so training still
 // sees most short strings: with all 26 one-letter strings held out, a model would never learn

@@ -2,8 +2,9 @@
 //
 // TrainState: one optimisation step on a given batch: the interpreter runs the program with
 // teacher forcing over B padded examples, the loss is cross-entropy (with label smoothing) of
-// the generator's logits against the next tokens, the backward pass walks the same stages, and
-// Adam updates the weights in place.
+// the generator's logits against the next tokens (a classifier's: of its one row of class
+// scores against each example's class), the backward pass walks the same stages, and Adam
+// updates the weights in place.
 //
 // Trainer: a task (tasks.h) drives it: batches drawn from a seed (skipping the held-out set),
 // the learning-rate schedule, held-out exact-match accuracy by greedy decoding, and saving the
@@ -16,7 +17,8 @@
 #include "tasks.h"
 
 typedef struct {
-    int batch, src_len, tgt_len;  // B, S, T: every batch is padded to these
+    int batch, src_len, tgt_len;  // B, S, T: every batch is padded to these; T = 0: a classifier
+                                  // (no target input; one class label per example)
     float label_smoothing;
     float beta1, beta2, eps;      // Adam
 } StepConfig;
@@ -33,9 +35,13 @@ typedef struct TrainState TrainState;
 TrainState *train_state_new(Model *m, const Program *program, const StepConfig *c, Err *e);
 void train_state_free(TrainState *ts);
 // Forward, loss and backward on src [B, S], tgt_in [B, T] (bos first) and tgt_out [B, T] (the
-// next tokens; pad where nothing is to be predicted). The gradients are then in the Grads.
+// next tokens; pad where nothing is to be predicted). A classifier (T = 0) takes no tgt_in and
+// tgt_out [B]: each example's class. The gradients are then in the Grads.
 bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, const float *tgt_out,
                       StepStats *stats, Err *e);
+// Builds the passes for batches shaped like these (any ids) and checks, before any step, that
+// the program publishes logits shaped for the labels and that the loss reaches the weights.
+bool train_state_prepare(TrainState *ts, const float *src, const float *tgt_in, Err *e);
 // One Adam update of the weights from the last step's gradients.
 void train_state_update(TrainState *ts, float lr);
 Grads *train_state_grads(TrainState *ts);
@@ -79,6 +85,7 @@ float trainer_lr(const Trainer *t);
 bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
 bool trainer_save(const Trainer *t, const char *path, Err *e);
 const Model *trainer_model(const Trainer *t);
+const TrainConfig *trainer_config(const Trainer *t);
 const Program *trainer_program(const Trainer *t);  // the program being trained
 Model *trainer_model_mut(Trainer *t);
 

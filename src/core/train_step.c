@@ -17,8 +17,9 @@ typedef struct {
     int first, rows;  // the examples of the batch this half takes
     Interp *it;       // teacher forcing over them; kept between steps (same shapes)
     int logits;       // the stage that publishes "logits"
+    int V;            // its last dimension: the vocabulary, or the classes
     Grads *g;
-    float *dlogits;   // [rows, T, V]
+    float *dlogits;   // [rows, T, V], or [rows, C] for a classifier (made with the pass)
     StepStats s;
     Err e;
     bool ok;
@@ -37,17 +38,14 @@ TrainState *train_state_new(Model *m, const Program *p, const StepConfig *c, Err
     TrainState *ts = calloc(1, sizeof *ts);
     if (!ts) return err_set(e, "out of memory"), NULL;
     ts->m = m, ts->p = p, ts->c = *c, ts->n = c->batch >= SHARDS ? SHARDS : 1;
-    const size_t V = (size_t)m->cfg.tgt_vocab_size;
     bool ok = true;
     for (int k = 0; k < ts->n && ok; k++) {
         Shard *h = &ts->sh[k];
         h->first = k == 0 ? 0 : (c->batch + 1) / 2;
         h->rows = ts->n == 1 ? c->batch : k == 0 ? (c->batch + 1) / 2 : c->batch / 2;
         h->logits = -1;
-        h->dlogits = malloc(sizeof(float) * (size_t)h->rows * c->tgt_len * V);
         h->g = grads_new(m, e);
-        ok = h->dlogits && h->g;
-        if (!h->dlogits) err_set(e, "out of memory");
+        ok = h->g;
     }
     if (!ok || !adam_init(&ts->adam, grads_size(ts->sh[0].g), c->beta1, c->beta2, c->eps, e)) {
         train_state_free(ts);
@@ -69,18 +67,52 @@ void train_state_free(TrainState *ts) {
 
 Grads *train_state_grads(TrainState *ts) { return ts->sh[0].g; }
 
+// The labels each example has: T next tokens, or one class.
+static int labels_per_row(const StepConfig *c) { return c->tgt_len > 0 ? c->tgt_len : 1; }
+
+// The first pass of a half: finds the logits, checks that the loss can reach the weights
+// through them and that their shape fits the labels, and makes room for their gradient.
+static bool first_pass(TrainState *ts, Shard *h, const RunSpec *spec, Err *e) {
+    h->it = interp_new(ts->p, ts->m, spec, e);
+    if (!h->it) return false;
+    int n;
+    const ProgramOutput *o = interp_outputs(h->it, &n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(o[i].name, "logits")) h->logits = o[i].stage;
+    if (h->logits < 0) return err_set(e, "%s publishes no 'logits' to train on (add: output logits = ...)", ts->p->file);
+    if (!backward_check(h->it, h->logits, e)) return false;
+    const Stage *st = interp_stage(h->it, h->logits);
+    const int64_t per_row = shape_numel(&st->shape), V = st->shape.dim[st->shape.ndim - 1];
+    char sh[64];
+    if (per_row != (int64_t)labels_per_row(&ts->c) * V)
+        return err_set(e, "%s:%d: logits is %s for each example, but training needs %s", ts->p->file, st->line,
+                       shape_str(&st->shape, sh, sizeof sh),
+                       ts->c.tgt_len > 0 ? "a row of scores per target token, [T, tgt_vocab_size]"
+                                         : "one row of class scores, [num_classes]");
+    h->V = (int)V;
+    h->dlogits = malloc(sizeof(float) * (size_t)h->rows * (size_t)per_row);
+    return h->dlogits || err_set(e, "out of memory for the gradient of the logits");
+}
+
+static RunSpec shard_spec(const TrainState *ts, const Shard *h, const float *src, const float *tgt_in) {
+    const bool seq = ts->c.tgt_len > 0;
+    return (RunSpec){src + (size_t)h->first * ts->c.src_len, ts->c.src_len,
+                     seq ? tgt_in + (size_t)h->first * ts->c.tgt_len : NULL, ts->c.tgt_len, 0, h->rows};
+}
+
+bool train_state_prepare(TrainState *ts, const float *src, const float *tgt_in, Err *e) {
+    for (int k = 0; k < ts->n; k++) {
+        const RunSpec spec = shard_spec(ts, &ts->sh[k], src, tgt_in);
+        if (!ts->sh[k].it && !first_pass(ts, &ts->sh[k], &spec, e)) return false;
+    }
+    return true;
+}
+
 // Runs the forward pass of one half (the stage list is built once; later batches reuse it).
 static bool forward(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
-    RunSpec spec = {src + (size_t)h->first * ts->c.src_len, ts->c.src_len, tgt_in + (size_t)h->first * ts->c.tgt_len,
-                    ts->c.tgt_len, 0, h->rows};
+    RunSpec spec = shard_spec(ts, h, src, tgt_in);
     if (!h->it) {
-        h->it = interp_new(ts->p, ts->m, &spec, e);
-        if (!h->it) return false;
-        int n;
-        const ProgramOutput *o = interp_outputs(h->it, &n);
-        for (int i = 0; i < n; i++)
-            if (!strcmp(o[i].name, "logits")) h->logits = o[i].stage;
-        if (h->logits < 0) return err_set(e, "the program publishes no 'logits' to train on");
+        if (!first_pass(ts, h, &spec, e)) return false;
     } else {
         int first;
         if (!interp_set_inputs(h->it, &spec, &first, e)) return false;
@@ -104,15 +136,21 @@ static int right_answers(const float *logits, const float *tgt_out, int N, int V
     return right;
 }
 
+// The label that counts for nothing: pad in a target; none for a classifier's classes.
+static float ignored_label(const TrainState *ts) {
+    return (float)(ts->c.tgt_len > 0 && ts->m->cfg.pad_id.set ? ts->m->cfg.pad_id.id : -1);
+}
+
 // Forward, loss and backward of one half; the loss is divided by the whole batch's count.
 static void run_shard(TrainState *ts, Shard *h, const float *src, const float *tgt_in, const float *tgt_out,
                       int total) {
-    const int T = ts->c.tgt_len, V = ts->m->cfg.tgt_vocab_size, N = h->rows * T;
-    const float pad = (float)(ts->m->cfg.pad_id.set ? ts->m->cfg.pad_id.id : -1);
+    const int T = labels_per_row(&ts->c), N = h->rows * T;
+    const float pad = ignored_label(ts);
     const float *out = tgt_out + (size_t)h->first * T;
     h->e.msg[0] = '\0';
     h->ok = forward(ts, h, src, tgt_in, &h->e);
     if (!h->ok) return;
+    const int V = h->V;
     const float *logits = interp_output(h->it, h->logits);
     h->s.loss = cross_entropy(h->dlogits, logits, out, N, V, ts->c.label_smoothing, pad, total, &h->s.tokens);
     h->s.token_acc = (float)right_answers(logits, out, N, V, pad);
@@ -126,8 +164,8 @@ static void run_shard(TrainState *ts, Shard *h, const float *src, const float *t
 
 bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, const float *tgt_out, StepStats *s,
                       Err *e) {
-    const int N = ts->c.batch * ts->c.tgt_len;
-    const float pad = (float)(ts->m->cfg.pad_id.set ? ts->m->cfg.pad_id.id : -1);
+    const int N = ts->c.batch * labels_per_row(&ts->c);
+    const float pad = ignored_label(ts);
     int total = 0;
     for (int r = 0; r < N; r++) total += tgt_out[r] != pad;
 #pragma omp parallel for num_threads(SHARDS) schedule(static, 1) if (ts->n > 1)

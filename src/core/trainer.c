@@ -15,8 +15,9 @@ struct Trainer {
     TaskHeldOut *held;
     Rng rng;
     int step;
-    int S, T;             // padded source and target lengths
-    float *src, *tgt_in, *tgt_out;  // [B, S], [B, T], [B, T]
+    int classes;          // a classification task's class count; 0 for sequence to sequence
+    int S, T;             // padded source and target lengths (T = 1 for a classifier: its label)
+    float *src, *tgt_in, *tgt_out;  // [B, S], [B, T], [B, T] (a classifier: tgt_out [B] classes)
     float *backup;        // the last weights that gave a finite loss
     size_t n_weights;
 };
@@ -41,14 +42,31 @@ bool task_vocab(Task task, Vocab *v, Err *e) {
     return vocab_from_json(v, json, task_names[task], e);
 }
 
-// Every character of the task must be a token of the model, on both sides.
+// A classifier's target side: the names of its classes, so that its outputs can be read.
+static bool class_vocab(Task task, Vocab *v, Err *e) {
+    memset(v, 0, sizeof *v);
+    char json[256];
+    int k = snprintf(json, sizeof json, "[");
+    for (int c = 0; c < task_classes(task); c++)
+        k += snprintf(json + k, sizeof json - (size_t)k, "%s\"%s\"", c ? "," : "", task_class_name(task, c));
+    snprintf(json + k, sizeof json - (size_t)k, "]");
+    return vocab_from_json(v, json, task_names[task], e);
+}
+
+// Every character of the task must be a token of the model, on both sides (a classifier: in
+// the source, and its classes must be the task's).
 static bool vocab_fits(const Model *m, Task task, const char *what, Err *e) {
+    const int classes = task_classes(task);
     for (const char *c = task_alphabet(task); *c; c++)
-        if (vocab_find(&m->src_vocab, c, 1) < 0 || vocab_find(&m->tgt_vocab, c, 1) < 0)
+        if (vocab_find(&m->src_vocab, c, 1) < 0 || (!classes && vocab_find(&m->tgt_vocab, c, 1) < 0))
             return err_set(e, "%s: the model's vocabulary has no token for '%c', which the %s task uses", what, *c,
                            task_names[task]);
-    if (!m->cfg.bos_id.set || !m->cfg.eos_id.set || !m->cfg.pad_id.set)
-        return err_set(e, "%s: the model names no bos, eos and pad ids, which training needs", what);
+    double n;
+    if (classes && (!conf_get(&m->conf, "num_classes", &n) || n != classes))
+        return err_set(e, "%s: the %s task has %d classes, but the model's num_classes is %s", what, task_names[task],
+                       classes, conf_find(&m->conf, "num_classes") ? "different" : "not set");
+    if (!m->cfg.pad_id.set || (!classes && (!m->cfg.bos_id.set || !m->cfg.eos_id.set)))
+        return err_set(e, "%s: the model names no %s, which training needs", what, classes ? "pad id" : "bos, eos and pad ids");
     return true;
 }
 
@@ -57,11 +75,19 @@ static bool load_program(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
     if (c->program) {
         if (!lesson_load(&t->program, c->program, e)) return false;
-        if (!program_has_decoder(&t->program.program))
-            return err_set(e, "%s has no decoder loop: the %s task trains sequence-to-sequence programs (a "
-                           "classifier needs a classification task, which is not built yet)", c->program,
+        const bool decoder = program_has_decoder(&t->program.program);
+        if (!decoder && !t->classes)
+            return err_set(e, "%s has no decoder loop, so it cannot learn the %s task, which writes a sequence: "
+                           "train a classifier on a classification task (majority or brackets)", c->program,
                            task_names[c->task]);
+        if (decoder && t->classes)
+            return err_set(e, "%s has a decoder loop, but the %s task gives one class per sequence: train it on "
+                           "a sequence task (copy, reverse, sort or dates)", c->program, task_names[c->task]);
         return true;
+    }
+    if (t->classes) {  // the classifier of the notes
+        const char *path = NULL, *text = session_builtin_lesson("transformers-from-scratch.md", &path);
+        return lesson_parse(&t->program, path, text, e);
     }
     ConfSpec cs = {0};
     conf_spec_add(&cs, c->config, "the training configuration", false);
@@ -79,9 +105,15 @@ static bool make_model(Trainer *t, Err *e) {
     char task[200], sizes[512];
     const int need = task_max_src_len(c->task) > task_max_tgt_len(c->task) + 1 ? task_max_src_len(c->task)
                                                                                : task_max_tgt_len(c->task) + 1;
-    snprintf(task, sizeof task, "src_vocab_size=%d tgt_vocab_size=%d unk_id=0 pad_id=1 bos_id=2 eos_id=3", v.n, v.n);
+    if (t->classes)
+        snprintf(task, sizeof task, "src_vocab_size=%d num_classes=%d unk_id=0 pad_id=1 bos_id=2 eos_id=3", v.n,
+                 t->classes);
+    else
+        snprintf(task, sizeof task, "src_vocab_size=%d tgt_vocab_size=%d unk_id=0 pad_id=1 bos_id=2 eos_id=3", v.n, v.n);
     ModelConfig mc = c->model;
     if (mc.max_positions < need) mc.max_positions = need;
+    mc.src_vocab_size = mc.tgt_vocab_size = 0;  // the task's, above
+    if (t->classes) mc.num_decoder_layers = 0;  // a classifier has none (nor writes it in its metadata)
     config_text(&mc, sizes, sizeof sizes);
     vocab_free(&v);
     ConfSpec cs = {0};
@@ -92,7 +124,8 @@ static bool make_model(Trainer *t, Err *e) {
     bool ok = model_init_random(&t->m, &t->program.program, &cs, c->seed, e);
     if (ok) {
         vocab_free(&t->m.src_vocab), vocab_free(&t->m.tgt_vocab);
-        ok = task_vocab(c->task, &t->m.src_vocab, e) && task_vocab(c->task, &t->m.tgt_vocab, e);
+        ok = task_vocab(c->task, &t->m.src_vocab, e) &&
+             (t->classes ? class_vocab(c->task, &t->m.tgt_vocab, e) : task_vocab(c->task, &t->m.tgt_vocab, e));
         t->m.has_vocab = ok;
     }
     return ok;
@@ -102,7 +135,8 @@ Trainer *trainer_new(const TrainConfig *c, Err *e) {
     Trainer *t = calloc(1, sizeof *t);
     if (!t) return err_set(e, "out of memory"), NULL;
     t->c = *c, t->rng = (Rng){c->seed * 0x9E3779B97F4A7C15ull + 17};
-    t->S = task_max_src_len(c->task), t->T = task_max_tgt_len(c->task) + 1;
+    t->classes = task_classes(c->task);
+    t->S = task_max_src_len(c->task), t->T = t->classes ? 1 : task_max_tgt_len(c->task) + 1;
     const size_t B = (size_t)c->batch;
     bool ok = (c->batch >= 1 || err_set(e, "the batch must hold at least one example (got %d)", c->batch)) &&
               (c->steps >= 0 || err_set(e, "the number of steps cannot be negative (got %d)", c->steps));
@@ -116,8 +150,14 @@ Trainer *trainer_new(const TrainConfig *c, Err *e) {
                             (size_t)shape_numel(&t->m.weights.entries[t->m.weights.n_entries - 1].shape) : 0;
     t->backup = malloc(sizeof(float) * (t->n_weights + 1));
     if (ok && (!t->src || !t->tgt_in || !t->tgt_out || !t->backup)) ok = err_set(e, "out of memory");
-    StepConfig sc = {c->batch, t->S, t->T, c->label_smoothing, 0.9f, 0.98f, 1e-9f};
+    StepConfig sc = {c->batch, t->S, t->classes ? 0 : t->T, c->label_smoothing, 0.9f, 0.98f, 1e-9f};
     t->ts = ok ? train_state_new(&t->m, &t->program.program, &sc, e) : NULL;
+    if (t->ts) {  // checked on a batch of padding before the first step
+        const float pad = (float)t->m.cfg.pad_id.id;
+        for (size_t i = 0; i < B * (size_t)t->S; i++) t->src[i] = pad;
+        for (size_t i = 0; i < B * (size_t)t->T; i++) t->tgt_in[i] = pad;
+        if (!train_state_prepare(t->ts, t->src, t->tgt_in, e)) train_state_free(t->ts), t->ts = NULL;
+    }
     if (!t->ts) {
         trainer_free(t);
         return NULL;
@@ -152,6 +192,10 @@ static void next_batch(Trainer *t) {
         do task_example(t->c.task, &t->rng, src, sizeof src, tgt, sizeof tgt);
         while (task_held_out_has(t->held, src));
         encode_row(&t->m.src_vocab, src, t->src + (size_t)b * t->S, t->S, -1, -1, pad);
+        if (t->classes) {
+            t->tgt_out[b] = (float)task_class_of(t->c.task, tgt);
+            continue;
+        }
         encode_row(&t->m.tgt_vocab, tgt, t->tgt_in + (size_t)b * t->T, t->T, bos, -1, pad);
         encode_row(&t->m.tgt_vocab, tgt, t->tgt_out + (size_t)b * t->T, t->T, -1, eos, pad);
     }
@@ -186,21 +230,48 @@ bool trainer_step(Trainer *t, StepStats *s, Err *e) {
 
 int trainer_steps_done(const Trainer *t) { return t->step; }
 const Model *trainer_model(const Trainer *t) { return &t->m; }
+const TrainConfig *trainer_config(const Trainer *t) { return &t->c; }
 const Program *trainer_program(const Trainer *t) { return &t->program.program; }
 Model *trainer_model_mut(Trainer *t) { return &t->m; }
 
 bool trainer_save(const Trainer *t, const char *path, Err *e) { return model_save(&t->m, path, e); }
 
-// Greedy decoding of held-out examples [from, from + n) in one batch; counts exact matches.
+// A classifier's answers: the largest of each example's class scores.
+static bool class_answers(Trainer *t, const Interp *it, int from, int n, int *right, Err *e) {
+    int n_out, k = -1;
+    const ProgramOutput *o = interp_outputs(it, &n_out);
+    for (int i = 0; i < n_out; i++)
+        if (!strcmp(o[i].name, "logits")) k = o[i].stage;
+    if (k < 0) return err_set(e, "%s publishes no 'logits'", t->program.program.file);
+    if (shape_numel(&interp_stage(it, k)->shape) != t->classes)
+        return err_set(e, "%s: logits holds %lld scores an example, but the %s task has %d classes",
+                       t->program.program.file, (long long)shape_numel(&interp_stage(it, k)->shape),
+                       task_names[t->c.task], t->classes);
+    const float *z = interp_output(it, k);
+    for (int b = 0; b < n; b++) {
+        const float *row = z + (size_t)b * t->classes;
+        int best = 0;
+        for (int c = 1; c < t->classes; c++) best = row[c] > row[best] ? c : best;
+        *right += best == task_class_of(t->c.task, task_held_out_tgt(t->held, from + b));
+    }
+    return true;
+}
+
+// Greedy decoding of held-out examples [from, from + n) in one batch; counts exact matches
+// (a classifier: right classes).
 static bool eval_batch(Trainer *t, int from, int n, int *right, Err *e) {
     float *src = malloc(sizeof(float) * (size_t)n * t->S);
     if (!src) return err_set(e, "out of memory");
     for (int b = 0; b < n; b++)
         encode_row(&t->m.src_vocab, task_held_out_src(t->held, from + b), src + (size_t)b * t->S, t->S, -1, -1,
                    t->m.cfg.pad_id.id);
-    RunSpec spec = {src, t->S, NULL, 0, t->T, n};
+    RunSpec spec = {src, t->S, NULL, 0, t->classes ? 0 : t->T, n};
     Interp *it = interp_new(&t->program.program, &t->m, &spec, e);
     bool ok = it && interp_run(it, e);
+    if (ok && t->classes) {
+        ok = class_answers(t, it, from, n, right, e);
+        n = 0;
+    }
     for (int b = 0; ok && b < n; b++) {
         int len;
         const float *ids = interp_generated_row(it, b, &len);

@@ -283,8 +283,12 @@ bool app_act(App *a, Action act, int param) {
     case DO_PARAM_DEC:
     case DO_PARAM_INC:
         if (a->view == VIEW_PE) pe_act(a, act);
-        if (a->view == VIEW_TRAIN && (act == DO_PARAM_UP || act == DO_PARAM_DOWN))
-            app_train(a, CMD_TRAIN_TASK, (a->train_task + (act == DO_PARAM_UP ? TASK_COUNT - 1 : 1)) % TASK_COUNT);
+        if (a->view == VIEW_TRAIN && (act == DO_PARAM_UP || act == DO_PARAM_DOWN)) {
+            int k = a->train_task;  // the next sequence task: the window trains the encoder-decoder
+            do k = (k + (act == DO_PARAM_UP ? TASK_COUNT - 1 : 1)) % TASK_COUNT;
+            while (task_classes((Task)k));
+            app_train(a, CMD_TRAIN_TASK, k);
+        }
         break;
     case DO_NONE:
     case DO_COUNT: break;

@@ -23,7 +23,8 @@ struct TrainJob {
 };
 
 const char *train_example(Task task) {
-    static const char *const examples[TASK_COUNT] = {"transformer", "attention", "transformer", "22 November 2026"};
+    static const char *const examples[TASK_COUNT] = {"transformer", "attention", "transformer", "22 November 2026",
+                                                     "cabbcb", "([)]"};
     return examples[task];
 }
 

@@ -88,7 +88,7 @@ static int controls(Ui *ui, const App *a, Rect r) {
     Flow f = {r, r.x, r.y, 0, ui->pad / 2 + 2, ui->pad / 2 + 2};
     int tw[TASK_COUNT], group = 0;
     for (int k = 0; k < TASK_COUNT; k++)  // sized for bold, which the chosen one is
-        tw[k] = text_w(ui, FONT_BOLD, ui->px, task_names[k]) + bpad, group += tw[k] + f.gap;
+        if (!task_classes((Task)k)) tw[k] = text_w(ui, FONT_BOLD, ui->px, task_names[k]) + bpad, group += tw[k] + f.gap;
     int sw = text_w(ui, FONT_BOLD, ui->px, "Start training");  // one width whatever it says
     const int w2 = text_w(ui, FONT_BOLD, ui->px, "Stopping" ELLIPSIS), lw = text_w(ui, FONT_BOLD, ui->px, "Task");
     sw = (sw > w2 ? sw : w2) + bpad;
@@ -102,8 +102,8 @@ static int controls(Ui *ui, const App *a, Rect r) {
         gfx_text(ui->g, FONT_BOLD, ui->px, run ? ui->th->muted : ui->th->text, l.x,
                  l.y + (bh - lh_of(ui, FONT_BOLD, ui->px)) / 2, "Task");
     }
-    for (int k = 0; k < TASK_COUNT; k++)
-        button(ui, flow_next(&f, tw[k], bh), task_names[k], a->train_task == (Task)k ? LOOK_CHOSEN : LOOK_PLAIN, !run,
+    for (int k = 0; k < TASK_COUNT; k++)  // the window trains the standard encoder-decoder: sequence tasks
+        if (!task_classes((Task)k)) button(ui, flow_next(&f, tw[k], bh), task_names[k], a->train_task == (Task)k ? LOOK_CHOSEN : LOOK_PLAIN, !run,
                CMD_TRAIN_TASK, k);
     f.x += ui->pad;  // the main button stands apart
     const char *go = s->stopping ? "Stopping" ELLIPSIS : run ? "Stop" : "Start training";
