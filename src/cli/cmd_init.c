@@ -43,7 +43,7 @@ int cmd_init(int argc, char **argv) {
     ModelConfig c = config_base();
     config_text(&c, base, sizeof base);
     session_conf_spec(&cs, &o.spec, &l, from, sizeof from);
-    conf_spec_add(&cs, o.vocab_chars ? "src_vocab_size=99 tgt_vocab_size=99" : NULL, "--vocab chars", false);
+    conf_spec_add(&cs, o.vocab_chars ? VOCAB_CHARS_CONFIG : NULL, "--vocab chars", false);
     conf_spec_add(&cs, base, "the base configuration", true);
     Model m;
     bool ok = model_init_random(&m, &l.program, &cs, (uint64_t)o.seed, &e);

@@ -77,8 +77,8 @@ static void print_outputs(const Session *s, bool json) {
         }
         printf("%s %s", outs[k].name, shape_str(&st->shape, sh, sizeof sh));
         if (st->shape.ndim == 1) {
-            int best = 0;
-            for (int i = 0; i < n; i++) printf(" %.6g", (double)v[i]), best = v[i] > v[best] ? i : best;
+            const int best = row_argmax(v, (int)n);
+            for (int i = 0; i < n; i++) printf(" %.6g", (double)v[i]);
             const Vocab *names = &s->model.tgt_vocab;  // a trained classifier keeps its class names there
             if (s->model.has_vocab && names->n == n) printf("  (largest: %d, %s)", best, vocab_token(names, best));
             else printf("  (largest: %d)", best);

@@ -452,7 +452,7 @@ static int count_lines(const char *s, int len) {
 }
 
 static void kernel_section(Ui *ui, Rect r, const char *src, int len) {
-    section_header(ui, r, "Kernel (C), src/core/kernels.c");
+    section_header(ui, r, "Kernel (C), src/tensor/kernels.c");
     const int lh = code_lh(ui), top = r.y + header_h(ui);
     const int fit = (r.y + r.h - top) / lh, total = count_lines(src, len);
     const int rows = total <= fit ? total : fit - 1;  // the last row says "…" when cut

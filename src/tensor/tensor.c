@@ -12,6 +12,9 @@ int64_t shape_numel(const Shape *s) {
     return n;
 }
 
+int shape_last(const Shape *s) { return s->dim[s->ndim - 1]; }
+int shape_rows(const Shape *s) { return (int)(shape_numel(s) / shape_last(s)); }
+
 bool shape_eq(const Shape *a, const Shape *b) {
     if (a->ndim != b->ndim) return false;
     for (int i = 0; i < a->ndim; i++)

@@ -99,6 +99,8 @@ void merge_heads_forward(float *out,      // [T, H*D]
                          int T, int H, int D);
 
 // out[t] = the index of the largest x[t, :] (the first one on ties), as a float id.
+// The index of the largest of x[0..n) (the first of equals).
+int row_argmax(const float *x, int n);
 void argmax_forward(float *out,      // [T]
                     const float *x,  // [T, V]
                     int T, int V);

@@ -54,7 +54,7 @@ int task_class_of(Task t, const char *target);  // the class a target names, or 
 bool task_from_name(const char *name, Task *out);
 
 // The characters a task's sources and targets use, in a fixed (ASCII) order. A task's
-// vocabulary is "<unk>", "<pad>", "<bos>", "<eos>" followed by these, one token per character.
+// vocabulary is the special tokens followed by these, one token per character (task_vocab).
 const char *task_alphabet(Task t);
 
 int task_max_src_len(Task t);  // the longest source in characters (12, or 28 for dates)

@@ -128,10 +128,7 @@ static int right_answers(const float *logits, const float *tgt_out, int N, int V
     int right = 0;
     for (int r = 0; r < N; r++) {
         if (tgt_out[r] == pad) continue;
-        const float *z = logits + (size_t)r * V;
-        int best = 0;
-        for (int v = 1; v < V; v++) best = z[v] > z[best] ? v : best;
-        right += best == (int)tgt_out[r];
+        right += row_argmax(logits + (size_t)r * V, V) == (int)tgt_out[r];
     }
     return right;
 }

@@ -74,7 +74,6 @@ bool op_lookup(const char *name, Op *out) {
     return false;
 }
 
-static int last(const Shape *s) { return s->dim[s->ndim - 1]; }
 
 // A shape error naming the op and every input with its shape.
 static bool shape_err(const Stage *st, const char *where, Err *e, const char *why) {
@@ -103,7 +102,7 @@ static bool infer_matmul(Stage *st, const char *where, Err *e) {
     int nd = a->ndim;
     if (nd == 3 && a->dim[0] != b->dim[0])
         return shape_err(st, where, e, "the two sides have a different number of heads");
-    int K = last(a), bk = st->attr.b_transposed ? b->dim[nd - 1] : b->dim[nd - 2];
+    int K = shape_last(a), bk = st->attr.b_transposed ? b->dim[nd - 1] : b->dim[nd - 2];
     int N = st->attr.b_transposed ? b->dim[nd - 2] : b->dim[nd - 1];
     if (K != bk) return shape_err(st, where, e, "inner dimensions differ");
     st->shape = *a;
@@ -114,7 +113,7 @@ static bool infer_matmul(Stage *st, const char *where, Err *e) {
 static bool infer_linear(Stage *st, const char *where, Err *e) {
     const Shape *x = &st->in_shape[0], *w = &st->in_shape[1];
     if (!need_ndim(st, 0, 1, 2, where, e) || !need_ndim(st, 1, 2, 2, where, e)) return false;
-    if (last(x) != w->dim[1])
+    if (shape_last(x) != w->dim[1])
         return shape_err(st, where, e, "x's last dimension must equal W's second (W is [out x in])");
     if (st->n_in == 3 && (st->in_shape[2].ndim != 1 || st->in_shape[2].dim[0] != w->dim[0]))
         return shape_err(st, where, e, "the bias must have one entry per output (W's first dimension)");
@@ -124,7 +123,7 @@ static bool infer_linear(Stage *st, const char *where, Err *e) {
 
 static bool infer_layer_norm(Stage *st, const char *where, Err *e) {
     if (!need_ndim(st, 0, 2, 2, where, e)) return false;
-    int C = last(&st->in_shape[0]);
+    int C = shape_last(&st->in_shape[0]);
     for (int i = 1; i < 3; i++)
         if (st->in_shape[i].ndim != 1 || st->in_shape[i].dim[0] != C)
             return shape_err(st, where, e, "gain and bias must have one entry per column of x");
@@ -170,7 +169,7 @@ static bool infer_tokens(Stage *st, const ModelConfig *cfg, const char *where, E
     // add_positions: the table is [P, C], [P, 1, C] (the tutorial's buffer) or [1, P, C].
     if (!need_ndim(st, 0, 2, 2, where, e) || !need_ndim(st, 1, 2, 3, where, e)) return false;
     const int rows = t->ndim == 3 && t->dim[0] == 1 ? t->dim[1] : t->dim[0];
-    if (last(t) != a->dim[1] || (t->ndim == 3 && t->dim[1] != 1 && t->dim[0] != 1))
+    if (shape_last(t) != a->dim[1] || (t->ndim == 3 && t->dim[1] != 1 && t->dim[0] != 1))
         return shape_err(st, where, e, "the table must be [positions x d_model], [positions x 1 x d_model] "
                          "or [1 x positions x d_model] for this x");
     if (a->dim[0] > rows) {
@@ -222,10 +221,10 @@ static bool infer_pieces(Stage *st, const char *where, Err *e) {
     const Shape *x = &st->in_shape[0];
     if (st->op == OP_CHUNK) {
         const OpAttrs *a = &st->attr;
-        if (a->chunks < 1 || a->chunk < 0 || a->chunk >= a->chunks || last(x) % a->chunks != 0)
+        if (a->chunks < 1 || a->chunk < 0 || a->chunk >= a->chunks || shape_last(x) % a->chunks != 0)
             return shape_err(st, where, e, "chunk=k of chunks=n needs 0 <= k < n and n dividing the last axis");
         st->shape = *x;
-        st->shape.dim[x->ndim - 1] = last(x) / a->chunks;
+        st->shape.dim[x->ndim - 1] = shape_last(x) / a->chunks;
         return true;
     }
     if (!need_ndim(st, 0, 2, 2, where, e)) return false;
@@ -248,7 +247,7 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
         if (!need_ndim(st, 0, 2, 3, where, e)) return false;
         st->shape = st->in_shape[0];
         st->shape.dim[st->shape.ndim - 1] = st->in_shape[0].dim[st->shape.ndim - 2];
-        st->shape.dim[st->shape.ndim - 2] = last(&st->in_shape[0]);
+        st->shape.dim[st->shape.ndim - 2] = shape_last(&st->in_shape[0]);
         return true;
     case OP_MASK: return infer_mask(st, where, e);
     case OP_ADD:
@@ -341,7 +340,7 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
 double op_flops(const Stage *st) {
     const Shape *s0 = &st->in_shape[0];
     if (st->op == OP_LINEAR) return 2.0 * (double)shape_numel(s0) * st->in_shape[1].dim[0];
-    if (st->op == OP_MATMUL) return 2.0 * (double)shape_numel(&st->shape) * last(s0);
+    if (st->op == OP_MATMUL) return 2.0 * (double)shape_numel(&st->shape) * shape_last(s0);
     return (double)shape_numel(&st->shape);
 }
 

@@ -1,16 +1,17 @@
-// model_io.c: a model from its program: the configuration resolved, every declared tensor
-// checked against a file (or initialised), and saved again.
+// model_io.c: a model's tensors: the arena for what the program declared, filled from a file
+// (each tensor checked) or initialised as declared, the vocabularies, and saving. Resolving
+// the declarations themselves is the language's job (language/load.c).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "declare.h"
 #include "model.h"
 #include "rng.h"
 
-// Sizes and token ids the C code reads must make sense together.
-static bool check_ids(const ModelConfig *c, const char *what, Err *e) {
+bool model_check_config(Model *m, const char *what, Err *e) {
+    conf_to_config(&m->conf, &m->cfg);
+    const ModelConfig *c = &m->cfg;
     const OptId *ids[] = {&c->bos_id, &c->eos_id, &c->pad_id, &c->unk_id};
     static const char *const names[] = {"bos_id", "eos_id", "pad_id", "unk_id"};
     for (int i = 0; i < 4; i++) {
@@ -35,33 +36,7 @@ static bool load_vocab(Vocab *v, const StFile *f, const char *key, int size, con
     return true;
 }
 
-// Notes (for stderr) the configuration names a user gave that the program never uses.
-static void note_unused(Model *m, const Program *p) {
-    size_t k = strlen(m->note);
-    int n = 0;
-    for (int i = 0; i < m->conf.n; i++) {
-        const ConfItem *it = &m->conf.items[i];
-        if (!it->given || conf_is_setting(it->name) || program_mentions(p, it->name)) continue;
-        if (k < sizeof m->note)
-            k += (size_t)snprintf(m->note + k, sizeof m->note - k, "%s%s (%s)", n++ ? ", " : k ? "\n" : "",
-                                  it->name, it->from);
-    }
-    if (n && k < sizeof m->note)
-        snprintf(m->note + k, sizeof m->note - k, ": not used by %s, ignored", p->file);
-}
-
-// Resolves the configuration and the declarations (file may be NULL).
-static bool resolve(Model *m, const Program *p, const ConfSpec *cs, const StFile *f, const char *path, Err *e) {
-    if (!conf_apply(&m->conf, cs, e)) return false;
-    if (f && !conf_from_meta(&m->conf, f, path, e)) return false;
-    if (!program_declare(p, &m->conf, f, path, &m->params, &m->n_params, e)) return false;
-    conf_to_config(&m->conf, &m->cfg);
-    char what[300];
-    snprintf(what, sizeof what, "%s", path ? path : p->file);
-    return check_ids(&m->cfg, what, e);
-}
-
-static bool vocabularies(Model *m, const StFile *f, const char *what, Err *e) {
+bool model_read_vocab(Model *m, const StFile *f, const char *what, Err *e) {
     bool hs = false, ht = false;
     if (!load_vocab(&m->src_vocab, f, "src_tokens", m->cfg.src_vocab_size, what, &hs, e) ||
         !load_vocab(&m->tgt_vocab, f, "tgt_tokens", m->cfg.tgt_vocab_size, what, &ht, e))
@@ -70,8 +45,7 @@ static bool vocabularies(Model *m, const StFile *f, const char *what, Err *e) {
     return true;
 }
 
-// One arena for every declared tensor, 16-float aligned; entries named and shaped.
-static bool allocate(Model *m, Err *e) {
+bool model_allocate(Model *m, Err *e) {
     size_t total = 0;
     for (int i = 0; i < m->n_params; i++) total += ((size_t)shape_numel(&m->params[i].shape) + 15) / 16 * 16;
     StFile *w = &m->weights;
@@ -91,21 +65,6 @@ static bool allocate(Model *m, Err *e) {
     return true;
 }
 
-static bool copy_from_file(Model *m, const StFile *f, const Program *p, const char *path, Err *e) {
-    char a[64], b[64];
-    for (int i = 0; i < m->n_params; i++) {
-        const ParamDecl *d = &m->params[i];
-        const StEntry *en = st_find(f, d->name);
-        if (!en)
-            return err_set(e, "%s: missing tensor '%s' (declared at %s:%d)", path, d->name, p->file, d->line);
-        if (!shape_eq(&en->shape, &d->shape))
-            return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares it %s", path, d->name,
-                           shape_str(&en->shape, a, sizeof a), p->file, d->line, shape_str(&d->shape, b, sizeof b));
-        memcpy(m->weights.entries[i].data, en->data, sizeof(float) * (size_t)shape_numel(&d->shape));
-    }
-    return true;
-}
-
 // Notes the file's tensors that the program does not declare (buffers, other heads, ...).
 static void note_extra(Model *m, const StFile *f, const char *path) {
     int n = 0;
@@ -120,29 +79,23 @@ static void note_extra(Model *m, const StFile *f, const char *path) {
                  n > 6 ? ", ..." : "", n, n > 1 ? "s" : "", path);
 }
 
-bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, const ConfSpec *cs, Err *e) {
-    memset(m, 0, sizeof *m);
-    snprintf(m->source, sizeof m->source, "%s", path);
-    static const ConfSpec none;
-    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && allocate(m, e) && copy_from_file(m, f, p, path, e) &&
-              vocabularies(m, f, path, e);
-    if (ok) {
-        note_extra(m, f, path);
-        note_unused(m, p);
+bool model_copy_from(Model *m, const StFile *f, const char *path, const char *program_file, Err *e) {
+    char a[64], b[64];
+    for (int i = 0; i < m->n_params; i++) {
+        const ParamDecl *d = &m->params[i];
+        const StEntry *en = st_find(f, d->name);
+        if (!en)
+            return err_set(e, "%s: missing tensor '%s' (declared at %s:%d)", path, d->name, program_file, d->line);
+        if (!shape_eq(&en->shape, &d->shape))
+            return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares it %s", path, d->name,
+                           shape_str(&en->shape, a, sizeof a), program_file, d->line, shape_str(&d->shape, b, sizeof b));
+        memcpy(m->weights.entries[i].data, en->data, sizeof(float) * (size_t)shape_numel(&d->shape));
     }
-    st_free(f);
-    if (!ok) model_free(m);
-    return ok;
+    note_extra(m, f, path);
+    return true;
 }
 
-bool model_load(Model *m, const char *path, const Program *p, const ConfSpec *cs, Err *e) {
-    StFile f;
-    memset(m, 0, sizeof *m);
-    if (!st_load(&f, path, e)) return false;
-    return model_from_file(m, &f, path, p, cs, e);
-}
-
-// ---- random initialisation -----------------------------------------------------------------
+// ---- fresh weights ------------------------------------------------------------------------
 
 // The positional table in any of its layouts: [P, d], [P, 1, d] or [1, P, d].
 static void sinusoid(float *out, const Shape *s) {
@@ -179,27 +132,10 @@ static void init_tensor(float *x, const ParamDecl *d, Rng *rng) {
     }
 }
 
-bool model_init_random(Model *m, const Program *p, const ConfSpec *cs, uint64_t seed, Err *e) {
-    memset(m, 0, sizeof *m);
-    static const ConfSpec none;
-    bool ok = resolve(m, p, cs ? cs : &none, NULL, NULL, e) && allocate(m, e) && vocabularies(m, NULL, p->file, e);
-    if (!ok) {
-        model_free(m);
-        return false;
-    }
+void model_init_weights(Model *m, uint64_t seed) {
     Rng rng = {seed};
     for (int i = 0; i < m->n_params; i++) init_tensor(m->weights.entries[i].data, &m->params[i], &rng);
     snprintf(m->source, sizeof m->source, "random weights (seed %llu)", (unsigned long long)seed);
-    note_unused(m, p);
-    return true;
-}
-
-bool model_init_config(Model *m, const Program *p, const ModelConfig *c, uint64_t seed, Err *e) {
-    char text[512];
-    config_text(c, text, sizeof text);
-    ConfSpec cs = {0};
-    conf_spec_add(&cs, text, "the configuration", false);
-    return model_init_random(m, p, &cs, seed, e);
 }
 
 // ---- saving ---------------------------------------------------------------------------------

@@ -169,12 +169,13 @@ void merge_heads_forward(float *out, const float *x, int T, int H, int D) {
         }
 }
 
+int row_argmax(const float *x, int n) {
+    int best = 0;
+    for (int v = 1; v < n; v++)
+        if (x[v] > x[best]) best = v;
+    return best;
+}
+
 void argmax_forward(float *out, const float *x, int T, int V) {
-    for (int t = 0; t < T; t++) {
-        const float *xr = x + (size_t)t * V;
-        int best = 0;
-        for (int v = 1; v < V; v++)
-            if (xr[v] > xr[best]) best = v;
-        out[t] = (float)best;
-    }
+    for (int t = 0; t < T; t++) out[t] = (float)row_argmax(x + (size_t)t * V, V);
 }

@@ -19,6 +19,7 @@
 #define STEPFORMER_LESSON_H
 
 #include "model.h"
+#include "load.h"
 #include "program.h"
 
 enum { STYLE_EM = 1, STYLE_STRONG = 2, STYLE_CODE = 4, STYLE_LINK = 8 };
@@ -80,8 +81,6 @@ int lesson_cell_of_line(const Lesson *l, int line);
 // The narration before cell c: blocks [*begin, *end).
 void lesson_narration(const Lesson *l, int cell, int *begin, int *end);
 
-// A character vocabulary: <unk> <pad> <bos> <eos>, then printable ASCII (space to '~').
-bool vocab_chars(Vocab *v, Err *e);
 // What a random model starts from when its lesson's config leaves a name out: d_model 64,
 // 4 heads, 2+2 layers, d_ff 128, vocabulary 99, 64 positions (weak defaults).
 ModelConfig lesson_small_config(void);

@@ -108,8 +108,6 @@ static float *destination(Grads *g, const Interp *it, int i, int j) {
     return NULL;  // token ids
 }
 
-static int last(const Shape *s) { return s->dim[s->ndim - 1]; }
-static int rows_of(const Shape *s) { return (int)(shape_numel(s) / last(s)); }
 
 // The ops that mix rows within one example, one example at a time.
 static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
@@ -140,10 +138,10 @@ static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const f
         return;
     case OP_MATMUL:
         matmul_backward(dst[0], dst[1], dy, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2],
-                        last(&st->shape), last(s0), st->attr.b_transposed);
+                        shape_last(&st->shape), shape_last(s0), st->attr.b_transposed);
         return;
     case OP_TRANSPOSE:
-        if (dst[0]) transpose_backward(dst[0], dy, nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(s0));
+        if (dst[0]) transpose_backward(dst[0], dy, nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(s0));
         return;
     case OP_MASK:
         if (dst[0]) mask_backward(dst[0], dy, y, n);
@@ -190,26 +188,26 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
     const size_t n = (size_t)shape_numel(&st->shape) * B;
     switch (st->op) {
     case OP_EMBEDDING:
-        if (dst[1]) embedding_backward(dst[1], dy, in[0], B * s0->dim[0], last(&st->shape), st->attr.scale);
+        if (dst[1]) embedding_backward(dst[1], dy, in[0], B * s0->dim[0], shape_last(&st->shape), st->attr.scale);
         return;
     case OP_LINEAR:
-        linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * rows_of(s0),
-                        last(s0), st->in_shape[1].dim[0], fresh);
+        linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * shape_rows(s0),
+                        shape_last(s0), st->in_shape[1].dim[0], fresh);
         return;
     case OP_RESHAPE:
         if (dst[0]) add_backward(dst[0], dy, n);
         return;
     case OP_CHUNK:
-        if (dst[0]) chunk_backward(dst[0], dy, B * rows_of(s0), last(s0), st->attr.chunk, st->attr.chunks);
+        if (dst[0]) chunk_backward(dst[0], dy, B * shape_rows(s0), shape_last(s0), st->attr.chunk, st->attr.chunks);
         return;
     case OP_SCALE:
         if (dst[0]) scale_backward(dst[0], dy, st->attr.scale, n);
         return;
     case OP_SOFTMAX:
-        if (dst[0]) softmax_backward(dst[0], dy, y, B * rows_of(s0), last(s0));
+        if (dst[0]) softmax_backward(dst[0], dy, y, B * shape_rows(s0), shape_last(s0));
         return;
     case OP_LOG_SOFTMAX:
-        if (dst[0]) log_softmax_backward(dst[0], dy, y, B * rows_of(s0), last(s0));
+        if (dst[0]) log_softmax_backward(dst[0], dy, y, B * shape_rows(s0), shape_last(s0));
         return;
     case OP_LAYER_NORM:
         layernorm_backward(dst[0], dst[1], dst[2], dy, in[0], in[1], B * s0->dim[0], s0->dim[1], st->attr.eps,

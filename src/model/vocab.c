@@ -1,6 +1,7 @@
 #include "vocab.h"
 
 #include <cjson/cJSON.h>
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,38 @@ bool vocab_from_json(Vocab *v, const char *json, const char *what, Err *e) {
     }
     decide_mode(v);
     return true;
+}
+
+const char *const vocab_special_names[VOCAB_SPECIALS] = {
+    [VOCAB_UNK] = "<unk>", [VOCAB_PAD] = "<pad>", [VOCAB_BOS] = "<bos>", [VOCAB_EOS] = "<eos>"};
+
+void vocab_special_ids(char *buf, size_t n) {
+    snprintf(buf, n, "unk_id=%d pad_id=%d bos_id=%d eos_id=%d", VOCAB_UNK, VOCAB_PAD, VOCAB_BOS, VOCAB_EOS);
+}
+
+bool vocab_from_chars(Vocab *v, const char *chars, Err *e) {
+    memset(v, 0, sizeof *v);
+    const int n = VOCAB_SPECIALS + (int)strlen(chars);
+    v->tokens = calloc((size_t)n, sizeof *v->tokens);
+    if (!v->tokens) return err_set(e, "out of memory for a vocabulary of %d tokens", n);
+    for (v->n = 0; v->n < n; v->n++) {
+        const char one[2] = {v->n < VOCAB_SPECIALS ? '\0' : chars[v->n - VOCAB_SPECIALS], '\0'};
+        const char *t = v->n < VOCAB_SPECIALS ? vocab_special_names[v->n] : one;
+        v->tokens[v->n] = malloc(strlen(t) + 1);
+        if (!v->tokens[v->n]) return vocab_free(v), err_set(e, "out of memory");
+        strcpy(v->tokens[v->n], t);
+    }
+    v->by_char = true;
+    return true;
+}
+
+static_assert(VOCAB_CHARS_SIZE == VOCAB_SPECIALS + ('~' - ' ' + 1), "the specials and printable ASCII");
+
+bool vocab_chars(Vocab *v, Err *e) {
+    char printable['~' - ' ' + 2];
+    for (int c = ' '; c <= '~'; c++) printable[c - ' '] = (char)c;
+    printable['~' - ' ' + 1] = '\0';
+    return vocab_from_chars(v, printable, e);
 }
 
 bool vocab_numbered(Vocab *v, int n, Err *e) {

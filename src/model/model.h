@@ -15,8 +15,6 @@
 #include "conf.h"
 #include "vocab.h"
 
-struct Program;
-
 typedef enum { ACT_RELU, ACT_GELU, ACT_COUNT } Activation;
 
 typedef struct {
@@ -75,16 +73,24 @@ void config_text(const ModelConfig *c, char *buf, size_t n);
 // Reads the typed view out of a configuration.
 void conf_to_config(const Conf *conf, ModelConfig *out);
 
-// Resolves the configuration of `p` (sources, then the file's metadata and shapes, then the
-// program's defaults), then checks and copies every declared tensor out of the file at `path`.
-bool model_load(Model *m, const char *path, const struct Program *p, const ConfSpec *cs, Err *e);
-// The same for a file already read (f is taken over, and left empty).
-bool model_from_file(Model *m, StFile *f, const char *path, const struct Program *p, const ConfSpec *cs,
-                     Err *e);
-// Fresh weights from a seed, each as its declaration says.
-bool model_init_random(Model *m, const struct Program *p, const ConfSpec *cs, uint64_t seed, Err *e);
-// The same with every name of a typed configuration (what tests and benchmarks start from).
-bool model_init_config(Model *m, const struct Program *p, const ModelConfig *c, uint64_t seed, Err *e);
+// Loading a file against a program, or fresh weights for it, needs the program that declares
+// the tensors: model_load and model_init_random live with the language (language/load.h).
+// What they are made of, once the declarations are settled in m->params and m->conf:
+
+// Sets the typed view from m->conf and checks that its sizes and token ids make sense
+// together (`what` names the model in messages).
+bool model_check_config(Model *m, const char *what, Err *e);
+// One arena for every declared tensor (16-float aligned), the entries named and shaped.
+bool model_allocate(Model *m, Err *e);
+// Copies every declared tensor out of f: a missing one, or one of another shape, is an error
+// naming it and the line of `program_file` that declares it. The file's other tensors are
+// listed in m->note.
+bool model_copy_from(Model *m, const StFile *f, const char *path, const char *program_file, Err *e);
+// Initialises every declared tensor as its declaration says, from a seed.
+void model_init_weights(Model *m, uint64_t seed);
+// The vocabularies from f's metadata (src_tokens, tgt_tokens), or numbered ones when f is NULL
+// or has none.
+bool model_read_vocab(Model *m, const StFile *f, const char *what, Err *e);
 // Writes the declared tensors, with the configuration and the vocabulary in the metadata.
 bool model_save(const Model *m, const char *path, Err *e);
 void model_free(Model *m);

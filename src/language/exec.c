@@ -6,8 +6,6 @@
 
 #include "ops.h"
 
-static int last(const Shape *s) { return s->dim[s->ndim - 1]; }
-static int rows_of(const Shape *s) { return (int)(shape_numel(s) / last(s)); }
 
 size_t op_in_stride(const Stage *st, int j) {
     return st->in[j].kind == REF_WEIGHT ? 0 : (size_t)shape_numel(&st->in_shape[j]);
@@ -26,10 +24,10 @@ static void exec_one(const Stage *st, const float *const in[STAGE_MAX_IN], float
         return;
     case OP_MERGE_HEADS: merge_heads_forward(out, in[0], s0->dim[1], s0->dim[0], s0->dim[2]); return;
     case OP_MATMUL:
-        matmul_forward(out, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(&st->shape), last(s0),
+        matmul_forward(out, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(&st->shape), shape_last(s0),
                        st->attr.b_transposed);
         return;
-    case OP_TRANSPOSE: transpose_forward(out, in[0], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], last(s0)); return;
+    case OP_TRANSPOSE: transpose_forward(out, in[0], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(s0)); return;
     case OP_MASK:
         mask_forward(out, in[0], st->attr.has_pad ? in[1] : NULL, st->attr.pad_id, st->attr.causal, s0->dim[0],
                      s0->dim[1], s0->dim[2]);
@@ -66,13 +64,13 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, i
         embedding_forward(out, in[0], in[1], B * s0->dim[0], s1->dim[1], st->attr.scale);
         return;
     case OP_LINEAR:
-        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * rows_of(s0), last(s0), s1->dim[0]);
+        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0), s1->dim[0]);
         return;
     case OP_RESHAPE: memcpy(out, in[0], sizeof(float) * n); return;
-    case OP_CHUNK: chunk_forward(out, in[0], B * rows_of(s0), last(s0), st->attr.chunk, st->attr.chunks); return;
+    case OP_CHUNK: chunk_forward(out, in[0], B * shape_rows(s0), shape_last(s0), st->attr.chunk, st->attr.chunks); return;
     case OP_SCALE: scale_forward(out, in[0], st->attr.scale, n); return;
-    case OP_SOFTMAX: softmax_forward(out, in[0], B * rows_of(s0), last(s0)); return;
-    case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], B * rows_of(s0), last(s0)); return;
+    case OP_SOFTMAX: softmax_forward(out, in[0], B * shape_rows(s0), shape_last(s0)); return;
+    case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], B * shape_rows(s0), shape_last(s0)); return;
     case OP_LAYER_NORM:
         layernorm_forward(out, in[0], in[1], in[2], B * s0->dim[0], s0->dim[1], st->attr.eps, st->attr.ln);
         return;

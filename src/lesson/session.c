@@ -39,7 +39,7 @@ void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, c
         conf_spec_add(cs, l->setup.config, lesson_from, false);
     }
     if (l && l->setup.vocab_chars && !replaced)
-        conf_spec_add(cs, "src_vocab_size=99 tgt_vocab_size=99", "vocab: chars", false);
+        conf_spec_add(cs, VOCAB_CHARS_CONFIG, "vocab: chars", false);
 }
 
 // Random weights for the lesson's program: its config, over the small defaults.

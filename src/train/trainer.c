@@ -32,15 +32,7 @@ TrainConfig train_defaults(Task task) {
                          .warmup = 200, .label_smoothing = 0.1f, .held_out = 1000};
 }
 
-bool task_vocab(Task task, Vocab *v, Err *e) {
-    memset(v, 0, sizeof *v);
-    const char *alpha = task_alphabet(task);
-    char json[1024];
-    int k = snprintf(json, sizeof json, "[\"<unk>\",\"<pad>\",\"<bos>\",\"<eos>\"");
-    for (const char *c = alpha; *c; c++) k += snprintf(json + k, sizeof json - (size_t)k, ",\"%c\"", *c);
-    snprintf(json + k, sizeof json - (size_t)k, "]");
-    return vocab_from_json(v, json, task_names[task], e);
-}
+bool task_vocab(Task task, Vocab *v, Err *e) { return vocab_from_chars(v, task_alphabet(task), e); }
 
 // A classifier's target side: the names of its classes, so that its outputs can be read.
 static bool class_vocab(Task task, Vocab *v, Err *e) {
@@ -102,14 +94,14 @@ static bool make_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
     Vocab v;
     if (!task_vocab(c->task, &v, e)) return false;
-    char task[200], sizes[512];
+    char task[200], sizes[512], ids[64];
+    vocab_special_ids(ids, sizeof ids);
     const int need = task_max_src_len(c->task) > task_max_tgt_len(c->task) + 1 ? task_max_src_len(c->task)
                                                                                : task_max_tgt_len(c->task) + 1;
     if (t->classes)
-        snprintf(task, sizeof task, "src_vocab_size=%d num_classes=%d unk_id=0 pad_id=1 bos_id=2 eos_id=3", v.n,
-                 t->classes);
+        snprintf(task, sizeof task, "src_vocab_size=%d num_classes=%d %s", v.n, t->classes, ids);
     else
-        snprintf(task, sizeof task, "src_vocab_size=%d tgt_vocab_size=%d unk_id=0 pad_id=1 bos_id=2 eos_id=3", v.n, v.n);
+        snprintf(task, sizeof task, "src_vocab_size=%d tgt_vocab_size=%d %s", v.n, v.n, ids);
     ModelConfig mc = c->model;
     if (mc.max_positions < need) mc.max_positions = need;
     mc.src_vocab_size = mc.tgt_vocab_size = 0;  // the task's, above
@@ -249,10 +241,7 @@ static bool class_answers(Trainer *t, const Interp *it, int from, int n, int *ri
                        task_names[t->c.task], t->classes);
     const float *z = interp_output(it, k);
     for (int b = 0; b < n; b++) {
-        const float *row = z + (size_t)b * t->classes;
-        int best = 0;
-        for (int c = 1; c < t->classes; c++) best = row[c] > row[best] ? c : best;
-        *right += best == task_class_of(t->c.task, task_held_out_tgt(t->held, from + b));
+        *right += row_argmax(z + (size_t)b * t->classes, t->classes) == task_class_of(t->c.task, task_held_out_tgt(t->held, from + b));
     }
     return true;
 }

@@ -8,30 +8,14 @@
 
 bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Err *e);
 
-bool vocab_chars(Vocab *v, Err *e) {
-    memset(v, 0, sizeof *v);
-    static const char *const specials[] = {"<unk>", "<pad>", "<bos>", "<eos>"};
-    const int n = 4 + ('~' - ' ' + 1);
-    v->tokens = calloc((size_t)n, sizeof *v->tokens);
-    if (!v->tokens) return err_set(e, "out of memory");
-    for (v->n = 0; v->n < n; v->n++) {
-        char one[2] = {(char)(' ' + v->n - 4), '\0'};
-        const char *t = v->n < 4 ? specials[v->n] : one;
-        v->tokens[v->n] = malloc(strlen(t) + 1);
-        if (!v->tokens[v->n]) return vocab_free(v), err_set(e, "out of memory");
-        strcpy(v->tokens[v->n], t);
-    }
-    v->by_char = true;
-    return true;
-}
-
 ModelConfig lesson_small_config(void) {
     return (ModelConfig){.d_model = 64, .nhead = 4, .num_encoder_layers = 2,
                          .num_decoder_layers = 2, .dim_feedforward = 128,
-                         .src_vocab_size = 99, .tgt_vocab_size = 99, .max_positions = 64,
+                         .src_vocab_size = VOCAB_CHARS_SIZE, .tgt_vocab_size = VOCAB_CHARS_SIZE,
+                         .max_positions = 64,
                          .layer_norm_eps = 1e-5f, .activation = ACT_RELU, .layer_norm = LN_TORCH,
-                         .bos_id = {true, 2}, .eos_id = {true, 3}, .pad_id = {true, 1},
-                         .unk_id = {true, 0}};
+                         .bos_id = {true, VOCAB_BOS}, .eos_id = {true, VOCAB_EOS}, .pad_id = {true, VOCAB_PAD},
+                         .unk_id = {true, VOCAB_UNK}};
 }
 
 static void resolve_path(char *out, size_t n, const char *lesson_path, const char *rel) {

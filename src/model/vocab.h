@@ -18,6 +18,23 @@ typedef struct {
     bool by_char;
 } Vocab;
 
+// The special tokens every vocabulary stepformer makes starts with, at these ids.
+enum { VOCAB_UNK, VOCAB_PAD, VOCAB_BOS, VOCAB_EOS, VOCAB_SPECIALS };
+extern const char *const vocab_special_names[VOCAB_SPECIALS];  // "<unk>", "<pad>", "<bos>", "<eos>"
+// The same ids as configuration items ("unk_id=0 pad_id=1 bos_id=2 eos_id=3").
+void vocab_special_ids(char *buf, size_t n);
+
+// A character vocabulary: the specials, then one token for each character of `chars`.
+bool vocab_from_chars(Vocab *v, const char *chars, Err *e);
+// The character vocabulary of lessons (`vocab: chars`) and `init --vocab chars`: the specials
+// and the 95 printable ASCII characters, VOCAB_CHARS_SIZE tokens (vocab.c checks the sum).
+bool vocab_chars(Vocab *v, Err *e);
+#define VOCAB_CHARS_SIZE 99
+#define VOCAB_STR_(x) #x
+#define VOCAB_STR(x) VOCAB_STR_(x)
+// Its sizes as configuration items.
+#define VOCAB_CHARS_CONFIG "src_vocab_size=" VOCAB_STR(VOCAB_CHARS_SIZE) " tgt_vocab_size=" VOCAB_STR(VOCAB_CHARS_SIZE)
+
 // Parses a JSON array of strings. `what` names the source in messages.
 bool vocab_from_json(Vocab *v, const char *json, const char *what, Err *e);
 // Token strings "0", "1", ... for a model that carries no vocabulary.

@@ -21,6 +21,8 @@ Shape shape2(int a, int b);
 Shape shape3(int a, int b, int c);
 int64_t shape_numel(const Shape *s);
 bool shape_eq(const Shape *a, const Shape *b);
+int shape_last(const Shape *s);  // the last dimension: a row's length
+int shape_rows(const Shape *s);  // how many rows of that length: the product of the others
 // Writes "[6 x 64]" (or "[]" for a scalar) into buf; returns buf.
 char *shape_str(const Shape *s, char *buf, size_t n);
 

@@ -1,0 +1,71 @@
+// load.c: a model for a program: the configuration resolved from its sources, the program's
+// declarations settled on it, then the tensors read from a file or initialised (model_io.c).
+#include <stdio.h>
+#include <string.h>
+
+#include "declare.h"
+#include "load.h"
+
+// Notes (for stderr) the configuration names a user gave that the program never uses.
+static void note_unused(Model *m, const Program *p) {
+    size_t k = strlen(m->note);
+    int n = 0;
+    for (int i = 0; i < m->conf.n; i++) {
+        const ConfItem *it = &m->conf.items[i];
+        if (!it->given || conf_is_setting(it->name) || program_mentions(p, it->name)) continue;
+        if (k < sizeof m->note)
+            k += (size_t)snprintf(m->note + k, sizeof m->note - k, "%s%s (%s)", n++ ? ", " : k ? "\n" : "",
+                                  it->name, it->from);
+    }
+    if (n && k < sizeof m->note)
+        snprintf(m->note + k, sizeof m->note - k, ": not used by %s, ignored", p->file);
+}
+
+// Resolves the configuration and the declarations (file may be NULL).
+static bool resolve(Model *m, const Program *p, const ConfSpec *cs, const StFile *f, const char *path, Err *e) {
+    if (!conf_apply(&m->conf, cs, e)) return false;
+    if (f && !conf_from_meta(&m->conf, f, path, e)) return false;
+    if (!program_declare(p, &m->conf, f, path, &m->params, &m->n_params, e)) return false;
+    return model_check_config(m, path ? path : p->file, e);
+}
+
+bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, const ConfSpec *cs, Err *e) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->source, sizeof m->source, "%s", path);
+    static const ConfSpec none;
+    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && model_allocate(m, e) &&
+              model_copy_from(m, f, path, p->file, e) && model_read_vocab(m, f, path, e);
+    if (ok) note_unused(m, p);
+    st_free(f);
+    if (!ok) model_free(m);
+    return ok;
+}
+
+bool model_load(Model *m, const char *path, const Program *p, const ConfSpec *cs, Err *e) {
+    StFile f;
+    memset(m, 0, sizeof *m);
+    if (!st_load(&f, path, e)) return false;
+    return model_from_file(m, &f, path, p, cs, e);
+}
+
+bool model_init_random(Model *m, const Program *p, const ConfSpec *cs, uint64_t seed, Err *e) {
+    memset(m, 0, sizeof *m);
+    static const ConfSpec none;
+    bool ok = resolve(m, p, cs ? cs : &none, NULL, NULL, e) && model_allocate(m, e) &&
+              model_read_vocab(m, NULL, p->file, e);
+    if (!ok) {
+        model_free(m);
+        return false;
+    }
+    model_init_weights(m, seed);
+    note_unused(m, p);
+    return true;
+}
+
+bool model_init_config(Model *m, const Program *p, const ModelConfig *c, uint64_t seed, Err *e) {
+    char text[512];
+    config_text(c, text, sizeof text);
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, text, "the configuration", false);
+    return model_init_random(m, p, &cs, seed, e);
+}
