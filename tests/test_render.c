@@ -379,7 +379,42 @@ static void test_replay_files(void) {
     SDL_QuitSubSystem(SDL_INIT_EVENTS);
 }
 
+// The lesson panel scrolls: at 800x600 the attention paragraph does not fit, the wheel over it
+// moves it (and the pixels there), scrolling stops at the end, Shift+PgDn pages, and the next
+// paragraph starts at its top. The kernel scrolls the same way, a line at a time.
+static void test_lesson_scroll(void) {
+    Scene s;
+    const SessionSpec spec = {0};
+    if (!scene_open(&s, 800, 600, &spec)) return;
+    Rgba *px = malloc(sizeof(Rgba) * 800 * 600), *px2 = malloc(sizeof(Rgba) * 800 * 600);
+    draw_stage(&s.ui, &s.a, "encoder.layers.0.self_attn.k_heads", px);
+    const ScrollView v = s.ui.scroll[SCROLL_NARRATION], k = s.ui.scroll[SCROLL_KERNEL];
+    CHECK(v.r.w > 0 && v.max > 0 && v.page > 0, "the attention paragraph scrolls at 800x600 (max %d)", v.max);
+    app_wheel(&s.a, &s.ui, v.r.x + v.r.w / 2, v.r.y + v.r.h / 2, -1);  // one notch down
+    CHECK(s.a.scroll[SCROLL_NARRATION] == 3 * v.unit, "a notch moves three lines: %d", s.a.scroll[SCROLL_NARRATION]);
+    draw_stage(&s.ui, &s.a, "encoder.layers.0.self_attn.k_heads", px2);
+    long moved = 0;
+    for (int y = v.r.y; y < v.r.y + v.r.h; y++)
+        for (int x = v.r.x; x < v.r.x + v.r.w; x++) moved += !same(pixel(px, 800, x, y), pixel(px2, 800, x, y));
+    CHECK(moved > 500, "the text moved (%ld pixels changed)", moved);
+    for (int i = 0; i < 100; i++) app_wheel(&s.a, &s.ui, v.r.x + 5, v.r.y + 5, -1);
+    CHECK(s.a.scroll[SCROLL_NARRATION] == v.max, "scrolling stops at the end: %d of %d", s.a.scroll[SCROLL_NARRATION],
+          v.max);
+    app_scroll(&s.a, &s.ui, SCROLL_NARRATION, -1);
+    CHECK(s.a.scroll[SCROLL_NARRATION] == (v.max - v.page > 0 ? v.max - v.page : 0), "a page up");
+    if (k.r.w > 0) {
+        app_wheel(&s.a, &s.ui, k.r.x + 5, k.r.y + 2, -1);
+        CHECK(s.a.scroll[SCROLL_KERNEL] == (k.max < 3 ? k.max : 3), "the kernel scrolls by lines: %d",
+              s.a.scroll[SCROLL_KERNEL]);
+    }
+    draw_stage(&s.ui, &s.a, "encoder.layers.0.norm1", px2);
+    CHECK(s.a.scroll[SCROLL_NARRATION] == 0, "another paragraph starts at its top");
+    free(px), free(px2);
+    scene_close(&s);
+}
+
 int main(void) {
+    test_lesson_scroll();
     test_pixels();
     test_replay_files();
     Err e = {{0}};

@@ -37,6 +37,8 @@ bool app_reopen(App *a, const SessionSpec *spec, Err *e);
 bool app_act(App *a, Action act, int param);
 void app_click(App *a, const Ui *ui, int x, int y);
 void app_wheel(App *a, const Ui *ui, int x, int y, int dy);
+// Scrolls a part of the lesson panel by `pages` pages (as last drawn).
+void app_scroll(App *a, const Ui *ui, ScrollId id, int pages);
 void app_drag(App *a, const Ui *ui, int x, int y);
 void app_type(App *a, const char *utf8);
 // Advances playback and runs a little of the pass ahead of the cursor (within ~budget_ms).

@@ -84,8 +84,14 @@ void app_goto(App *a, int i) {
     if (n > 0 && a->cursor < n &&
         !shape_eq(&interp_stage(interp(a), i)->shape, &interp_stage(interp(a), a->cursor)->shape))
         a->zoom = (ZoomBox){0, 0, 1, 1};
-    a->cursor = i;
     const Stage *st = interp_stage(interp(a), i);
+    if (a->cursor >= 0 && a->cursor < n) {  // another paragraph or kernel starts at its top
+        const Stage *was = interp_stage(interp(a), a->cursor);
+        const Lesson *l = &a->session.lesson;
+        if (lesson_cell_of_line(l, was->line) != lesson_cell_of_line(l, st->line)) a->scroll[SCROLL_NARRATION] = 0;
+        if (strcmp(op_info[was->op].kernel, op_info[st->op].kernel)) a->scroll[SCROLL_KERNEL] = 0;
+    }
+    a->cursor = i;
     if (st->axes.slot[0] == AXIS_HEADS && a->head >= st->shape.dim[0]) a->head = 0;
 }
 
@@ -157,6 +163,7 @@ bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
     if (a->loaded) session_close(&a->session);
     a->loaded = session_open(&a->session, spec, e);
     a->generation++, a->model_serial++, a->cursor = 0;
+    memset(a->scroll, 0, sizeof a->scroll);
     return a->loaded;
 }
 
@@ -334,8 +341,27 @@ void app_click(App *a, const Ui *ui, int x, int y) {
     }
 }
 
+static void scroll_by(App *a, const Ui *ui, ScrollId id, int delta) {
+    const ScrollView *v = &ui->scroll[id];
+    int s = a->scroll[id] + delta;
+    a->scroll[id] = s > v->max ? v->max : s < 0 ? 0 : s;
+}
+
+void app_scroll(App *a, const Ui *ui, ScrollId id, int pages) {
+    if (!a->help && ui->scroll[id].r.w > 0) scroll_by(a, ui, id, pages * ui->scroll[id].page);
+}
+
+// The wheel scrolls the lesson panel's part under the pointer, else zooms the heatmap there.
 void app_wheel(App *a, const Ui *ui, int x, int y, int dy) {
-    if (!a->help) a->zoom = heat_zoom_about(ui, a->zoom, x, y, dy);
+    if (a->help) return;
+    for (int k = 0; k < SCROLL_COUNT; k++) {
+        const ScrollView *v = &ui->scroll[k];
+        if (v->r.w > 0 && rect_has(v->r, x, y)) {
+            scroll_by(a, ui, (ScrollId)k, -dy * 3 * (k == SCROLL_KERNEL ? 1 : v->unit));
+            return;
+        }
+    }
+    a->zoom = heat_zoom_about(ui, a->zoom, x, y, dy);
 }
 
 void app_drag(App *a, const Ui *ui, int x, int y) {

@@ -49,6 +49,7 @@ typedef struct App {
     bool dragging;
     int drag_x, drag_y;
     PeExplorer pe;
+    int scroll[SCROLL_COUNT]; // the lesson panel: narration offset (pixels), kernel offset (lines)
     TrainJob *train;          // the training view's worker (owned here, never by a view)
     Task train_task;          // the task it trains next
     TrainSnapshot train_snap; // what the worker last published, copied once a frame

@@ -45,12 +45,15 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         tx += w;
     }
     const int room = r.x + r.w - tabs_w - 2 * ui->pad - x;
-    x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded && a->source[0] ? a->source : "stepformer", room / 3);
-    x += ui->pad * 2;
-    // The input sentence: click or E to edit.
+    // The input sentence: click or E to edit. The title takes what the input leaves, at least a third.
     char in[600];
     if (a->editing) snprintf(in, sizeof in, "input: %s_", a->edit);
     else snprintf(in, sizeof in, "input: %s", a->loaded ? a->session.input_text : "");
+    const int in_w = gfx_text_width(ui->g, a->editing ? FONT_MONO : FONT_SANS, ui->px, in) + ui->pad * 4;
+    const int title_room = room - in_w > room / 3 ? room - in_w : room / 3;
+    x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded && a->source[0] ? a->source : "stepformer",
+                     title_room);
+    x += ui->pad * 2;
     Rect field = {x - ui->pad / 2, r.y + ui->pad / 2, r.x + r.w - tabs_w - 2 * ui->pad - x, r.h - ui->pad};
     if (field.w > 20) {
         gfx_rect(ui->g, field, a->editing ? t->panel : t->panel_alt);
@@ -112,6 +115,7 @@ void app_draw(Ui *ui, const App *a) {
     app_metrics(a, ui, w, h);
     ui->n_hot = 0;
     ui->zoom_view.cells = (Rect){0, 0, 0, 0};
+    memset(ui->scroll, 0, sizeof ui->scroll);
     gfx_begin(ui->g, ui->th->bg);
     const int top = gfx_line_height(ui->g, FONT_BOLD, ui->px) + ui->pad * 2;
     const int bottom = gfx_line_height(ui->g, FONT_SANS, ui->small) * 3 + ui->pad;

@@ -51,6 +51,7 @@ const KeyHelp key_help[] = {
     {"1 - 9, 0", "show one head large;  0: all heads (and reset zoom)"},
     {"E", "edit the input sentence (Enter runs it, Esc cancels)"},
     {"wheel, drag", "zoom and pan the large heatmap"},
+    {"wheel over the lesson", "scroll its text or its kernel;  Shift+PgDn / PgUp: the text by a page"},
     {"click", "a block on the map, a stage on the timeline, a head"},
     {"Up / Down, [ ]", "positions view: pick a setting, change it"},
     {"Space, Up / Down", "training view: start / stop training, choose the task"},
@@ -63,7 +64,7 @@ const KeyHelp key_help[] = {
 };
 const int key_help_count = sizeof key_help / sizeof key_help[0];
 
-static bool key_event(App *a, const SDL_KeyboardEvent *k) {
+static bool key_event(App *a, const Ui *ui, const SDL_KeyboardEvent *k) {
     const SDL_Keycode sym = k->keysym.sym;
     if (a->editing) {
         for (size_t i = 0; i < sizeof edit_table / sizeof edit_table[0]; i++)
@@ -71,6 +72,10 @@ static bool key_event(App *a, const SDL_KeyboardEvent *k) {
         return false;
     }
     if (sym == SDLK_TAB && (k->keysym.mod & KMOD_SHIFT)) return app_act(a, DO_PREV_VIEW, 0);
+    if ((sym == SDLK_PAGEDOWN || sym == SDLK_PAGEUP) && (k->keysym.mod & KMOD_SHIFT)) {  // the lesson's text
+        app_scroll(a, ui, SCROLL_NARRATION, sym == SDLK_PAGEDOWN ? 1 : -1);
+        return false;
+    }
     for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
         if (key_table[i].key == sym) return app_act(a, key_table[i].act, 0);
     return false;
@@ -90,7 +95,7 @@ static bool text_event(App *a, const char *text) {
 bool input_handle(App *a, const Ui *ui, const SDL_Event *ev) {
     switch (ev->type) {
     case SDL_QUIT: a->quit = true; return false;
-    case SDL_KEYDOWN: return key_event(a, &ev->key);
+    case SDL_KEYDOWN: return key_event(a, ui, &ev->key);
     case SDL_TEXTINPUT: return text_event(a, ev->text.text);
     case SDL_MOUSEBUTTONDOWN:
         if (ev->button.button == SDL_BUTTON_LEFT) app_click(a, ui, ev->button.x, ev->button.y);

@@ -56,6 +56,17 @@ typedef struct {
     bool compact;        // drawn as a thumbnail
 } ZoomView;
 
+// The parts of the lesson panel that scroll when their text does not fit.
+typedef enum { SCROLL_NARRATION, SCROLL_KERNEL, SCROLL_COUNT } ScrollId;
+
+// A scrolling area as last drawn: where it is and how far it can scroll.
+typedef struct {
+    Rect r;    // w = 0: not drawn this frame
+    int max;   // the largest offset (content height - visible height), in its unit
+    int page;  // one page, in its unit
+    int unit;  // pixels a wheel notch moves (the offset's unit: pixels or lines)
+} ScrollView;
+
 enum { UI_MAX_HOT = 1024 };
 
 typedef struct {
@@ -69,6 +80,7 @@ typedef struct {
     int n_hot;
     HeatCache *heat;
     ZoomView zoom_view;  // the zoomable heatmap as drawn this frame
+    ScrollView scroll[SCROLL_COUNT];  // the lesson panel's scrolling parts this frame
 } Ui;
 
 // Adds a clickable zone for this frame.

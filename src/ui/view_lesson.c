@@ -292,20 +292,31 @@ static bool shown(const RichBlock *b) {
     return b->kind == RB_RULE || b->n_spans > 0;
 }
 
-// The narration for the stage in box; returns the height it takes. *cut: it did not all fit.
-static int narration(Ui *ui, const App *a, const Stage *st, Rect box, bool draw, bool *cut) {
+// The narration for the stage, laid out from y in a column [x, x + w) (drawn if draw);
+// returns its whole height. Drawing relies on the caller's clip for what falls outside.
+static int narration(Ui *ui, const App *a, const Stage *st, int x, int y, int w, bool draw) {
     const Lesson *l = &a->session.lesson;
     int begin = 0, end = 0;
     lesson_narration(l, lesson_cell_of_line(l, st->line), &begin, &end);
-    Flow f = {.ui = ui, .draw = draw, .y = box.y, .bottom = box.y + box.h, .end_y = box.y};
+    Flow f = {.ui = ui, .draw = draw, .y = y, .bottom = INT_MAX / 2, .end_y = y};
     int prev = -1;
     for (int i = begin; i < end && i < l->n_blocks && !f.full; i++) {
         if (!shown(&l->blocks[i])) continue;
-        narration_block(&f, &l->blocks[i], prev, box.x, box.w);
+        narration_block(&f, &l->blocks[i], prev, x, w);
         prev = (int)l->blocks[i].kind;
     }
-    *cut = f.full;
-    return f.end_y - box.y;
+    return f.end_y - y;
+}
+
+// A thin scroll bar at the right edge of r: the visible part `shown` of `total`, from `at`.
+static int bar_w(const Ui *ui) { return ui->px / 4 > 3 ? ui->px / 4 : 3; }
+
+static void scroll_bar(Ui *ui, Rect r, int at, int shown, int total) {
+    if (total <= shown || r.h <= 0) return;
+    const int w = bar_w(ui), thumb = r.h * shown / total > w * 2 ? r.h * shown / total : w * 2;
+    const int y = r.y + (int)((long)(r.h - thumb) * at / (total - shown));
+    gfx_rect(ui->g, (Rect){r.x + r.w - w, r.y, w, r.h}, ui->th->panel_alt);
+    gfx_rect(ui->g, (Rect){r.x + r.w - w, y, w, thumb}, ui->th->muted);
 }
 
 // ---- program, formula, kernel ----
@@ -451,13 +462,27 @@ static int count_lines(const char *s, int len) {
     return n;
 }
 
-static void kernel_section(Ui *ui, Rect r, const char *src, int len) {
+// The kernel's lines from line `first` (clamped); when they do not all fit, the area scrolls
+// (registered in ui->scroll) and the last row says how many lines are below.
+static void kernel_section(Ui *ui, Rect r, const char *src, int len, int first) {
     section_header(ui, r, "Kernel (C), src/tensor/kernels.c");
     const int lh = code_lh(ui), top = r.y + header_h(ui);
     const int fit = (r.y + r.h - top) / lh, total = count_lines(src, len);
-    const int rows = total <= fit ? total : fit - 1;  // the last row says "…" when cut
+    const int max = total > fit ? total - fit : 0;
+    if (first > max) first = max;
+    if (max > 0) {
+        const Rect area = {r.x, top, r.w, fit * lh};
+        ui->scroll[SCROLL_KERNEL] = (ScrollView){area, max, fit > 2 ? fit - 1 : 1, lh};
+        scroll_bar(ui, area, first, fit, total);
+        r.w -= bar_w(ui) + ui->pad / 4;
+    }
+    const int rows = first + fit >= total ? total - first : fit - 1;  // the last row says "…" when cut
     const char *p = src;
     char line[512];
+    for (int k = 0; k < first; k++) {
+        const char *e = memchr(p, '\n', (size_t)(src + len - p));
+        p = e ? e + 1 : src + len;
+    }
     for (int k = 0; k < rows; k++) {
         const char *e = memchr(p, '\n', (size_t)(src + len - p));
         const int n = e ? (int)(e - p) : (int)(src + len - p);
@@ -465,8 +490,9 @@ static void kernel_section(Ui *ui, Rect r, const char *src, int len) {
         ui_text_fit(ui, FONT_MONO, ui->small, ui->th->text, r.x, top + k * lh, line, r.w);
         p = e ? e + 1 : src + len;
     }
-    if (rows < total && rows >= 0) {
-        snprintf(line, sizeof line, "\xe2\x80\xa6 %d more line%s", total - rows, total - rows > 1 ? "s" : "");
+    if (first + rows < total && rows >= 0) {
+        const int more = total - first - rows;
+        snprintf(line, sizeof line, "\xe2\x80\xa6 %d more line%s (wheel)", more, more > 1 ? "s" : "");
         ui_text_fit(ui, FONT_ITALIC, ui->small, ui->th->muted, r.x, top + rows * lh, line, r.w);
     }
 }
@@ -476,7 +502,7 @@ static void kernel_section(Ui *ui, Rect r, const char *src, int len) {
 typedef struct {
     Rect narr, prog, form, kern;
     int rows;       // program rows
-    bool narr_cut;  // the narration did not fit
+    int narr_full;  // the narration's whole height: more than narr.h when it scrolls
 } Plan;
 
 static int mini(int a, int b) { return a < b ? a : b; }
@@ -493,14 +519,12 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
     const int kern_min = kern_lines ? hh + mini(kern_lines, 4) * lh + gap : 0;
     Plan p = {.rows = mini(cell_rows, 7)};
     int prog_h = hh + (p.rows + call_rows) * lh;
-    // The narration: about half the height, more when the rest needs less.
+    // The narration: about half the height, more when the rest needs less; beyond, it scrolls
+    // (laid out narrower, beside its scroll bar).
     const int cap = maxi(in.h / 2, in.h - (prog_h + form_h + kern_h + 3 * gap));
-    int narr_h = narration(ui, a, st, (Rect){in.x, in.y, in.w, cap}, false, &p.narr_cut);
-    if (p.narr_cut) {  // cut at a line boundary, with a row for the "…"
-        const int ell_h = gfx_line_height(ui->g, FONT_SANS, ui->px);
-        bool cut;
-        narr_h = narration(ui, a, st, (Rect){in.x, in.y, in.w, cap - ell_h}, false, &cut) + ell_h;
-    }
+    p.narr_full = narration(ui, a, st, in.x, in.y, in.w, false);
+    if (p.narr_full > cap) p.narr_full = narration(ui, a, st, in.x, in.y, in.w - bar_w(ui) - ui->pad / 2, false);
+    const int narr_h = mini(p.narr_full, cap);
     int y = in.y;
     p.narr = (Rect){in.x, y, in.w, narr_h};
     if (narr_h > 0) y += narr_h + gap;
@@ -517,15 +541,26 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
     return p;
 }
 
-static void draw_narration(Ui *ui, const App *a, const Stage *st, Rect box, bool cut) {
+// The narration in box, scrolled by the app's offset when it is taller than the box, with a
+// scroll bar and, while more is below, a "more" mark in the bottom corner.
+static void draw_narration(Ui *ui, const App *a, const Stage *st, Rect box, int full) {
     if (box.h <= 0) return;
+    const int max = full > box.h ? full - box.h : 0, at = mini(a->scroll[SCROLL_NARRATION], max);
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
     gfx_clip(ui->g, box);
-    Rect text = box;
-    const int ell_h = gfx_line_height(ui->g, FONT_SANS, ui->px);
-    if (cut) text.h -= ell_h;
-    bool dummy;
-    const int h = narration(ui, a, st, text, true, &dummy);
-    if (cut) gfx_text(ui->g, FONT_BOLD, ui->px, ui->th->muted, box.x, box.y + h, "\xe2\x80\xa6");
+    narration(ui, a, st, box.x, box.y - at, max ? box.w - bar_w(ui) - ui->pad / 2 : box.w, true);
+    if (max) {
+        ui->scroll[SCROLL_NARRATION] = (ScrollView){box, max, box.h > 2 * lh ? box.h - lh : lh, lh};
+        scroll_bar(ui, box, at, box.h, full);
+        if (at < max) {
+            const char *more = "more \xe2\x96\xbe";  // ▾
+            const int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, more) + ui->pad / 2;
+            const int h = gfx_line_height(ui->g, FONT_BOLD, ui->small);
+            const Rect tag = {box.x + box.w - bar_w(ui) - w - ui->pad / 4, box.y + box.h - h, w, h};
+            gfx_rect(ui->g, tag, ui->th->panel_alt);
+            gfx_text(ui->g, FONT_BOLD, ui->small, ui->th->muted, tag.x + ui->pad / 4, tag.y, more);
+        }
+    }
     gfx_unclip(ui->g);
 }
 
@@ -538,7 +573,7 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     int kern_len = 0;
     const char *kern = kernel_source(a, st, &kern_len);
     const Plan p = plan_layout(ui, a, st, in, kern ? count_lines(kern, kern_len) : 0);
-    draw_narration(ui, a, st, p.narr, p.narr_cut);
+    draw_narration(ui, a, st, p.narr, p.narr_full);
     if (p.prog.h > 0) {
         gfx_clip(ui->g, p.prog);
         program_section(ui, a, st, p.prog, p.rows);
@@ -552,7 +587,7 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     }
     if (p.kern.h > 0) {
         gfx_clip(ui->g, p.kern);
-        kernel_section(ui, p.kern, kern, kern_len);
+        kernel_section(ui, p.kern, kern, kern_len, a->scroll[SCROLL_KERNEL]);
         gfx_unclip(ui->g);
     }
 }
