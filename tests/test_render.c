@@ -7,12 +7,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "actions.h"
 #include "check.h"
 #include "heat.h"
 #include "input.h"
 #include "window.h"
+
+static void write_text(const char *path, const char *text);
 
 static bool same(Rgba a, Rgba b) { return a.r == b.r && a.g == b.g && a.b == b.b; }
 
@@ -384,7 +387,7 @@ static void test_replay_files(void) {
 // paragraph starts at its top. The kernel scrolls the same way, a line at a time.
 static void test_lesson_scroll(void) {
     Scene s;
-    const SessionSpec spec = {0};
+    const SessionSpec spec = {.builtin_lesson = "forward-pass.md"};
     if (!scene_open(&s, 800, 600, &spec)) return;
     Rgba *px = malloc(sizeof(Rgba) * 800 * 600), *px2 = malloc(sizeof(Rgba) * 800 * 600);
     draw_stage(&s.ui, &s.a, "encoder.layers.0.self_attn.k_heads", px);
@@ -413,7 +416,62 @@ static void test_lesson_scroll(void) {
     scene_close(&s);
 }
 
+// A folder of three lessons (the second broken): N / P and the list open them in course order;
+// the broken one leaves the window empty with its error, never another lesson in its place.
+static const char tiny_lesson[] =
+    "# %s\n\n```lesson\nmodel: random\nconfig: d_model=8 nhead=2 src_vocab_size=99 max_positions=16\n"
+    "vocab: chars\ninput: ab\n```\n\nSome words.\n\n```program\ninput src\nblock encoder\n"
+    "  param @emb [src_vocab_size, d_model] normal(1)\n  x = %s(src, @emb)\nend\noutput memory = x\n```\n";
+
+static void test_switch_lessons(void) {
+    char dir[] = "/tmp/stepformer-course-XXXXXX", path[128], text[1024];
+    if (!mkdtemp(dir)) {
+        CHECK(false, "mkdtemp");
+        return;
+    }
+    static const char *const names[3] = {"b-first.md", "a-broken.md", "c-last.md"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        snprintf(text, sizeof text, tiny_lesson, names[i], i == 1 ? "embeddding" : "embedding");
+        write_text(path, text);
+    }
+    snprintf(path, sizeof path, "%s/README.md", dir);
+    write_text(path, "1. [first](b-first.md)\n2. [broken](a-broken.md)\n");
+    Scene s;
+    snprintf(path, sizeof path, "%s/b-first.md", dir);
+    const SessionSpec spec = {.lesson_path = path};
+    if (!scene_open(&s, 800, 600, &spec)) return;
+    app_set_course(&s.a, dir, path);
+    CHECK(s.a.course.n == 3 && s.a.lesson_at == 0, "three lessons, the first open (%d, at %d)", s.a.course.n,
+          s.a.lesson_at);
+    app_act(&s.a, DO_NEXT_LESSON, 0);
+    CHECK(!s.a.loaded && s.a.lesson_at == 1 && s.a.lesson_failed[1] && strstr(s.a.error, "embeddding"),
+          "the broken lesson: nothing shown, its error on screen: %s", s.a.error);
+    app_draw(&s.ui, &s.a);  // an empty window draws
+    app_act(&s.a, DO_NEXT_LESSON, 0);
+    CHECK(s.a.loaded && s.a.lesson_at == 2 && !strcmp(s.a.session.lesson.title, "c-last.md"), "then the last");
+    app_act(&s.a, DO_LESSONS, 0);
+    app_act(&s.a, DO_PARAM_DOWN, 0);  // wraps to the first
+    app_act(&s.a, DO_OPEN, 0);
+    CHECK(s.a.loaded && s.a.lesson_at == 0 && !s.a.lesson_list, "the list opens the first again");
+    app_act(&s.a, DO_LESSONS, 0);
+    app_draw(&s.ui, &s.a);
+    const HotZone *row = NULL;
+    for (int i = 0; i < s.ui.n_hot; i++)
+        if (s.ui.hot[i].cmd == CMD_OPEN_LESSON && s.ui.hot[i].param == 2) row = &s.ui.hot[i];
+    CHECK(row != NULL, "the list draws a row for the third lesson");
+    if (row) app_click(&s.a, &s.ui, row->r.x + 5, row->r.y + 2);
+    CHECK(s.a.loaded && s.a.lesson_at == 2, "a click on its row opens it");
+    scene_close(&s);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, i < 3 ? names[i] : "README.md");
+        remove(path);
+    }
+    rmdir(dir);
+}
+
 int main(void) {
+    test_switch_lessons();
     test_lesson_scroll();
     test_pixels();
     test_replay_files();

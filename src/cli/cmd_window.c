@@ -22,9 +22,16 @@ static const char window_usage[] =
     "\n"
     "Other commands: run, trace, lesson, stages, export, init, bench (stepformer COMMAND --help).\n";
 
+// The folder of lessons the window switches between: the lesson's own, else the course built
+// with the program (when its source tree is still there).
 int cli_open_window(const CliOptions *o) {
+    char dir[1024] = STEPFORMER_SOURCE_DIR "/lessons";
+    const char *lesson = o->spec.lesson_path, *slash = lesson ? strrchr(lesson, '/') : NULL;
+    if (lesson) snprintf(dir, sizeof dir, "%.*s", slash ? (slash == lesson ? 1 : (int)(slash - lesson)) : 1,
+                         slash ? lesson : ".");
     WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
-                       .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800};
+                       .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800,
+                       .course_dir = dir};
     return window_run(&w);
 }
 

@@ -12,6 +12,7 @@ typedef enum {
     DO_SMALLER, DO_THEME, DO_SCREENSHOT, DO_HELP, DO_QUIT, DO_SLOWER, DO_FASTER,
     DO_PARAM_UP, DO_PARAM_DOWN, DO_PARAM_DEC, DO_PARAM_INC,
     DO_EDIT_ACCEPT, DO_EDIT_CANCEL, DO_EDIT_BACKSPACE,
+    DO_NEXT_LESSON, DO_PREV_LESSON, DO_LESSONS, DO_OPEN,
     DO_COUNT
 } Action;
 
@@ -48,5 +49,18 @@ void app_set_error(App *a, const char *msg);
 void app_train(App *a, UiCommand cmd, int param);
 // Moves the cursor to stage i, running the pass up to it if needed.
 void app_goto(App *a, int i);
+// After a session opened: the title, the positions explorer on its model (app.c).
+void app_loaded(App *a);
+
+// ---- app_lessons.c: the lessons of a folder, opened and switched ----
+// Reads the lessons of `dir` (NULL: none) and finds the one open (open_path) among them.
+void app_set_course(App *a, const char *dir, const char *open_path);
+// Opens lesson k of the course in place of the session; on failure the window stays empty
+// with the error, and the lesson is marked in the list.
+void app_open_lesson(App *a, int k);
+// The next (+1) or previous (-1) lesson of the course.
+void app_step_lesson(App *a, int dir);
+// The list's keys while it is open; false for keys it does not take.
+bool app_lesson_list_act(App *a, Action act);
 
 #endif

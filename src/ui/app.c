@@ -16,7 +16,8 @@ const char *const action_names[DO_COUNT] = {
     "none", "next", "prev", "play", "next_block", "prev_block", "first", "last", "head",
     "all_heads", "next_view", "prev_view", "edit", "fullscreen", "bigger", "smaller", "theme",
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
-    "param_inc", "edit_accept", "edit_cancel", "edit_backspace"};
+    "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
+    "open"};
 static_assert(sizeof action_names / sizeof action_names[0] == DO_COUNT, "a name per action");
 
 void app_set_error(App *a, const char *msg) {
@@ -31,9 +32,10 @@ static void app_defaults(App *a) {
     a->scale = 1.0f, a->play_ms = 700, a->all_heads = true;
     a->zoom = (ZoomBox){0, 0, 1, 1};
     a->train_task = TASK_DATES;
+    a->lesson_at = -1;
 }
 
-static void app_loaded(App *a) {
+void app_loaded(App *a) {
     Err e = {{0}};
     a->loaded = true;
     snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
@@ -51,17 +53,13 @@ bool app_open(App *a, const SessionSpec *spec, Err *e) {
 void app_init(App *a, const SessionSpec *spec) {
     Err e = {{0}};
     if (app_open(a, spec, &e)) return;
-    char msg[sizeof a->error];
-    snprintf(msg, sizeof msg, "%s", e.msg);
-    SessionSpec fallback = {.builtin_lesson = "forward-pass.md"};
-    const bool ok = session_open(&a->session, &fallback, &e);
-    if (ok) app_loaded(a);
-    char full[sizeof a->error + 64];
-    snprintf(full, sizeof full, "%s%s", msg, ok ? "  (showing the built-in lesson instead)" : "");
-    app_set_error(a, full);
+    char msg[sizeof a->error];  // no other lesson instead: the error, and the lesson list (L)
+    snprintf(msg, sizeof msg, "%s  (L: the lesson list)", e.msg);
+    app_set_error(a, msg);
 }
 
 void app_free(App *a) {
+    course_free(&a->course);
     train_job_free(a->train);
     pe_free(&a->pe);
     if (a->loaded) session_close(&a->session);
@@ -242,6 +240,7 @@ static bool acts_over_help(Action act) {
 
 bool app_act(App *a, Action act, int param) {
     if (a->help && !acts_over_help(act)) return false;
+    if (a->lesson_list && app_lesson_list_act(a, act)) return false;
     if (act != DO_SCREENSHOT && act != DO_HELP && act != DO_NONE) a->error[0] = '\0';
     switch (act) {
     case DO_NEXT: app_goto(a, a->cursor + 1); break;
@@ -280,6 +279,10 @@ bool app_act(App *a, Action act, int param) {
     case DO_THEME: a->contrast = !a->contrast; break;
     case DO_SCREENSHOT: return true;
     case DO_HELP: a->help = !a->help; break;
+    case DO_NEXT_LESSON: app_step_lesson(a, 1); break;
+    case DO_PREV_LESSON: app_step_lesson(a, -1); break;
+    case DO_LESSONS: a->lesson_list = true, a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0; break;
+    case DO_OPEN: break;  // Enter outside the list
     case DO_QUIT:
         if (a->help) a->help = false;
         else if (a->editing) a->editing = false;
@@ -315,6 +318,10 @@ void app_click(App *a, const Ui *ui, int x, int y) {
         return;
     }
     const HotZone *z = ui_hot_at(ui, x, y);
+    if (a->lesson_list && (!z || z->cmd != CMD_OPEN_LESSON)) {  // a click beside the list closes it
+        a->lesson_list = false;
+        return;
+    }
     if (!z) return;
     Err e = {{0}};
     switch (z->cmd) {
@@ -336,6 +343,7 @@ void app_click(App *a, const Ui *ui, int x, int y) {
     case CMD_TRAIN_TASK:
     case CMD_TRAIN_SAVE:
     case CMD_TRAIN_USE: app_train(a, z->cmd, z->param); break;
+    case CMD_OPEN_LESSON: app_open_lesson(a, z->param); break;
     case CMD_NONE:
     case CMD_COUNT: break;
     }

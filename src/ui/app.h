@@ -6,6 +6,7 @@
 #ifndef STEPFORMER_APP_H
 #define STEPFORMER_APP_H
 
+#include "course.h"
 #include "session.h"
 #include "train_job.h"
 #include "ui.h"
@@ -49,6 +50,11 @@ typedef struct App {
     bool dragging;
     int drag_x, drag_y;
     PeExplorer pe;
+    Course course;            // the lessons of the folder the window was opened on
+    int lesson_at;            // the open lesson's place in it (-1: not one of them)
+    bool lesson_list;         // L: the lesson list is open
+    int lesson_pick;          // the row chosen in it
+    bool lesson_failed[COURSE_MAX];  // lessons that could not be opened (marked in the list)
     int scroll[SCROLL_COUNT]; // the lesson panel: narration offset (pixels), kernel offset (lines)
     TrainJob *train;          // the training view's worker (owned here, never by a view)
     Task train_task;          // the task it trains next
@@ -69,6 +75,7 @@ void view_train(Ui *ui, const App *a, Rect r);
 void view_lesson(Ui *ui, const App *a, Rect r);
 void view_top_bar(Ui *ui, const App *a, Rect r);
 void view_help(Ui *ui, const App *a, Rect r);
+void view_lessons(Ui *ui, const App *a, Rect r);  // the lesson list (L)
 
 // Draws the whole window: top bar, map, the current view, lesson panel, timeline, overlays.
 void app_draw(Ui *ui, const App *a);

@@ -44,6 +44,12 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         ui_hot(ui, tab, CMD_VIEW, v);
         tx += w;
     }
+    if (a->lesson_at >= 0 && a->course.n > 0) {  // its place in the course: "3/12"
+        char at[32];
+        snprintf(at, sizeof at, "%d/%d", a->lesson_at + 1, a->course.n);
+        gfx_text(ui->g, FONT_BOLD, ui->small, t->muted, x, r.y + (r.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2, at);
+        x += gfx_text_width(ui->g, FONT_BOLD, ui->small, at) + ui->pad;
+    }
     const int room = r.x + r.w - tabs_w - 2 * ui->pad - x;
     // The input sentence: click or E to edit. The title takes what the input leaves, at least a third.
     char in[600];
@@ -105,8 +111,9 @@ static void columns(int w, int *map_w, int *lesson_w) {
 
 static void empty_state(Ui *ui, Rect r) {
     ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, rect_inset(r, ui->pad * 2),
-                 "Nothing is loaded. Start stepformer with a lesson (stepformer lesson FILE) or a "
-                 "model (stepformer --model FILE --input TEXT). Press Q to quit.");
+                 "Nothing is loaded. Press L for the lesson list, N / P for the next or previous lesson, "
+                 "or start stepformer with a lesson (stepformer lesson FILE) or a model (stepformer "
+                 "--model FILE --input TEXT). Press Q to quit.");
 }
 
 void app_draw(Ui *ui, const App *a) {
@@ -149,5 +156,6 @@ void app_draw(Ui *ui, const App *a) {
         gfx_rect(ui->g, t, ui->th->accent);
         ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->on_accent, t.x + ui->pad, t.y + ui->pad / 2, a->notice, tw - 2 * ui->pad);
     }
+    if (a->lesson_list) view_lessons(ui, a, (Rect){0, 0, w, h});
     if (a->help) view_help(ui, a, (Rect){0, 0, w, h});
 }

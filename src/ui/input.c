@@ -14,7 +14,7 @@ static const struct {
     {SDLK_PAGEDOWN, DO_NEXT_BLOCK}, {SDLK_PAGEUP, DO_PREV_BLOCK},  {SDLK_HOME, DO_FIRST},
     {SDLK_END, DO_LAST},            {SDLK_TAB, DO_NEXT_VIEW},      {SDLK_F11, DO_FULLSCREEN},
     {SDLK_ESCAPE, DO_QUIT},         {SDLK_UP, DO_PARAM_UP},        {SDLK_DOWN, DO_PARAM_DOWN},
-    {SDLK_F1, DO_HELP},
+    {SDLK_F1, DO_HELP},             {SDLK_RETURN, DO_OPEN},        {SDLK_KP_ENTER, DO_OPEN},
 };  // the keypad's + and - arrive as text too (one press, one step), so they are not here
 
 // Keys that type a character arrive as text, whatever the keyboard layout.
@@ -30,7 +30,8 @@ static const struct {
     {'-', DO_SMALLER, 0}, {'_', DO_SMALLER, 0}, {'h', DO_THEME, 0}, {'H', DO_THEME, 0},
     {'s', DO_SCREENSHOT, 0}, {'S', DO_SCREENSHOT, 0}, {'?', DO_HELP, 0}, {'q', DO_QUIT, 0},
     {'Q', DO_QUIT, 0}, {'<', DO_SLOWER, 0}, {'>', DO_FASTER, 0}, {'[', DO_PARAM_DEC, 0},
-    {']', DO_PARAM_INC, 0},
+    {']', DO_PARAM_INC, 0}, {'n', DO_NEXT_LESSON, 0}, {'N', DO_NEXT_LESSON, 0}, {'p', DO_PREV_LESSON, 0},
+    {'P', DO_PREV_LESSON, 0}, {'l', DO_LESSONS, 0}, {'L', DO_LESSONS, 0},
 };
 
 // While the input line is being edited.
@@ -55,6 +56,8 @@ const KeyHelp key_help[] = {
     {"click", "a block on the map, a stage on the timeline, a head"},
     {"Up / Down, [ ]", "positions view: pick a setting, change it"},
     {"Space, Up / Down", "training view: start / stop training, choose the task"},
+    {"N / P", "next / previous lesson of the course"},
+    {"L", "the lesson list (Up / Down, Enter opens, Esc closes)"},
     {"+ / -", "bigger / smaller (for a projector)"},
     {"H", "high-contrast presenter theme"},
     {"F or F11", "fullscreen"},

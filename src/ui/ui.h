@@ -32,6 +32,7 @@ typedef enum {
     CMD_TRAIN_TASK,   // param: the Task to train next
     CMD_TRAIN_SAVE,   // save the trained model
     CMD_TRAIN_USE,    // step through the trained model's forward pass
+    CMD_OPEN_LESSON,  // param: the lesson's place in the course
     CMD_COUNT
 } UiCommand;
 

@@ -91,6 +91,7 @@ int window_run(const WindowOptions *o) {
     }
     gfx_set_min_size(g, WINDOW_MIN_W, WINDOW_MIN_H);
     app_init(&a, &o->spec);
+    app_set_course(&a, o->course_dir, o->spec.lesson_path ? o->spec.lesson_path : a.loaded ? a.session.lesson.path : NULL);
     Loop L = {.a = &a, .g = g, .ui = {.g = g, .heat = heat_cache_new()}};
     if (o->record && !(L.rec = recorder_open(o->record, &e))) app_set_error(&a, e.msg);
     if (o->replay && !(L.rep = replayer_open(o->replay, &e))) {

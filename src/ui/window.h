@@ -10,6 +10,7 @@ typedef struct {
     SessionSpec spec;
     const char *record, *replay;  // files, or NULL
     int w, h;                     // initial window size
+    const char *course_dir;       // the folder whose lessons N / P and L switch between (or NULL)
 } WindowOptions;
 
 // Opens the window and runs until the user quits. Returns the exit status (1 when the window

@@ -1,0 +1,63 @@
+// app_lessons.c: opening and switching lessons in the window. The lessons are those of a folder
+// in course order (course.h); N / P open the next or previous one, L opens the list. A lesson
+// that cannot open leaves the window empty with its error on screen and its row marked: the
+// class never watches another lesson than the one chosen.
+#include <stdio.h>
+#include <string.h>
+
+#include "actions.h"
+
+void app_set_course(App *a, const char *dir, const char *open_path) {
+    Err e = {{0}};
+    course_free(&a->course);
+    memset(a->lesson_failed, 0, sizeof a->lesson_failed);
+    a->lesson_at = -1;
+    if (!dir) return;
+    if (!course_load(&a->course, dir, &e)) return;  // no folder: N / P and L say there are no lessons
+    a->lesson_at = course_find(&a->course, open_path);
+    if (a->lesson_at >= 0 && !a->loaded) a->lesson_failed[a->lesson_at] = true;
+    a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0;
+}
+
+void app_open_lesson(App *a, int k) {
+    if (k < 0 || k >= a->course.n) return;
+    if (a->loaded) session_close(&a->session);
+    a->loaded = false, a->lesson_at = a->lesson_pick = k, a->lesson_list = false;
+    a->cursor = 0, a->head = 0, a->playing = false, a->editing = false;
+    a->zoom = (ZoomBox){0, 0, 1, 1};
+    memset(a->scroll, 0, sizeof a->scroll);
+    a->generation++, a->model_serial++;
+    Err e = {{0}};
+    const SessionSpec spec = {.lesson_path = a->course.items[k].path};
+    a->lesson_failed[k] = !session_open(&a->session, &spec, &e);
+    if (a->lesson_failed[k]) {
+        char msg[sizeof a->error];
+        snprintf(msg, sizeof msg, "lesson %d, %s: %s", k + 1, a->course.items[k].title, e.msg);
+        app_set_error(a, msg);
+        return;
+    }
+    app_loaded(a);
+}
+
+// The keys while the list is open: Up / Down choose, Enter opens, Esc or L closes.
+bool app_lesson_list_act(App *a, Action act) {
+    const int n = a->course.n;
+    switch (act) {
+    case DO_PARAM_UP: a->lesson_pick = n ? (a->lesson_pick + n - 1) % n : 0; return true;
+    case DO_PARAM_DOWN: a->lesson_pick = n ? (a->lesson_pick + 1) % n : 0; return true;
+    case DO_OPEN: app_open_lesson(a, a->lesson_pick); return true;
+    case DO_QUIT:
+    case DO_LESSONS: a->lesson_list = false; return true;
+    default: return false;
+    }
+}
+
+void app_step_lesson(App *a, int dir) {
+    if (a->course.n == 0) {
+        app_set_error(a, "no lessons to switch between: open a lesson from a folder of lessons "
+                         "(stepformer lesson lessons/FILE.md)");
+        return;
+    }
+    const int from = a->lesson_at >= 0 ? a->lesson_at : dir > 0 ? -1 : 0;
+    app_open_lesson(a, (from + dir + a->course.n) % a->course.n);
+}
