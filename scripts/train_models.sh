@@ -13,3 +13,7 @@ train reverse 500 8000 0.995
 train sort 1000 20000 0.999
 train_prenorm() { "$bin" train --task dates --norm-first --seed 1 --eval-every 500 --steps 8000 --stop-at 0.995 --out assets/models/dates-prenorm.safetensors; }
 train_prenorm
+# The positional-encoding lesson's model: reverse, trained with that lesson's program, which
+# adds no positional encoding anywhere (held-out exact match 3.6%; it is meant to fail).
+"$bin" train --program lessons/positional-encoding.md --task reverse --seed 1 --eval-every 1000 --steps 8000 \
+  --out assets/models/reverse-no-pe.safetensors
