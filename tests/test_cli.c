@@ -212,6 +212,19 @@ static void test_train(void) {
               (float)atof(st_meta(&saved_model, "layer_norm_eps")) == 1e-6f,
           "--layer-norm and --eps are saved: %s", e.msg);
     if (loaded) st_free(&saved_model);
+    // A classification task trains the classifier lesson; `run` names the class it picks.
+    EXPECT(run("train --task majority --steps 20 --eval-every 0 %s --out '%s'", tiny, m), 0, out, "held-out accuracy");
+    EXPECT(run("run --program '%s/transformers-from-scratch.md' --model '%s' --input cabbcb", LESSONS, m), 0, out,
+           "logits [6]");
+    CHECK(strstr(out, "(largest: ") && strstr(out, ", ") && !strstr(err, "not used"), "the class by name, no "
+          "stray notes: %s %s", out, err);
+    EXPECT(run("train --task sort --program '%s/transformers-from-scratch.md' --out '%s'", LESSONS, m), 1, err,
+           "has no decoder loop");
+    // `init` of the classifier's lesson gives its character vocabulary, so text runs through it.
+    EXPECT(run("init --program '%s/transformers-from-scratch.md' --out '%s'", LESSONS, m), 0, out, "30 tensors");
+    EXPECT(run("run --program '%s/transformers-from-scratch.md' --model '%s' --input hello", LESSONS, m), 0, out,
+           "logits [4]");
+    CHECK(!strstr(err, "not used"), "no notes about names the program does not use: %s", err);
     // Ctrl-C stops cleanly and still saves.
     char cmd[2048], saved[300];
     snprintf(saved, sizeof saved, "%s/interrupted.safetensors", dir);

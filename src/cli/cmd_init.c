@@ -47,7 +47,7 @@ int cmd_init(int argc, char **argv) {
     conf_spec_add(&cs, base, "the base configuration", true);
     Model m;
     bool ok = model_init_random(&m, &l.program, &cs, (uint64_t)o.seed, &e);
-    if (ok && o.vocab_chars) {
+    if (ok && (o.vocab_chars || l.setup.vocab_chars)) {  // asked for, or the program's lesson says so
         vocab_free(&m.src_vocab), vocab_free(&m.tgt_vocab);
         ok = vocab_chars(&m.src_vocab, &e) && vocab_chars(&m.tgt_vocab, &e);
         m.has_vocab = ok;

@@ -21,6 +21,23 @@ static void note_unused(Model *m, const Program *p) {
         snprintf(m->note + k, sizeof m->note - k, ": not used by %s, ignored", p->file);
 }
 
+// Whether the C code or the program reads a configuration name: the settings, what the
+// program's text uses, the input length, and the vocabulary size of each input it has.
+static bool used(const Program *p, const char *name) {
+    return conf_is_setting(name) || program_mentions(p, name) || !strcmp(name, "max_positions") ||
+           (!strcmp(name, "src_vocab_size") && program_input(p, "src") >= 0) ||
+           (!strcmp(name, "tgt_vocab_size") && program_input(p, "tgt") >= 0);
+}
+
+// Once noted, the names nothing uses are dropped: saved as metadata, they would later read as
+// given values that this program ignores.
+static void drop_unused(Model *m, const Program *p) {
+    int k = 0;
+    for (int i = 0; i < m->conf.n; i++)
+        if (used(p, m->conf.items[i].name)) m->conf.items[k++] = m->conf.items[i];
+    m->conf.n = k;
+}
+
 // Resolves the configuration and the declarations (file may be NULL).
 static bool resolve(Model *m, const Program *p, const ConfSpec *cs, const StFile *f, const char *path, Err *e) {
     if (!conf_apply(&m->conf, cs, e)) return false;
@@ -35,7 +52,7 @@ bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, co
     static const ConfSpec none;
     bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && model_allocate(m, e) &&
               model_copy_from(m, f, path, p->file, e) && model_read_vocab(m, f, path, e);
-    if (ok) note_unused(m, p);
+    if (ok) note_unused(m, p), drop_unused(m, p);
     st_free(f);
     if (!ok) model_free(m);
     return ok;
@@ -59,6 +76,7 @@ bool model_init_random(Model *m, const Program *p, const ConfSpec *cs, uint64_t 
     }
     model_init_weights(m, seed);
     note_unused(m, p);
+    drop_unused(m, p);
     return true;
 }
 

@@ -38,8 +38,8 @@ void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, c
         snprintf(lesson_from, n, "%s:%d: config", l->path, l->setup.config_line);
         conf_spec_add(cs, l->setup.config, lesson_from, false);
     }
-    if (l && l->setup.vocab_chars && !replaced)
-        conf_spec_add(cs, VOCAB_CHARS_CONFIG, "vocab: chars", false);
+    if (l && l->setup.vocab_chars && !replaced)  // (the sizes as weak defaults: a classifier has no target side)
+        conf_spec_add(cs, VOCAB_CHARS_CONFIG, "vocab: chars", true);
 }
 
 // Random weights for the lesson's program: its config, over the small defaults.
