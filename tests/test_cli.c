@@ -187,6 +187,36 @@ static void test_lesson_and_stages(void) {
           "stages lists the pre-norm model's stages: %.200s", err);
 }
 
+// --to and --print in greedy decoding: an id without its step.K. is the last round's stage;
+// --print alone prints only the tensor, labelled; an id that is no stage gets the ids near it.
+static void test_lesson_rounds(void) {
+    const char *cross = "decoder.layers.0.cross_attn.weights", *last = "step.2.decoder.layers.0.cross_attn.weights";
+    char note[200];
+    snprintf(note, sizeof note, "stepformer: %s: the last round's, %s\n", cross, last);
+    int code = run("lesson '%s/forward-pass.md' --max-len 3 --to %s", LESSONS, cross);
+    CHECK(code == 0 && !strcmp(err, note), "--to a round's stage: the last round's, said on stderr: %s", err);
+    const char *line = strstr(out, last), *end = line ? strchr(line, '\n') : NULL;
+    CHECK(line && strstr(out, "step.0.decoder.embed") && end && !end[1] && !strstr(out, "output:"),
+          "the listing stops at %s: %.200s", last, line ? line : out);
+    code = run("lesson '%s/forward-pass.md' --max-len 3 --print %s", LESSONS, cross);
+    CHECK(code == 0 && !strcmp(err, note), "--print a round's stage: %s", err);
+    CHECK(!strncmp(out, last, strlen(last)) && strstr(out, "[4 x 3 x 16]  (softmax)\n"),
+          "--print alone begins with the tensor: %.200s", out);
+    CHECK(!strstr(out, "model:") && !strstr(out, "encoder.embed") && !strstr(out, "output:"),
+          "--print alone lists no stages and no result: %.300s", out);
+    CHECK(strstr(out, "(softmax)\n                     2         2                   N         o         v") &&
+              strstr(out, "\n  <bos>  "), "columns labelled with the source, rows with the target: %.400s", out);
+    EXPECT(run("lesson '%s/forward-pass.md' --max-len 3 --to cross_attn.weights", LESSONS), 1, err,
+           "no stage 'cross_attn.weights'; ids ending in 'cross_attn.weights': decoder.layers.0.cross_attn.weights, "
+           "decoder.layers.1.cross_attn.weights; greedy decoding names round K's stages step.K.ID, K = 0 to 2");
+    EXPECT(run("lesson '%s/forward-pass.md' --max-len 3 --print step.7.decoder.norm", LESSONS), 1, err,
+           "no stage 'step.7.decoder.norm'; ids ending in 'decoder.norm': decoder.norm; greedy decoding");
+    // Teacher forcing has no rounds: the id is the stage itself, and nothing is said.
+    code = run("lesson '%s/forward-pass.md' --target 2026 --print %s", LESSONS, cross);
+    CHECK(code == 0 && !err[0] && !strncmp(out, cross, strlen(cross)) && strstr(out, "[4 x 5 x 16]"),
+          "teacher forcing: %s%.100s", err, out);
+}
+
 static void test_train(void) {
     EXPECT(run("train --task juggle --out '%s/x.st'", dir), 2, err, "unknown task 'juggle'");
     EXPECT(run("train --out '%s/x.st'", dir), 2, err, "--task is required");
@@ -257,6 +287,7 @@ int main(void) {
     test_trace_dump(&c);
     test_bad_input();
     test_lesson_and_stages();
+    test_lesson_rounds();
     EXPECT(run("bench --repeat 2"), 0, out, "GFLOP/s");
     test_train();
     // init writes a model that loads back with its configuration and runs.

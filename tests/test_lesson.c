@@ -130,6 +130,23 @@ static void test_deep_lists(void) {
     lesson_free(&l);
 }
 
+// Every key of lesson_setup_keys reaches its parser, and an unknown key's message lists them all.
+static void test_setup_keys(void) {
+    char text[256];
+    for (int k = 0; k < lesson_setup_n_keys; k++) {
+        snprintf(text, sizeof text, "# x\n\n```lesson\n%s: 1\n```\n\n```program\ninput src\n```\n", lesson_setup_keys[k]);
+        Lesson l;
+        Err e = {{0}};
+        if (lesson_parse(&l, "keys.md", text, &e)) lesson_free(&l);
+        CHECK(!strstr(e.msg, "unknown setup key"), "'%s' is a key the parser knows: %s", lesson_setup_keys[k], e.msg);
+    }
+    Lesson l;
+    Err e = {{0}};
+    CHECK(!lesson_parse(&l, "keys.md", "```lesson\nmodle: x\n```\n```program\ninput src\n```\n", &e), "modle: refused");
+    for (int k = 0; k < lesson_setup_n_keys; k++)
+        CHECK(strstr(e.msg, lesson_setup_keys[k]) != NULL, "the message lists '%s': %s", lesson_setup_keys[k], e.msg);
+}
+
 static void test_bad_lessons(void) {
     expect_lesson_error("# x\n\n```lesson\nmodle: random\n```\n\n```program\ninput src\n```\n",
                         "bad.md:4:", "unknown setup key 'modle'");
@@ -170,6 +187,7 @@ int main(void) {
     test_all_lessons_run();
     test_narration();
     test_bad_lessons();
+    test_setup_keys();
     test_deep_lists();
     test_run_errors();
     return check_finish("test_lesson");

@@ -81,6 +81,25 @@ static void test_errors(void) {
     expect_error(deep, "t.sfp:2:", "nested more than 200 deep");
 }
 
+// An unknown op's message lists, on its one line, the ops there are and the program's defs.
+static void test_unknown_op(void) {
+    static const char *const want[] = {"t.sfp:9: unknown op 'atention'", "the ops are embedding, add_positions, linear",
+                                       "softmax", "positional_table", "mean_pool",
+                                       "; this program's defs are attention, feed_forward"};
+    const char *text = "def attention(x)\nw = softmax(x)\nreturn w\nend\ndef feed_forward(x)\nr = relu(x)\n"
+                       "return r\nend\ny = atention(x)\n";
+    Program p = {0};
+    Err e = {{0}};
+    RunSpec spec = {src_ids, 5, tgt_ids, 4, 4};
+    Interp *it = program_parse_text(&p, "t.sfp", text, &e) ? interp_new(&p, &model, &spec, &e) : NULL;
+    CHECK(!it && !strchr(e.msg, '\n'), "an unknown op is one line: %s", e.msg);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK(strstr(e.msg, want[i]) != NULL, "the message names '%s': %s", want[i], e.msg);
+    interp_free(it);
+    if (p.file) program_free(&p);
+    expect_error("input src\ny = sofmax(src)\n", "t.sfp:2: unknown op 'sofmax'", "this program has no defs");
+}
+
 // Many names bound to one tensor (the environment grows while aliasing an entry of itself).
 static void test_aliases(void) {
     char text[4096] = "input src\na = embedding(src, @src_tok_emb.embedding.weight)\n";
@@ -281,6 +300,7 @@ int main(void) {
     if (!standard(&l)) return check_finish("test_program");
     if (!model_init_config(&model, &l.program, &c, 3, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
     test_errors();
+    test_unknown_op();
     test_aliases();
     test_small_program();
     {

@@ -106,14 +106,61 @@ static void test_pool(bool mean) {
     free(x);
 }
 
-static const char *write_lesson(const char *program) {
+static const char *write_lesson_with(const char *config, const char *program) {
     static char path[64];
     snprintf(path, sizeof path, "/tmp/stepformer-shape-ops-%d.md", (int)getpid());
     FILE *f = fopen(path, "w");
-    fprintf(f, "# t\n```lesson\nmodel: random\nconfig: d_model=6 nhead=2 src_vocab_size=9 max_positions=5\n"
-               "seed: 4\nsrc_ids: 4,5,6\n```\n\nProse.\n\n```program\n%s```\n", program);
+    fprintf(f, "# t\n```lesson\nmodel: random\nconfig: %s\n"
+               "seed: 4\nsrc_ids: 4,5,6\n```\n\nProse.\n\n```program\n%s```\n", config, program);
     fclose(f);
     return path;
+}
+
+static const char *write_lesson(const char *program) {
+    return write_lesson_with("d_model=6 nhead=2 src_vocab_size=9 max_positions=5", program);
+}
+
+// The largest distance between a [P, W] table and the closed form PE[p, 2i] = sin(p / base^(2i/W)),
+// PE[p, 2i+1] = cos(p / base^(2i/W)), in double.
+static double pe_distance(const float *pe, int P, int W, double base) {
+    double worst = 0;
+    for (int p = 0; p < P; p++)
+        for (int c = 0; c < W; c++) {
+            const double angle = p / pow(base, (double)(c - c % 2) / W);
+            worst = fmax(worst, fabs(pe[p * W + c] - (c % 2 ? cos(angle) : sin(angle))));
+        }
+    return worst;
+}
+
+// positional_table's defaults: max_positions rows, d_model columns, base 10000.
+static void test_positional_defaults(void) {
+    const char *path = write_lesson_with("d_model=8 src_vocab_size=9 max_positions=7",
+                                         "input src\npe = positional_table()\npe_base = positional_table(base=1000)\n"
+                                         "pe_small = positional_table(positions=3, width=4)\n");
+    Session s;
+    Err e = {{0}};
+    SessionSpec spec = {.lesson_path = path};
+    bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
+    CHECK(ok, "positional_table with defaults: %s", e.msg);
+    remove(path);
+    if (!ok) return;
+    static const struct { const char *id; int P, W; double base; } want[] = {
+        {"pe", 7, 8, 10000}, {"pe_base", 7, 8, 1000}, {"pe_small", 3, 4, 10000}};
+    for (int k = 0; k < 3; k++) {
+        const int i = interp_find(s.it, want[k].id);
+        const Stage *st = interp_stage(s.it, i);
+        const bool shaped = st->shape.ndim == 2 && st->shape.dim[0] == want[k].P && st->shape.dim[1] == want[k].W;
+        CHECK(shaped, "%s is [%d x %d]", want[k].id, want[k].P, want[k].W);
+        if (!shaped) continue;
+        const double d = pe_distance(interp_output(s.it, i), want[k].P, want[k].W, want[k].base);
+        CHECK(d < 1e-6, "%s follows the formula with base %g (off by %.3g)", want[k].id, want[k].base, d);
+    }
+    // The worked example: d_model 8, position 1.
+    const float row1[8] = {0.8415f, 0.5403f, 0.0998f, 0.9950f, 0.0100f, 0.99995f, 0.0010f, 0.9999995f};
+    CHECK_CLOSE(interp_output(s.it, interp_find(s.it, "pe")) + 8, row1, 8, 1e-4, "row 1 of the d_model 8 table");
+    CHECK(!strstr(s.model.note, "max_positions") && !strstr(s.model.note, "d_model"),
+          "the defaults use max_positions and d_model, so they are not noted as unused: %s", s.model.note);
+    session_close(&s);
 }
 
 // The ops in a program: reshape moves nothing, the right and the wrong merge of heads differ,
@@ -180,6 +227,7 @@ int main(void) {
     test_pool(false);
     test_pool(true);
     test_in_program();
+    test_positional_defaults();
     test_errors();
     return check_finish("test_shape_ops");
 }

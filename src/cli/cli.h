@@ -58,6 +58,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 void cli_print_tensor(FILE *out, const Interp *it, int stage);
 // One line per stage: index, id, shape, op, source line.
 void cli_print_stage_line(FILE *out, const Interp *it, int stage);
+// The stage a user means by `id` (--to, --print): the stage of that id, or, when greedy
+// decoding named its rounds' stages step.K.ID, the last round's (said on stderr). -1 when
+// there is none, with a message naming `what` and the ids that end in `id`, or the rounds.
+int cli_find_stage(const Interp *it, const char *id, const char *what, Err *e);
 
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

@@ -7,13 +7,15 @@ static const char lesson_usage[] =
     "usage: stepformer lesson FILE [--input TEXT] [--model FILE]             (the window)\n"
     "       stepformer lesson FILE --headless | --to STAGE | --print STAGE   (the terminal)\n"
     "\n"
-    "Opens a lesson (Markdown with program cells) in the window. With --headless, --to or\n"
-    "--print it runs without a window and prints one line per stage: index, stage id, output\n"
-    "shape, op and the lesson line that computed it.\n"
+    "Opens a lesson (Markdown with program cells) in the window. With --headless or --to it\n"
+    "runs without a window and prints one line per stage: index, stage id, output shape, op and\n"
+    "the lesson line that computed it. --print alone prints only that stage's tensor.\n"
+    "In greedy decoding the decoder's stages of round K are named step.K.ID; an ID given\n"
+    "without its step.K. means the last round's (stderr says which).\n"
     "\n"
     "  --headless      run in the terminal\n"
     "  --to STAGE      stop after this stage\n"
-    "  --print STAGE   print this stage's tensor (rows labelled with their tokens)\n"
+    "  --print STAGE   print this stage's tensor (rows and columns labelled with their tokens)\n"
     "  --input TEXT    replace the lesson's input\n"
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
@@ -31,6 +33,13 @@ static void print_result(const Session *s) {
            why == STOP_EOS ? "eos" : "max_len");
 }
 
+// Runs until the stage called `id` has run (when id is given and the pass has it), else to the end.
+static bool run_until(Interp *it, const char *id, Err *e) {
+    while (interp_step(it, e))
+        if (id && !strcmp(interp_stage(it, interp_n_done(it) - 1)->id, id)) return true;
+    return e->msg[0] == '\0';
+}
+
 int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
     if (o->record || o->replay || o->width)
         return cli_usage_error(cmd, "%s is for the window; --headless, --to and --print print text instead",
@@ -38,34 +47,24 @@ int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
     Session s;
     Err e = {{0}};
     if (!cli_open_session(&s, &o->spec, &e)) return cli_fail(&e);
-    printf("%s\nmodel: %s\n", s.lesson.title, s.model.source);
-    bool stopped = false;
-    while (!stopped && interp_step(s.it, &e)) {
-        int i = interp_n_done(s.it) - 1;
-        cli_print_stage_line(stdout, s.it, i);
-        stopped = o->to && strcmp(interp_stage(s.it, i)->id, o->to) == 0;
+    const bool listing = o->to || o->headless || !o->print;  // --print alone prints its tensor only
+    if (listing) printf("%s\nmodel: %s\n", s.lesson.title, s.model.source);
+    bool ok = run_until(s.it, o->to ? o->to : o->print, &e);
+    int last = interp_n_done(s.it) - 1;  // the last stage listed
+    if (ok && o->to) {
+        const int k = cli_find_stage(s.it, o->to, s.lesson.path, &e);
+        ok = k >= 0;
+        if (ok) last = k;
     }
-    if (e.msg[0]) {
-        session_close(&s);
-        return cli_fail(&e);
+    for (int i = 0; listing && i <= last; i++) cli_print_stage_line(stdout, s.it, i);
+    if (ok && o->print) {
+        const int k = cli_find_stage(s.it, o->print, s.lesson.path, &e);
+        ok = k >= 0;
+        if (ok) cli_print_tensor(stdout, s.it, k);
     }
-    int code = EXIT_OK;
-    if (o->to && !stopped) {
-        err_set(&e, "%s has no stage '%s' (see the list above)", s.lesson.path, o->to);
-        code = cli_fail(&e);
-    }
-    if (code == EXIT_OK && o->print) {
-        int k = interp_find(s.it, o->print);
-        if (k < 0) {
-            err_set(&e, "%s has no stage '%s'", s.lesson.path, o->print);
-            code = cli_fail(&e);
-        } else {
-            cli_print_tensor(stdout, s.it, k);
-        }
-    }
-    if (code == EXIT_OK && !stopped) print_result(&s);
+    if (ok && listing && !o->to) print_result(&s);
     session_close(&s);
-    return code;
+    return ok ? EXIT_OK : cli_fail(&e);
 }
 
 enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |

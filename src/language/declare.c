@@ -338,10 +338,28 @@ static bool mentions(const char *text, const char *name) {
     return false;
 }
 
+// Whether an op call leaves out an attribute whose default is the configuration value `name`.
+static bool uses_default(const Stmt *s, const char *name) {
+    static const struct { const char *op, *attr, *name; } implied[] = {
+        {"positional_table", "positions", "max_positions"},
+        {"positional_table", "width", "d_model"},
+        {"split_heads", "heads", "nhead"},
+    };
+    if (s->kind != ST_ASSIGN) return false;
+    for (size_t k = 0; k < sizeof implied / sizeof implied[0]; k++) {
+        if (strcmp(s->text, implied[k].op) != 0 || strcmp(name, implied[k].name) != 0) continue;
+        bool given = false;
+        for (int j = 0; j < s->n_args; j++)
+            given = given || (s->args[j].kind == ARG_KEYWORD && !strcmp(s->args[j].key, implied[k].attr));
+        if (!given) return true;
+    }
+    return false;
+}
+
 bool program_mentions(const Program *p, const char *name) {
     for (int i = 0; i < p->n; i++) {
         const Stmt *s = &p->stmts[i];
-        if (s->kind == ST_DEFAULT && !strcmp(s->name, name)) return true;
+        if ((s->kind == ST_DEFAULT && !strcmp(s->name, name)) || uses_default(s, name)) return true;
         if (mentions(s->text, name) || (s->kind != ST_ASSIGN && s->kind != ST_ALIAS && mentions(s->name, name)))
             return true;
         for (int j = 0; j < s->n_args; j++)

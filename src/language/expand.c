@@ -148,9 +148,13 @@ static bool has_attr(Op op, const char *key) {
     return false;
 }
 
-static void set_defaults(Stage *st, const ModelConfig *c) {
+// What an attribute a line leaves out is. positional_table: one row per position the model
+// takes (max_positions, or the interpreter's limit without one), d_model columns, base 10000.
+static void set_defaults(Stage *st, const Model *m) {
+    const ModelConfig *c = &m->cfg;
     st->attr = (OpAttrs){.scale = NAN, .chunks = 1, .heads = c->nhead, .eps = c->layer_norm_eps,
-                         .ln = c->layer_norm, .act = c->activation};
+                         .ln = c->layer_norm, .act = c->activation, .positions = model_max_len(m),
+                         .width = c->d_model, .base = 10000.0f};
 }
 
 static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
@@ -270,7 +274,7 @@ static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
     st.call_line = x->call_line;
     st.step = x->step;
     st.in_decode = x->in_decode;
-    set_defaults(&st, &x->m->cfg);
+    set_defaults(&st, x->m);
     if (snprintf(st.id, sizeof st.id, "%s%s%s", x->prefix, *x->prefix ? "." : "", s->name) >=
         (int)sizeof st.id)
         return err_set(e, "%s:%d: stage id too long", file(x), s->line);
@@ -330,13 +334,28 @@ static bool call_def(Expander *x, const Stmt *s, int d, Err *e) {
     return ok && bind(x, s->name, &x->ret, e);
 }
 
+// "the ops are embedding, ...; this program's defs are attention, ...", for an unknown name.
+static void list_ops_and_defs(const Program *p, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "the ops are ");
+    for (int i = 0; i < OP_COUNT && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", op_info[i].name);
+    int defs = 0;
+    for (int i = 0; i < p->n && k < n; i = program_next(p, i))
+        if (p->stmts[i].kind == ST_DEF)
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", defs++ ? ", " : "; this program's defs are ",
+                                  p->stmts[i].name);
+    if (!defs && k < n) snprintf(buf + k, n - k, "; this program has no defs");
+}
+
 static bool run_assign(Expander *x, const Stmt *s, Err *e) {
     Op op;
     if (op_lookup(s->text, &op)) return make_stage(x, s, op, e);
     int d = program_find_def(x->p, s->text);
     if (d >= 0) return call_def(x, s, d, e);
-    return err_set(e, "%s:%d: unknown op '%s' (not an op and no def by that name)", file(x),
-                   s->line, s->text);
+    char known[512];
+    list_ops_and_defs(x->p, known, sizeof known);
+    return err_set(e, "%s:%d: unknown op '%s' (not an op and no def by that name): %s", file(x),
+                   s->line, s->text, known);
 }
 
 static bool run_block(Expander *x, const Stmt *s, int i, Err *e) {

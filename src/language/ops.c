@@ -259,8 +259,9 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
     case OP_POSITIONAL_TABLE:
         if (st->attr.positions < 1 || st->attr.width < 1 || st->attr.positions > 100000 ||
             st->attr.width > 100000 || !(st->attr.base > 1.0f))
-            return err_set(e, "%s: positional_table needs positions >= 1, width >= 1 and base > 1",
-                           where);
+            return err_set(e, "%s: positional_table needs positions >= 1, width >= 1 and base > 1, not "
+                           "positions=%d width=%d base=%g (left out, they are max_positions, d_model "
+                           "and 10000)", where, st->attr.positions, st->attr.width, (double)st->attr.base);
         st->shape = shape2(st->attr.positions, st->attr.width);
         return true;
     case OP_RESHAPE: return infer_reshape(st, where, e);

@@ -26,7 +26,8 @@ typedef enum {
     OP_RELU,
     OP_GELU,
     OP_ARGMAX,         // x [T, V]              -> ids [T]
-    OP_POSITIONAL_TABLE,  // (no inputs)         -> [positions, width] sinusoidal table
+    OP_POSITIONAL_TABLE,  // (no inputs)         -> [positions, width] sinusoidal table (defaults:
+                          //                         max_positions, d_model, base 10000)
     OP_RESHAPE,        // x, d0, d1, ...        -> the same numbers as [d0, d1, ...] (-1: the rest)
     OP_PERMUTE,        // x, p0, p1, ...        -> axes reordered: axis k is x's axis p_k
     OP_CHUNK,          // x [.., N]             -> [.., N/chunks]: piece `chunk` of the last axis

@@ -36,7 +36,9 @@
 // Ops beyond the Transformer's own: reshape(x, d0, d1, ...) reads the same numbers in another
 // shape (one dimension may be -1); permute(x, p0, p1, ...) reorders the axes; chunk(x, chunk=k,
 // chunks=n) takes piece k of the last axis; max_pool(x[, ids]) and mean_pool(x[, ids]) reduce
-// [T, C] to [C] over the positions whose id is not pad. op_info (ops.c) lists every op.
+// [T, C] to [C] over the positions whose id is not pad. positional_table() builds the sinusoidal
+// table: positions= (default max_positions), width= (default d_model), base= (default 10000).
+// op_info (ops.c) lists every op; docs/lessons.md describes each for teachers.
 //
 // The expander turns the statement tree into the flat list of stages the interpreter runs.
 #ifndef STEPFORMER_PROGRAM_H

@@ -15,6 +15,7 @@
 //   max_len: 12            greedy decoding: the most tokens to generate
 //
 // The narration of a stage is the prose just before the cell that holds its line.
+// docs/lessons.md is the reference for teachers: every op, statement and setup key.
 #ifndef STEPFORMER_LESSON_H
 #define STEPFORMER_LESSON_H
 
@@ -70,6 +71,10 @@ typedef struct {
     int n_cells;
     Program program;
 } Lesson;
+
+// The keys a `lesson` block accepts (lesson_setup.c parses each), lesson_setup_n_keys of them.
+extern const char *const lesson_setup_keys[];
+extern const int lesson_setup_n_keys;
 
 // Parses a lesson from its text; `path` names it in messages and anchors relative paths.
 bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e);

@@ -1,5 +1,6 @@
 // lesson_setup.c: the `lesson` block of a lesson file: which model, which input.
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,41 +25,79 @@ static void resolve_path(char *out, size_t n, const char *lesson_path, const cha
     else snprintf(out, n, "%.*s/%s", (int)(slash - lesson_path), lesson_path, rel);
 }
 
+// The keys of the `lesson` block. setup_item parses each; the switch there names every one, so
+// a key added here without its parser (or the reverse) does not compile. docs/lessons.md
+// describes each, and tests/test_docs.c checks that it does.
+typedef enum {
+    KEY_MODEL, KEY_CONFIG, KEY_VOCAB, KEY_SEED, KEY_INPUT, KEY_SRC_IDS, KEY_TARGET, KEY_TGT_IDS,
+    KEY_MAX_LEN, KEY_COUNT
+} SetupKey;
+
+const char *const lesson_setup_keys[KEY_COUNT] = {
+    [KEY_MODEL] = "model", [KEY_CONFIG] = "config", [KEY_VOCAB] = "vocab", [KEY_SEED] = "seed",
+    [KEY_INPUT] = "input", [KEY_SRC_IDS] = "src_ids", [KEY_TARGET] = "target",
+    [KEY_TGT_IDS] = "tgt_ids", [KEY_MAX_LEN] = "max_len"};
+const int lesson_setup_n_keys = KEY_COUNT;
+
+static SetupKey setup_key(const char *key) {
+    int k = 0;
+    while (k < KEY_COUNT && strcmp(key, lesson_setup_keys[k]) != 0) k++;
+    return (SetupKey)k;
+}
+
+static bool unknown_key(const char *key, const char *where, Err *e) {
+    char known[200];
+    int n = 0;
+    for (int k = 0; k < KEY_COUNT && n < (int)sizeof known; k++)
+        n += snprintf(known + n, sizeof known - (size_t)n, "%s%s", k ? ", " : "", lesson_setup_keys[k]);
+    return err_set(e, "%s: unknown setup key '%s' (known: %s)", where, key, known);
+}
+
+static bool setup_config(LessonSetup *s, const char *val, int line, const char *where, Err *e) {
+    Conf probe = {0};  // checked against the program when the model is made
+    char w[340];
+    snprintf(w, sizeof w, "%s: config", where);
+    bool ok = conf_parse(&probe, val, w, true, false, e);
+    conf_free(&probe);
+    if (ok) snprintf(s->config, sizeof s->config, "%s", val), s->config_line = line;
+    return ok;
+}
+
+// seed and max_len: a whole number from lo to hi.
+static bool setup_whole(const char *key, const char *val, long lo, long hi, long *out, const char *where,
+                        Err *e) {
+    char *end;
+    long v = strtol(val, &end, 10);
+    if (end != val && !*end && v >= lo && v <= hi) return *out = v, true;
+    return err_set(e, "%s: %s needs a whole number, not '%s'", where, key, val);
+}
+
 static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const char *val, int line,
                        const char *where, Err *e) {
-    struct { const char *k; char *dst; size_t n; } texts[] = {
-        {"input", s->input, sizeof s->input}, {"src_ids", s->src_ids, sizeof s->src_ids},
-        {"target", s->target, sizeof s->target}, {"tgt_ids", s->tgt_ids, sizeof s->tgt_ids}};
-    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
-        if (!strcmp(key, texts[i].k)) return snprintf(texts[i].dst, texts[i].n, "%s", val), true;
-    if (!strcmp(key, "model")) {
+    long v = 0;
+    switch (setup_key(key)) {
+    case KEY_MODEL:
         s->model_random = !strcmp(val, "random");
         if (!s->model_random) resolve_path(s->model_path, sizeof s->model_path, l->path, val);
         return true;
-    }
-    if (!strcmp(key, "config")) {  // checked against the program when the model is made
-        Conf probe = {0};
-        char w[340];
-        snprintf(w, sizeof w, "%s: config", where);
-        bool ok = conf_parse(&probe, val, w, true, false, e);
-        conf_free(&probe);
-        if (ok) snprintf(s->config, sizeof s->config, "%s", val), s->config_line = line;
-        return ok;
-    }
-    if (!strcmp(key, "vocab")) {
+    case KEY_CONFIG: return setup_config(s, val, line, where, e);
+    case KEY_VOCAB:
         if (strcmp(val, "chars") != 0)
             return err_set(e, "%s: vocab: only 'chars' is known (printable ASCII)", where);
         return s->vocab_chars = true;
+    case KEY_SEED:
+        if (!setup_whole(key, val, 0, LONG_MAX, &v, where, e)) return false;
+        return s->seed = (unsigned long long)v, true;
+    case KEY_MAX_LEN:
+        if (!setup_whole(key, val, 1, 100000, &v, where, e)) return false;
+        return s->max_len = (int)v, true;
+    case KEY_INPUT: return snprintf(s->input, sizeof s->input, "%s", val), true;
+    case KEY_SRC_IDS: return snprintf(s->src_ids, sizeof s->src_ids, "%s", val), true;
+    case KEY_TARGET: return snprintf(s->target, sizeof s->target, "%s", val), true;
+    case KEY_TGT_IDS: return snprintf(s->tgt_ids, sizeof s->tgt_ids, "%s", val), true;
+    case KEY_COUNT: break;
     }
-    char *end;
-    long v = strtol(val, &end, 10);
-    bool num = end != val && !*end && v >= 0;
-    if (!strcmp(key, "seed") && num) return s->seed = (unsigned long long)v, true;
-    if (!strcmp(key, "max_len") && num && v >= 1) return s->max_len = (int)v, true;
-    if (!strcmp(key, "seed") || !strcmp(key, "max_len"))
-        return err_set(e, "%s: %s needs a whole number, not '%s'", where, key, val);
-    return err_set(e, "%s: unknown setup key '%s' (known: model, config, seed, vocab, input, "
-                   "src_ids, target, tgt_ids, max_len)", where, key);
+    return unknown_key(key, where, e);
 }
 
 bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Err *e) {
