@@ -128,7 +128,8 @@ static void scene_close(Scene *s) {
 static void test_views(void) {
     static const int sizes[2][2] = {{800, 600}, {1920, 1080}};
     static const char *const at[VIEW_COUNT] = {"encoder.layers.1.linear1", "step.2.decoder.layers.1.cross_attn.weights",
-                                               "step.3.generator.probs", "encoder.embed", "encoder.embed"};
+                                               "step.3.generator.probs", "encoder.embed", "encoder.embed",
+                                               "encoder.layers.0.self_attn.weights"};
     for (int s = 0; s < 2; s++) {
         const int W = sizes[s][0], H = sizes[s][1];
         Err e = {{0}};
@@ -143,6 +144,7 @@ static void test_views(void) {
         for (int v = 0; v < VIEW_COUNT; v++) {
             app_goto(&a, interp_find(a.session.it, at[v]));
             a.view = (ViewKind)v;
+            if (v == VIEW_COMPARE && !a.pin.data) app_act(&a, DO_PIN, 0);  // compared with itself
             app_draw(&ui, &a);
             gfx_present(g);
             gfx_read(g, px);

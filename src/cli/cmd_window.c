@@ -74,7 +74,7 @@ int cmd_export(int argc, char **argv) {
     else e.spec.lesson_path = o.positional[0];
     if (o.view) {
         for (int v = 0; v < VIEW_COUNT; v++)  // not training: it does not follow the stages
-            if ((v != VIEW_TRAIN && !strcasecmp(o.view, view_names[v])) || (!strcasecmp(o.view, "decoding") && v == VIEW_DECODE) ||
+            if ((v != VIEW_TRAIN && v != VIEW_COMPARE && !strcasecmp(o.view, view_names[v])) || (!strcasecmp(o.view, "decoding") && v == VIEW_DECODE) ||
                 (!strcasecmp(o.view, "positions") && v == VIEW_PE))
                 e.view = v;
         if (e.view < 0) return cli_usage_error("export", "--view is stage, attention, decoding or positions, not '%s'", o.view);

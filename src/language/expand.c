@@ -295,6 +295,7 @@ static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
                        op_info[op].name, op_info[op].min_in, st.n_in);
     if (!finish_stage(x, &st, e)) return false;
     op_axes(&st, axes);
+    stage_describe(&st, x->stages, x->n, s);
     if (!push_stage(x, &st, e)) return false;
     Binding b = {.is_tensor = true, .ref = {REF_STAGE, x->n - 1, 0}, .shape = st.shape,
                  .kind = st.kind, .deps = st.input_deps, .axes = st.axes};

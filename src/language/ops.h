@@ -85,6 +85,16 @@ typedef struct {
     signed char slot[SHAPE_MAX_DIMS];
 } AxisTokens;
 
+// Where a stage sits in the architecture, read off its id: "step.3.decoder.layers.1.cross_attn.q"
+// is round 3, the decoder, layer 1, sublayer "cross_attn", name "q".
+typedef enum { PART_ENCODER, PART_DECODER, PART_GENERATOR, PART_OTHER, PART_COUNT } Part;
+typedef struct {
+    Part part;
+    bool has_layer;
+    int layer;
+    char sublayer[32];  // self_attn, cross_attn, or "" outside attention
+    char name[32];      // the last component: q, scores, norm1, logits, ...
+} StageWhere;
 #define STAGE_ID_MAX 112
 #define STAGE_MAX_IN 3
 
@@ -105,19 +115,19 @@ typedef struct {
     int step;       // greedy decoding step (0 for everything before or without decoding)
     bool in_decode;  // belongs to the decoding loop's body
     unsigned input_deps;  // bit s set: depends (maybe indirectly) on input slot s
+    // What it is, settled when the program is expanded (roles.c), for the views to read.
+    StageWhere where;      // its part, layer and sublayer, from the block path of its id
+    int role;              // a StageRole: its step of an attention computation, or ROLE_NONE
+    int att_weights;       // with a role: the index of that attention's softmax stage
+    char attr_text[48];    // an attribute as the program wrote it (scale's by=), or ""
 } Stage;
 
-// Where a stage sits in the architecture, read off its id: "step.3.decoder.layers.1.cross_attn.q"
-// is round 3, the decoder, layer 1, sublayer "cross_attn", name "q".
-typedef enum { PART_ENCODER, PART_DECODER, PART_GENERATOR, PART_OTHER, PART_COUNT } Part;
-typedef struct {
-    Part part;
-    bool has_layer;
-    int layer;
-    char sublayer[32];  // self_attn, cross_attn, or "" outside attention
-    char name[32];      // the last component: q, scores, norm1, logits, ...
-} StageWhere;
 StageWhere stage_where(const Stage *st);
+
+// What the stages before an attention map's softmax did, read off the ops that feed it when
+// the program is expanded (roles.c): whatever the program calls them.
+typedef enum { ROLE_NONE, ROLE_SCORES, ROLE_SCALED, ROLE_MASKED, ROLE_WEIGHTS, ROLE_COUNT } StageRole;
+extern const char *const role_names[ROLE_COUNT];  // "", "scores", "scaled", "masked", "weights"
 
 // Checks the inputs of `st` (shapes already filled in) and sets its output shape and kind.
 // `where` is "file:line" for messages.

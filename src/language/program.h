@@ -72,7 +72,7 @@ typedef struct {
     char *text;  // the name, weight template or expression
 } Arg;
 
-typedef struct {
+typedef struct Stmt {
     StmtKind kind;
     int line;  // in the source file
     char *name;
@@ -122,6 +122,11 @@ bool expr_interpolate(const char *tpl, ExprLookup lookup, void *ctx, char *out, 
                       int why_n);
 
 // ---- expansion ----
+
+// Fills st->where, st->attr_text and st->role from the statement s that made it (roles.c);
+// stages[0..n) are the ones before it, whose roles it sets when st is an attention map's
+// softmax, which will be stages[n].
+void stage_describe(Stage *st, Stage *stages, int n, const Stmt *s);
 
 typedef struct Expander Expander;
 

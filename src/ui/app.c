@@ -10,14 +10,14 @@
 #include "actions.h"
 #include "heat.h"
 
-const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions", "Training"};
+const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions", "Training", "Compare"};
 
 const char *const action_names[DO_COUNT] = {
     "none", "next", "prev", "play", "next_block", "prev_block", "first", "last", "head",
     "all_heads", "next_view", "prev_view", "edit", "fullscreen", "bigger", "smaller", "theme",
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
-    "open"};
+    "open", "pin"};
 static_assert(sizeof action_names / sizeof action_names[0] == DO_COUNT, "a name per action");
 
 void app_set_error(App *a, const char *msg) {
@@ -58,7 +58,27 @@ void app_init(App *a, const SessionSpec *spec) {
     app_set_error(a, msg);
 }
 
+// C: pins the stage on screen (its output copied), or unpins.
+static void toggle_pin(App *a) {
+    Pin *p = &a->pin;
+    if (p->data || !a->loaded) {
+        free(p->data), p->data = NULL;
+        if (a->loaded) snprintf(a->notice, sizeof a->notice, "unpinned");
+        return;
+    }
+    const Stage *st = interp_stage(a->session.it, a->cursor);
+    const float *x = interp_output(a->session.it, a->cursor);
+    const size_t n = (size_t)shape_numel(&st->shape);
+    if (!x || !(p->data = malloc(sizeof(float) * n))) return;
+    memcpy(p->data, x, sizeof(float) * n);
+    p->shape = st->shape, p->kind = st->kind, p->serial++;
+    snprintf(p->stage_id, sizeof p->stage_id, "%s", st->id);
+    snprintf(p->label, sizeof p->label, "%s: %s", a->source, st->id);
+    snprintf(a->notice, sizeof a->notice, "pinned %s: the Compare view sets it beside any stage", st->id);
+}
+
 void app_free(App *a) {
+    free(a->pin.data);
     course_free(&a->course);
     train_job_free(a->train);
     pe_free(&a->pe);
@@ -279,6 +299,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_THEME: a->contrast = !a->contrast; break;
     case DO_SCREENSHOT: return true;
     case DO_HELP: a->help = !a->help; break;
+    case DO_PIN: toggle_pin(a); break;
     case DO_NEXT_LESSON: app_step_lesson(a, 1); break;
     case DO_PREV_LESSON: app_step_lesson(a, -1); break;
     case DO_LESSONS: a->lesson_list = true, a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0; break;
@@ -417,37 +438,31 @@ int stage_axis_labels(const App *a, int stage, int axis, const char **labels, in
     return n;
 }
 
-static bool is_attention_map(const Stage *st) {
-    return st->shape.ndim == 3 && st->axes.slot[0] == AXIS_HEADS && st->axes.slot[1] >= 0 &&
-           st->axes.slot[2] >= 0;
-}
-
+// An attention step (scores, scaled, masked, weights) is shown itself; any other stage shows the
+// last attention map passed (never one ahead).
 int attention_stage_for(const App *a, int cursor) {
     const Interp *it = interp(a);
     if (!it || interp_n_done(it) == 0) return -1;
     const Stage *st = interp_stage(it, cursor);
-    if (is_attention_map(st)) return cursor;
-    StageWhere w = stage_where(st);
-    if (w.sublayer[0]) {  // inside an attention block: its softmax
-        char id[STAGE_ID_MAX + 8];
-        snprintf(id, sizeof id, "%.*s.weights", (int)(strrchr(st->id, '.') - st->id), st->id);
-        int k = interp_find(it, id);
-        if (k >= 0 && k <= cursor) return k;
-    }
-    for (int i = cursor; i >= 0; i--)  // the last attention map passed (never one ahead)
-        if (!strcmp(stage_where(interp_stage(it, i)).name, "weights") && is_attention_map(interp_stage(it, i)))
-            return i;
+    if (st->role != ROLE_NONE) return cursor;  // a step of an attention: shown as it is
+    for (int i = cursor; i >= 0; i--)
+        if (interp_stage(it, i)->role == ROLE_WEIGHTS) return i;
+    return -1;
+}
+
+int attention_step(const App *a, int weights, int role) {
+    const Interp *it = interp(a);
+    for (int i = weights; it && i >= 0 && i >= weights - 64; i--)
+        if (interp_stage(it, i)->att_weights == weights && interp_stage(it, i)->role == role) return i;
     return -1;
 }
 
 const float *attention_mask_for(const App *a, int stage, int h) {
     const Interp *it = interp(a);
     const Stage *st = interp_stage(it, stage);
-    const char *dot = strrchr(st->id, '.');
-    if (!dot || strcmp(dot + 1, "weights") != 0 || st->shape.ndim != 3) return NULL;
-    char id[STAGE_ID_MAX + 8];
-    snprintf(id, sizeof id, "%.*s.masked", (int)(dot - st->id), st->id);
-    const int m = interp_find(it, id);
+    if (st->role != ROLE_WEIGHTS) return NULL;
+    const int m = attention_step(a, stage, ROLE_MASKED);
     if (m < 0 || !shape_eq(&interp_stage(it, m)->shape, &st->shape) || !interp_output(it, m)) return NULL;
-    return interp_output(it, m) + (size_t)h * st->shape.dim[1] * st->shape.dim[2];
+    const int n = st->shape.ndim;
+    return interp_output(it, m) + (size_t)h * st->shape.dim[n - 2] * st->shape.dim[n - 1];
 }

@@ -11,7 +11,7 @@
 #include "train_job.h"
 #include "ui.h"
 
-typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COUNT } ViewKind;
+typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COMPARE, VIEW_COUNT } ViewKind;
 extern const char *const view_names[VIEW_COUNT];
 
 // The positional-encoding explorer's settings and its own small trace.
@@ -25,6 +25,17 @@ typedef struct {
     Interp *it;       // its trace (NULL until built)
     unsigned generation;  // changes with every rebuild (heatmap cache key)
 } PeExplorer;
+
+// A stage's output copied aside (C) to compare with what is on screen later, even after another
+// lesson has been opened.
+typedef struct {
+    float *data;          // [shape] (owned), NULL when nothing is pinned
+    Shape shape;
+    TensorKind kind;
+    char stage_id[STAGE_ID_MAX];
+    char label[200];      // "lesson title: stage id"
+    unsigned serial;      // changes with every pin (heatmap cache key)
+} Pin;
 
 typedef struct App {
     Session session;
@@ -50,6 +61,7 @@ typedef struct App {
     bool dragging;
     int drag_x, drag_y;
     PeExplorer pe;
+    Pin pin;                  // C: the stage kept aside for the Compare view
     Course course;            // the lessons of the folder the window was opened on
     int lesson_at;            // the open lesson's place in it (-1: not one of them)
     bool lesson_list;         // L: the lesson list is open
@@ -76,6 +88,7 @@ void view_lesson(Ui *ui, const App *a, Rect r);
 void view_top_bar(Ui *ui, const App *a, Rect r);
 void view_help(Ui *ui, const App *a, Rect r);
 void view_lessons(Ui *ui, const App *a, Rect r);  // the lesson list (L)
+void view_compare(Ui *ui, const App *a, Rect r);
 
 // Draws the whole window: top bar, map, the current view, lesson panel, timeline, overlays.
 void app_draw(Ui *ui, const App *a);
@@ -114,8 +127,10 @@ int stage_axis_labels(const App *a, int stage, int axis, const char **labels, in
 // weights of the attention block the cursor is in (once the cursor has passed them), or the last
 // weights passed. -1 if the cursor has passed none (never a map the cursor has not reached).
 int attention_stage_for(const App *a, int cursor);
-// For an attention softmax ("...weights"): head h's slice of the block's "masked" stage, whose
-// -inf cells are the keys the softmax was not allowed to see (draw them masked). Else NULL.
+// The stage with `role` (a StageRole) of the attention whose softmax is stage `weights`, or -1.
+int attention_step(const App *a, int weights, int role);
+// For an attention softmax: head h's slice of the stage its mask made, whose -inf cells are the
+// keys the softmax was not allowed to see (draw them masked). Else NULL.
 const float *attention_mask_for(const App *a, int stage, int h);
 
 #endif

@@ -22,11 +22,11 @@ static bool add_norm_pair(const Interp *it, int i, const StageWhere *w) {
     const int n = interp_n_stages(it);
     if (w->sublayer[0] || !w->has_layer) return false;
     if (!strncmp(w->name, "add", 3) && i + 1 < n) {
-        StageWhere nx = stage_where(interp_stage(it, i + 1));
+        StageWhere nx = interp_stage(it, i + 1)->where;
         return !strncmp(nx.name, "norm", 4) && same_index(nx.name, w->name) && nx.layer == w->layer;
     }
     if (!strncmp(w->name, "norm", 4) && i > 0) {
-        StageWhere pv = stage_where(interp_stage(it, i - 1));
+        StageWhere pv = interp_stage(it, i - 1)->where;
         return !strncmp(pv.name, "add", 3) && same_index(pv.name, w->name) && pv.layer == w->layer;
     }
     return false;
@@ -63,7 +63,7 @@ static void label_for(BlockRow *b, const char *group, const Stage *st, const Int
 // A key that equal stages of one block share.
 static void key_of(const Interp *it, int i, char *key, size_t n) {
     const Stage *st = interp_stage(it, i);
-    StageWhere w = stage_where(st);
+    StageWhere w = st->where;
     const char *g = add_norm_pair(it, i, &w) ? "add_norm" : base_group(&w);
     const char *digits = w.name + strcspn(w.name, "0123456789");
     snprintf(key, n, "%d|%d|%d|%d|%s|%s", st->in_decode, st->step, w.part, w.has_layer ? w.layer : -1, g,
@@ -79,7 +79,7 @@ BlockRow block_of(const App *a, int i) {
     while (b.first > 0 && (key_of(it, b.first - 1, o, sizeof o), !strcmp(o, k))) b.first--;
     while (b.last + 1 < n && (key_of(it, b.last + 1, o, sizeof o), !strcmp(o, k))) b.last++;
     const Stage *st = interp_stage(it, i);
-    StageWhere w = stage_where(st);
+    StageWhere w = st->where;
     b.part = w.part, b.has_layer = w.has_layer, b.layer = w.layer, b.round = st->in_decode ? st->step : 0;
     label_for(&b, add_norm_pair(it, i, &w) ? "add_norm" : base_group(&w), st, it);
     return b;

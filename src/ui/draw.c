@@ -140,6 +140,7 @@ void app_draw(Ui *ui, const App *a) {
         case VIEW_DECODE: view_decode(ui, a, center); break;
         case VIEW_PE: view_pe(ui, a, center); break;
         case VIEW_TRAIN: view_train(ui, a, center); break;
+        case VIEW_COMPARE: view_compare(ui, a, center); break;
         case VIEW_COUNT: break;
         }
         if (lesson_w > 0) view_lesson(ui, a, lesson);

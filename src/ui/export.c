@@ -17,7 +17,7 @@ static ViewKind view_for(const App *a, int i) {
     const Stage *st = interp_stage(a->session.it, i);
     if (st->shape.ndim == 3 && st->axes.slot[0] == AXIS_HEADS && st->axes.slot[1] >= 0 && st->axes.slot[2] >= 0)
         return VIEW_ATTENTION;
-    return stage_where(st).part == PART_GENERATOR ? VIEW_DECODE : VIEW_STAGE;
+    return st->where.part == PART_GENERATOR ? VIEW_DECODE : VIEW_STAGE;
 }
 
 static bool make_dir(const char *dir, Err *e) {

@@ -32,6 +32,7 @@ static const struct {
     {'Q', DO_QUIT, 0}, {'<', DO_SLOWER, 0}, {'>', DO_FASTER, 0}, {'[', DO_PARAM_DEC, 0},
     {']', DO_PARAM_INC, 0}, {'n', DO_NEXT_LESSON, 0}, {'N', DO_NEXT_LESSON, 0}, {'p', DO_PREV_LESSON, 0},
     {'P', DO_PREV_LESSON, 0}, {'l', DO_LESSONS, 0}, {'L', DO_LESSONS, 0},
+    {'c', DO_PIN, 0}, {'C', DO_PIN, 0},
 };
 
 // While the input line is being edited.
@@ -58,6 +59,7 @@ const KeyHelp key_help[] = {
     {"Space, Up / Down", "training view: start / stop training, choose the task"},
     {"N / P", "next / previous lesson of the course"},
     {"L", "the lesson list (Up / Down, Enter opens, Esc closes)"},
+    {"C", "pin this stage; the Compare view sets it beside any other (C again: unpin)"},
     {"+ / -", "bigger / smaller (for a projector)"},
     {"H", "high-contrast presenter theme"},
     {"F or F11", "fullscreen"},

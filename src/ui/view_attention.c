@@ -1,7 +1,8 @@
 // view_attention.c: every head of one attention block as a grid of heatmaps (queries as rows,
 // keys as columns, both labelled with their tokens), or one head large with the others as
-// thumbnails. Tabs step through the block's scores, scaled scores, mask and softmax, each
-// shown as it is.
+// thumbnails. Tabs step through the steps the program took (scores, scaling, mask, softmax:
+// whichever it has, labelled by its own ops), each shown as it is. Any softmax over queries
+// and keys is an attention map, with or without a head axis (roles.c).
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,38 +12,60 @@
 
 enum { MAX_LABELS = 512 };
 
-static const char *const phases[] = {"scores", "scaled", "masked", "weights"};
-static const char *const phase_titles[] = {"q k^T", "/ sqrt(d_k)", "mask", "softmax"};
+// The heads, queries and keys of an attention stage: [H, Tq, Tk], or [Tq, Tk] as one head.
+static void att_dims(const Stage *st, int *H, int *T, int *S) {
+    const int n = st->shape.ndim;
+    *H = n == 3 ? st->shape.dim[0] : 1, *T = st->shape.dim[n - 2], *S = st->shape.dim[n - 1];
+}
 
-// "Decoder layer 1: cross-attention (target queries, source keys)".
+// "Decoder layer 1: cross-attention (target queries, source keys)", from what the program did:
+// queries and keys from different inputs are cross-attention; a causal mask hides later keys.
+// The block is named as the program names it when it is not the standard recipe's.
 static void describe(const App *a, const Stage *st, char *s, size_t n) {
-    StageWhere w = stage_where(st);
-    const char *part = w.part == PART_ENCODER ? "Encoder" : w.part == PART_DECODER ? "Decoder" : "";
-    const bool cross = !strcmp(w.sublayer, "cross_attn");
-    char id[STAGE_ID_MAX + 8];
-    snprintf(id, sizeof id, "%.*s.masked", (int)(strrchr(st->id, '.') - st->id), st->id);
-    int k = interp_find(a->session.it, id);
-    const bool causal = k >= 0 && interp_stage(a->session.it, k)->attr.causal;
-    snprintf(s, n, "%s layer %d: %s", part, w.has_layer ? w.layer : 0,
+    const StageWhere *w = &st->where;
+    const int nd = st->shape.ndim, mk = attention_step(a, st->att_weights, ROLE_MASKED);
+    const bool cross = st->axes.slot[nd - 2] != st->axes.slot[nd - 1];
+    const bool causal = mk >= 0 && interp_stage(a->session.it, mk)->attr.causal;
+    char block[STAGE_ID_MAX];
+    if (w->part == PART_ENCODER || w->part == PART_DECODER)
+        snprintf(block, sizeof block, "%s%s", w->part == PART_ENCODER ? "Encoder" : "Decoder", w->has_layer ? " layer" : "");
+    else
+        snprintf(block, sizeof block, "%.*s", (int)(strrchr(st->id, '.') ? strrchr(st->id, '.') - st->id : 0), st->id);
+    char layer[16] = "";
+    if (w->has_layer && (w->part == PART_ENCODER || w->part == PART_DECODER)) snprintf(layer, sizeof layer, " %d", w->layer);
+    snprintf(s, n, "%s%s%s%s", block, layer, block[0] ? ": " : "",
              cross ? "cross-attention (target queries, source keys)"
              : causal ? "masked self-attention (no query sees a later key)"
                       : "self-attention (every token sees every token)");
 }
 
-// Tabs for the block's four steps; a click goes to that stage.
+// A step's tab label, from the op the program used: "scores  q k^T", "scaled  / sqrt(d_model)".
+static void step_label(const Stage *st, char *label, size_t n) {
+    const char *by = st->attr_text;
+    switch (st->role) {
+    case ROLE_SCORES: snprintf(label, n, "scores  q k^T"); break;
+    case ROLE_SCALED:
+        if (!strncmp(by, "1/", 2) || !strncmp(by, "1 /", 3)) snprintf(label, n, "scaled  / %s", strchr(by, '/') + 1);
+        else snprintf(label, n, "scaled  x %s", by[0] ? by : "a number");
+        break;
+    case ROLE_MASKED: snprintf(label, n, "masked  %s", st->attr.causal ? "padding + causal" : "padding"); break;
+    default: snprintf(label, n, "weights  softmax"); break;
+    }
+}
+
+// Tabs for the steps the attention took; a click goes to that stage.
 static int phase_tabs(Ui *ui, const App *a, const Stage *st, Rect r) {
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->small) + ui->pad / 2;
-    const int prefix = (int)(strrchr(st->id, '.') - st->id);
+    const int cursor_role = interp_stage(a->session.it, a->cursor)->role;
     int x = r.x;
-    for (int p = 0; p < 4; p++) {
-        char id[STAGE_ID_MAX + 8], label[64];
-        snprintf(id, sizeof id, "%.*s.%s", prefix, st->id, phases[p]);
-        int k = interp_find(a->session.it, id);
+    for (int p = ROLE_SCORES; p <= ROLE_WEIGHTS; p++) {
+        const int k = attention_step(a, st->att_weights, p);
         if (k < 0) continue;
-        snprintf(label, sizeof label, "%s  %s", phases[p], phase_titles[p]);
+        char label[80];
+        step_label(interp_stage(a->session.it, k), label, sizeof label);
         int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, label) + ui->pad * 2;
         if (x + w > r.x + r.w) break;
-        const bool on = !strcmp(stage_where(st).name, phases[p]);
+        const bool on = cursor_role == p && interp_stage(a->session.it, a->cursor)->att_weights == st->att_weights;
         Rect tab = {x, r.y, w, lh};
         gfx_rect(ui->g, tab, on ? ui->th->accent : ui->th->panel_alt);
         gfx_text(ui->g, FONT_BOLD, ui->small, on ? ui->th->on_accent : ui->th->text, x + ui->pad, r.y + ui->pad / 4, label);
@@ -63,7 +86,8 @@ static HeatSpec head_spec(const App *a, int k, int h, const Labels *L, char *sub
     const Stage *st = interp_stage(a->session.it, k);
     const char *dot = strrchr(st->id, '.');
     const float *x = interp_output(a->session.it, k);
-    const int H = st->shape.dim[0], T = st->shape.dim[1], S = st->shape.dim[2];
+    int H, T, S;
+    att_dims(st, &H, &T, &S);
     snprintf(sub, n, "head %d of %d", h + 1, H);
     const float *mask = attention_mask_for(a, k, h);  // masked keys shown masked, not as tiny weights
     return (HeatSpec){.title = dot ? dot + 1 : st->id, .subtitle = sub, .mask = mask, .shape = st->shape, .kind = st->kind,
@@ -75,7 +99,8 @@ static HeatSpec head_spec(const App *a, int k, int h, const Labels *L, char *sub
 }
 
 static void grid(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
-    const int H = interp_stage(a->session.it, k)->shape.dim[0];
+    int H, T, S;
+    att_dims(interp_stage(a->session.it, k), &H, &T, &S);
     // The most columns that keep each map as large as possible.
     int best_cols = 1;
     float best = 0;
@@ -97,7 +122,9 @@ static void grid(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
 }
 
 static void one_head(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
-    const int H = interp_stage(a->session.it, k)->shape.dim[0], h = a->head < H ? a->head : 0;
+    int H, T, S;
+    att_dims(interp_stage(a->session.it, k), &H, &T, &S);
+    const int h = a->head < H ? a->head : 0;
     const int strip = H > 1 ? r.h / 6 : 0;
     char sub[64];
     HeatSpec s = head_spec(a, k, h, L, sub, sizeof sub);
@@ -133,8 +160,8 @@ void view_attention(Ui *ui, const App *a, Rect r) {
     const int t = phase_tabs(ui, a, st, in);
     in.y += t, in.h -= t;
     Labels L;
-    L.nr = stage_axis_labels(a, k, 1, L.rows, MAX_LABELS);
-    L.nc = stage_axis_labels(a, k, 2, L.cols, MAX_LABELS);
+    L.nr = stage_axis_labels(a, k, st->shape.ndim - 2, L.rows, MAX_LABELS);
+    L.nc = stage_axis_labels(a, k, st->shape.ndim - 1, L.cols, MAX_LABELS);
     if (a->all_heads) grid(ui, a, k, &L, in);
     else one_head(ui, a, k, &L, in);
 }

@@ -143,7 +143,7 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
     // The generator's columns are the target vocabulary: label them with its tokens.
     const Vocab *tv = &a->session.model.tgt_vocab;
     if (nc == 0 && o.label_stage >= 0 && cols == tv->n && cols <= MAX_LABELS &&
-        stage_where(interp_stage(it, o.label_stage)).part == PART_GENERATOR) {
+        interp_stage(it, o.label_stage)->where.part == PART_GENERATOR) {
         for (int k = 0; k < cols; k++) cols_l[k] = strcmp(tv->tokens[k], " ") ? tv->tokens[k] : "\xe2\x90\xa3";
         nc = cols;
     }

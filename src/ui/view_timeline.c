@@ -11,7 +11,7 @@ static Rgba shade(Rgba c, bool run) {
 }
 
 static Rgba stage_colour(const Theme *t, const Stage *st, bool run) {
-    StageWhere w = stage_where(st);
+    StageWhere w = st->where;
     Rgba c = w.part == PART_ENCODER ? t->encoder : w.part == PART_DECODER ? t->decoder
            : w.part == PART_GENERATOR ? t->generator : t->panel_alt;
     return shade(c, run);
