@@ -472,7 +472,37 @@ static void test_switch_lessons(void) {
     rmdir(dir);
 }
 
+// X, M, O switch pieces off in the window: the pass re-runs at once, the stage as it was is
+// pinned for the Compare view, the title bar says what is off, and U puts everything back.
+static void test_ablate_keys(void) {
+    Scene s;
+    const SessionSpec spec = {.builtin_lesson = "forward-pass.md"};
+    if (!scene_open(&s, 1000, 700, &spec)) return;
+    const int w = interp_find(s.a.session.it, "encoder.layers.0.self_attn.weights");
+    app_goto(&s.a, w);
+    app_act(&s.a, DO_HEAD, 1);
+    app_act(&s.a, DO_ABLATE_HEAD, 0);
+    const Ablation *ab = interp_ablation(s.a.session.it);
+    CHECK(ab->n_heads == 1 && ab->heads[0].head == 1 && s.a.pin.data && s.a.before[0], "head 2 off, pinned first");
+    const float *x = interp_output(s.a.session.it, w);
+    float sum = 0, pinned = 0;
+    for (int i = 0; x && i < 16 * 16; i++) sum += x[16 * 16 + i], pinned += s.a.pin.data[16 * 16 + i];
+    CHECK(x && sum == 0 && fabsf(pinned - 16) < 1e-3f, "now its weights are 0; the pinned rows still sum to 1 each "
+          "(%g, %g)", sum, pinned);
+    app_act(&s.a, DO_ABLATE_MASK, 0);
+    app_act(&s.a, DO_ABLATE_POSITIONS, 0);
+    CHECK(ab->no_mask && ab->no_positions, "mask and positions off too");
+    app_draw(&s.ui, &s.a);  // the title bar's badge draws
+    app_act(&s.a, DO_ABLATE_UNDO, 0);
+    x = interp_output(s.a.session.it, w);
+    CHECK(!ablation_any(interp_ablation(s.a.session.it)) && x && !memcmp(x, s.a.pin.data, sizeof(float) * 4 * 16 * 16),
+          "U: everything back, the same numbers as before");
+    CHECK(s.a.cursor == w, "the cursor stays on the stage");
+    scene_close(&s);
+}
+
 int main(void) {
+    test_ablate_keys();
     test_switch_lessons();
     test_lesson_scroll();
     test_pixels();

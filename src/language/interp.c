@@ -31,6 +31,7 @@ struct Interp {
     int *gen_len;    // [B] tokens generated for each example before its eos
     bool *finished;  // [B] example b has produced eos
     StopReason stop;
+    Ablation ablation;  // pieces switched off (none by default)
 };
 
 // Checks one input: not empty, within the positional table, every id in the vocabulary.
@@ -196,6 +197,7 @@ static bool exec_stage(Interp *it, int i, Err *e) {
         if (!it->out[i]) return err_set(e, "%s: out of memory for the output", st->id);
     }
     op_exec(st, in, it->out[i], it->B);
+    ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
 }
 
@@ -305,6 +307,20 @@ bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err
     if (!it->greedy && !was_greedy && !changed_len && interp_n_stages(it) > 0) return true;  // same stages
     return expand_all(it, e);
 }
+
+bool interp_set_ablation(Interp *it, const Ablation *ab, const RunSpec *spec, Err *e) {
+    const Ablation keep = it->ablation;
+    it->ablation = *ab;
+    int first;
+    if (!interp_set_inputs(it, spec, &first, e)) {
+        it->ablation = keep;
+        return false;
+    }
+    interp_rewind(it, 0);  // masks and positions come before anything the inputs change
+    return true;
+}
+
+const Ablation *interp_ablation(const Interp *it) { return &it->ablation; }
 
 int interp_n_stages(const Interp *it) {
     int n;

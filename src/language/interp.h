@@ -9,6 +9,7 @@
 #ifndef STEPFORMER_INTERP_H
 #define STEPFORMER_INTERP_H
 
+#include "ablate.h"
 #include "model.h"
 #include "program.h"
 
@@ -43,6 +44,11 @@ bool interp_done(const Interp *it);
 // New inputs: everything that depends on them is forgotten and the stage list rebuilt;
 // stages that do not depend on them keep their outputs. Returns the first stage to re-run.
 bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err *e);
+
+// Switches pieces off (or back on: an empty Ablation) and re-runs the pass from its start on
+// the inputs of spec (which must be the current ones: what the run was opened with).
+bool interp_set_ablation(Interp *it, const Ablation *ab, const RunSpec *spec, Err *e);
+const Ablation *interp_ablation(const Interp *it);
 
 // ---- reading the trace ----
 int interp_n_stages(const Interp *it);  // expanded so far

@@ -13,6 +13,7 @@ typedef enum {
     DO_PARAM_UP, DO_PARAM_DOWN, DO_PARAM_DEC, DO_PARAM_INC,
     DO_EDIT_ACCEPT, DO_EDIT_CANCEL, DO_EDIT_BACKSPACE,
     DO_NEXT_LESSON, DO_PREV_LESSON, DO_LESSONS, DO_OPEN, DO_PIN,
+    DO_ABLATE_HEAD, DO_ABLATE_MASK, DO_ABLATE_POSITIONS, DO_ABLATE_UNDO,
     DO_COUNT
 } Action;
 
@@ -45,12 +46,17 @@ void app_type(App *a, const char *utf8);
 // Advances playback and runs a little of the pass ahead of the cursor (within ~budget_ms).
 void app_tick(App *a, double now_ms, double budget_ms);
 void app_set_error(App *a, const char *msg);
+// A passing message at the foot of the window.
+void app_notify(App *a, const char *msg);
 // The training view's commands (start/stop, task, save, use).
 void app_train(App *a, UiCommand cmd, int param);
 // Moves the cursor to stage i, running the pass up to it if needed.
 void app_goto(App *a, int i);
 // After a session opened: the title, the positions explorer on its model (app.c).
 void app_loaded(App *a);
+
+// ---- app_ablate.c: pieces switched off (a DO_ABLATE_* action), the pass re-run ----
+void app_ablate(App *a, Action act);
 
 // ---- app_lessons.c: the lessons of a folder, opened and switched ----
 // Reads the lessons of `dir` (NULL: none) and finds the one open (open_path) among them.

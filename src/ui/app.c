@@ -17,8 +17,13 @@ const char *const action_names[DO_COUNT] = {
     "all_heads", "next_view", "prev_view", "edit", "fullscreen", "bigger", "smaller", "theme",
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
-    "open", "pin"};
+    "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo"};
 static_assert(sizeof action_names / sizeof action_names[0] == DO_COUNT, "a name per action");
+
+void app_notify(App *a, const char *msg) {
+    snprintf(a->notice, sizeof a->notice, "%s", msg);
+    a->notice_until = 0;  // the window sets the time it shows until
+}
 
 void app_set_error(App *a, const char *msg) {
     snprintf(a->error, sizeof a->error, "%s", msg);
@@ -63,7 +68,7 @@ static void toggle_pin(App *a) {
     Pin *p = &a->pin;
     if (p->data || !a->loaded) {
         free(p->data), p->data = NULL;
-        if (a->loaded) snprintf(a->notice, sizeof a->notice, "unpinned");
+        if (a->loaded) app_notify(a, "unpinned");
         return;
     }
     const Stage *st = interp_stage(a->session.it, a->cursor);
@@ -74,7 +79,9 @@ static void toggle_pin(App *a) {
     p->shape = st->shape, p->kind = st->kind, p->serial++;
     snprintf(p->stage_id, sizeof p->stage_id, "%s", st->id);
     snprintf(p->label, sizeof p->label, "%s: %s", a->source, st->id);
-    snprintf(a->notice, sizeof a->notice, "pinned %s: the Compare view sets it beside any stage", st->id);
+    char msg[STAGE_ID_MAX + 80];
+    snprintf(msg, sizeof msg, "pinned %s: the Compare view sets it beside any stage", st->id);
+    app_notify(a, msg);
 }
 
 void app_free(App *a) {
@@ -169,10 +176,6 @@ static void set_head(App *a, int h) {
     a->head = h, a->all_heads = false;
 }
 
-static void notify(App *a, const char *msg) {
-    snprintf(a->notice, sizeof a->notice, "%s", msg);
-    a->notice_until = 0;  // the window sets the time it shows until
-}
 
 bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
     Session trial;  // a Session cannot be moved (its interpreter points into it): try, then reopen
@@ -208,7 +211,7 @@ static void use_trained(App *a) {
     snprintf(a->source, sizeof a->source, "the %s model trained here (%d steps)", task_names[a->train_snap.task],
              a->train_snap.steps);
     snprintf(msg, sizeof msg, "now stepping through %s", a->source);
-    notify(a, msg);
+    app_notify(a, msg);
 }
 
 void app_train(App *a, UiCommand cmd, int param) {
@@ -238,7 +241,7 @@ void app_train(App *a, UiCommand cmd, int param) {
             return;
         }
         snprintf(msg, sizeof msg, "saved stepformer-%s.safetensors", task_names[a->train_snap.task]);
-        notify(a, msg);
+        app_notify(a, msg);
         break;
     case CMD_TRAIN_USE:
         if (running) {
@@ -300,6 +303,10 @@ bool app_act(App *a, Action act, int param) {
     case DO_SCREENSHOT: return true;
     case DO_HELP: a->help = !a->help; break;
     case DO_PIN: toggle_pin(a); break;
+    case DO_ABLATE_HEAD:
+    case DO_ABLATE_MASK:
+    case DO_ABLATE_POSITIONS:
+    case DO_ABLATE_UNDO: app_ablate(a, act); break;
     case DO_NEXT_LESSON: app_step_lesson(a, 1); break;
     case DO_PREV_LESSON: app_step_lesson(a, -1); break;
     case DO_LESSONS: a->lesson_list = true, a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0; break;

@@ -55,13 +55,14 @@ typedef struct App {
     bool edit_fresh;          // nothing typed yet: the first key replaces the old sentence
     char edit[512];
     char error[640];          // shown on screen until the next successful action
-    char notice[300];         // a passing message ("saved shot.png"), shown until notice_until
+    char notice[600];         // a passing message ("saved shot.png"), shown until notice_until
     double notice_until;
     ZoomBox zoom;
     bool dragging;
     int drag_x, drag_y;
     PeExplorer pe;
     Pin pin;                  // C: the stage kept aside for the Compare view
+    char before[256];         // the output before anything was switched off (X, M, O)
     Course course;            // the lessons of the folder the window was opened on
     int lesson_at;            // the open lesson's place in it (-1: not one of them)
     bool lesson_list;         // L: the lesson list is open

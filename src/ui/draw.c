@@ -60,6 +60,18 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
     x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded && a->source[0] ? a->source : "stepformer",
                      title_room);
     x += ui->pad * 2;
+    if (a->loaded && ablation_any(interp_ablation(a->session.it))) {  // pieces switched off: never unnoticed
+        char off[320], what[300];
+        ablation_text(interp_ablation(a->session.it), what, sizeof what);
+        snprintf(off, sizeof off, "OFF: %s (U)", what);
+        const int room_left = r.x + r.w - tabs_w - 2 * ui->pad - x;
+        const int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, off) + ui->pad;
+        const int bw = w < room_left / 2 ? w : room_left / 2;
+        gfx_rect(ui->g, (Rect){x - ui->pad / 2, r.y + ui->pad / 2, bw, r.h - ui->pad}, t->error_bg);
+        ui_text_fit(ui, FONT_BOLD, ui->small, t->error_text, x, r.y + (r.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2,
+                    off, bw - ui->pad);
+        x += bw + ui->pad;
+    }
     Rect field = {x - ui->pad / 2, r.y + ui->pad / 2, r.x + r.w - tabs_w - 2 * ui->pad - x, r.h - ui->pad};
     if (field.w > 20) {
         gfx_rect(ui->g, field, a->editing ? t->panel : t->panel_alt);

@@ -32,7 +32,9 @@ static const struct {
     {'Q', DO_QUIT, 0}, {'<', DO_SLOWER, 0}, {'>', DO_FASTER, 0}, {'[', DO_PARAM_DEC, 0},
     {']', DO_PARAM_INC, 0}, {'n', DO_NEXT_LESSON, 0}, {'N', DO_NEXT_LESSON, 0}, {'p', DO_PREV_LESSON, 0},
     {'P', DO_PREV_LESSON, 0}, {'l', DO_LESSONS, 0}, {'L', DO_LESSONS, 0},
-    {'c', DO_PIN, 0}, {'C', DO_PIN, 0},
+    {'c', DO_PIN, 0}, {'C', DO_PIN, 0}, {'x', DO_ABLATE_HEAD, 0}, {'X', DO_ABLATE_HEAD, 0},
+    {'m', DO_ABLATE_MASK, 0}, {'M', DO_ABLATE_MASK, 0}, {'o', DO_ABLATE_POSITIONS, 0}, {'O', DO_ABLATE_POSITIONS, 0},
+    {'u', DO_ABLATE_UNDO, 0}, {'U', DO_ABLATE_UNDO, 0},
 };
 
 // While the input line is being edited.
@@ -60,6 +62,7 @@ const KeyHelp key_help[] = {
     {"N / P", "next / previous lesson of the course"},
     {"L", "the lesson list (Up / Down, Enter opens, Esc closes)"},
     {"C", "pin this stage; the Compare view sets it beside any other (C again: unpin)"},
+    {"X, M, O;  U", "switch off the head on screen, every mask, the positional encoding;  U: all back on"},
     {"+ / -", "bigger / smaller (for a projector)"},
     {"H", "high-contrast presenter theme"},
     {"F or F11", "fullscreen"},
