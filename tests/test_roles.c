@@ -9,8 +9,8 @@
 
 static const char *suffix(const char *id) { return strrchr(id, '.') ? strrchr(id, '.') + 1 : id; }
 
-// Every .scores/.scaled/.masked/.weights stage of an attention sublayer has that role and points
-// at its own block's softmax; no other stage has a role.
+// Every .scores/.scaled/.masked/.weights/.context stage of an attention sublayer has that role and
+// points at its own block's softmax; no other stage has a role.
 static void standard_lesson(void) {
     Session s;
     Err e = {{0}};
@@ -23,7 +23,7 @@ static void standard_lesson(void) {
     for (int i = 0; i < interp_n_stages(s.it); i++) {
         const Stage *st = interp_stage(s.it, i);
         int want = ROLE_NONE;
-        for (int r = ROLE_SCORES; r <= ROLE_WEIGHTS && st->where.sublayer[0]; r++)
+        for (int r = ROLE_SCORES; r <= ROLE_CONTEXT && st->where.sublayer[0]; r++)
             if (!strcmp(suffix(st->id), role_names[r])) want = r;
         int softmax = -1;
         if (want != ROLE_NONE) {
@@ -73,7 +73,8 @@ static void other_program(void) {
     CHECK(sc >= 0 && interp_stage(s.it, sc)->role == ROLE_SCORES && interp_stage(s.it, sc)->att_weights == w,
           "x x^T is its scores");
     CHECK(p >= 0 && interp_stage(s.it, p)->role == ROLE_NONE, "a softmax over the vocabulary is not attention");
-    CHECK(y >= 0 && interp_stage(s.it, y)->role == ROLE_NONE, "the weighted sum is not a step of the map");
+    CHECK(y >= 0 && interp_stage(s.it, y)->role == ROLE_CONTEXT && interp_stage(s.it, y)->att_weights == w,
+          "the weighted sum of x is its context");
     session_close(&s);
     remove(path);
 }

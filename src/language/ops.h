@@ -126,8 +126,9 @@ StageWhere stage_where(const Stage *st);
 
 // What the stages before an attention map's softmax did, read off the ops that feed it when
 // the program is expanded (roles.c): whatever the program calls them.
-typedef enum { ROLE_NONE, ROLE_SCORES, ROLE_SCALED, ROLE_MASKED, ROLE_WEIGHTS, ROLE_COUNT } StageRole;
-extern const char *const role_names[ROLE_COUNT];  // "", "scores", "scaled", "masked", "weights"
+// ROLE_CONTEXT is the weighted sum the weights make (a matmul of the softmax with the values).
+typedef enum { ROLE_NONE, ROLE_SCORES, ROLE_SCALED, ROLE_MASKED, ROLE_WEIGHTS, ROLE_CONTEXT, ROLE_COUNT } StageRole;
+extern const char *const role_names[ROLE_COUNT];  // "", "scores", "scaled", "masked", "weights", "context"
 
 // Checks the inputs of `st` (shapes already filled in) and sets its output shape and kind.
 // `where` is "file:line" for messages.

@@ -10,7 +10,7 @@
 
 #include "program.h"
 
-const char *const role_names[ROLE_COUNT] = {"", "scores", "scaled", "masked", "weights"};
+const char *const role_names[ROLE_COUNT] = {"", "scores", "scaled", "masked", "weights", "context"};
 
 // A softmax over [heads, queries, keys] or [queries, keys].
 static bool attention_softmax(const Stage *st) {
@@ -46,6 +46,11 @@ void stage_describe(Stage *st, Stage *stages, int n, const Stmt *s) {
     for (int i = 0; s && i < s->n_args; i++)
         if (s->args[i].kind == ARG_KEYWORD && !strcmp(s->args[i].key, "by"))
             snprintf(st->attr_text, sizeof st->attr_text, "%s", s->args[i].text);
+    const Stage *w = source_of(st, stages, n);
+    if (st->op == OP_MATMUL && w && w->role == ROLE_WEIGHTS) {  // the weights times the values
+        st->role = ROLE_CONTEXT, st->att_weights = st->in[0].index;
+        return;
+    }
     if (!attention_softmax(st)) return;
     st->role = ROLE_WEIGHTS, st->att_weights = n;
     mark_steps(st, stages, n, n);

@@ -451,7 +451,8 @@ int attention_stage_for(const App *a, int cursor) {
     const Interp *it = interp(a);
     if (!it || interp_n_done(it) == 0) return -1;
     const Stage *st = interp_stage(it, cursor);
-    if (st->role != ROLE_NONE) return cursor;  // a step of an attention: shown as it is
+    if (st->role >= ROLE_SCORES && st->role <= ROLE_WEIGHTS) return cursor;  // a step of a map: as it is
+    if (st->role == ROLE_CONTEXT) return st->att_weights;
     for (int i = cursor; i >= 0; i--)
         if (interp_stage(it, i)->role == ROLE_WEIGHTS) return i;
     return -1;

@@ -112,6 +112,7 @@ typedef struct {
     bool has_layer;
     int round;        // the decoding round (0 outside greedy decoding)
     char label[40];   // "Self-attention", "Add & Norm", "Feed-forward", ...
+    char section[32]; // the program's top block it is in ("encoder", "classifier", ...)
 } BlockRow;
 
 // The block stage i belongs to.

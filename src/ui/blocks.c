@@ -5,9 +5,12 @@
 
 #include "app.h"
 
-// The block name of one stage, before neighbours are looked at.
-static const char *base_group(const StageWhere *w) {
+// The block name of one stage, before neighbours are looked at: an attention's steps form one
+// block whatever the program calls them.
+static const char *base_group(const Stage *st) {
+    const StageWhere *w = &st->where;
     if (w->sublayer[0]) return w->sublayer;
+    if (st->role != ROLE_NONE) return "attention";
     if (!strcmp(w->name, "linear1") || !strcmp(w->name, "activation") || !strcmp(w->name, "linear2"))
         return "feed_forward";
     return w->name;
@@ -40,16 +43,28 @@ static const struct {
     {"logits", "Linear"},            {"probs", "Softmax"},             {"next", "Argmax"},
 };
 
-static void label_for(BlockRow *b, const char *group, const Stage *st, const Interp *it) {
-    if (!strcmp(group, "self_attn")) {
-        // The decoder's self-attention is the masked one.
-        char id[STAGE_ID_MAX + 8];
-        snprintf(id, sizeof id, "%.*s.masked", (int)(strrchr(st->id, '.') - st->id), st->id);
-        int k = interp_find(it, id);
-        bool causal = k >= 0 && interp_stage(it, k)->attr.causal;
-        snprintf(b->label, sizeof b->label, causal ? "Masked self-attention" : "Self-attention");
+// What an attention block is, from its softmax: cross-attention when its queries and keys come
+// from different inputs, masked when its mask is causal.
+static bool attention_label(BlockRow *b, const Interp *it) {
+    int w = -1;
+    for (int i = b->first; i <= b->last && w < 0; i++)
+        if (interp_stage(it, i)->role != ROLE_NONE) w = interp_stage(it, i)->att_weights;
+    if (w < 0 || w >= interp_n_stages(it)) return false;
+    const Stage *st = interp_stage(it, w);
+    const int nd = st->shape.ndim;
+    bool causal = false;
+    for (int i = w; i >= 0 && i >= w - 64; i--)
+        if (interp_stage(it, i)->att_weights == w && interp_stage(it, i)->role == ROLE_MASKED)
+            causal = interp_stage(it, i)->attr.causal;
+    snprintf(b->label, sizeof b->label, "%s", st->axes.slot[nd - 2] != st->axes.slot[nd - 1] ? "Cross-attention"
+                                               : causal ? "Masked self-attention" : "Self-attention");
+    return true;
+}
+
+static void label_for(BlockRow *b, const char *group, const Interp *it) {
+    if ((!strcmp(group, "self_attn") || !strcmp(group, "cross_attn") || !strcmp(group, "attention")) &&
+        attention_label(b, it))
         return;
-    }
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
         if (!strcmp(group, labels[i].group) && (b->has_layer || strcmp(group, "norm") != 0)) {
             snprintf(b->label, sizeof b->label, "%s", labels[i].label);
@@ -60,14 +75,23 @@ static void label_for(BlockRow *b, const char *group, const Stage *st, const Int
     else snprintf(b->label, sizeof b->label, "%s", group);
 }
 
+// The first part of a stage's id (after a greedy round's "step.K."): the program's top block.
+static void section_of(const Stage *st, char *out, size_t n) {
+    const char *id = st->id;
+    if (!strncmp(id, "step.", 5) && strchr(id + 5, '.')) id = strchr(id + 5, '.') + 1;
+    snprintf(out, n, "%.*s", (int)strcspn(id, "."), id);
+}
+
 // A key that equal stages of one block share.
 static void key_of(const Interp *it, int i, char *key, size_t n) {
     const Stage *st = interp_stage(it, i);
     StageWhere w = st->where;
-    const char *g = add_norm_pair(it, i, &w) ? "add_norm" : base_group(&w);
+    const char *g = add_norm_pair(it, i, &w) ? "add_norm" : base_group(st);
     const char *digits = w.name + strcspn(w.name, "0123456789");
-    snprintf(key, n, "%d|%d|%d|%d|%s|%s", st->in_decode, st->step, w.part, w.has_layer ? w.layer : -1, g,
-             !strcmp(g, "add_norm") ? digits : "");
+    char section[32];
+    section_of(st, section, sizeof section);
+    snprintf(key, n, "%d|%d|%d|%d|%s|%s|%s", st->in_decode, st->step, w.part, w.has_layer ? w.layer : -1, g,
+             !strcmp(g, "add_norm") ? digits : "", section);
 }
 
 BlockRow block_of(const App *a, int i) {
@@ -81,7 +105,8 @@ BlockRow block_of(const App *a, int i) {
     const Stage *st = interp_stage(it, i);
     StageWhere w = st->where;
     b.part = w.part, b.has_layer = w.has_layer, b.layer = w.layer, b.round = st->in_decode ? st->step : 0;
-    label_for(&b, add_norm_pair(it, i, &w) ? "add_norm" : base_group(&w), st, it);
+    section_of(st, b.section, sizeof b.section);
+    label_for(&b, add_norm_pair(it, i, &w) ? "add_norm" : base_group(st), it);
     return b;
 }
 

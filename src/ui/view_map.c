@@ -1,6 +1,7 @@
 // view_map.c: the architecture figure, drawn from the pass being run: the encoder, the decoder
 // (the round on screen, in greedy decoding) and the generator, one row per block, layers
 // folded except the one being executed. The executing block is lit; every row is clickable.
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,7 +28,8 @@ static int build_items(const BlockRow *rows, int n, const BlockRow *cur, Item *i
     int k = 0;
     Part part = PART_COUNT;
     for (int i = 0; i < n && k < max - 2;) {
-        if (rows[i].part != part) items[k++] = (Item){ITEM_HEADER, i, i, false, part = rows[i].part};
+        if (rows[i].part != part || (part == PART_OTHER && strcmp(rows[i].section, rows[i - 1].section)))
+            items[k++] = (Item){ITEM_HEADER, i, i, false, part = rows[i].part};
         if (!rows[i].has_layer) {
             items[k++] = (Item){ITEM_ROW, i, i, false, part};
             i++;
@@ -43,14 +45,20 @@ static int build_items(const BlockRow *rows, int n, const BlockRow *cur, Item *i
     return k;
 }
 
-static void header(Ui *ui, const App *a, Rect r, Part p, int round, bool greedy, int px) {
+// A section's title: the recipe's parts by name, any other block of the program by its own.
+static void header(Ui *ui, const App *a, Rect r, const BlockRow *b, int round, bool greedy, int px) {
     static const char *const names[PART_COUNT] = {"ENCODER", "DECODER", "GENERATOR", "OTHER"};
+    const Part p = b->part;
     const ModelConfig *c = &a->session.model.cfg;
     char s[96];
     if (p == PART_ENCODER) snprintf(s, sizeof s, "%s  x%d", names[p], c->num_encoder_layers);
     else if (p == PART_DECODER && greedy && round >= 0) snprintf(s, sizeof s, "%s  x%d  round %d", names[p], c->num_decoder_layers, round + 1);
     else if (p == PART_DECODER) snprintf(s, sizeof s, "%s  x%d", names[p], c->num_decoder_layers);
-    else snprintf(s, sizeof s, "%s", names[p]);
+    else if (p == PART_OTHER && b->section[0]) {
+        size_t k = 0;
+        for (; b->section[k] && k + 1 < sizeof s; k++) s[k] = (char)toupper((unsigned char)b->section[k]);
+        s[k] = '\0';
+    } else snprintf(s, sizeof s, "%s", names[p]);
     ui_text_fit(ui, FONT_BOLD, px, ui->th->muted, r.x, r.y + (r.h - gfx_line_height(ui->g, FONT_BOLD, px)) / 2, s, r.w);
 }
 
@@ -92,7 +100,7 @@ void view_map(Ui *ui, const App *a, Rect r) {
         const BlockRow *b = &rows[m->row];
         Rect rr = {in.x + (m->in_layer ? ui->pad : 0), y + 1, in.w - (m->in_layer ? 2 * ui->pad : 0), rh - 2};
         if (m->kind == ITEM_HEADER) {
-            header(ui, a, (Rect){in.x, y, in.w, rh}, m->part, interp_stage(it, a->cursor)->in_decode ? cur.round : -1,
+            header(ui, a, (Rect){in.x, y, in.w, rh}, b, interp_stage(it, a->cursor)->in_decode ? cur.round : -1,
                    greedy, px);
         } else if (m->kind == ITEM_LAYER) {
             char s[48];
