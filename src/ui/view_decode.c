@@ -8,6 +8,7 @@
 // the token the model predicts after it.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -36,6 +37,16 @@ static bool seen(const App *a, int stage) {
     return stage >= 0 && stage <= a->cursor && stage < interp_n_done(a->session.it);
 }
 
+// The argmax the decode loop appends from, in this round (whatever the program calls it), or -1.
+static int round_argmax(const Interp *it, bool greedy, int round) {
+    int k = -1;
+    for (int i = 0; i < interp_n_stages(it); i++) {
+        const Stage *st = interp_stage(it, i);
+        if (st->in_decode && (!greedy || st->step == round) && st->op == OP_ARGMAX) k = i;
+    }
+    return k;
+}
+
 static int find_in_round(const Round *R, const char *name) {
     char id[STAGE_ID_MAX + 32];
     snprintf(id, sizeof id, "%s%s", R->prefix, name);
@@ -62,8 +73,9 @@ static Round round_at(const App *a) {
     int slot = program_input(&a->session.lesson.program, "tgt");
     if (slot >= 0) R.ids = interp_input_ids(R.it, slot, &R.n_ids);
     if (R.greedy) interp_generated(R.it, &R.n_gen, &R.why);
-    R.next = find_in_round(&R, "generator.next");
-    R.probs = find_in_round(&R, "generator.probs");
+    R.next = round_argmax(R.it, R.greedy, R.round);  // and the scores it picks from
+    const Stage *nx = R.next >= 0 ? interp_stage(R.it, R.next) : NULL;
+    R.probs = nx && nx->in[0].kind == REF_STAGE ? nx->in[0].index : -1;
     R.next_run = seen(a, R.next), R.probs_run = seen(a, R.probs);
     R.layer = a->session.model.cfg.num_decoder_layers - 1;
     while (R.layer > 0 && layer_stage(&R, "cross_attn") < 0) R.layer--;
@@ -157,9 +169,7 @@ static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
             c.x += arrow, c.w -= arrow;
         }
         chip(ui, c, txt[i], kind[i]);
-        char id[48];
-        snprintf(id, sizeof id, "step.%d.generator.next", i - 1);
-        int k = i > 0 ? interp_find(R->it, id) : -1;
+        const int k = i > 0 ? round_argmax(R->it, true, i - 1) : -1;
         if (k >= 0) ui_hot(ui, c, CMD_GOTO_STAGE, k);
         used = c.y + h - r.y;
     }
@@ -242,10 +252,9 @@ static float nice_scale(float p) {
     return 1.0f;
 }
 
-static void bar_row(Ui *ui, const App *a, Rect r, int id, float p, float full, int lw, int bw, bool best) {
+static void bar_row(Ui *ui, Rect r, const char *tok, float p, float full, int lw, int bw, bool best) {
     const Theme *t = ui->th;
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), ty = r.y + (r.h - lh) / 2;
-    const char *tok = shown(a, id);
     const FontFace f = best ? FONT_BOLD : FONT_SANS;
     const int tw = gfx_text_width(ui->g, f, ui->small, tok);
     ui_text_fit(ui, f, ui->small, t->text, r.x + lw - (tw < lw ? tw : lw), ty, tok, lw);
@@ -260,19 +269,57 @@ static void bar_row(Ui *ui, const App *a, Rect r, int id, float p, float full, i
                 r.x + r.w - track.x - bw - ui->pad / 2);
 }
 
+// Row x[V] as probabilities: a softmax's as they are, a log_softmax's exponentiated, anything
+// else (logits) through a softmax. Returns how they were made, for the caption.
+static const char *as_probs(const Stage *st, const float *x, int V, float *p) {
+    if (st->op == OP_SOFTMAX) {
+        memcpy(p, x, sizeof(float) * (size_t)V);
+        return "";
+    }
+    const float m = x[row_argmax(x, V)];
+    double sum = 0;
+    for (int v = 0; v < V; v++) sum += p[v] = st->op == OP_LOG_SOFTMAX ? expf(x[v]) : expf(x[v] - m);
+    for (int v = 0; st->op != OP_LOG_SOFTMAX && v < V; v++) p[v] = (float)(p[v] / sum);
+    return st->op == OP_LOG_SOFTMAX ? ", exponentiated" : ", through a softmax";
+}
+
+// The top-k bars of probabilities p[V] under a title; label(k) names entry k.
+static void bars(Ui *ui, const App *a, Rect r, const float *p, int V, const char *title, const char *sub_text,
+                 bool classes);
+
 static void draw_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
     const Stage *st = interp_stage(R->it, R->probs);
     const int V = st->shape.dim[st->shape.ndim - 1], T = st->shape.ndim > 1 ? st->shape.dim[0] : 1;
     row = row < 0 ? 0 : row >= T ? T - 1 : row;
-    const float *p = interp_output(R->it, R->probs) + (size_t)row * V;
+    float *p = malloc(sizeof(float) * (size_t)V);
+    if (!p) return;
+    const char *how = as_probs(st, interp_output(R->it, R->probs) + (size_t)row * V, V, p);
+    char title[160], sub[STAGE_ID_MAX + 64];
+    snprintf(title, sizeof title, "Next token after '%s'", row < R->n_ids ? shown(a, (int)R->ids[row]) : "?");
+    snprintf(sub, sizeof sub, "%s, row %d%s", st->id, row, how);
+    bars(ui, a, r, p, V, title, sub, false);
+    free(p);
+}
+
+// A class's name: the model's target vocabulary when it names exactly the classes, else k.
+static const char *class_name(const App *a, int k, int V, char *buf, size_t n) {
+    const Model *m = &a->session.model;
+    if (m->has_vocab && m->tgt_vocab.n == V) return vocab_token(&m->tgt_vocab, k);
+    snprintf(buf, n, "class %d", k);
+    return buf;
+}
+
+static void bars(Ui *ui, const App *a, Rect r, const float *p, int V, const char *title, const char *sub_text,
+                 bool classes) {
     int top[TOP_K];
     const int k = top_k(p, V, top, TOP_K);
     const Theme *t = ui->th;
     const int lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px), lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
-    char title[160], sub[200];
-    snprintf(title, sizeof title, "Next token after '%s'", row < R->n_ids ? shown(a, (int)R->ids[row]) : "?");
+    char sub[STAGE_ID_MAX + 160], names[TOP_K][32];
     const float full = nice_scale(p[top[0]]);
-    snprintf(sub, sizeof sub, "   %s, row %d: top %d of %d   (full bar = %g)", st->id, row, k, V, (double)full);
+    snprintf(sub, sizeof sub, "   %s: top %d of %d   (full bar = %g)", sub_text, k, V, (double)full);
+    const char *label[TOP_K];
+    for (int i = 0; i < k; i++) label[i] = classes ? class_name(a, top[i], V, names[i], sizeof names[i]) : shown(a, top[i]);
     int w = ui_text_fit(ui, FONT_BOLD, ui->px, t->text, r.x, r.y, title, r.w * 2 / 3);
     ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x + w, r.y + (lhb - lh) / 2, sub, r.w - w);
     const int avail = r.h - lhb - ui->pad / 2;
@@ -281,7 +328,7 @@ static void draw_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
     if (rh < lh) rh = lh, n = avail / lh;
     int lw = 0;
     for (int i = 0; i < n; i++) {
-        int tw = gfx_text_width(ui->g, FONT_BOLD, ui->small, shown(a, top[i]));
+        int tw = gfx_text_width(ui->g, FONT_BOLD, ui->small, label[i]);
         lw = tw > lw ? tw : lw;
     }
     lw = lw > r.w / 4 ? r.w / 4 : lw;
@@ -289,7 +336,7 @@ static void draw_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
     int bw = r.w - lw - pw - ui->pad;
     bw = bw > ui->px * 40 ? ui->px * 40 : bw;
     for (int i = 0; i < n && bw > 8; i++)
-        bar_row(ui, a, (Rect){r.x, r.y + lhb + ui->pad / 2 + i * rh, r.w, rh - 2}, top[i], p[top[i]], full, lw, bw, i == 0);
+        bar_row(ui, (Rect){r.x, r.y + lhb + ui->pad / 2 + i * rh, r.w, rh - 2}, label[i], p[top[i]], full, lw, bw, i == 0);
 }
 
 // ---- the last decoder layer's attention for this round ----
@@ -397,8 +444,37 @@ static int header(Ui *ui, const App *a, const Round *R, Rect r) {
     return lh + 2 + lhb + ui->pad / 2;
 }
 
+// A program without a decoder generates nothing: its result is a published row of scores (a
+// classifier's logits), shown as the classes' probabilities once it has run.
+static void no_decoder(Ui *ui, const App *a, Rect r) {
+    Rect body = ui_panel(ui, r, "Decoding: this program has no decoder");
+    int n, k = -1;
+    const ProgramOutput *o = interp_outputs(a->session.it, &n);
+    for (int i = 0; i < n; i++)
+        if (interp_stage(a->session.it, o[i].stage)->shape.ndim == 1 && (k < 0 || !strcmp(o[i].name, "logits")))
+            k = o[i].stage;
+    if (k < 0 || !seen(a, k)) {
+        note(ui, body, k < 0 ? "It writes no sequence and publishes no row of scores: see its outputs in the Stage view."
+                             : "It writes no sequence: it scores classes. The scores appear here once they have run.");
+        return;
+    }
+    const Stage *st = interp_stage(a->session.it, k);
+    const int V = st->shape.dim[0];
+    float *p = malloc(sizeof(float) * (size_t)V);
+    if (!p) return;
+    const char *how = as_probs(st, interp_output(a->session.it, k), V, p);
+    char sub[STAGE_ID_MAX + 64];
+    snprintf(sub, sizeof sub, "%s%s", st->id, how);
+    bars(ui, a, (Rect){body.x, body.y, body.w, body.h / 2}, p, V, "The classes", sub, true);
+    free(p);
+}
+
 void view_decode(Ui *ui, const App *a, Rect r) {
     const bool greedy = a->session.run.tgt == NULL;
+    if (!program_has_decoder(&a->session.lesson.program) && interp_n_done(a->session.it) > 0) {
+        no_decoder(ui, a, r);
+        return;
+    }
     Rect body = ui_panel(ui, r, greedy ? "Decoding: greedy, one decoder pass per new token"
                                        : "Decoding: teacher forcing, one decoder pass over the given target");
     if (interp_n_stages(a->session.it) == 0 || interp_n_done(a->session.it) == 0) return;
