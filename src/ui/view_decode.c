@@ -29,7 +29,6 @@ typedef struct {
     StopReason why;
     int next, probs;     // this round's generator.next / generator.probs stages (-1: none)
     bool next_run, probs_run;
-    int layer;           // the last decoder layer
 } Round;
 
 // A stage has run from the point of view of the cursor.
@@ -47,16 +46,24 @@ static int round_argmax(const Interp *it, bool greedy, int round) {
     return k;
 }
 
-static int find_in_round(const Round *R, const char *name) {
-    char id[STAGE_ID_MAX + 32];
-    snprintf(id, sizeof id, "%s%s", R->prefix, name);
-    return interp_find(R->it, id);
-}
+// The decoder's attention maps of this round, in order: [0, n) of maps[], each a softmax over
+// queries and keys (roles.c); cross[k] when its queries and keys come from different inputs.
+enum { MAX_MAPS = 64 };
+typedef struct {
+    int stage[MAX_MAPS];
+    bool cross[MAX_MAPS];
+    int n;
+} RoundMaps;
 
-static int layer_stage(const Round *R, const char *sub) {
-    char name[96];
-    snprintf(name, sizeof name, "decoder.layers.%d.%s.weights", R->layer, sub);
-    return find_in_round(R, name);
+static RoundMaps round_maps(const Round *R) {
+    RoundMaps m = {.n = 0};
+    for (int i = 0; i < interp_n_stages(R->it) && m.n < MAX_MAPS; i++) {
+        const Stage *st = interp_stage(R->it, i);
+        if (!st->in_decode || (R->greedy && st->step != R->round) || st->role != ROLE_WEIGHTS) continue;
+        const int nd = st->shape.ndim;
+        m.cross[m.n] = st->axes.slot[nd - 2] != st->axes.slot[nd - 1], m.stage[m.n++] = i;
+    }
+    return m;
 }
 
 static Round round_at(const App *a) {
@@ -77,8 +84,6 @@ static Round round_at(const App *a) {
     const Stage *nx = R.next >= 0 ? interp_stage(R.it, R.next) : NULL;
     R.probs = nx && nx->in[0].kind == REF_STAGE ? nx->in[0].index : -1;
     R.next_run = seen(a, R.next), R.probs_run = seen(a, R.probs);
-    R.layer = a->session.model.cfg.num_decoder_layers - 1;
-    while (R.layer > 0 && layer_stage(&R, "cross_attn") < 0) R.layer--;
     return R;
 }
 
@@ -381,13 +386,21 @@ static int note(Ui *ui, Rect r, const char *msg) {
     return h;
 }
 
-// The last decoder layer's cross- and self-attention for this round; earlier in the pass, the
-// highest layer that has run so far.
+// The last cross- and self-attention the decoder has run in this round (the last layer's, once
+// the round is through), found by what they are, whatever the program calls them.
 static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
-    Round at = *R;
-    while (at.layer > 0 && !seen(a, layer_stage(&at, "self_attn"))) at.layer--;
-    const int cross = layer_stage(&at, "cross_attn"), self = layer_stage(&at, "self_attn");
-    const bool has_cross = seen(a, cross), has_self = seen(a, self);
+    const RoundMaps m = round_maps(R);
+    int cross = -1, self = -1, last_cross = -1, layers = 0, ran = 0;
+    for (int k = 0; k < m.n; k++) {
+        layers += m.cross[k], last_cross = m.cross[k] ? m.stage[k] : last_cross;
+        if (!seen(a, m.stage[k])) continue;
+        ran += m.cross[k];
+        if (m.cross[k]) cross = m.stage[k];
+        else self = m.stage[k], cross = -1;  // a self-attention starts a layer: its cross comes after
+    }
+    if (cross < 0 && self < 0)
+        for (int k = m.n - 1; k >= 0 && cross < 0; k--) cross = seen(a, m.stage[k]) && m.cross[k] ? m.stage[k] : -1;
+    const bool has_cross = cross >= 0, has_self = self >= 0;
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     char msg[300];
     if (!has_self) {
@@ -396,11 +409,10 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         note(ui, r, msg);
         return;
     }
-    if (at.layer < R->layer || !has_cross) {
+    if (cross != last_cross || !has_cross) {
         if (has_cross) snprintf(msg, sizeof msg, "Layer %d of %d so far: the last layer has not run yet in this pass.",
-                                at.layer + 1, R->layer + 1);
-        else snprintf(msg, sizeof msg, "Layer %d of %d so far: its cross-attention has not run yet.", at.layer + 1,
-                      R->layer + 1);
+                                ran, layers);
+        else snprintf(msg, sizeof msg, "Layer %d of %d so far: its cross-attention has not run yet.", ran + 1, layers);
         int h = note(ui, r, msg) + ui->pad / 2;
         r.y += h, r.h -= h;
     }
