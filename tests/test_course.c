@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "course.h"
 #include "session.h"
 #include "train.h"
 
@@ -635,7 +636,23 @@ static void test_training(void) {
     trainer_free(t);
 }
 
+// lessons/README.md lists every lesson of the folder, the course lessons first.
+static void test_readme(void) {
+    Course c;
+    Err e = {{0}};
+    CHECK(course_load(&c, LESSONS, &e), "%s", e.msg);
+    int listed = 0;
+    for (int i = 0; i < c.n; i++) {
+        listed += c.items[i].listed;
+        CHECK(c.items[i].listed, "README.md lists %s", c.items[i].path);
+    }
+    CHECK(listed >= 15, "%d lessons listed", listed);
+    CHECK(c.n > 0 && strstr(c.items[0].path, "/self-attention.md"), "the course starts with self-attention");
+    course_free(&c);
+}
+
 int main(void) {
+    test_readme();
     test_self_attention();
     test_scaling();
     test_multi_head();
