@@ -1,6 +1,7 @@
 // test_lesson.c: every lesson in lessons/ runs to its end headless; narration maps to stages;
 // a lesson's mistakes are reported with the lesson's own line numbers; new input re-runs.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,7 +149,35 @@ static void test_setup_keys(void) {
         CHECK(strstr(e.msg, lesson_setup_keys[k]) != NULL, "the message lists '%s': %s", lesson_setup_keys[k], e.msg);
 }
 
+// Line endings: "\r\n" and a lone "\r" end a line for md4c, so they must for the lesson's line
+// numbers too (a lone "\r" used to put code blocks outside the line array). Files that are not
+// regular (a FIFO would block, /dev/zero never ends) are refused before any read.
+static void test_line_endings_and_files(void) {
+    Lesson l;
+    Err e = {{0}};
+    CHECK(!lesson_parse(&l, "cr.md", "```lesson\r\r\ra", &e) && strstr(e.msg, "cr.md:4:"), "a lone CR ends a line: %s",
+          e.msg);
+    const char *crlf = "# T\r\n\r\n```lesson\r\nmodel: random\r\n```\r\n\r\n```program\r\ninput src\r\nx = bogus(src)\r\n```\r\n";
+    bool ok = lesson_parse(&l, "crlf.md", crlf, &e);
+    CHECK(ok && l.n_cells == 1 && l.cells[0].first_line == 8 && !strcmp(l.lines[8], "x = bogus(src)"),
+          "CRLF: the program's lines numbered as written: %s", e.msg);
+    if (ok) lesson_free(&l);
+    const char *mixed = "# T\r```program\rinput src\r```\r";
+    ok = lesson_parse(&l, "mixed.md", mixed, &e);
+    CHECK(ok && l.n_cells == 1 && l.cells[0].first_line == 3 && l.cells[0].last_line == 3, "lone CRs: cell lines 3..3");
+    if (ok) lesson_free(&l);
+    CHECK(!lesson_load(&l, "/dev/zero", &e) && strstr(e.msg, "not a regular file"), "/dev/zero: %s", e.msg);
+    CHECK(!lesson_load(&l, "/tmp", &e) && strstr(e.msg, "not a regular file"), "a folder: %s", e.msg);
+    const char *fifo = "/tmp/stepformer-fifo.md";
+    remove(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        CHECK(!lesson_load(&l, fifo, &e) && strstr(e.msg, "not a regular file"), "a FIFO is refused, not waited on");
+        remove(fifo);
+    }
+}
+
 static void test_bad_lessons(void) {
+    test_line_endings_and_files();
     expect_lesson_error("# x\n\n```lesson\nmodle: random\n```\n\n```program\ninput src\n```\n",
                         "bad.md:4:", "unknown setup key 'modle'");
     expect_lesson_error("# x\n\nJust prose.\n", "no program cells", NULL);

@@ -1,10 +1,12 @@
 // lesson.c: reading a lesson's Markdown with md4c into rich blocks, cells and a program.
 #include "lesson.h"
 
+#include <errno.h>
 #include <md4c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     Lesson *l;
@@ -174,7 +176,6 @@ static bool split_lines(Lesson *l, Err *e) {
     const char *s = l->source;
     for (l->n_lines = 0; l->n_lines < n; l->n_lines++) {
         size_t len = strcspn(s, "\n");
-        if (len && s[len - 1] == '\r') len--;
         l->lines[l->n_lines] = malloc(len + 1);
         if (!l->lines[l->n_lines]) return err_set(e, "out of memory");
         memcpy(l->lines[l->n_lines], s, len);
@@ -222,13 +223,23 @@ static bool build_program(Lesson *l, Err *e) {
     return ok;
 }
 
+// Copies text with every line ending made "\n": Markdown (md4c) also ends a line at "\r\n" and
+// at a lone "\r", and the lesson's own line numbers must count the same lines.
+static void copy_lines(char *dst, const char *src) {
+    for (; *src; src++) {
+        if (*src == '\r' && src[1] == '\n') continue;
+        *dst++ = *src == '\r' ? '\n' : *src;
+    }
+    *dst = '\0';
+}
+
 bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
     memset(l, 0, sizeof *l);
     l->path = malloc(strlen(path) + 1);
     l->source = malloc(strlen(text) + 1);
     if (!l->path || !l->source) return lesson_free(l), err_set(e, "out of memory");
     strcpy(l->path, path);
-    strcpy(l->source, text);
+    copy_lines(l->source, text);
     l->setup.max_len = 32;
     if (!split_lines(l, e)) return lesson_free(l), false;
     Builder b = {.l = l, .doc = l->source, .doc_len = strlen(l->source), .cur = -1};
@@ -251,23 +262,24 @@ bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
 }
 
 bool lesson_load(Lesson *l, const char *path, Err *e) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return err_set(e, "%s: cannot open the lesson: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return err_set(e, "%s: not a regular file (a lesson is a Markdown file)", path);
+    if (sb.st_size > LESSON_MAX_BYTES)
+        return err_set(e, "%s: %lld bytes, more than a lesson may have (%d MB)", path, (long long)sb.st_size,
+                       LESSON_MAX_BYTES >> 20);
     FILE *fp = fopen(path, "rb");
-    if (!fp) return err_set(e, "%s: cannot open the lesson", path);
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 16384;
-            char *nb = realloc(buf, cap);
-            if (!nb) break;
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, fp);
-        n += got;
-        if (got == 0) break;
-    }
+    if (!fp) return err_set(e, "%s: cannot open the lesson: %s", path, strerror(errno));
+    const size_t size = (size_t)sb.st_size;
+    char *buf = malloc(size + 2);
+    if (!buf) return fclose(fp), err_set(e, "%s: out of memory", path);
+    const size_t n = fread(buf, 1, size + 1, fp);  // one more: a file that grew while read
+    const bool failed = ferror(fp);
     fclose(fp);
-    if (!buf) return err_set(e, "%s: out of memory", path);
+    if (failed || n != size) {
+        free(buf);
+        return err_set(e, "%s: %s", path, failed ? "could not be read" : "changed while it was read");
+    }
     buf[n] = '\0';
     if (strlen(buf) != n) {
         free(buf);

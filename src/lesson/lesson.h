@@ -21,6 +21,9 @@
 
 #include "model.h"
 #include "load.h"
+
+// The largest lesson file read (a lesson is text; the course's longest is a few tens of kB).
+enum { LESSON_MAX_BYTES = 4 << 20 };
 #include "program.h"
 
 enum { STYLE_EM = 1, STYLE_STRONG = 2, STYLE_CODE = 4, STYLE_LINK = 8 };
