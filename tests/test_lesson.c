@@ -211,6 +211,13 @@ static void test_run_errors(void) {
                      "'d_modl' is not set");
     expect_run_error("input src\n\nblock e\n  y = embedd(src)\nend\n", "stepformer-run-error.md:14:",
                      "unknown op 'embedd'");
+    // Ids with more rows than the target (an argmax over the source) used to overflow it when
+    // greedy decoding appended them.
+    expect_run_error("input src\ninput tgt\nparam @emb [src_vocab_size, d_model] normal(1)\n"
+                     "param @out [tgt_vocab_size, d_model] xavier\nx = embedding(src, @emb)\n"
+                     "decode tgt from next\n  logits = linear(x, @out)\n  next = argmax(logits)\nend\n",
+                     "stepformer-run-error.md:16: decode tgt from next",
+                     "one id per position of tgt ([1]), but it is [2]");
 }
 
 int main(void) {

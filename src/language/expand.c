@@ -496,6 +496,13 @@ bool expand_decode(Expander *x, bool greedy, int step, int *next_stage, Err *e) 
     if (!b || !b->is_tensor || b->ref.kind != REF_STAGE || b->kind != TK_IDS)
         return err_set(e, "%s:%d: decode %s from %s: '%s' must be token ids computed in the loop "
                        "(an argmax)", file(x), d->line, d->name, d->text, d->text);
+    // One id per position of what it decodes: the last one is appended each round.
+    const int slot = program_input(x->p, d->name), T = slot >= 0 ? x->input_len[slot] : -1;
+    char sh[64];
+    if (b->shape.ndim != 1 || b->shape.dim[0] != T)
+        return err_set(e, "%s:%d: decode %s from %s: '%s' must hold one id per position of %s ([%d]), but it is %s "
+                       "(an argmax over the target's rows gives that)", file(x), d->line, d->name, d->text, d->text,
+                       d->name, T, shape_str(&b->shape, sh, sizeof sh));
     *next_stage = b->ref.index;
     return true;
 }
