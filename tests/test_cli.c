@@ -51,7 +51,8 @@ static void ids_csv(const StEntry *en, char *buf, size_t n) {
 static void test_usage(void) {
     EXPECT(run("--help"), 0, out, "usage: stepformer");
     EXPECT(run("--version"), 0, out, "stepformer 0.");
-    EXPECT(run("frobnicate"), 2, err, "unknown command 'frobnicate'");
+    EXPECT(run("frobnicate"), 2, err, "unknown command 'frobnicate' (stepformer --help lists the commands)\n");
+    CHECK(!strstr(err, "usage:") && !strchr(strchr(err, '\n') + 1, '\n'), "one line, not the whole usage: %s", err);
     EXPECT(run("run --input hi"), 2, err, "--model FILE is required");
     EXPECT(run("run --model x --bogus"), 2, err, "unknown option '--bogus'");
     EXPECT(run("run --model x --max-len zero --input a"), 2, err, "--max-len needs a whole number");

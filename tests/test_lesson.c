@@ -211,6 +211,8 @@ static void test_run_errors(void) {
                      "'d_modl' is not set");
     expect_run_error("input src\n\nblock e\n  y = embedd(src)\nend\n", "stepformer-run-error.md:14:",
                      "unknown op 'embedd'");
+    // A program with no stages: an error, not an empty window (which used to abort) or silence.
+    expect_run_error("input src\n", "stepformer-run-error.md: the program has no op lines", "nothing to run");
     // Ids with more rows than the target (an argmax over the source) used to overflow it when
     // greedy decoding appended them.
     expect_run_error("input src\ninput tgt\nparam @emb [src_vocab_size, d_model] normal(1)\n"

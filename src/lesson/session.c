@@ -152,6 +152,9 @@ bool session_open(Session *s, const SessionSpec *spec, Err *e) {
         s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);
         ok = s->it != NULL;
     }
+    if (ok && interp_n_stages(s->it) == 0)  // nothing to step through, show or export
+        ok = err_set(e, "%s: the program has no op lines, so there is nothing to run (add a line such as "
+                     "x = embedding(src, @weight))", s->lesson.path);
     if (!ok) session_close(s);
     return ok;
 }
