@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "declare.h"
+#include "limits.h"
 
-enum { DECL_MAX_VARS = 256, DECL_MAX_DEPTH = 32, DECL_MAX_COUNT = 4096 };
+enum { DECL_MAX_VARS = 256, DECL_MAX_DEPTH = 32, DECL_MAX_COUNT = 4096, DECL_MAX_TENSORS = 20000 };
 #define DECL_MAX_FLOATS ((int64_t)1 << 30)  // 4 GB: one tensor larger than this is refused
 
 typedef struct {
@@ -37,6 +38,7 @@ typedef struct {
     int depth;
     ParamDecl *decls;
     int n, cap;
+    long long iterations, max_iterations;  // loop iterations in this pass, and the limit
     Err *e;
 } Walk;
 
@@ -89,6 +91,9 @@ static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, Init
                            w->decls[i].line, w->decls[i].fixed ? "a buffer " : "", shape_str(&w->decls[i].shape, b, sizeof b));
         return true;  // a def declares its weights once per call: the same tensor
     }
+    if (w->n >= DECL_MAX_TENSORS)  // (a 96-layer model declares about 1500)
+        return err_set(w->e, "%s:%d: more than %d tensors declared: a program may declare at most that many",
+                       w->p->file, s->line, DECL_MAX_TENSORS);
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 64;
         ParamDecl *nd = realloc(w->decls, sizeof *nd * (size_t)cap);
@@ -207,6 +212,9 @@ static bool run_for(Walk *w, const Stmt *s, int i) {
         return err_set(w->e, "%s:%d: for %s in %s: the count %g is not a whole number from 0 to %d",
                        w->p->file, s->line, s->name, s->text, count, DECL_MAX_COUNT);
     for (int k = 0; k < (int)count; k++) {
+        if (++w->iterations > w->max_iterations)
+            return err_set(w->e, "%s:%d: for %s in %s: more than %lld loop iterations in all (set %s to raise the limit)",
+                           w->p->file, s->line, s->name, s->text, w->max_iterations, limit_env(LIMIT_ITERATIONS));
         if (!push_var(w, s, s->name, k, true)) return false;
         bool ok = run_range(w, i + 1, s->end);
         w->n_vars--;
@@ -296,7 +304,7 @@ static void drop(Walk *w) {
 static bool pass(Walk *w, bool strict, bool defaults) {
     drop(w);
     w->strict = strict, w->defaults = defaults, w->progress = 0;
-    w->n_vars = w->frame = 0, w->has_weights = false, w->depth = 0;
+    w->n_vars = w->frame = 0, w->has_weights = false, w->depth = 0, w->iterations = 0;
     return run_range(w, 0, w->p->n);
 }
 
@@ -304,7 +312,8 @@ bool program_declare(const Program *p, Conf *conf, const StFile *file, const cha
                      int *n, Err *e) {
     Walk *w = calloc(1, sizeof *w);
     if (!w) return err_set(e, "out of memory");
-    *w = (Walk){.p = p, .conf = conf, .file = file, .path = path ? path : "", .e = e};
+    *w = (Walk){.p = p, .conf = conf, .file = file, .path = path ? path : "", .e = e,
+                .max_iterations = limit_value(LIMIT_ITERATIONS)};
     bool ok = true;
     // Shapes bind names first; defaults fill what they leave; each pass may enable the next.
     for (int round = 0; ok && round < 64; round++) {

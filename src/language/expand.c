@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idset.h"
+#include "limits.h"
 #include "program.h"
 
 typedef struct {
@@ -36,6 +38,9 @@ struct Expander {
     int call_line;      // line of the outermost def call being expanded, 0 at top level
     int call_depth;
     int chunk_begin;    // first stage of the current prelude / decode round (duplicate ids)
+    IdSet ids;          // the ids of that chunk's stages
+    long long iterations;  // loop iterations so far
+    long long max_stages, max_iterations;  // the limits (limits.h), read once
     bool in_decode;
     int step;
     Binding ret;        // what the running def returned
@@ -95,17 +100,22 @@ static bool interpolate(Expander *x, const char *tpl, int line, char *out, size_
 // ---- stages --------------------------------------------------------------------------------
 
 static bool push_stage(Expander *x, const Stage *st, Err *e) {
-    for (int i = x->chunk_begin; i < x->n; i++)
-        if (strcmp(x->stages[i].id, st->id) == 0)
-            return err_set(e, "%s:%d: stage '%s' is already defined at line %d; give this one "
-                           "another name", file(x), st->line, st->id, x->stages[i].line);
+    if (x->n >= x->max_stages)
+        return err_set(e, "%s:%d: the pass would have more than %lld stages (set %s to raise the limit)", file(x),
+                       st->line, limit_value(LIMIT_STAGES), limit_env(LIMIT_STAGES));
     if (x->n == x->cap) {
         int cap = x->cap ? 2 * x->cap : 256;
         Stage *ns = realloc(x->stages, sizeof *ns * (size_t)cap);
         if (!ns) return err_set(e, "out of memory");
         x->stages = ns, x->cap = cap;
     }
-    x->stages[x->n++] = *st;
+    x->stages[x->n] = *st;
+    const int dup = idset_add(&x->ids, x->stages, x->n);  // the same id twice in one chunk
+    if (dup == -2) return err_set(e, "out of memory");
+    if (dup >= 0)
+        return err_set(e, "%s:%d: stage '%s' is already defined at line %d; give this one "
+                       "another name", file(x), st->line, st->id, x->stages[dup].line);
+    x->n++;
     return true;
 }
 
@@ -263,6 +273,11 @@ static bool finish_stage(Expander *x, Stage *st, Err *e) {
         if (st->shape.dim[d] < 1)
             return err_set(e, "%s: %s would give an empty tensor (dimension %d has size %d)", where,
                            op_info[st->op].name, d, st->shape.dim[d]);
+    char sh[64];
+    if ((double)shape_numel(&st->shape) * sizeof(float) > (double)limit_bytes(LIMIT_TENSOR_MB))
+        return err_set(e, "%s: %s would give a %s tensor, more than the %lld MB one tensor may take (set %s to raise "
+                       "the limit)", where, op_info[st->op].name, shape_str(&st->shape, sh, sizeof sh),
+                       limit_value(LIMIT_TENSOR_MB), limit_env(LIMIT_TENSOR_MB));
     return true;
 }
 
@@ -386,6 +401,10 @@ static bool run_for(Expander *x, const Stmt *s, int i, Err *e) {
         return err_set(e, "%s:%d: for %s in %s: the count %g is not a whole number from 0 to 4096",
                        file(x), s->line, s->name, s->text, count);
     for (int k = 0; k < (int)count && !x->returned; k++) {
+        if (++x->iterations > x->max_iterations)
+            return err_set(e, "%s:%d: for %s in %s: more than %lld loop iterations in all (set %s to raise the limit)",
+                           file(x), s->line, s->name, s->text, limit_value(LIMIT_ITERATIONS),
+                           limit_env(LIMIT_ITERATIONS));
         Binding v = {.num = k};
         if (!bind(x, s->name, &v, e) || !run_range(x, i + 1, s->end, e)) return false;
     }
@@ -459,7 +478,7 @@ static bool run_range(Expander *x, int from, int to, Err *e) {
 
 Expander *expander_new(const Program *p, const Model *m) {
     Expander *x = calloc(1, sizeof *x);
-    if (x) x->p = p, x->m = m;
+    if (x) x->p = p, x->m = m, x->max_stages = limit_value(LIMIT_STAGES), x->max_iterations = limit_value(LIMIT_ITERATIONS);
     return x;
 }
 
@@ -467,6 +486,7 @@ void expander_free(Expander *x) {
     if (!x) return;
     free(x->stages);
     free(x->env);
+    idset_free(&x->ids);
     free(x);
 }
 
@@ -478,13 +498,13 @@ void expander_set_input(Expander *x, int slot, int len, size_t offset) {
 }
 
 bool expand_prelude(Expander *x, Err *e) {
-    x->chunk_begin = x->n;
+    x->chunk_begin = x->n, idset_clear(&x->ids);
     return run_range(x, 0, x->p->decode, e);
 }
 
 bool expand_decode(Expander *x, bool greedy, int step, int *next_stage, Err *e) {
     const Stmt *d = &x->p->stmts[x->p->decode];
-    x->chunk_begin = x->n;
+    x->chunk_begin = x->n, idset_clear(&x->ids);
     x->in_decode = true;
     x->step = step;
     if (greedy) snprintf(x->prefix, sizeof x->prefix, "step.%d", step);
@@ -509,7 +529,7 @@ bool expand_decode(Expander *x, bool greedy, int step, int *next_stage, Err *e) 
 
 bool expand_rest(Expander *x, Err *e) {
     if (x->p->decode == x->p->n) return true;
-    x->chunk_begin = x->n;
+    x->chunk_begin = x->n, idset_clear(&x->ids);
     return run_range(x, x->p->stmts[x->p->decode].end, x->p->n, e);
 }
 

@@ -1,5 +1,6 @@
 // interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
 #include "interp.h"
+#include "limits.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ struct Interp {
     bool *finished;  // [B] example b has produced eos
     StopReason stop;
     Ablation ablation;  // pieces switched off (none by default)
+    size_t trace_floats;  // held by the output buffers (bounded: limits.h)
 };
 
 // Checks one input: not empty, within the positional table, every id in the vocabulary.
@@ -191,10 +193,17 @@ static bool exec_stage(Interp *it, int i, Err *e) {
     }
     const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
     if (it->out_size[i] < need) {  // re-runs reuse the buffer of the last run
+        if ((double)(it->trace_floats - it->out_size[i] + need) * sizeof(float) > (double)limit_bytes(LIMIT_TRACE_MB))
+            return err_set(e, "%s: the pass's outputs would take more than the %lld MB a trace may take (set %s to "
+                           "raise the limit)", st->id, limit_value(LIMIT_TRACE_MB), limit_env(LIMIT_TRACE_MB));
+        it->trace_floats += need - it->out_size[i];
         free(it->out[i]);
         it->out[i] = malloc(sizeof(float) * need);
         it->out_size[i] = it->out[i] ? need : 0;
-        if (!it->out[i]) return err_set(e, "%s: out of memory for the output", st->id);
+        if (!it->out[i]) {
+            it->trace_floats -= need;
+            return err_set(e, "%s: out of memory for the output", st->id);
+        }
     }
     op_exec(st, in, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);

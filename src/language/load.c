@@ -50,7 +50,7 @@ bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, co
     memset(m, 0, sizeof *m);
     snprintf(m->source, sizeof m->source, "%s", path);
     static const ConfSpec none;
-    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && model_allocate(m, e) &&
+    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && (model_allocate(m, e) || err_prefix(e, "%s", path)) &&
               model_copy_from(m, f, path, p->file, e) && model_read_vocab(m, f, path, e);
     if (ok) note_unused(m, p), drop_unused(m, p);
     st_free(f);
@@ -68,7 +68,7 @@ bool model_load(Model *m, const char *path, const Program *p, const ConfSpec *cs
 bool model_init_random(Model *m, const Program *p, const ConfSpec *cs, uint64_t seed, Err *e) {
     memset(m, 0, sizeof *m);
     static const ConfSpec none;
-    bool ok = resolve(m, p, cs ? cs : &none, NULL, NULL, e) && model_allocate(m, e) &&
+    bool ok = resolve(m, p, cs ? cs : &none, NULL, NULL, e) && (model_allocate(m, e) || err_prefix(e, "%s", p->file)) &&
               model_read_vocab(m, NULL, p->file, e);
     if (!ok) {
         model_free(m);

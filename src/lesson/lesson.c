@@ -1,12 +1,11 @@
 // lesson.c: reading a lesson's Markdown with md4c into rich blocks, cells and a program.
 #include "lesson.h"
+#include "limits.h"
 
-#include <errno.h>
 #include <md4c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct {
     Lesson *l;
@@ -262,23 +261,12 @@ bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
 }
 
 bool lesson_load(Lesson *l, const char *path, Err *e) {
-    struct stat sb;
-    if (stat(path, &sb) != 0) return err_set(e, "%s: cannot open the lesson: %s", path, strerror(errno));
-    if (!S_ISREG(sb.st_mode)) return err_set(e, "%s: not a regular file (a lesson is a Markdown file)", path);
-    if (sb.st_size > LESSON_MAX_BYTES)
-        return err_set(e, "%s: %lld bytes, more than a lesson may have (%d MB)", path, (long long)sb.st_size,
-                       LESSON_MAX_BYTES >> 20);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return err_set(e, "%s: cannot open the lesson: %s", path, strerror(errno));
-    const size_t size = (size_t)sb.st_size;
-    char *buf = malloc(size + 2);
-    if (!buf) return fclose(fp), err_set(e, "%s: out of memory", path);
-    const size_t n = fread(buf, 1, size + 1, fp);  // one more: a file that grew while read
-    const bool failed = ferror(fp);
-    fclose(fp);
-    if (failed || n != size) {
+    char *buf;
+    size_t n;
+    if (!file_read_all(path, "a lesson (a Markdown file)", &buf, &n, e)) return false;
+    if (n > LESSON_MAX_BYTES) {
         free(buf);
-        return err_set(e, "%s: %s", path, failed ? "could not be read" : "changed while it was read");
+        return err_set(e, "%s: %zu bytes, more than a lesson may have (%d MB)", path, n, LESSON_MAX_BYTES >> 20);
     }
     buf[n] = '\0';
     if (strlen(buf) != n) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "model.h"
 #include "rng.h"
 
@@ -46,6 +47,11 @@ bool model_read_vocab(Model *m, const StFile *f, const char *what, Err *e) {
 }
 
 bool model_allocate(Model *m, Err *e) {
+    double total_bytes = 0;  // checked before anything is allocated: a few bytes of config can ask for terabytes
+    for (int i = 0; i < m->n_params; i++) total_bytes += (double)shape_numel(&m->params[i].shape) * sizeof(float);
+    if (total_bytes > (double)limit_bytes(LIMIT_MODEL_MB))
+        return err_set(e, "the model would take %.0f MB, more than the %lld MB a model may take (set %s to raise the "
+                       "limit)", total_bytes / (1 << 20), limit_value(LIMIT_MODEL_MB), limit_env(LIMIT_MODEL_MB));
     size_t total = 0;
     for (int i = 0; i < m->n_params; i++) total += ((size_t)shape_numel(&m->params[i].shape) + 15) / 16 * 16;
     StFile *w = &m->weights;

@@ -1,4 +1,5 @@
 #include "safetensors.h"
+#include "limits.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -21,36 +22,6 @@ static char *dup_str(const char *s) {
     return d;
 }
 
-static bool read_file(const char *path, unsigned char **out, size_t *n, Err *e) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return err_set(e, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 1 << 16;
-            unsigned char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(fp);
-                return err_set(e, "%s: out of memory reading the file", path);
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, fp);
-        len += got;
-        if (got == 0) break;
-    }
-    bool bad = ferror(fp);
-    fclose(fp);
-    if (bad) {
-        free(buf);
-        return err_set(e, "%s: read error", path);
-    }
-    *out = buf;
-    *n = len;
-    return true;
-}
 
 // An exact non-negative integer below 2^53 from a JSON number.
 static bool json_uint(const cJSON *j, uint64_t *out) {
@@ -233,10 +204,10 @@ bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what,
 
 bool st_load(StFile *f, const char *path, Err *e) {
     memset(f, 0, sizeof *f);
-    unsigned char *bytes = NULL;
+    char *bytes = NULL;
     size_t n = 0;
-    if (!read_file(path, &bytes, &n, e)) return false;
-    bool ok = st_parse(f, bytes, n, path, e);
+    if (!file_read_all(path, "a weights file (.safetensors)", &bytes, &n, e)) return false;
+    bool ok = st_parse(f, (const unsigned char *)bytes, n, path, e);
     free(bytes);
     return ok;
 }

@@ -1,0 +1,53 @@
+// limits.c: the ceilings of limits.h, and reading a file within them.
+#include "limits.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct {
+    const char *env;
+    long long fallback;
+} limits[LIMIT_COUNT] = {
+    [LIMIT_FILE_MB] = {"STEPFORMER_MAX_FILE_MB", 4096},     [LIMIT_TENSOR_MB] = {"STEPFORMER_MAX_TENSOR_MB", 2048},
+    [LIMIT_MODEL_MB] = {"STEPFORMER_MAX_MODEL_MB", 4096},   [LIMIT_TRACE_MB] = {"STEPFORMER_MAX_TRACE_MB", 8192},
+    [LIMIT_STAGES] = {"STEPFORMER_MAX_STAGES", 500000},     [LIMIT_ITERATIONS] = {"STEPFORMER_MAX_ITERATIONS", 1000000},
+};
+
+long long limit_value(LimitId id) {
+    const char *s = getenv(limits[id].env);
+    char *end;
+    const long long v = s ? strtoll(s, &end, 10) : 0;
+    return s && *s && !*end && v > 0 && v < (1LL << 40) ? v : limits[id].fallback;
+}
+
+size_t limit_bytes(LimitId id) { return (size_t)limit_value(id) << 20; }
+
+const char *limit_env(LimitId id) { return limits[id].env; }
+
+bool file_read_all(const char *path, const char *what, char **out, size_t *n, Err *e) {
+    struct stat sb;
+    *out = NULL, *n = 0;
+    if (stat(path, &sb) != 0) return err_set(e, "%s: cannot open %s: %s", path, what, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return err_set(e, "%s: not a regular file (%s must be one)", path, what);
+    if ((size_t)sb.st_size > limit_bytes(LIMIT_FILE_MB))
+        return err_set(e, "%s: %lld MB, more than the %lld MB a file may have (set %s to raise it)", path,
+                       (long long)(sb.st_size >> 20), limit_value(LIMIT_FILE_MB), limit_env(LIMIT_FILE_MB));
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return err_set(e, "%s: cannot open %s: %s", path, what, strerror(errno));
+    const size_t size = (size_t)sb.st_size;
+    char *buf = malloc(size + 2);
+    if (!buf) return fclose(fp), err_set(e, "%s: out of memory for %s (%zu bytes)", path, what, size);
+    const size_t got = fread(buf, 1, size + 1, fp);  // one more: a file that grew while read
+    const bool failed = ferror(fp);
+    fclose(fp);
+    if (failed || got != size) {
+        free(buf);
+        return err_set(e, "%s: %s %s", path, what, failed ? "could not be read" : "changed while it was read");
+    }
+    buf[size] = '\0';
+    *out = buf, *n = size;
+    return true;
+}

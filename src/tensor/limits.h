@@ -1,0 +1,36 @@
+// limits.h: the ceilings on what a file, a lesson or a program may ask for, so that a small file
+// can neither hang stepformer nor take the machine's memory. Each has a default and an
+// environment variable that raises (or lowers) it; an error that hits one names both.
+//
+//   STEPFORMER_MAX_FILE_MB      a weights or lesson file read            (default 4096)
+//   STEPFORMER_MAX_TENSOR_MB    one tensor: a stage's output or a weight  (default 2048)
+//   STEPFORMER_MAX_MODEL_MB     all of a model's weights                  (default 4096)
+//   STEPFORMER_MAX_TRACE_MB     all stage outputs of one pass             (default 8192)
+//   STEPFORMER_MAX_STAGES       stages in one pass                        (default 500000)
+//   STEPFORMER_MAX_ITERATIONS   loop iterations while a program expands   (default 1000000)
+#ifndef STEPFORMER_LIMITS_H
+#define STEPFORMER_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+typedef enum {
+    LIMIT_FILE_MB, LIMIT_TENSOR_MB, LIMIT_MODEL_MB, LIMIT_TRACE_MB, LIMIT_STAGES, LIMIT_ITERATIONS, LIMIT_COUNT
+} LimitId;
+
+// The limit's value: its environment variable when that holds a positive whole number, else
+// the default.
+long long limit_value(LimitId id);
+// The same in bytes, for the _MB limits.
+size_t limit_bytes(LimitId id);
+// Its environment variable's name ("STEPFORMER_MAX_STAGES").
+const char *limit_env(LimitId id);
+
+// Reads a whole regular file (a FIFO, a device or a folder is refused before any read) of at
+// most the file limit into *out (malloc'd, with a NUL after its *n bytes). `what` names it in
+// messages ("the lesson", "the model").
+bool file_read_all(const char *path, const char *what, char **out, size_t *n, Err *e);
+
+#endif
