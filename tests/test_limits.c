@@ -1,4 +1,4 @@
-// test_limits.c: what a small file may ask for is bounded (limits.h), and every refusal names the
+// test_limits.c: what a small file may ask for is bounded (bounds.h), and every refusal names the
 // limit and the variable that raises it: loop iterations, stages, one tensor, a model, a pass's
 // outputs, and the files read (their size, and only regular files).
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "limits.h"
+#include "bounds.h"
 #include "session.h"
 
 static const char *lesson_path = "/tmp/stepformer-limits.md";
@@ -32,8 +32,29 @@ static const char *small = "d_model=8 nhead=2 src_vocab_size=99 max_positions=16
 
 static void expect_refusal(const char *config, const char *program, const char *w1, const char *w2) {
     Err e = {{0}};
-    CHECK(!open_program(config, program, &e) && strstr(e.msg, w1) && strstr(e.msg, w2), "expected '%s' and '%s': %s",
-          w1, w2, e.msg);
+    CHECK(!open_program(config, program, &e) && strstr(e.msg, w1) && strstr(e.msg, w2) && e.code == ERR_LIMIT,
+          "expected '%s' and '%s' (a limit): %s", w1, w2, e.msg);
+}
+
+// Status, not message text: a finished pass says so without touching the Err, and runs without one.
+static void status_not_text(void) {
+    Session s;
+    Err e = {{0}};
+    const SessionSpec spec = {.builtin_lesson = "forward-pass.md"};
+    if (!session_open(&s, &spec, &e)) {
+        CHECK(false, "%s", e.msg);
+        return;
+    }
+    CHECK(interp_run(s.it, NULL), "a pass runs with no Err to fill");
+    strcpy(e.msg, "untouched");
+    e.code = ERR_NONE;
+    CHECK(interp_step(s.it, &e) == STEP_DONE && !strcmp(e.msg, "untouched") && e.code == ERR_NONE,
+          "a finished pass: STEP_DONE, the Err left as it was");
+    CHECK(!interp_run_to(s.it, "no.such.stage", &e) && e.code == ERR_FAILED && strstr(e.msg, "no stage"),
+          "running to a stage the pass lacks fails with a message");
+    session_close(&s);
+    StFile f;
+    CHECK(!st_load(&f, "/nonexistent/x.safetensors", &e) && e.code == ERR_IO, "a missing file: ERR_IO: %s", e.msg);
 }
 
 static void limits_of_programs(void) {
@@ -90,6 +111,7 @@ static void limits_of_files(void) {
 }
 
 int main(void) {
+    status_not_text();
     limits_of_programs();
     limits_of_files();
     return check_finish("test_limits");

@@ -317,6 +317,12 @@ static void test_model_swap(void) {
     CHECK(memcmp(swapped + (size_t)y0 * W, want + (size_t)y0 * W, n) == 0,
           "after the swap the weights are the new model's, as a fresh window draws them");
     free(before), free(swapped), free(want);
+    // A model of another width: the positions explorer follows it (it used to keep the old d_model).
+    const SessionSpec narrow = {.lesson_path = LESSONS "/transformers-from-scratch.md"};
+    CHECK(app_reopen(&a, &narrow, &e) && a.session.model.cfg.d_model == 32 && a.pe.d_model == 32 && a.pe.it,
+          "the positions explorer takes the new model's d_model (%d): %s", a.pe.d_model, e.msg);
+    const SessionSpec missing = {.lesson_path = "/nonexistent/lesson.md"};
+    CHECK(!app_reopen(&a, &missing, &e) && !a.loaded, "a reopen that fails leaves the window empty, not the old one");
     heat_cache_free(ui.heat), heat_cache_free(fresh.heat);
     app_free(&a), app_free(&b);
     gfx_close(g);
@@ -502,6 +508,7 @@ static void test_ablate_keys(void) {
 }
 
 int main(void) {
+    CHECK(action_names_complete(), "every action has a name in action_names");
     test_ablate_keys();
     test_switch_lessons();
     test_lesson_scroll();

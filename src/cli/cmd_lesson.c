@@ -35,9 +35,10 @@ static void print_result(const Session *s) {
 
 // Runs until the stage called `id` has run (when id is given and the pass has it), else to the end.
 static bool run_until(Interp *it, const char *id, Err *e) {
-    while (interp_step(it, e))
+    StepStatus s;
+    while ((s = interp_step(it, e)) == STEP_RAN)
         if (id && !strcmp(interp_stage(it, interp_n_done(it) - 1)->id, id)) return true;
-    return e->msg[0] == '\0';
+    return s == STEP_DONE;
 }
 
 int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {

@@ -128,7 +128,7 @@ static bool dump_trace(const Session *s, const char *path, Err *e) {
     int n_out, n = interp_n_done(it);
     const ProgramOutput *outs = interp_outputs(it, &n_out);
     StTensor *t = calloc((size_t)(n + n_out + 2), sizeof *t);
-    if (!t) return err_set(e, "out of memory");
+    if (!t) return err_code(e, ERR_MEMORY, "out of memory");
     int k = 0;
     t[k++] = (StTensor){"src_ids", shape1(s->run.S), s->run.src};
     if (s->run.tgt) t[k++] = (StTensor){"tgt_ids", shape1(s->run.T), s->run.tgt};

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "declare.h"
-#include "limits.h"
+#include "bounds.h"
 
 enum { DECL_MAX_VARS = 256, DECL_MAX_DEPTH = 32, DECL_MAX_COUNT = 4096, DECL_MAX_TENSORS = 20000 };
 #define DECL_MAX_FLOATS ((int64_t)1 << 30)  // 4 GB: one tensor larger than this is refused
@@ -97,11 +97,11 @@ static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, Init
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 64;
         ParamDecl *nd = realloc(w->decls, sizeof *nd * (size_t)cap);
-        if (!nd) return err_set(w->e, "out of memory");
+        if (!nd) return err_code(w->e, ERR_MEMORY, "out of memory");
         w->decls = nd, w->cap = cap;
     }
     char *name = malloc(strlen(full) + 1);
-    if (!name) return err_set(w->e, "out of memory");
+    if (!name) return err_code(w->e, ERR_MEMORY, "out of memory");
     strcpy(name, full);
     w->decls[w->n++] = (ParamDecl){name, shape, init, arg, s->fixed, s->line};
     return true;
@@ -213,7 +213,7 @@ static bool run_for(Walk *w, const Stmt *s, int i) {
                        w->p->file, s->line, s->name, s->text, count, DECL_MAX_COUNT);
     for (int k = 0; k < (int)count; k++) {
         if (++w->iterations > w->max_iterations)
-            return err_set(w->e, "%s:%d: for %s in %s: more than %lld loop iterations in all (set %s to raise the limit)",
+            return err_code(w->e, ERR_LIMIT, "%s:%d: for %s in %s: more than %lld loop iterations in all (set %s to raise the limit)",
                            w->p->file, s->line, s->name, s->text, w->max_iterations, limit_env(LIMIT_ITERATIONS));
         if (!push_var(w, s, s->name, k, true)) return false;
         bool ok = run_range(w, i + 1, s->end);
@@ -311,7 +311,7 @@ static bool pass(Walk *w, bool strict, bool defaults) {
 bool program_declare(const Program *p, Conf *conf, const StFile *file, const char *path, ParamDecl **out,
                      int *n, Err *e) {
     Walk *w = calloc(1, sizeof *w);
-    if (!w) return err_set(e, "out of memory");
+    if (!w) return err_code(e, ERR_MEMORY, "out of memory");
     *w = (Walk){.p = p, .conf = conf, .file = file, .path = path ? path : "", .e = e,
                 .max_iterations = limit_value(LIMIT_ITERATIONS)};
     bool ok = true;

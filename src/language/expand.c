@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "idset.h"
-#include "limits.h"
+#include "bounds.h"
 #include "program.h"
 
 typedef struct {
@@ -40,7 +40,7 @@ struct Expander {
     int chunk_begin;    // first stage of the current prelude / decode round (duplicate ids)
     IdSet ids;          // the ids of that chunk's stages
     long long iterations;  // loop iterations so far
-    long long max_stages, max_iterations;  // the limits (limits.h), read once
+    long long max_stages, max_iterations;  // the limits (bounds.h), read once
     bool in_decode;
     int step;
     Binding ret;        // what the running def returned
@@ -63,7 +63,7 @@ static bool bind(Expander *x, const char *name, const Binding *v, Err *e) {
         if (x->n_env == x->cap_env) {
             int cap = x->cap_env ? 2 * x->cap_env : 64;
             Binding *ne = realloc(x->env, sizeof *ne * (size_t)cap);
-            if (!ne) return err_set(e, "out of memory");
+            if (!ne) return err_code(e, ERR_MEMORY, "out of memory");
             x->env = ne, x->cap_env = cap;
         }
         b = &x->env[x->n_env++];
@@ -101,17 +101,17 @@ static bool interpolate(Expander *x, const char *tpl, int line, char *out, size_
 
 static bool push_stage(Expander *x, const Stage *st, Err *e) {
     if (x->n >= x->max_stages)
-        return err_set(e, "%s:%d: the pass would have more than %lld stages (set %s to raise the limit)", file(x),
+        return err_code(e, ERR_LIMIT, "%s:%d: the pass would have more than %lld stages (set %s to raise the limit)", file(x),
                        st->line, limit_value(LIMIT_STAGES), limit_env(LIMIT_STAGES));
     if (x->n == x->cap) {
         int cap = x->cap ? 2 * x->cap : 256;
         Stage *ns = realloc(x->stages, sizeof *ns * (size_t)cap);
-        if (!ns) return err_set(e, "out of memory");
+        if (!ns) return err_code(e, ERR_MEMORY, "out of memory");
         x->stages = ns, x->cap = cap;
     }
     x->stages[x->n] = *st;
     const int dup = idset_add(&x->ids, x->stages, x->n);  // the same id twice in one chunk
-    if (dup == -2) return err_set(e, "out of memory");
+    if (dup == -2) return err_code(e, ERR_MEMORY, "out of memory");
     if (dup >= 0)
         return err_set(e, "%s:%d: stage '%s' is already defined at line %d; give this one "
                        "another name", file(x), st->line, st->id, x->stages[dup].line);
@@ -275,7 +275,7 @@ static bool finish_stage(Expander *x, Stage *st, Err *e) {
                            op_info[st->op].name, d, st->shape.dim[d]);
     char sh[64];
     if ((double)shape_numel(&st->shape) * sizeof(float) > (double)limit_bytes(LIMIT_TENSOR_MB))
-        return err_set(e, "%s: %s would give a %s tensor, more than the %lld MB one tensor may take (set %s to raise "
+        return err_code(e, ERR_LIMIT, "%s: %s would give a %s tensor, more than the %lld MB one tensor may take (set %s to raise "
                        "the limit)", where, op_info[st->op].name, shape_str(&st->shape, sh, sizeof sh),
                        limit_value(LIMIT_TENSOR_MB), limit_env(LIMIT_TENSOR_MB));
     return true;
@@ -329,7 +329,7 @@ static bool call_def(Expander *x, const Stmt *s, int d, Err *e) {
                        def->name, def->n_args, def->line, s->n_args);
     if (x->call_depth == 32) return err_set(e, "%s:%d: defs call each other too deeply", file(x), s->line);
     Binding *args = calloc((size_t)s->n_args + 1, sizeof *args);
-    if (!args) return err_set(e, "out of memory");
+    if (!args) return err_code(e, ERR_MEMORY, "out of memory");
     bool ok = true;
     for (int i = 0; i < s->n_args && ok; i++) ok = arg_value(x, &s->args[i], s->line, &args[i], e);
     const int saved_frame = x->frame, saved_line = x->call_line;
@@ -402,7 +402,7 @@ static bool run_for(Expander *x, const Stmt *s, int i, Err *e) {
                        file(x), s->line, s->name, s->text, count);
     for (int k = 0; k < (int)count && !x->returned; k++) {
         if (++x->iterations > x->max_iterations)
-            return err_set(e, "%s:%d: for %s in %s: more than %lld loop iterations in all (set %s to raise the limit)",
+            return err_code(e, ERR_LIMIT, "%s:%d: for %s in %s: more than %lld loop iterations in all (set %s to raise the limit)",
                            file(x), s->line, s->name, s->text, limit_value(LIMIT_ITERATIONS),
                            limit_env(LIMIT_ITERATIONS));
         Binding v = {.num = k};

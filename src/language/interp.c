@@ -1,6 +1,6 @@
 // interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
 #include "interp.h"
-#include "limits.h"
+#include "bounds.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -33,7 +33,7 @@ struct Interp {
     bool *finished;  // [B] example b has produced eos
     StopReason stop;
     Ablation ablation;  // pieces switched off (none by default)
-    size_t trace_floats;  // held by the output buffers (bounded: limits.h)
+    size_t trace_floats;  // held by the output buffers (bounded: bounds.h)
 };
 
 // Checks one input: not empty, within the positional table, every id in the vocabulary.
@@ -84,21 +84,21 @@ static bool reserve_ids(Interp *it, int slot, size_t need) {
 static bool store_inputs(Interp *it, const RunSpec *s, Err *e) {
     const size_t B = (size_t)it->B;
     if (it->src >= 0) {
-        if (!reserve_ids(it, it->src, B * s->S)) return err_set(e, "out of memory");
+        if (!reserve_ids(it, it->src, B * s->S)) return err_code(e, ERR_MEMORY, "out of memory");
         memcpy(it->ids[it->src], s->src, sizeof(float) * B * s->S);
         it->len[it->src] = s->S;
     }
     if (it->tgt < 0) return true;
     it->greedy = s->tgt == NULL, it->tgt_off = 0;
     if (!it->greedy) {
-        if (!reserve_ids(it, it->tgt, B * s->T)) return err_set(e, "out of memory");
+        if (!reserve_ids(it, it->tgt, B * s->T)) return err_code(e, ERR_MEMORY, "out of memory");
         memcpy(it->ids[it->tgt], s->tgt, sizeof(float) * B * s->T);
         it->len[it->tgt] = s->T;
         return true;
     }
     it->max_new = max_new_of(it, s);
     const size_t M = (size_t)it->max_new;
-    if (!reserve_ids(it, it->tgt, B * (M + 1) * (M + 2) / 2)) return err_set(e, "out of memory");
+    if (!reserve_ids(it, it->tgt, B * (M + 1) * (M + 2) / 2)) return err_code(e, ERR_MEMORY, "out of memory");
     for (size_t b = 0; b < B; b++)
         it->ids[it->tgt][b] = (float)it->m->cfg.bos_id.id, it->gen_len[b] = 0, it->finished[b] = false;
     it->len[it->tgt] = 1;
@@ -126,7 +126,7 @@ static bool grow_outputs(Interp *it) {
 static bool expand_all(Interp *it, Err *e) {
     expander_free(it->x);
     it->x = expander_new(it->p, it->m);
-    if (!it->x) return err_set(e, "out of memory");
+    if (!it->x) return err_code(e, ERR_MEMORY, "out of memory");
     for (int s = 0; s < it->p->n_inputs; s++)
         expander_set_input(it->x, s, it->len[s], s == it->tgt ? it->tgt_off : 0);
     it->round = 0;
@@ -137,19 +137,19 @@ static bool expand_all(Interp *it, Err *e) {
         if (it->greedy) it->phase = PH_ROUND;
         else ok = ok && expand_rest(it->x, e);
     }
-    if (ok && !grow_outputs(it)) ok = err_set(e, "out of memory");
+    if (ok && !grow_outputs(it)) ok = err_code(e, ERR_MEMORY, "out of memory");
     return ok;
 }
 
 Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e) {
     Interp *it = calloc(1, sizeof *it);
-    if (!it) return err_set(e, "out of memory"), NULL;
+    if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1;
     it->gen_len = calloc((size_t)it->B, sizeof *it->gen_len);
     it->finished = calloc((size_t)it->B, sizeof *it->finished);
     it->src = program_input(p, "src");
     it->tgt = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
-    bool ok = (it->gen_len && it->finished) || err_set(e, "out of memory");
+    bool ok = (it->gen_len && it->finished) || err_code(e, ERR_MEMORY, "out of memory");
     ok = ok && check_inputs(it, spec, e) && store_inputs(it, spec, e) && expand_all(it, e);
     if (!ok) {
         interp_free(it);
@@ -194,7 +194,7 @@ static bool exec_stage(Interp *it, int i, Err *e) {
     const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
     if (it->out_size[i] < need) {  // re-runs reuse the buffer of the last run
         if ((double)(it->trace_floats - it->out_size[i] + need) * sizeof(float) > (double)limit_bytes(LIMIT_TRACE_MB))
-            return err_set(e, "%s: the pass's outputs would take more than the %lld MB a trace may take (set %s to "
+            return err_code(e, ERR_LIMIT, "%s: the pass's outputs would take more than the %lld MB a trace may take (set %s to "
                            "raise the limit)", st->id, limit_value(LIMIT_TRACE_MB), limit_env(LIMIT_TRACE_MB));
         it->trace_floats += need - it->out_size[i];
         free(it->out[i]);
@@ -229,7 +229,7 @@ static bool next_round(Interp *it, Err *e) {
     else if (it->round + 1 == it->max_new) it->stop = STOP_MAX_LEN;  // max_new <= P: rounds fit
     if (it->stop == STOP_EOS) {
         it->phase = PH_FINISHED;
-        return expand_rest(it->x, e) && (grow_outputs(it) || err_set(e, "out of memory"));
+        return expand_rest(it->x, e) && (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
     }
     // The next round's [B, T + 1] block follows this round's [B, T] (store_inputs made room).
     const float *prev = it->ids[it->tgt] + it->tgt_off;
@@ -243,36 +243,36 @@ static bool next_round(Interp *it, Err *e) {
     it->len[it->tgt] = T + 1;
     if (it->stop == STOP_MAX_LEN) {
         it->phase = PH_FINISHED;
-        return expand_rest(it->x, e) && (grow_outputs(it) || err_set(e, "out of memory"));
+        return expand_rest(it->x, e) && (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
     }
     it->round++;
     expander_set_input(it->x, it->tgt, it->len[it->tgt], it->tgt_off);
     return expand_decode(it->x, true, it->round, &it->next_stage, e) &&
-           (grow_outputs(it) || err_set(e, "out of memory"));
+           (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
 }
 
-bool interp_step(Interp *it, Err *e) {
-    if (e) e->msg[0] = '\0';
-    if (it->n_done == interp_n_stages(it) && it->phase == PH_ROUND && !next_round(it, e))
-        return false;
-    if (it->n_done == interp_n_stages(it)) return false;
-    if (!exec_stage(it, it->n_done, e)) return false;
+StepStatus interp_step(Interp *it, Err *e) {
+    if (it->n_done == interp_n_stages(it) && it->phase == PH_ROUND && !next_round(it, e)) return STEP_FAILED;
+    if (it->n_done == interp_n_stages(it)) return STEP_DONE;
+    if (!exec_stage(it, it->n_done, e)) return STEP_FAILED;
     it->n_done++;
-    return true;
+    return STEP_RAN;
 }
 
 bool interp_run(Interp *it, Err *e) {
-    while (interp_step(it, e))
+    StepStatus s;
+    while ((s = interp_step(it, e)) == STEP_RAN)
         ;
-    return e->msg[0] == '\0';
+    return s == STEP_DONE;
 }
 
 bool interp_run_to(Interp *it, const char *id, Err *e) {
     for (;;) {
         int i = interp_find(it, id);
         if (i >= 0 && i < it->n_done) return true;
-        if (!interp_step(it, e))
-            return e->msg[0] ? false : err_set(e, "this pass has no stage '%s'", id);
+        const StepStatus s = interp_step(it, e);
+        if (s == STEP_FAILED) return false;
+        if (s == STEP_DONE) return err_set(e, "this pass has no stage '%s'", id);
     }
 }
 

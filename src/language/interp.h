@@ -31,8 +31,10 @@ typedef struct Interp Interp;
 Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e);
 void interp_free(Interp *it);
 
-// Runs the next stage. Returns false with e->msg empty when the pass is complete.
-bool interp_step(Interp *it, Err *e);
+// Runs the next stage: STEP_RAN, STEP_DONE when the pass was already complete (nothing ran), or
+// STEP_FAILED with e set.
+typedef enum { STEP_FAILED, STEP_RAN, STEP_DONE } StepStatus;
+StepStatus interp_step(Interp *it, Err *e);
 // Runs to the end.
 bool interp_run(Interp *it, Err *e);
 // Runs until stage `id` has run (false with a message if the pass has no such stage).

@@ -334,7 +334,7 @@ bool program_parse(Program *p, const char *file, const SourceLine *lines, int n,
             continue;
         }
         Stmt *ns = realloc(p->stmts, sizeof *ns * (size_t)(p->n + 1));
-        if (!ns) return err_set(e, "out of memory");
+        if (!ns) return err_code(e, ERR_MEMORY, "out of memory");
         p->stmts = ns;
         Stmt *st = &p->stmts[p->n];
         memset(st, 0, sizeof *st);
@@ -363,7 +363,7 @@ bool program_parse_text(Program *p, const char *file, const char *text, Err *e) 
     if (!lines || !copy) {
         free(lines);
         free(copy);
-        return err_set(e, "out of memory");
+        return err_code(e, ERR_MEMORY, "out of memory");
     }
     int k = 0;
     for (char *s = copy; s; k++) {

@@ -1,6 +1,6 @@
 // lesson.c: reading a lesson's Markdown with md4c into rich blocks, cells and a program.
 #include "lesson.h"
-#include "limits.h"
+#include "bounds.h"
 
 #include <md4c.h>
 #include <stdio.h>
@@ -171,12 +171,12 @@ static bool split_lines(Lesson *l, Err *e) {
     int n = 1;
     for (const char *c = l->source; *c; c++) n += *c == '\n';
     l->lines = calloc((size_t)n + 1, sizeof *l->lines);
-    if (!l->lines) return err_set(e, "out of memory");
+    if (!l->lines) return err_code(e, ERR_MEMORY, "out of memory");
     const char *s = l->source;
     for (l->n_lines = 0; l->n_lines < n; l->n_lines++) {
         size_t len = strcspn(s, "\n");
         l->lines[l->n_lines] = malloc(len + 1);
-        if (!l->lines[l->n_lines]) return err_set(e, "out of memory");
+        if (!l->lines[l->n_lines]) return err_code(e, ERR_MEMORY, "out of memory");
         memcpy(l->lines[l->n_lines], s, len);
         l->lines[l->n_lines][len] = '\0';
         s += strcspn(s, "\n");
@@ -190,7 +190,7 @@ bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Er
 // Collects the program cells and parses their lines as one program.
 static bool build_program(Lesson *l, Err *e) {
     SourceLine *lines = calloc((size_t)l->n_lines + 1, sizeof *lines);
-    if (!lines) return err_set(e, "out of memory");
+    if (!lines) return err_code(e, ERR_MEMORY, "out of memory");
     int n = 0;
     bool ok = true, setup_seen = false;
     for (int i = 0; i < l->n_blocks && ok; i++) {
@@ -207,7 +207,7 @@ static bool build_program(Lesson *l, Err *e) {
         }
         if (strcmp(r->lang, "program") != 0) continue;
         Cell *nc = realloc(l->cells, sizeof *nc * (size_t)(l->n_cells + 1));
-        if (!nc) ok = err_set(e, "out of memory");
+        if (!nc) ok = err_code(e, ERR_MEMORY, "out of memory");
         else {
             l->cells = nc;
             l->cells[l->n_cells++] = (Cell){i, first, last};
@@ -236,7 +236,7 @@ bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
     memset(l, 0, sizeof *l);
     l->path = malloc(strlen(path) + 1);
     l->source = malloc(strlen(text) + 1);
-    if (!l->path || !l->source) return lesson_free(l), err_set(e, "out of memory");
+    if (!l->path || !l->source) return lesson_free(l), err_code(e, ERR_MEMORY, "out of memory");
     strcpy(l->path, path);
     copy_lines(l->source, text);
     l->setup.max_len = 32;
@@ -263,7 +263,7 @@ bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
 bool lesson_load(Lesson *l, const char *path, Err *e) {
     char *buf;
     size_t n;
-    if (!file_read_all(path, "a lesson (a Markdown file)", &buf, &n, e)) return false;
+    if (!file_read_all(path, "the lesson", &buf, &n, e)) return false;
     if (n > LESSON_MAX_BYTES) {
         free(buf);
         return err_set(e, "%s: %zu bytes, more than a lesson may have (%d MB)", path, n, LESSON_MAX_BYTES >> 20);

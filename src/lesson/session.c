@@ -108,7 +108,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     const int P = model_max_len(m);
     s->src = calloc((size_t)P + 1, sizeof(float));
     s->tgt = calloc((size_t)P + 1, sizeof(float));
-    if (!s->src || !s->tgt) return err_set(e, "out of memory");
+    if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len};
     const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
     const char *text = spec->input ? spec->input : ls->input;
@@ -171,7 +171,7 @@ void session_close(Session *s) {
 bool session_set_input(Session *s, const char *text, int *first, Err *e) {
     const int P = model_max_len(&s->model);
     float *ids = calloc((size_t)P + 1, sizeof(float));
-    if (!ids) return err_set(e, "out of memory");
+    if (!ids) return err_code(e, ERR_MEMORY, "out of memory");
     int n;
     bool ok = vocab_encode(&s->model.src_vocab, text, "source", ids, P, &n, e);
     if (ok) {

@@ -76,7 +76,7 @@ bool conf_set(Conf *c, const char *name, double v, const char *from, bool given,
         if (c->n == c->cap) {
             int cap = c->cap ? 2 * c->cap : 32;
             ConfItem *ni = realloc(c->items, sizeof *ni * (size_t)cap);
-            if (!ni) return err_set(e, "out of memory");
+            if (!ni) return err_code(e, ERR_MEMORY, "out of memory");
             c->items = ni, c->cap = cap;
         }
         it = &c->items[c->n++];
@@ -113,7 +113,7 @@ static bool bad_value(const char *from, const char *key, const char *val, Err *e
 
 bool conf_parse(Conf *c, const char *text, const char *from, bool given, bool weak, Err *e) {
     char *buf = malloc(strlen(text) + 1);
-    if (!buf) return err_set(e, "out of memory");
+    if (!buf) return err_code(e, ERR_MEMORY, "out of memory");
     strcpy(buf, text);
     bool ok = true;
     char *rest = NULL;  // strtok_r: the window's trainer thread parses configurations too

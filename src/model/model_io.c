@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "limits.h"
+#include "bounds.h"
 #include "model.h"
 #include "rng.h"
 
@@ -50,7 +50,7 @@ bool model_allocate(Model *m, Err *e) {
     double total_bytes = 0;  // checked before anything is allocated: a few bytes of config can ask for terabytes
     for (int i = 0; i < m->n_params; i++) total_bytes += (double)shape_numel(&m->params[i].shape) * sizeof(float);
     if (total_bytes > (double)limit_bytes(LIMIT_MODEL_MB))
-        return err_set(e, "the model would take %.0f MB, more than the %lld MB a model may take (set %s to raise the "
+        return err_code(e, ERR_LIMIT, "the model would take %.0f MB, more than the %lld MB a model may take (set %s to raise the "
                        "limit)", total_bytes / (1 << 20), limit_value(LIMIT_MODEL_MB), limit_env(LIMIT_MODEL_MB));
     size_t total = 0;
     for (int i = 0; i < m->n_params; i++) total += ((size_t)shape_numel(&m->params[i].shape) + 15) / 16 * 16;
@@ -62,7 +62,7 @@ bool model_allocate(Model *m, Err *e) {
     for (int i = 0; i < m->n_params; i++) {
         StEntry *en = &w->entries[w->n_entries++];
         en->name = malloc(strlen(m->params[i].name) + 1);
-        if (!en->name) return err_set(e, "out of memory");
+        if (!en->name) return err_code(e, ERR_MEMORY, "out of memory");
         strcpy(en->name, m->params[i].name);
         en->shape = m->params[i].shape;
         en->data = w->arena + at;
@@ -153,7 +153,7 @@ bool model_save(const Model *m, const char *path, Err *e) {
     char (*v)[40] = calloc((size_t)nc + 1, sizeof *v);
     if (!t || !meta || !v) {
         free(t), free(meta), free(v);
-        return err_set(e, "out of memory");
+        return err_code(e, ERR_MEMORY, "out of memory");
     }
     for (int i = 0; i < m->weights.n_entries; i++) {
         const StEntry *en = &m->weights.entries[i];

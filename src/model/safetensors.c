@@ -1,5 +1,5 @@
 #include "safetensors.h"
-#include "limits.h"
+#include "bounds.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -206,7 +206,7 @@ bool st_load(StFile *f, const char *path, Err *e) {
     memset(f, 0, sizeof *f);
     char *bytes = NULL;
     size_t n = 0;
-    if (!file_read_all(path, "a weights file (.safetensors)", &bytes, &n, e)) return false;
+    if (!file_read_all(path, "the weights file", &bytes, &n, e)) return false;
     bool ok = st_parse(f, (const unsigned char *)bytes, n, path, e);
     free(bytes);
     return ok;

@@ -44,15 +44,18 @@ bool vocab_from_json(Vocab *v, const char *json, const char *what, Err *e) {
     }
     int n = cJSON_GetArraySize(arr);
     v->tokens = calloc((size_t)n + 1, sizeof *v->tokens);
-    bool ok = v->tokens != NULL;
-    for (const cJSON *it = arr->child; ok && it; it = it->next) {
+    bool ok = v->tokens || err_code(e, ERR_MEMORY, "%s: out of memory for %d tokens", what, n);
+    for (const cJSON *it = ok ? arr->child : NULL; ok && it; it = it->next) {
         if (!cJSON_IsString(it)) {
             ok = err_set(e, "%s: token %d is not a string", what, v->n);
             break;
         }
         size_t len = strlen(it->valuestring) + 1;
         v->tokens[v->n] = malloc(len);
-        if (!v->tokens[v->n]) break;
+        if (!v->tokens[v->n]) {  // all or nothing: never a vocabulary cut short
+            ok = err_code(e, ERR_MEMORY, "%s: out of memory at token %d", what, v->n);
+            break;
+        }
         memcpy(v->tokens[v->n++], it->valuestring, len);
     }
     cJSON_Delete(arr);
@@ -80,7 +83,7 @@ bool vocab_from_chars(Vocab *v, const char *chars, Err *e) {
         const char one[2] = {v->n < VOCAB_SPECIALS ? '\0' : chars[v->n - VOCAB_SPECIALS], '\0'};
         const char *t = v->n < VOCAB_SPECIALS ? vocab_special_names[v->n] : one;
         v->tokens[v->n] = malloc(strlen(t) + 1);
-        if (!v->tokens[v->n]) return vocab_free(v), err_set(e, "out of memory");
+        if (!v->tokens[v->n]) return vocab_free(v), err_code(e, ERR_MEMORY, "out of memory");
         strcpy(v->tokens[v->n], t);
     }
     v->by_char = true;
@@ -99,12 +102,12 @@ bool vocab_chars(Vocab *v, Err *e) {
 bool vocab_numbered(Vocab *v, int n, Err *e) {
     memset(v, 0, sizeof *v);
     v->tokens = calloc((size_t)n + 1, sizeof *v->tokens);
-    if (!v->tokens) return err_set(e, "out of memory for a vocabulary of %d tokens", n);
+    if (!v->tokens) return err_code(e, ERR_MEMORY, "out of memory for a vocabulary of %d tokens", n);
     for (v->n = 0; v->n < n; v->n++) {
         char buf[16];
         snprintf(buf, sizeof buf, "%d", v->n);
         v->tokens[v->n] = malloc(strlen(buf) + 1);
-        if (!v->tokens[v->n]) return err_set(e, "out of memory");
+        if (!v->tokens[v->n]) return vocab_free(v), err_code(e, ERR_MEMORY, "out of memory");
         strcpy(v->tokens[v->n], buf);
     }
     v->by_char = false;

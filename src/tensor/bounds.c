@@ -1,5 +1,5 @@
-// limits.c: the ceilings of limits.h, and reading a file within them.
-#include "limits.h"
+// bounds.c: the ceilings of bounds.h, and reading a file within them.
+#include "bounds.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,13 +30,13 @@ const char *limit_env(LimitId id) { return limits[id].env; }
 bool file_read_all(const char *path, const char *what, char **out, size_t *n, Err *e) {
     struct stat sb;
     *out = NULL, *n = 0;
-    if (stat(path, &sb) != 0) return err_set(e, "%s: cannot open %s: %s", path, what, strerror(errno));
+    if (stat(path, &sb) != 0) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
     if (!S_ISREG(sb.st_mode)) return err_set(e, "%s: not a regular file (%s must be one)", path, what);
     if ((size_t)sb.st_size > limit_bytes(LIMIT_FILE_MB))
-        return err_set(e, "%s: %lld MB, more than the %lld MB a file may have (set %s to raise it)", path,
+        return err_code(e, ERR_LIMIT, "%s: %lld MB, more than the %lld MB a file may have (set %s to raise it)", path,
                        (long long)(sb.st_size >> 20), limit_value(LIMIT_FILE_MB), limit_env(LIMIT_FILE_MB));
     FILE *fp = fopen(path, "rb");
-    if (!fp) return err_set(e, "%s: cannot open %s: %s", path, what, strerror(errno));
+    if (!fp) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
     const size_t size = (size_t)sb.st_size;
     char *buf = malloc(size + 2);
     if (!buf) return fclose(fp), err_set(e, "%s: out of memory for %s (%zu bytes)", path, what, size);
@@ -45,7 +45,7 @@ bool file_read_all(const char *path, const char *what, char **out, size_t *n, Er
     fclose(fp);
     if (failed || got != size) {
         free(buf);
-        return err_set(e, "%s: %s %s", path, what, failed ? "could not be read" : "changed while it was read");
+        return err_code(e, ERR_IO, "%s: %s %s", path, what, failed ? "could not be read" : "changed while it was read");
     }
     buf[size] = '\0';
     *out = buf, *n = size;

@@ -1,4 +1,4 @@
-// limits.h: the ceilings on what a file, a lesson or a program may ask for, so that a small file
+// bounds.h: the ceilings on what a file, a lesson or a program may ask for, so that a small file
 // can neither hang stepformer nor take the machine's memory. Each has a default and an
 // environment variable that raises (or lowers) it; an error that hits one names both.
 //
@@ -8,8 +8,8 @@
 //   STEPFORMER_MAX_TRACE_MB     all stage outputs of one pass             (default 8192)
 //   STEPFORMER_MAX_STAGES       stages in one pass                        (default 500000)
 //   STEPFORMER_MAX_ITERATIONS   loop iterations while a program expands   (default 1000000)
-#ifndef STEPFORMER_LIMITS_H
-#define STEPFORMER_LIMITS_H
+#ifndef STEPFORMER_BOUNDS_H
+#define STEPFORMER_BOUNDS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,6 +10,17 @@ bool err_set(Err *e, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
+    e->code = ERR_FAILED;
+    return false;
+}
+
+bool err_code(Err *e, ErrCode code, const char *fmt, ...) {
+    if (!e) return false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    e->code = code;
     return false;
 }
 

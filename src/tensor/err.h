@@ -10,13 +10,26 @@
 
 #include <stdbool.h>
 
+// What kind of failure it was, for callers that act on it (never read from the message).
+typedef enum {
+    ERR_NONE,    // no failure recorded
+    ERR_FAILED,  // bad input: a file, a lesson, a program, a flag (the usual case)
+    ERR_IO,      // a file could not be opened, read or written
+    ERR_LIMIT,   // a ceiling of bounds.h was reached
+    ERR_MEMORY,  // memory ran out
+    ERR_COUNT
+} ErrCode;
+
 typedef struct {
     char msg[512];
+    ErrCode code;
 } Err;
 
-// Formats the message into e (if e is not NULL) and returns false, so callers can
-// write `return err_set(e, "...", ...);`.
+// Formats the message into e (if e is not NULL), with code ERR_FAILED, and returns false, so
+// callers can write `return err_set(e, "...", ...);`.
 bool err_set(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// The same with another code.
+bool err_code(Err *e, ErrCode code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 // Prefixes an existing message: "where: <old message>".
 bool err_prefix(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

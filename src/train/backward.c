@@ -28,7 +28,7 @@ static size_t arena_size(const Model *m) {
 
 Grads *grads_new(const Model *m, Err *e) {
     Grads *g = calloc(1, sizeof *g);
-    if (!g) return err_set(e, "out of memory"), NULL;
+    if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     g->m = m;
     g->n_dw = arena_size(m);
     g->dw = calloc(g->n_dw ? g->n_dw : 1, sizeof(float));
@@ -69,7 +69,7 @@ static bool prepare(Grads *g, const Interp *it, Err *e) {
         if (d) g->d = d;
         if (cap) g->cap = cap;
         if (live) g->live = live;
-        if (!d || !cap || !live) return err_set(e, "out of memory");
+        if (!d || !cap || !live) return err_code(e, ERR_MEMORY, "out of memory");
         for (int i = g->n; i < n; i++) g->d[i] = NULL, g->cap[i] = 0;
         g->n = n;
     }
@@ -233,7 +233,7 @@ static bool has_backward(Op op) { return op != OP_ARGMAX; }
 bool backward_check(const Interp *it, int from, Err *e) {
     bool *learn = calloc((size_t)from + 1, sizeof *learn), *reach = calloc((size_t)from + 1, sizeof *reach);
     bool ok = learn && reach;
-    if (!ok) err_set(e, "out of memory");
+    if (!ok) err_code(e, ERR_MEMORY, "out of memory");
     for (int i = 0; ok && i <= from; i++) {  // learn[i]: stage i's output depends on a weight
         const Stage *st = interp_stage(it, i);
         for (int j = 0; j < st->n_in; j++)

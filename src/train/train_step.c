@@ -36,7 +36,7 @@ struct TrainState {
 
 TrainState *train_state_new(Model *m, const Program *p, const StepConfig *c, Err *e) {
     TrainState *ts = calloc(1, sizeof *ts);
-    if (!ts) return err_set(e, "out of memory"), NULL;
+    if (!ts) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     ts->m = m, ts->p = p, ts->c = *c, ts->n = c->batch >= SHARDS ? SHARDS : 1;
     bool ok = true;
     for (int k = 0; k < ts->n && ok; k++) {
@@ -120,7 +120,11 @@ static bool forward(TrainState *ts, Shard *h, const float *src, const float *tgt
     }
     // Only the stages up to the logits matter for the loss.
     while (interp_n_done(h->it) <= h->logits)
-        if (!interp_step(h->it, e)) return e->msg[0] ? false : err_set(e, "the pass ended before the logits");
+        switch (interp_step(h->it, e)) {
+        case STEP_FAILED: return false;
+        case STEP_DONE: return err_set(e, "the pass ended before the logits");
+        case STEP_RAN: break;
+        }
     return true;
 }
 

@@ -125,7 +125,7 @@ static bool make_model(Trainer *t, Err *e) {
 
 Trainer *trainer_new(const TrainConfig *c, Err *e) {
     Trainer *t = calloc(1, sizeof *t);
-    if (!t) return err_set(e, "out of memory"), NULL;
+    if (!t) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     t->c = *c, t->rng = (Rng){c->seed * 0x9E3779B97F4A7C15ull + 17};
     t->classes = task_classes(c->task);
     t->S = task_max_src_len(c->task), t->T = t->classes ? 1 : task_max_tgt_len(c->task) + 1;
@@ -141,7 +141,7 @@ Trainer *trainer_new(const TrainConfig *c, Err *e) {
     t->n_weights = ok ? (size_t)(t->m.weights.entries[t->m.weights.n_entries - 1].data - t->m.weights.arena) +
                             (size_t)shape_numel(&t->m.weights.entries[t->m.weights.n_entries - 1].shape) : 0;
     t->backup = malloc(sizeof(float) * (t->n_weights + 1));
-    if (ok && (!t->src || !t->tgt_in || !t->tgt_out || !t->backup)) ok = err_set(e, "out of memory");
+    if (ok && (!t->src || !t->tgt_in || !t->tgt_out || !t->backup)) ok = err_code(e, ERR_MEMORY, "out of memory");
     StepConfig sc = {c->batch, t->S, t->classes ? 0 : t->T, c->label_smoothing, 0.9f, 0.98f, 1e-9f};
     t->ts = ok ? train_state_new(&t->m, &t->program.program, &sc, e) : NULL;
     if (t->ts) {  // checked on a batch of padding before the first step
@@ -250,7 +250,7 @@ static bool class_answers(Trainer *t, const Interp *it, int from, int n, int *ri
 // (a classifier: right classes).
 static bool eval_batch(Trainer *t, int from, int n, int *right, Err *e) {
     float *src = malloc(sizeof(float) * (size_t)n * t->S);
-    if (!src) return err_set(e, "out of memory");
+    if (!src) return err_code(e, ERR_MEMORY, "out of memory");
     for (int b = 0; b < n; b++)
         encode_row(&t->m.src_vocab, task_held_out_src(t->held, from + b), src + (size_t)b * t->S, t->S, -1, -1,
                    t->m.cfg.pad_id.id);

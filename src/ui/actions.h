@@ -18,6 +18,7 @@ typedef enum {
 } Action;
 
 extern const char *const action_names[DO_COUNT];
+bool action_names_complete(void);  // whether every Action has its name (tested)
 
 // One entry of the key list that `?` shows.
 typedef struct {
@@ -33,7 +34,8 @@ void app_init(App *a, const SessionSpec *spec);
 // Opens what the spec names, or fails with e (export: no fallback).
 bool app_open(App *a, const SessionSpec *spec, Err *e);
 void app_free(App *a);
-// Replaces the session with what the spec names (the old one stays if that cannot open).
+// Replaces the session with what the spec names, reading it once; if that cannot open, the
+// window is left empty (the caller shows the error), never on the old model.
 bool app_reopen(App *a, const SessionSpec *spec, Err *e);
 // Applies an action (param: the head for DO_HEAD). Returns true if a screenshot was asked for.
 bool app_act(App *a, Action act, int param);

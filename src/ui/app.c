@@ -18,7 +18,13 @@ const char *const action_names[DO_COUNT] = {
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
     "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo"};
-static_assert(sizeof action_names / sizeof action_names[0] == DO_COUNT, "a name per action");
+
+// Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
+bool action_names_complete(void) {
+    for (int i = 0; i < DO_COUNT; i++)
+        if (!action_names[i]) return false;
+    return true;
+}
 
 void app_notify(App *a, const char *msg) {
     snprintf(a->notice, sizeof a->notice, "%s", msg);
@@ -95,9 +101,10 @@ void app_free(App *a) {
 // Runs the pass until stage i has run (or it ends).
 static void run_to(App *a, int i) {
     Err e = {{0}};
-    while (a->loaded && interp_n_done(a->session.it) <= i && interp_step(a->session.it, &e))
+    StepStatus s = STEP_RAN;
+    while (a->loaded && interp_n_done(a->session.it) <= i && (s = interp_step(a->session.it, &e)) == STEP_RAN)
         ;
-    if (e.msg[0]) app_set_error(a, e.msg);
+    if (s == STEP_FAILED) app_set_error(a, e.msg);
 }
 
 void app_goto(App *a, int i) {
@@ -178,14 +185,12 @@ static void set_head(App *a, int h) {
 
 
 bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
-    Session trial;  // a Session cannot be moved (its interpreter points into it): try, then reopen
-    if (!session_open(&trial, spec, e)) return false;
-    session_close(&trial);
-    if (a->loaded) session_close(&a->session);
-    a->loaded = session_open(&a->session, spec, e);
-    a->generation++, a->model_serial++, a->cursor = 0;
+    if (a->loaded) session_close(&a->session);  // opened once, in place (a Session cannot move)
+    a->loaded = false, a->generation++, a->model_serial++, a->cursor = 0;
     memset(a->scroll, 0, sizeof a->scroll);
-    return a->loaded;
+    if (!session_open(&a->session, spec, e)) return false;  // the window stays empty, with the error
+    app_loaded(a);  // the title, and the positions explorer on the new model's d_model
+    return true;
 }
 
 // Steps through the forward pass of the model trained in the window, on its example, read
@@ -418,10 +423,10 @@ void app_tick(App *a, double now, double budget_ms) {
     // Run ahead of the cursor in small slices, so the timeline fills without stalling a frame.
     if (!a->loaded) return;
     Err e = {{0}};
-    for (int k = 0; k < 64 && !interp_done(a->session.it); k++)
-        if (!interp_step(a->session.it, &e)) break;
+    StepStatus s = STEP_RAN;
+    for (int k = 0; k < 64 && !interp_done(a->session.it) && s == STEP_RAN; k++) s = interp_step(a->session.it, &e);
     (void)budget_ms;
-    if (e.msg[0]) app_set_error(a, e.msg);
+    if (s == STEP_FAILED) app_set_error(a, e.msg);
 }
 
 // ---- helpers for the views ----

@@ -80,7 +80,7 @@ Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
                        "`stepformer export LESSON --out DIR` writes every stage as a PNG",
                        SDL_GetError()), NULL;
     Gfx *g = calloc(1, sizeof *g);
-    if (!g) return err_set(e, "out of memory"), NULL;
+    if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     if (!start_libraries(g, e)) return gfx_close(g), NULL;
     SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0");
     g->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
@@ -98,7 +98,7 @@ Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
 
 Gfx *gfx_open_offscreen(int w, int h, Err *e) {
     Gfx *g = calloc(1, sizeof *g);
-    if (!g) return err_set(e, "out of memory"), NULL;
+    if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     if (!start_libraries(g, e)) return gfx_close(g), NULL;
     g->surface = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ABGR8888);
     if (!g->surface) {

@@ -244,7 +244,7 @@ Replayer *replayer_open(const char *path, Err *e) {
     Replayer *r = calloc(1, sizeof *r);
     char buf[600];
     int ln = 0;
-    bool ok = r != NULL || err_set(e, "out of memory");
+    bool ok = r != NULL || err_code(e, ERR_MEMORY, "out of memory");
     while (ok && fgets(buf, sizeof buf, f)) {
         ln++;
         buf[strcspn(buf, "\r\n")] = '\0';
@@ -252,7 +252,7 @@ Replayer *replayer_open(const char *path, Err *e) {
         ReplayLine l = {0};
         ok = parse_line(buf, path, ln, &l, e);
         ReplayLine *nl = ok ? realloc(r->lines, sizeof *nl * (size_t)(r->n + 1)) : NULL;
-        if (ok && !nl) ok = err_set(e, "out of memory");
+        if (ok && !nl) ok = err_code(e, ERR_MEMORY, "out of memory");
         else if (ok) r->lines = nl, r->lines[r->n++] = l;
     }
     fclose(f);
