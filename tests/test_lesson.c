@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "course.h"
 #include "session.h"
 
 static void test_all_lessons_run(void) {
@@ -16,7 +17,7 @@ static void test_all_lessons_run(void) {
     for (struct dirent *de; (de = readdir(d));) {
         size_t n = strlen(de->d_name);
         if (n < 4 || strcmp(de->d_name + n - 3, ".md") != 0) continue;
-        if (!strcmp(de->d_name, "README.md")) continue;  // the course's table of contents (course.c)
+        if (!course_is_lesson_name(de->d_name)) continue;  // README.md, MISTAKES.md: indexes (course.c)
         char path[600];
         snprintf(path, sizeof path, "%s/%s", LESSONS, de->d_name);
         SessionSpec spec = {.lesson_path = path};
@@ -42,6 +43,8 @@ static void test_all_lessons_run(void) {
     }
     closedir(d);
     CHECK(count >= 2, "found %d lessons", count);
+    CHECK(!course_is_lesson_name("README.md") && !course_is_lesson_name("MISTAKES.md") &&
+              course_is_lesson_name("masks.md") && !course_is_lesson_name("notes.txt"), "which files are lessons");
 }
 
 static bool has_span(const Lesson *l, int b, int e, unsigned style, const char *text) {

@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700  // realpath
 #include "course.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,9 +11,10 @@
 
 enum { HEAD_BYTES = 4096 };  // a lesson's title is on one of its first lines
 
-static bool is_lesson_name(const char *name) {
+// A lesson is a .md file; files named in capitals (README.md, MISTAKES.md) are indexes, not lessons.
+bool course_is_lesson_name(const char *name) {
     const size_t n = strlen(name);
-    return n > 3 && !strcmp(name + n - 3, ".md") && strcmp(name, "README.md") != 0 && name[0] != '.';
+    return n > 3 && !strcmp(name + n - 3, ".md") && !isupper((unsigned char)name[0]) && name[0] != '.';
 }
 
 // The first "# " heading of the file, or the file name when there is none.
@@ -68,7 +70,7 @@ bool course_load(Course *c, const char *dir, Err *e) {
     char *names[COURSE_MAX];
     int n = 0;
     for (struct dirent *en; (en = readdir(d)) && n < COURSE_MAX;)
-        if (is_lesson_name(en->d_name) && (names[n] = strdup(en->d_name)) != NULL) n++;
+        if (course_is_lesson_name(en->d_name) && (names[n] = strdup(en->d_name)) != NULL) n++;
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, by_name);
     c->items = calloc(COURSE_MAX, sizeof *c->items);

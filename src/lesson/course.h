@@ -21,6 +21,8 @@ typedef struct {
     int n;
 } Course;
 
+// Whether a file name is a lesson's: NAME.md, not an index named in capitals (README.md).
+bool course_is_lesson_name(const char *name);
 // Reads the folder `dir`. A folder without README.md gives its lessons by name; a folder that
 // cannot be read is an error naming it.
 bool course_load(Course *c, const char *dir, Err *e);
