@@ -76,6 +76,12 @@ static int measure(const Flow *f, const char *s, int n, unsigned style) {
     return gfx_text_width(f->ui->g, face_of(f, style), px_of(f, style), tmp);
 }
 
+// The space before an item of `style` after one of `prev`: drawn merged into one string with
+// its neighbour of the same style (inside a code span: a monospace space), so measured so.
+static int space_before(const Flow *f, int prev, unsigned style) {
+    return prev >= 0 && (unsigned)prev == style && style != 0 ? measure(f, " ", 1, style) : f->space_w;
+}
+
 static void flow_setup(Flow *f, FontFace face, int px, Rgba c, int x, int w) {
     f->face = face, f->px = px, f->color = c, f->x = x, f->w = w;
     f->lh = gfx_line_height(f->ui->g, face, px) + (face == FONT_MONO ? 0 : px / 8);
@@ -125,7 +131,7 @@ static void flow_put(Flow *f, const char *s, int n, unsigned style, int w, bool 
     if (n >= FLOW_BUF) n = FLOW_BUF - 1;
     const int prev = f->n_items ? (int)f->items[f->n_items - 1].style : -1;
     space = space && f->n_items > 0;
-    const int x = f->line_w + (space ? f->space_w : 0) + edge_gap(f, prev, style);
+    const int x = f->line_w + (space ? space_before(f, prev, style) : 0) + edge_gap(f, prev, style);
     memcpy(f->buf + f->buf_n, s, (size_t)n);
     f->items[f->n_items++] = (Item){style, f->buf_n, n, x, w, space};
     f->buf_n += n;
@@ -176,7 +182,8 @@ static void flow_word(Flow *f) {
         prev = prev_alone = (int)st;
     }
     if (prev & STYLE_CODE) need += code_pad(f), alone += code_pad(f);
-    if (f->n_items && f->space) need += f->space_w;
+    if (f->n_items && f->space)
+        need += space_before(f, (int)f->items[f->n_items - 1].style, f->n_word ? f->word[0].style : 0);
     if (f->n_items && f->line_w + need > f->w) flow_newline(f);
     for (int i = 0; i < f->n_word; i++) {
         const Piece *p = &f->word[i];
