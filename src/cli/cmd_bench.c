@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "data.h"
 #include "rng.h"
 #include "train.h"
 #include "window.h"
@@ -163,9 +164,9 @@ static double train_step_ms(int steps, double *flops) {
 
 // Runs the PyTorch peer and reads its median; negative if it cannot run here.
 static double torch_step_ms(char *about, size_t n) {
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/scripts/bench_torch_train.py' --steps 50 2>/dev/null",
-             STEPFORMER_SOURCE_DIR);
+    char cmd[4600], script[4352];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' --steps 50 2>/dev/null",
+             data_path("scripts/bench_torch_train.py", script, sizeof script));
     FILE *p = popen(cmd, "r");
     double ms = -1;
     char line[256] = "";

@@ -4,6 +4,7 @@
 
 #include "app.h"
 #include "cli.h"
+#include "data.h"
 #include "window.h"
 
 static const char window_usage[] =
@@ -22,10 +23,11 @@ static const char window_usage[] =
     "\n"
     "Other commands: run, trace, lesson, stages, export, init, bench (stepformer COMMAND --help).\n";
 
-// The folder of lessons the window switches between: the lesson's own, else the course built
-// with the program (when its source tree is still there).
+// The folder of lessons the window switches between: the lesson's own, else the course among
+// stepformer's data (data.h).
 int cli_open_window(const CliOptions *o) {
-    char dir[1024] = STEPFORMER_SOURCE_DIR "/lessons";
+    char dir[4352];
+    data_path("lessons", dir, sizeof dir);
     const char *lesson = o->spec.lesson_path, *slash = lesson ? strrchr(lesson, '/') : NULL;
     if (lesson) snprintf(dir, sizeof dir, "%.*s", slash ? (slash == lesson ? 1 : (int)(slash - lesson)) : 1,
                          slash ? lesson : ".");

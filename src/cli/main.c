@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "data.h"
 
 static const struct {
     const char *name;
@@ -44,7 +45,8 @@ int main(int argc, char **argv) {
             return cmd_window(2, args);
         }
         if (argc >= 2 && !strcmp(argv[1], "--version")) {
-            printf("stepformer %s\n", STEPFORMER_VERSION);
+            printf("stepformer %s\nlessons and models: %s\n", STEPFORMER_VERSION,
+                   data_dir()[0] ? data_dir() : "not found (set STEPFORMER_DATA to the folder holding lessons/)");
             return EXIT_OK;
         }
         argv[0] = "stepformer";

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h"
 #include "embedded.h"
 #include "rng.h"
 
@@ -12,10 +13,18 @@ const char *session_standard_lesson(const ModelConfig *c) {
     return c->norm_first ? "pre-norm.md" : "forward-pass.md";
 }
 
+// The built-in copies say where they would be among the data (data.h): a lesson's relative
+// model path resolves from there, wherever the binary is.
 const char *session_builtin_lesson(const char *name, const char **path) {
+    static char where[8][4352];  // one per built-in file, computed once each
     for (int i = 0; i < embedded_file_count; i++)
         if (strcmp(embedded_files[i].name, name) == 0) {
-            if (path) *path = embedded_files[i].path;
+            if (path && i < 8 && data_dir()[0]) {
+                if (!where[i][0]) snprintf(where[i], sizeof where[i], "%s/lessons/%s", data_dir(), name);
+                *path = where[i];
+            } else if (path) {
+                *path = embedded_files[i].path;
+            }
             return embedded_files[i].text;
         }
     return NULL;
