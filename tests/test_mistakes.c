@@ -316,6 +316,10 @@ static void test_no_cross_attention(void) {
         CHECK(sh.ndim == 3 && sh.dim[1] == 4 && sh.dim[2] == 4, "the cross_attn block attends over the 4 target tokens");
     if (stage(&ok, "step.3.decoder.layers.0.cross_attn.weights", &sh))
         CHECK(sh.ndim == 3 && sh.dim[2] == 12, "the correct one over the 12 source characters");
+    if (stage(&bad, "step.10.decoder.layers.0.cross_attn.weights", &sh))
+        CHECK(sh.dim[0] == 4 && sh.dim[1] == 11 && sh.dim[2] == 11, "the last round's is [4, 11, 11]");
+    if (stage(&ok, "step.10.decoder.layers.0.cross_attn.weights", &sh))
+        CHECK(sh.dim[0] == 4 && sh.dim[1] == 11 && sh.dim[2] == 12, "the correct last round's is [4, 11, 12]");
     session_close(&ok);
     session_close(&bad);
     // The notes' own line: the memory through the self-attention's weights.
@@ -491,14 +495,27 @@ static void test_no_causal_mask(void) {
     Shape sh;
     const float *w = stage(&bad, "step.1.decoder.layers.0.self_attn.weights", &sh);
     if (w) {
-        double seen = 0;
-        for (int h = 0; h < sh.dim[0]; h++) seen = fmax(seen, w[(size_t)h * 4 + 1]);  // row 0 (<bos>), key 1 (s)
-        CHECK(seen > 0.01, "the <bos> row looks at the token after it (%g)", seen);
+        CHECK(sh.dim[1] == 2 && sh.dim[2] == 2, "two tokens in round 1");
+        for (int h = 1; h < 4; h++)  // row 0 (<bos>), key 1 (s)
+            CHECK(w[(size_t)h * 4 + 1] >= 0.985, "head %d: the <bos> row on s (%g)", h + 1, w[(size_t)h * 4 + 1]);
     }
     session_close(&bad);
     // Teacher forcing: every row's pick is the next letter of the answer.
     Session tf;
     if (!open_lesson(&tf, "mistake-no-causal-mask.md", (Opts){.target = "remrofpets"})) return;
+    const float *w1 = stage(&tf, "decoder.layers.1.self_attn.weights", &sh);
+    if (w1) {
+        const int T = sh.dim[1];
+        CHECK(T == 11, "11 target positions (%d)", T);
+        double lo = 1;
+        for (int h = 1; h <= 2; h++)
+            for (int r = 0; r + 1 < T; r++) {
+                const float *row = w1 + ((size_t)h * T + r) * T;
+                CHECK(argmax_of(row, T) == r + 1, "head %d, row %d looks one step right", h + 1, r);
+                lo = fmin(lo, row[r + 1]);
+            }
+        CHECK_STATED(lo, 0.93, 2, "the smallest such weight");
+    }
     Shape ns;
     const float *next = stage(&tf, "generator.next", &ns);
     if (next) {
