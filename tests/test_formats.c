@@ -228,6 +228,20 @@ static void test_models(void) {
     CHECK(ok && strstr(back.note, "num_classes") && strstr(back.note, "not used"), "unused name noted: %s",
           ok ? back.note : e.msg);
     if (ok) model_free(&back);
+    p = tmp("noname.safetensors");  // an empty metadata key names nothing: it is no configuration item
+    save_variant(&m, p, NULL, "", "4");
+    StFile nf;
+    Conf nc = {0};
+    ok = st_load(&nf, p, &e) && conf_from_meta(&nc, &nf, p, &e);
+    const bool skipped = ok && !conf_find(&nc, "");
+    CHECK(skipped, "an empty metadata key is skipped: %s", e.msg);
+    conf_free(&nc);
+    st_free(&nf);
+    if (skipped) {  // (kept as a name, the search for it in the program's text never ended)
+        ok = model_load(&back, p, &l.program, NULL, &e);
+        CHECK(ok, "a file with an empty metadata key loads: %s", e.msg);
+        if (ok) model_free(&back);
+    }
     model_free(&m);
     lesson_free(&l);
 }

@@ -154,7 +154,7 @@ bool conf_from_meta(Conf *c, const StFile *f, const char *path, Err *e) {
     for (int i = 0; i < f->n_meta; i++) {
         const char *key = f->meta[i].name, *val = f->meta[i].value;
         double v;
-        if (strlen(key) > CONF_NAME_MAX) continue;
+        if (!key[0] || strlen(key) > CONF_NAME_MAX) continue;  // no name a program could use
         if (value_of(key, val, &v)) {
             if (!conf_set(c, key, v, from, true, false, e)) return false;
         } else if (conf_is_setting(key)) {
