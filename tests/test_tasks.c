@@ -539,6 +539,22 @@ static void held_out_leaves_short_strings(void) {
     }
     CHECK(len1 <= 26 / 5 && len2 <= 676 / 5, "held out: %d one-letter and %d two-letter strings", len1, len2);
     task_held_out_free(h);
+    // The classification tasks draw from fewer strings than their alphabets make: 4 of length 2
+    // and 36 of length 4 for brackets (equal counts of each kind), 6 of length 2 for majority
+    // ("aa" .. "ff"). A fifth of those at most, so training sees "()" and "[]".
+    h = task_held_out_new(TASK_BRACKETS, 5, 1000, &e);
+    int b2 = 0, b4 = 0;
+    for (int i = 0; h && i < task_held_out_count(h); i++) {
+        const size_t n = strlen(task_held_out_src(h, i));
+        b2 += n == 2, b4 += n == 4;
+    }
+    CHECK(h && b2 == 0 && b4 <= 36 / 5, "brackets held out: %d of length 2, %d of length 4", b2, b4);
+    task_held_out_free(h);
+    h = task_held_out_new(TASK_MAJORITY, 5, 1000, &e);
+    int m2 = 0;
+    for (int i = 0; h && i < task_held_out_count(h); i++) m2 += strlen(task_held_out_src(h, i)) == 2;
+    CHECK(h && m2 <= 1, "majority held out: %d of the 6 two-letter strings", m2);
+    task_held_out_free(h);
 }
 
 int main(void) {

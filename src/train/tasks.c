@@ -407,11 +407,35 @@ static size_t find_slot(const TaskHeldOut *h, const char *src) {
     return i;
 }
 
-// Draws from the seed until n distinct sources are in (or too many draws were duplicates).
-// How many distinct sources of `len` characters the task has (a bound; dates: plenty).
-static double source_space(Task t, int len) {
-    return t == TASK_DATES ? 1e12 : pow((double)strlen(task_alphabet(t)), len);
+// Whether the generator can draw s: majority's letters have one most frequent letter; brackets
+// are as many openers as closers of each kind (balanced, or a balanced string shuffled).
+static bool drawable(Task t, const char *s) {
+    if (t == TASK_MAJORITY) return majority_of(s) != 0;
+    if (t != TASK_BRACKETS) return true;
+    int c[4] = {0};
+    for (; *s; s++) c[strchr(brackets_alphabet, *s) - brackets_alphabet]++;
+    return c[0] == c[1] && c[2] == c[3];
 }
+
+// How many distinct sources of `len` characters the generator can draw: counted one by one
+// where there are few (the short lengths, where the held-out share matters), else a bound.
+static double source_space(Task t, int len) {
+    if (t == TASK_DATES) return 1e12;
+    const int k = (int)strlen(task_alphabet(t));
+    const double all = pow((double)k, len);
+    if (all > 300000) return all;
+    char s[TASK_BUF];
+    double count = 0;
+    for (long i = 0; i < (long)all; i++) {
+        long v = i;
+        for (int j = 0; j < len; j++, v /= k) s[j] = task_alphabet(t)[v % k];
+        s[len] = '\0';
+        count += drawable(t, s);
+    }
+    return count;
+}
+
+// Draws from the seed until n distinct sources are in (or too many draws were duplicates).
 
 // The held-out set takes at most a fifth of the sources of any one length, so training still
 // sees most short strings: with all 26 one-letter strings held out, a model would never learn
@@ -419,12 +443,15 @@ static double source_space(Task t, int len) {
 static bool held_out_fill(TaskHeldOut *h, Task t, uint64_t seed, int n, Err *e) {
     Rng rng = {seed};
     int per_len[64] = {0};
+    double space[64];
+    for (int i = 0; i < 64; i++) space[i] = -1;  // counted when first needed
     long tries = 0, max_tries = 100L * n + 1000;
     while (h->n < n && tries++ < max_tries) {
         HeldExample *x = &h->items[h->n];
         task_example(t, &rng, x->src, sizeof x->src, x->tgt, sizeof x->tgt);
         const int len = (int)strlen(x->src);
-        if (len < 64 && per_len[len] + 1 > source_space(t, len) / 5) continue;
+        if (len < 64 && space[len] < 0) space[len] = source_space(t, len);
+        if (len < 64 && per_len[len] + 1 > space[len] / 5) continue;
         size_t slot = find_slot(h, x->src);
         if (h->slots[slot] >= 0) continue;  // already drawn
         h->slots[slot] = h->n++;
