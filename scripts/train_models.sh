@@ -17,3 +17,5 @@ train_prenorm
 # adds no positional encoding anywhere (held-out exact match 3.6%; it is meant to fail).
 "$bin" train --program lessons/positional-encoding.md --task reverse --seed 1 --eval-every 1000 --steps 8000 \
   --out assets/models/reverse-no-pe.safetensors
+# The mistake lessons' models (lessons/mistake-*.md).
+scripts/train_mistake_models.sh "$bin"
