@@ -50,6 +50,7 @@ void app_loaded(App *a) {
     Err e = {{0}};
     a->loaded = true;
     snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
+    pe_free(&a->pe);  // the explorer of the model before (if any) goes
     pe_init(&a->pe, a->session.model.cfg.d_model);
     if (!pe_rebuild(&a->pe, &a->session.model, &e)) app_set_error(a, e.msg);
 }
