@@ -1,9 +1,12 @@
 // test_lesson.c: every lesson in lessons/ runs to its end headless; narration maps to stages;
 // a lesson's mistakes are reported with the lesson's own line numbers; new input re-runs.
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "course.h"
@@ -135,6 +138,48 @@ static void test_deep_lists(void) {
     lesson_free(&l);
 }
 
+static void too_slow(int sig) {
+    (void)sig;
+    static const char msg[] = "test_lesson: FAILED: a lesson of 3.8 MB took more than 30 s of CPU to parse\n";
+    const ssize_t r = write(2, msg, sizeof msg - 1);
+    _exit(r < 0 ? 2 : 1);
+}
+
+// A lesson near the largest a lesson may be (one paragraph of 1.9 million lines, then 10000
+// list items) parses in a time that grows with its size: each line of the paragraph used to
+// copy the paragraph so far, and each block counted its line from the start of the file
+// (minutes of CPU; now well under a second, a few seconds under the sanitizers).
+static void test_large_lesson(void) {
+    enum { LINES = 1900000, ITEMS = 10000 };
+    const char head[] = "# Large\n\n", tail[] = "\n```program\ninput src\n```\n";
+    char *text = malloc(sizeof head + 2 * LINES + 1 + 4 * ITEMS + sizeof tail);
+    CHECK(text != NULL, "out of memory");
+    if (!text) return;
+    char *at = text + sprintf(text, "%s", head);
+    for (int i = 0; i < LINES; i++) at = memcpy(at, "a\n", 2), at += 2;
+    *at++ = '\n';
+    for (int i = 0; i < ITEMS; i++) at = memcpy(at, "- b\n", 4), at += 4;
+    strcpy(at, tail);
+    signal(SIGVTALRM, too_slow);
+    setitimer(ITIMER_VIRTUAL, &(struct itimerval){.it_value = {30, 0}}, NULL);
+    Lesson l;
+    Err e = {{0}};
+    const bool ok = lesson_parse(&l, "large.md", text, &e);
+    setitimer(ITIMER_VIRTUAL, &(struct itimerval){{0, 0}, {0, 0}}, NULL);
+    free(text);
+    CHECK(ok, "a large lesson parses: %s", e.msg);
+    if (!ok) return;
+    const RichBlock *para = &l.blocks[1], *last = &l.blocks[l.n_blocks - 2];
+    CHECK(l.n_blocks == 1 + 1 + ITEMS + 1 && para->kind == RB_PARA && para->n_spans == 1 &&
+              strlen(para->spans[0].text) == 2 * LINES - 1,
+          "a heading, the paragraph (%zu characters), %d items, the program (%d blocks)",
+          para->n_spans ? strlen(para->spans[0].text) : 0, ITEMS, l.n_blocks);
+    CHECK(last->kind == RB_LIST_ITEM && last->line == LINES + ITEMS + 3 && l.cells[0].first_line == LINES + ITEMS + 6,
+          "the last item at line %d (%d), the program at line %d (%d)", LINES + ITEMS + 3, last->line,
+          LINES + ITEMS + 6, l.cells[0].first_line);
+    lesson_free(&l);
+}
+
 // Every key of lesson_setup_keys reaches its parser, and an unknown key's message lists them all.
 static void test_setup_keys(void) {
     char text[256];
@@ -231,6 +276,7 @@ int main(void) {
     test_bad_lessons();
     test_setup_keys();
     test_deep_lists();
+    test_large_lesson();
     test_run_errors();
     return check_finish("test_lesson");
 }

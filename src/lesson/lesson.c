@@ -17,13 +17,19 @@ typedef struct {
     int cur;          // block receiving text, -1 for none
     bool in_quote;
     bool oom;
+    const char *at;   // where line_of last counted to, and the line there
+    int at_line;
+    char *tail;       // the span text add_text extends, its length and its room
+    size_t tail_len, tail_cap;
 } Builder;
 
-static int line_of(const Builder *b, const char *p) {
+// The line of p in the document, counted on from the last call's place (md4c's text runs
+// forward, so a lesson of many blocks is read in one pass), 0 outside it.
+static int line_of(Builder *b, const char *p) {
     if (p < b->doc || p > b->doc + b->doc_len) return 0;
-    int line = 1;
-    for (const char *c = b->doc; c < p; c++) line += *c == '\n';
-    return line;
+    if (!b->at || p < b->at) b->at = b->doc, b->at_line = 1;
+    for (; b->at < p; b->at++) b->at_line += *b->at == '\n';
+    return b->at_line;
 }
 
 static int new_block(Builder *b, RichKind kind) {
@@ -48,13 +54,16 @@ static void add_text(Builder *b, const char *text, size_t n, unsigned style) {
         r->line = line_of(b, text) - before;
     }
     Span *last = r->n_spans ? &r->spans[r->n_spans - 1] : NULL;
-    if (last && last->style == style) {  // extend the previous span
-        size_t old = strlen(last->text);
-        char *t = realloc(last->text, old + n + 1);
-        if (!t) return (void)(b->oom = true);
-        memcpy(t + old, text, n);
-        t[old + n] = '\0';
-        last->text = t;
+    if (last && last->style == style) {  // extend the previous span, its room doubling as it grows
+        if (last->text != b->tail) b->tail = last->text, b->tail_len = strlen(last->text), b->tail_cap = b->tail_len + 1;
+        if (b->tail_len + n + 1 > b->tail_cap) {
+            char *t = realloc(last->text, 2 * (b->tail_len + n + 1));
+            if (!t) return (void)(b->oom = true);
+            last->text = b->tail = t, b->tail_cap = 2 * (b->tail_len + n + 1);
+        }
+        memcpy(last->text + b->tail_len, text, n);
+        b->tail_len += n;
+        last->text[b->tail_len] = '\0';
         return;
     }
     Span *ns = realloc(r->spans, sizeof *ns * (size_t)(r->n_spans + 1));
