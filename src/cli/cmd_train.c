@@ -181,15 +181,18 @@ int cmd_train(int argc, char **argv) {
     if (!writable(o.out, &e)) return cli_fail(&e);
     Trainer *t = trainer_new(&c, &e);
     if (!t) return cli_fail(&e);
-    const ModelConfig *m = &trainer_model(t)->cfg;
+    const Model *model = trainer_model(t);
+    const ModelConfig *m = &model->cfg;
+    long long numbers = 0;  // what the program declared, whatever its sizes are called
+    for (int i = 0; i < model->weights.n_entries; i++) numbers += shape_numel(&model->weights.entries[i].shape);
     if (task_classes(c.task))
-        fprintf(stderr, "training %s (%s): d_model %d, %d heads, %d layers, d_ff %d, %d classes, batch %d, %d steps, "
-                "seed %llu\n", task_names[c.task], trainer_program(t)->file, m->d_model, m->nhead,
-                m->num_encoder_layers, m->dim_feedforward, task_classes(c.task), c.batch, c.steps, c.seed);
+        fprintf(stderr, "training %s (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, %d classes, "
+                "batch %d, %d steps, seed %llu\n", task_names[c.task], trainer_program(t)->file, m->d_model, m->nhead,
+                m->num_encoder_layers, numbers, model->n_params, task_classes(c.task), c.batch, c.steps, c.seed);
     else
-        fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, batch %d, %d steps, "
-                "seed %llu\n", task_names[c.task], m->d_model, m->nhead, m->num_encoder_layers,
-                m->num_decoder_layers, m->dim_feedforward, m->tgt_vocab_size, c.batch, c.steps, c.seed);
+        fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, %lld weights in %d tensors, vocab %d, "
+                "batch %d, %d steps, seed %llu\n", task_names[c.task], m->d_model, m->nhead, m->num_encoder_layers,
+                m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c.batch, c.steps, c.seed);
     const EvalPlan sch = {o.train.has_eval_every ? o.train.eval_every : 500, o.train.stop_at};
     const double t0 = now();
     const int how = loop(t, &c, &sch, &e);
