@@ -1,7 +1,10 @@
 // test_program.c: the program language (parse errors, expansion, stage ids, token axes) and
 // the interpreter (stepping, rewinding, re-running after new input, greedy growth).
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "kernels.h"
@@ -120,6 +123,40 @@ static void test_aliases(void) {
           "the last alias still names the embedding");
     interp_free(it);
     if (ok) program_free(&p);
+}
+
+static void too_slow(int sig) {
+    (void)sig;
+    static const char msg[] = "test_program: FAILED: declaring 19996 tensors took more than 30 s of CPU\n";
+    const ssize_t r = write(2, msg, sizeof msg - 1);
+    _exit(r < 0 ? 2 : 1);
+}
+
+// 19996 tensors (near the most a program may declare), over the 125 passes a chain of 60 defaults
+// takes to settle: each declaration used to be compared with every one before it (60 s of
+// CPU); now they are found by a hash, in about a second.
+static void test_many_declarations(void) {
+    char text[4096] = "input src\n";
+    for (int k = 0; k < 60; k++) snprintf(text + strlen(text), sizeof text - strlen(text), "default a%d = a%d\n", k, k + 1);
+    strcat(text, "default a60 = 1\nfor i in 3999\n  for j in 5\n    param @w{i}_{j} [1] zeros\n  end\nend\n"
+                 "param @twice [a0] zeros\nparam @twice [1] ones\nx = embedding(src, @w0_0)\n");
+    Program p;
+    Err e = {{0}};
+    bool ok = program_parse_text(&p, "many", text, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return;
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, "src_vocab_size=10", "the test", false);
+    signal(SIGVTALRM, too_slow);
+    setitimer(ITIMER_VIRTUAL, &(struct itimerval){.it_value = {30, 0}}, NULL);
+    Model m;
+    ok = model_init_random(&m, &p, &cs, 1, &e);
+    setitimer(ITIMER_VIRTUAL, &(struct itimerval){{0, 0}, {0, 0}}, NULL);
+    CHECK(ok && m.n_params == 19996 && model_weight(&m, "w3998_4") && model_weight(&m, "twice") &&
+              model_weight(&m, "twice")->data[0] == 0.0f,
+          "19995 tensors, and one declared twice alike: %s", e.msg);
+    if (ok) model_free(&m);
+    program_free(&p);
 }
 
 // A hand-written program checked against direct kernel calls.
@@ -303,6 +340,7 @@ int main(void) {
     test_unknown_op();
     test_aliases();
     test_small_program();
+    test_many_declarations();
     {
         test_standard_ids(&l.program);
         test_stepping(&l.program);

@@ -13,6 +13,7 @@
 #include "bounds.h"
 
 enum { DECL_MAX_VARS = 256, DECL_MAX_DEPTH = 32, DECL_MAX_COUNT = 4096, DECL_MAX_TENSORS = 20000 };
+enum { DECL_SLOTS = 1 << 15 };  // the hash of declared names: a power of two over twice DECL_MAX_TENSORS
 #define DECL_MAX_FLOATS ((int64_t)1 << 30)  // 4 GB: one tensor larger than this is refused
 
 typedef struct {
@@ -38,6 +39,7 @@ typedef struct {
     int depth;
     ParamDecl *decls;
     int n, cap;
+    int *slot;  // [DECL_SLOTS] 1 + the index of a declaration whose name hashes there, 0 for none
     long long iterations, max_iterations;  // loop iterations in this pass, and the limit
     Err *e;
 } Walk;
@@ -81,9 +83,20 @@ static bool push_var(Walk *w, const Stmt *s, const char *name, double v, bool kn
 
 static bool run_range(Walk *w, int from, int to);
 
+// The slot of the declaration called `name`, or the empty slot where it would go (open
+// addressing), so that a program of many tensors is not checked in time quadratic in them.
+static int *slot_of(Walk *w, const char *name) {
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+    for (const char *c = name; *c; c++) h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    size_t k = (size_t)h & (DECL_SLOTS - 1);
+    while (w->slot[k] && strcmp(w->decls[w->slot[k] - 1].name, name) != 0) k = (k + 1) & (DECL_SLOTS - 1);
+    return &w->slot[k];
+}
+
 static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, InitKind init, float arg) {
-    for (int i = 0; i < w->n; i++) {
-        if (strcmp(w->decls[i].name, full) != 0) continue;
+    int *slot = slot_of(w, full);
+    if (*slot) {
+        const int i = *slot - 1;
         char a[64], b[64];
         if (!shape_eq(&w->decls[i].shape, &shape) || w->decls[i].fixed != s->fixed)
             return err_set(w->e, "%s:%d: '%s' is declared again as %s%s, but line %d declared it as %s%s",
@@ -104,6 +117,7 @@ static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, Init
     if (!name) return err_code(w->e, ERR_MEMORY, "out of memory");
     strcpy(name, full);
     w->decls[w->n++] = (ParamDecl){name, shape, init, arg, s->fixed, s->line};
+    *slot = w->n;
     return true;
 }
 
@@ -299,6 +313,7 @@ static bool run_range(Walk *w, int from, int to) {
 static void drop(Walk *w) {
     for (int i = 0; i < w->n; i++) free(w->decls[i].name);
     w->n = 0;
+    memset(w->slot, 0, sizeof *w->slot * DECL_SLOTS);
 }
 
 static bool pass(Walk *w, bool strict, bool defaults) {
@@ -313,7 +328,8 @@ bool program_declare(const Program *p, Conf *conf, const StFile *file, const cha
     Walk *w = calloc(1, sizeof *w);
     if (!w) return err_code(e, ERR_MEMORY, "out of memory");
     *w = (Walk){.p = p, .conf = conf, .file = file, .path = path ? path : "", .e = e,
-                .max_iterations = limit_value(LIMIT_ITERATIONS)};
+                .max_iterations = limit_value(LIMIT_ITERATIONS), .slot = calloc(DECL_SLOTS, sizeof(int))};
+    if (!w->slot) return free(w), err_code(e, ERR_MEMORY, "out of memory");
     bool ok = true;
     // Shapes bind names first; defaults fill what they leave; each pass may enable the next.
     for (int round = 0; ok && round < 64; round++) {
@@ -328,6 +344,7 @@ bool program_declare(const Program *p, Conf *conf, const StFile *file, const cha
         w->decls = NULL;
     }
     *out = w->decls, *n = ok ? w->n : 0;
+    free(w->slot);
     free(w);
     return ok;
 }
