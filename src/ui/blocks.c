@@ -66,7 +66,7 @@ static void label_for(BlockRow *b, const char *group, const Interp *it) {
         attention_label(b, it))
         return;
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
-        if (!strcmp(group, labels[i].group) && (b->has_layer || strcmp(group, "norm") != 0)) {
+        if (!strcmp(group, labels[i].group) && (!b->has_layer || strcmp(group, "norm") != 0)) {  // a layer's norm is no final one
             snprintf(b->label, sizeof b->label, "%s", labels[i].label);
             return;
         }

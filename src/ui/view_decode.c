@@ -409,6 +409,13 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         note(ui, r, msg);
         return;
     }
+    const int mk = has_self ? attention_step(a, self, ROLE_MASKED) : -1;
+    const char *self_title = mk >= 0 && interp_stage(R->it, mk)->attr.causal ? "Masked self-attention" : "Self-attention";
+    if (layers == 0) {  // a decoder with no cross-attention: it never reads the encoder
+        const int h = note(ui, r, "This decoder has no cross-attention: no map reads the encoder's memory.") + ui->pad / 2;
+        attn_map(ui, a, (Rect){r.x, r.y + h, r.w, r.h - h}, self, self_title, true);
+        return;
+    }
     if (cross != last_cross || !has_cross) {
         if (has_cross) snprintf(msg, sizeof msg, "Layer %d of %d so far: the last layer has not run yet in this pass.",
                                 ran, layers);
@@ -417,7 +424,7 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         r.y += h, r.h -= h;
     }
     if (!has_cross) {
-        attn_map(ui, a, r, self, "Masked self-attention", true);
+        attn_map(ui, a, r, self, self_title, true);
         return;
     }
     const bool both = r.w >= ui->small * 52 && r.h > 8 * lh;
@@ -428,7 +435,7 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         cw = (int)(r.w * fminf(fmaxf(f, 0.55f), 0.7f));
     }
     attn_map(ui, a, (Rect){r.x, r.y, cw - (both ? ui->pad : 0), r.h}, cross, "Cross-attention", true);
-    if (both) attn_map(ui, a, (Rect){r.x + cw + ui->pad, r.y, r.w - cw - ui->pad, r.h}, self, "Masked self-attention", false);
+    if (both) attn_map(ui, a, (Rect){r.x + cw + ui->pad, r.y, r.w - cw - ui->pad, r.h}, self, self_title, false);
 }
 
 // ---- the whole view ----

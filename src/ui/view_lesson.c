@@ -3,6 +3,7 @@
 // with a small span-aware line breaker), the program lines around the stage, the formula of
 // its op, and the C kernel that computed it (read from the copy of kernels.c built in).
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -413,6 +414,10 @@ static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw
         formula = op_info[act == ACT_GELU ? OP_GELU : OP_RELU].formula;
         snprintf(detail, sizeof detail, "This model uses %s (activation in its config).",
                  act < ACT_COUNT ? activation_names[act] : "?");
+    } else if (st->op == OP_EMBEDDING) {  // the program's own scale, which need not be the default
+        const double d = a->session.model.cfg.d_model, sc = st->attr.scale;
+        snprintf(detail, sizeof detail, "Here scale = %.6g%s.", sc,
+                 d > 0 && fabs(sc - sqrt(d)) < 1e-5 * sqrt(d) ? ", sqrt(d_model)" : sc == 1 ? ": not scaled" : "");
     } else if (st->op == OP_LAYER_NORM) {
         const bool torch = st->attr.ln == LN_TORCH;
         if (!torch) formula = "y = g (x - mean) / (std + eps) + b";

@@ -46,14 +46,16 @@ static int build_items(const BlockRow *rows, int n, const BlockRow *cur, Item *i
 }
 
 // A section's title: the recipe's parts by name, any other block of the program by its own.
-static void header(Ui *ui, const App *a, Rect r, const BlockRow *b, int round, bool greedy, int px) {
+static void header(Ui *ui, const App *a, Rect r, const BlockRow *b, int layers, int round, bool greedy, int px) {
     static const char *const names[PART_COUNT] = {"ENCODER", "DECODER", "GENERATOR", "OTHER"};
     const Part p = b->part;
     const ModelConfig *c = &a->session.model.cfg;
     char s[96];
-    if (p == PART_ENCODER) snprintf(s, sizeof s, "%s  x%d", names[p], c->num_encoder_layers);
-    else if (p == PART_DECODER && greedy && round >= 0) snprintf(s, sizeof s, "%s  x%d  round %d", names[p], c->num_decoder_layers, round + 1);
-    else if (p == PART_DECODER) snprintf(s, sizeof s, "%s  x%d", names[p], c->num_decoder_layers);
+    (void)c;  // the layers the pass has, not the configuration's count (a lesson may run fewer)
+    if (p == PART_ENCODER && layers) snprintf(s, sizeof s, "%s  x%d", names[p], layers);
+    else if (p == PART_DECODER && greedy && round >= 0) snprintf(s, sizeof s, "%s  x%d  round %d", names[p], layers, round + 1);
+    else if (p == PART_DECODER && layers) snprintf(s, sizeof s, "%s  x%d", names[p], layers);
+    else if (p == PART_ENCODER || p == PART_DECODER) snprintf(s, sizeof s, "%s", names[p]);
     else if (p == PART_OTHER && b->section[0]) {
         size_t k = 0;
         for (; b->section[k] && k + 1 < sizeof s; k++) s[k] = (char)toupper((unsigned char)b->section[k]);
@@ -100,7 +102,10 @@ void view_map(Ui *ui, const App *a, Rect r) {
         const BlockRow *b = &rows[m->row];
         Rect rr = {in.x + (m->in_layer ? ui->pad : 0), y + 1, in.w - (m->in_layer ? 2 * ui->pad : 0), rh - 2};
         if (m->kind == ITEM_HEADER) {
-            header(ui, a, (Rect){in.x, y, in.w, rh}, b, interp_stage(it, a->cursor)->in_decode ? cur.round : -1,
+            int layers = 0;  // the distinct layers of this part among the rows
+            for (int q = 0; q < n; q++)
+                if (rows[q].part == b->part && rows[q].has_layer && rows[q].layer + 1 > layers) layers = rows[q].layer + 1;
+            header(ui, a, (Rect){in.x, y, in.w, rh}, b, layers, interp_stage(it, a->cursor)->in_decode ? cur.round : -1,
                    greedy, px);
         } else if (m->kind == ITEM_LAYER) {
             char s[48];
