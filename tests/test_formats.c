@@ -1,7 +1,9 @@
 // test_formats.c: safetensors and model files, good and bad. Every bad file must give one
 // message that names the file (and the tensor, where there is one) and says what was expected.
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -246,11 +248,78 @@ static void test_models(void) {
     lesson_free(&l);
 }
 
+// Appends to a growing text (aborts when memory runs out: this is a test).
+static void append(char **text, size_t *len, size_t *cap, const char *fmt, int a, int b) {
+    char piece[256];
+    const size_t n = (size_t)snprintf(piece, sizeof piece, fmt, a, b);
+    if (*len + n + 1 > *cap && !(*text = realloc(*text, *cap = 2 * (*len + n + 1)))) abort();
+    memcpy(*text + *len, piece, n + 1);
+    *len += n;
+}
+
+// Loads a header (no tensor data) as the model of the standard lesson, expecting failure.
+static void load_header(const Lesson *l, const char *header, size_t len, Err *e) {
+    unsigned char *bytes = malloc(len + 8);
+    if (!bytes) abort();
+    for (int i = 0; i < 8; i++) bytes[i] = (unsigned char)((unsigned long long)len >> (8 * i));
+    memcpy(bytes + 8, header, len);
+    StFile f;
+    Model m;
+    const bool ok = st_parse(&f, bytes, len + 8, "big.safetensors", e) &&
+                    model_from_file(&m, &f, "big.safetensors", &l->program, NULL, e);
+    free(bytes);
+    CHECK(!ok, "a header of %zu bytes loads", len);
+    if (ok) model_free(&m);
+}
+
+static void too_slow(int sig) {
+    (void)sig;
+    static const char msg[] = "test_formats: FAILED: a large header took more than 30 s of CPU to load\n";
+    const ssize_t r = write(2, msg, sizeof msg - 1);
+    _exit(r < 0 ? 2 : 1);
+}
+
+// Large headers load in time that grows with their size. Counting the encoder layers of a file
+// with 250000 other tensors looked each name up among all of them, layer after layer (a minute
+// of CPU; st_find now searches the sorted names), and each of 5000 numbers in the metadata was
+// looked for among the ones before it (now a configuration holds at most 4096 names).
+static void test_large_headers(void) {
+    Lesson l;
+    Err e = {{0}};
+    const bool parsed = lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e);
+    CHECK(parsed, "%s", e.msg);
+    if (!parsed) return;
+    size_t len = 0, cap = 0;
+    char *h = NULL;
+    append(&h, &len, &cap, "{\"__metadata__\":{\"d_model\":\"1\",\"nhead\":\"1\",\"dim_feedforward\":\"1\","
+           "\"src_vocab_size\":\"1\",\"tgt_vocab_size\":\"1\",\"max_positions\":\"1\",\"num_decoder_layers\":\"1\"}", 0, 0);
+    for (int k = 0; k < 250000; k++)  // first in the data section, the first read in order
+        append(&h, &len, &cap, ",\"transformer.encoder.layers.x%d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}", k, 0);
+    for (int k = 0; k < 4096; k++)
+        append(&h, &len, &cap, ",\"transformer.encoder.layers.%d.norm1.weight\":{\"dtype\":\"F32\",\"shape\":[0],"
+               "\"data_offsets\":[0,0]}", k, 0);
+    append(&h, &len, &cap, "}", 0, 0);
+    signal(SIGVTALRM, too_slow);
+    setitimer(ITIMER_VIRTUAL, &(struct itimerval){.it_value = {30, 0}}, NULL);
+    load_header(&l, h, len, &e);
+    CHECK(strstr(e.msg, "more than 20000 tensors declared"), "4096 layers counted, then too many tensors: %s", e.msg);
+    len = 0;
+    append(&h, &len, &cap, "{\"__metadata__\":{\"k0\":\"0\"", 0, 0);
+    for (int k = 1; k < 5000; k++) append(&h, &len, &cap, ",\"k%d\":\"%d\"", k, k);
+    append(&h, &len, &cap, "}}", 0, 0);
+    load_header(&l, h, len, &e);
+    setitimer(ITIMER_VIRTUAL, &(struct itimerval){{0, 0}, {0, 0}}, NULL);
+    CHECK(strstr(e.msg, "the metadata of big.safetensors: more than 4096 configuration names"), "%s", e.msg);
+    free(h);
+    lesson_free(&l);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     test_bad_safetensors();
     test_roundtrip();
     test_models();
+    test_large_headers();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -73,6 +73,8 @@ bool conf_set(Conf *c, const char *name, double v, const char *from, bool given,
             return err_set(e, "%s is %s in %s, but %s in %s", name, a, it->from, b, from);
         }
     } else {
+        if (c->n == CONF_MAX_ITEMS)  // (each name is looked for among all the others: bounded work)
+            return err_set(e, "%s: more than %d configuration names", from, CONF_MAX_ITEMS);
         if (c->n == c->cap) {
             int cap = c->cap ? 2 * c->cap : 32;
             ConfItem *ni = realloc(c->items, sizeof *ni * (size_t)cap);

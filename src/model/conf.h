@@ -19,6 +19,7 @@
 #include "safetensors.h"
 
 #define CONF_NAME_MAX 31
+#define CONF_MAX_ITEMS 4096  // names in one configuration: a file's metadata may not hold more
 
 typedef struct {
     char name[CONF_NAME_MAX + 1];

@@ -62,9 +62,8 @@ void conf_to_config(const Conf *conf, ModelConfig *c) {
 }
 
 int model_weight_index(const Model *m, const char *name) {
-    for (int i = 0; i < m->weights.n_entries; i++)
-        if (strcmp(m->weights.entries[i].name, name) == 0) return i;
-    return -1;
+    const StEntry *en = st_find(&m->weights, name);
+    return en ? (int)(en - m->weights.entries) : -1;
 }
 
 const StEntry *model_weight(const Model *m, const char *name) {

@@ -68,7 +68,7 @@ bool model_allocate(Model *m, Err *e) {
         en->data = w->arena + at;
         at += ((size_t)shape_numel(&en->shape) + 15) / 16 * 16;
     }
-    return true;
+    return st_index(w) || err_code(e, ERR_MEMORY, "out of memory");
 }
 
 // Notes the file's tensors that the program does not declare (buffers, other heads, ...).

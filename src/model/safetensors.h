@@ -28,6 +28,7 @@ typedef struct {
     StMeta *meta;  // "__metadata__", in file order
     int n_meta;
     float *arena;  // every tensor's data, one allocation
+    int *by_name;  // [n_entries] the entries' indices in name order (st_index), or NULL
 } StFile;
 
 // Reads and validates `path`. On failure fills e with one line that names the file and,
@@ -37,8 +38,11 @@ bool st_load(StFile *f, const char *path, Err *e);
 bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what, Err *e);
 void st_free(StFile *f);
 
-// NULL when absent.
+// NULL when absent. A binary search once st_index has sorted the names (st_parse does), else
+// a search in order.
 const StEntry *st_find(const StFile *f, const char *name);
+// Sorts the entries' names (they must differ) for st_find; false when memory runs out.
+bool st_index(StFile *f);
 const char *st_meta(const StFile *f, const char *key);
 
 typedef struct {
