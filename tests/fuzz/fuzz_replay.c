@@ -2,6 +2,7 @@
 // replayer_open reads as the window does; a file it accepts is played to its end into SDL's
 // event queue (SDL's video is the dummy driver: no window, no display).
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
     ReplayStep step = REPLAY_IDLE;
     for (size_t round = 0; step != REPLAY_DONE; round++) {
         assert(round <= 2 * n + 2);  // a directive waits one frame; nothing waits longer
-        step = replayer_poll(r, 1e12, arg, sizeof arg);
+        step = replayer_poll(r, INFINITY, arg, sizeof arg);  // every line is due, however late
         assert(strlen(arg) < sizeof arg || step == REPLAY_IDLE || step == REPLAY_DONE);
     }
     replayer_close(r);
