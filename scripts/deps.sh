@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # deps.sh: installs the Debian 12 packages stepformer needs, skipping those already present.
 #   scripts/deps.sh          what building and running need
-#   scripts/deps.sh --test   plus what the test suite needs
+#   scripts/deps.sh --test   plus what the test suite needs (and clang with libFuzzer, for fuzzing)
 set -euo pipefail
 packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libsdl2-dev libsdl2-ttf-dev
           libsdl2-image-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-dejavu-extra)
 if [ "${1:-}" = "--test" ]; then
   packages+=(xvfb xauth)   # the real-window test runs under xvfb-run
+  packages+=(clang libclang-rt-dev libomp-dev)   # scripts/fuzz.sh: libFuzzer, and OpenMP for clang
 fi
 missing=()
 for p in "${packages[@]}"; do
