@@ -176,9 +176,12 @@ typedef struct {
     char arg[480];
 } ReplayLine;
 
+// Lines one file may hold (an hour's recording is about 100000): each takes 504 bytes.
+enum { REPLAY_MAX_LINES = 200000 };
+
 struct Replayer {
     ReplayLine *lines;
-    int n, next;
+    int n, cap, next;
     bool waited;   // a frame has passed since the last pushed event
     int failures;  // events SDL would not take
 };
@@ -251,9 +254,12 @@ Replayer *replayer_open(const char *path, Err *e) {
         if (!buf[0] || buf[0] == '#') continue;
         ReplayLine l = {0};
         ok = parse_line(buf, path, ln, &l, e);
-        ReplayLine *nl = ok ? realloc(r->lines, sizeof *nl * (size_t)(r->n + 1)) : NULL;
-        if (ok && !nl) ok = err_code(e, ERR_MEMORY, "out of memory");
-        else if (ok) r->lines = nl, r->lines[r->n++] = l;
+        if (ok && r->n == REPLAY_MAX_LINES)
+            ok = err_set(e, "%s:%d: more than %d events; a replay file holds at most that many", path, ln, REPLAY_MAX_LINES);
+        ReplayLine *nl = ok && r->n == r->cap ? realloc(r->lines, sizeof *nl * (size_t)(r->cap ? 2 * r->cap : 64)) : NULL;
+        if (ok && r->n == r->cap && !nl) ok = err_code(e, ERR_MEMORY, "out of memory");
+        else if (nl) r->lines = nl, r->cap = r->cap ? 2 * r->cap : 64;
+        if (ok) r->lines[r->n++] = l;
     }
     fclose(f);
     if (!ok) return replayer_close(r), NULL;
