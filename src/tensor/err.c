@@ -4,23 +4,26 @@
 #include <stdio.h>
 #include <string.h>
 
-bool err_set(Err *e, const char *fmt, ...) {
+static bool fill(Err *e, ErrCode code, const char *fmt, va_list ap) {
     if (!e) return false;
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    e->code = code;
+    return false;
+}
+
+bool err_set(Err *e, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    fill(e, ERR_FAILED, fmt, ap);
     va_end(ap);
-    e->code = ERR_FAILED;
     return false;
 }
 
 bool err_code(Err *e, ErrCode code, const char *fmt, ...) {
-    if (!e) return false;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    fill(e, code, fmt, ap);
     va_end(ap);
-    e->code = code;
     return false;
 }
 

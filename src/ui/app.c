@@ -471,6 +471,15 @@ int attention_step(const App *a, int weights, int role) {
     return -1;
 }
 
+const char *const attention_kind_names[ATT_COUNT] = {"Self-attention", "Masked self-attention", "Cross-attention"};
+
+AttentionKind attention_kind(const App *a, int weights) {
+    const Stage *st = interp_stage(interp(a), weights);
+    const int nd = st->shape.ndim, mk = attention_step(a, weights, ROLE_MASKED);
+    if (st->axes.slot[nd - 2] != st->axes.slot[nd - 1]) return ATT_CROSS;
+    return mk >= 0 && interp_stage(interp(a), mk)->attr.causal ? ATT_MASKED : ATT_SELF;
+}
+
 const float *attention_mask_for(const App *a, int stage, int h) {
     const Interp *it = interp(a);
     const Stage *st = interp_stage(it, stage);

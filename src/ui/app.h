@@ -131,6 +131,11 @@ int stage_axis_labels(const App *a, int stage, int axis, const char **labels, in
 int attention_stage_for(const App *a, int cursor);
 // The stage with `role` (a StageRole) of the attention whose softmax is stage `weights`, or -1.
 int attention_step(const App *a, int weights, int role);
+// What the attention whose softmax is stage `weights` is: cross-attention when its queries and
+// keys come from different inputs, masked when its mask is causal, else self-attention.
+typedef enum { ATT_SELF, ATT_MASKED, ATT_CROSS, ATT_COUNT } AttentionKind;
+extern const char *const attention_kind_names[ATT_COUNT];  // "Self-attention", ...
+AttentionKind attention_kind(const App *a, int weights);
 // For an attention softmax: head h's slice of the stage its mask made, whose -inf cells are the
 // keys the softmax was not allowed to see (draw them masked). Else NULL.
 const float *attention_mask_for(const App *a, int stage, int h);

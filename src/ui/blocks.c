@@ -43,27 +43,20 @@ static const struct {
     {"logits", "Linear"},            {"probs", "Softmax"},             {"next", "Argmax"},
 };
 
-// What an attention block is, from its softmax: cross-attention when its queries and keys come
-// from different inputs, masked when its mask is causal.
-static bool attention_label(BlockRow *b, const Interp *it) {
+// What an attention block is, from its softmax (attention_kind).
+static bool attention_label(BlockRow *b, const App *a) {
+    const Interp *it = a->session.it;
     int w = -1;
     for (int i = b->first; i <= b->last && w < 0; i++)
         if (interp_stage(it, i)->role != ROLE_NONE) w = interp_stage(it, i)->att_weights;
     if (w < 0 || w >= interp_n_stages(it)) return false;
-    const Stage *st = interp_stage(it, w);
-    const int nd = st->shape.ndim;
-    bool causal = false;
-    for (int i = w; i >= 0 && i >= w - 64; i--)
-        if (interp_stage(it, i)->att_weights == w && interp_stage(it, i)->role == ROLE_MASKED)
-            causal = interp_stage(it, i)->attr.causal;
-    snprintf(b->label, sizeof b->label, "%s", st->axes.slot[nd - 2] != st->axes.slot[nd - 1] ? "Cross-attention"
-                                               : causal ? "Masked self-attention" : "Self-attention");
+    snprintf(b->label, sizeof b->label, "%s", attention_kind_names[attention_kind(a, w)]);
     return true;
 }
 
-static void label_for(BlockRow *b, const char *group, const Interp *it) {
+static void label_for(BlockRow *b, const char *group, const App *a) {
     if ((!strcmp(group, "self_attn") || !strcmp(group, "cross_attn") || !strcmp(group, "attention")) &&
-        attention_label(b, it))
+        attention_label(b, a))
         return;
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
         if (!strcmp(group, labels[i].group) && (!b->has_layer || strcmp(group, "norm") != 0)) {  // a layer's norm is no final one
@@ -106,7 +99,7 @@ BlockRow block_of(const App *a, int i) {
     StageWhere w = st->where;
     b.part = w.part, b.has_layer = w.has_layer, b.layer = w.layer, b.round = st->in_decode ? st->step : 0;
     section_of(st, b.section, sizeof b.section);
-    label_for(&b, add_norm_pair(it, i, &w) ? "add_norm" : base_group(st), it);
+    label_for(&b, add_norm_pair(it, i, &w) ? "add_norm" : base_group(st), a);
     return b;
 }
 

@@ -22,10 +22,10 @@ static void att_dims(const Stage *st, int *H, int *T, int *S) {
 // queries and keys from different inputs are cross-attention; a causal mask hides later keys.
 // The block is named as the program names it when it is not the standard recipe's.
 static void describe(const App *a, const Stage *st, char *s, size_t n) {
+    static const char *const what[ATT_COUNT] = {"self-attention (every token sees every token)",
+                                                 "masked self-attention (no query sees a later key)",
+                                                 "cross-attention (target queries, source keys)"};
     const StageWhere *w = &st->where;
-    const int nd = st->shape.ndim, mk = attention_step(a, st->att_weights, ROLE_MASKED);
-    const bool cross = st->axes.slot[nd - 2] != st->axes.slot[nd - 1];
-    const bool causal = mk >= 0 && interp_stage(a->session.it, mk)->attr.causal;
     char block[STAGE_ID_MAX];
     if (w->part == PART_ENCODER || w->part == PART_DECODER)
         snprintf(block, sizeof block, "%s%s", w->part == PART_ENCODER ? "Encoder" : "Decoder", w->has_layer ? " layer" : "");
@@ -33,10 +33,7 @@ static void describe(const App *a, const Stage *st, char *s, size_t n) {
         snprintf(block, sizeof block, "%.*s", (int)(strrchr(st->id, '.') ? strrchr(st->id, '.') - st->id : 0), st->id);
     char layer[16] = "";
     if (w->has_layer && (w->part == PART_ENCODER || w->part == PART_DECODER)) snprintf(layer, sizeof layer, " %d", w->layer);
-    snprintf(s, n, "%s%s%s%s", block, layer, block[0] ? ": " : "",
-             cross ? "cross-attention (target queries, source keys)"
-             : causal ? "masked self-attention (no query sees a later key)"
-                      : "self-attention (every token sees every token)");
+    snprintf(s, n, "%s%s%s%s", block, layer, block[0] ? ": " : "", what[attention_kind(a, st->att_weights)]);
 }
 
 // A step's tab label, from the op the program used: "scores  q k^T", "scaled  / sqrt(d_model)".

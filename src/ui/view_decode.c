@@ -281,11 +281,12 @@ static const char *as_probs(const Stage *st, const float *x, int V, float *p) {
         memcpy(p, x, sizeof(float) * (size_t)V);
         return "";
     }
-    const float m = x[row_argmax(x, V)];
-    double sum = 0;
-    for (int v = 0; v < V; v++) sum += p[v] = st->op == OP_LOG_SOFTMAX ? expf(x[v]) : expf(x[v] - m);
-    for (int v = 0; st->op != OP_LOG_SOFTMAX && v < V; v++) p[v] = (float)(p[v] / sum);
-    return st->op == OP_LOG_SOFTMAX ? ", exponentiated" : ", through a softmax";
+    if (st->op != OP_LOG_SOFTMAX) {
+        softmax_forward(p, x, 1, V);  // the kernel the programs run
+        return ", through a softmax";
+    }
+    for (int v = 0; v < V; v++) p[v] = expf(x[v]);
+    return ", exponentiated";
 }
 
 // The top-k bars of probabilities p[V] under a title; label(k) names entry k.
@@ -409,8 +410,7 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         note(ui, r, msg);
         return;
     }
-    const int mk = has_self ? attention_step(a, self, ROLE_MASKED) : -1;
-    const char *self_title = mk >= 0 && interp_stage(R->it, mk)->attr.causal ? "Masked self-attention" : "Self-attention";
+    const char *self_title = attention_kind_names[has_self ? attention_kind(a, self) : ATT_SELF];
     if (layers == 0) {  // a decoder with no cross-attention: it never reads the encoder
         const int h = note(ui, r, "This decoder has no cross-attention: no map reads the encoder's memory.") + ui->pad / 2;
         attn_map(ui, a, (Rect){r.x, r.y + h, r.w, r.h - h}, self, self_title, true);
