@@ -289,7 +289,9 @@ int main(void) {
     test_bad_input();
     test_lesson_and_stages();
     test_lesson_rounds();
-    EXPECT(run("bench --repeat 2"), 0, out, "GFLOP/s");
+    EXPECT(run("bench --only forward,matmul --repeat 2 --no-peer"), 0, out, "GFLOP/s");
+    EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
+    EXPECT(run("bench --only forwards"), 2, err, "--only takes forward, greedy, train or matmul");
     test_train();
     // init writes a model that loads back with its configuration and runs.
     char m[300];

@@ -36,7 +36,8 @@ typedef struct {
     bool vocab_chars;
     const char *record, *replay;  // window
     int width, height;            // --size WxH
-    bool headless, ui_bench, train_bench;
+    bool headless, ui_bench, train_bench, scale_bench, no_peer;
+    const char *only;             // bench: the paths to run ("forward,greedy")
     const char *view;             // export: a view name
     bool has_seed;
     TrainFlags train;

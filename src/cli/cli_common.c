@@ -57,6 +57,9 @@ static const struct {
     {{"view", required_argument, 0, 'w'}, OPT_EXPORT},
     {{"ui", no_argument, 0, 'u'}, OPT_REPEAT},
     {{"train", no_argument, 0, 'x'}, OPT_REPEAT},
+    {{"only", required_argument, 0, 'y'}, OPT_REPEAT},
+    {{"scale", no_argument, 0, 'Z'}, OPT_REPEAT},
+    {{"no-peer", no_argument, 0, 'W'}, OPT_REPEAT},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -117,6 +120,9 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 'l': o->headless = true; return true;
     case 'u': o->ui_bench = true; return true;
     case 'x': o->train_bench = true; return true;
+    case 'y': o->only = arg; return true;
+    case 'Z': o->scale_bench = true; return true;
+    case 'W': o->no_peer = true; return true;
     case 'w': o->view = arg; return true;
     case 'C': s->config = arg; return true;
     }

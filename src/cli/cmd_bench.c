@@ -1,259 +1,211 @@
-// cmd_bench.c: `bench` times a full forward pass of the base configuration and each matmul
-// shape it uses. Figures are printed, never asserted: machines here are noisy, so the useful
-// numbers are the ratios within one run.
+// cmd_bench.c: `bench` measures every path a user waits for, stepformer and its peer side by
+// side in one run (bench.h), and prints medians, peak memory and the ratio of each; --json
+// gives the same as one JSON object. Figures are printed, never asserted.
+#include <cjson/cJSON.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
+#include "bench.h"
 #include "cli.h"
-#include "data.h"
-#include "rng.h"
-#include "train.h"
 #include "window.h"
 
 static const char bench_usage[] =
-    "usage: stepformer bench [--repeat N] [--ui | --train]\n"
+    "usage: stepformer bench [--only LIST] [--repeat N] [--json]\n"
+    "       stepformer bench --scale [--json]\n"
+    "       stepformer bench --ui [--repeat FRAMES]\n"
     "\n"
-    "Times the base configuration (d_model 512, 8 heads, 6+6 layers, d_ff 2048, vocab 1000,\n"
-    "source and target length 32, batch 1, random weights): the median full-forward latency\n"
-    "over N runs (default 20), and the GFLOP/s of every matmul shape that forward uses, next to\n"
-    "a naive triple loop for scale.\n"
+    "Measures, in one run, each path below for stepformer and for its peer, and prints the\n"
+    "median time, the peak resident memory and the ratio (stepformer's time / the peer's):\n"
+    "  forward   the base model (d_model 512, 8 heads, 6+6 layers, d_ff 2048, vocab 1000, random\n"
+    "            weights), batch 1, teacher forcing, source and target of 32 and of 128 tokens\n"
+    "  greedy    the base model, an 87-token source, 120 tokens generated (every round runs)\n"
+    "  train     one training step of a tiny model (d_model 64, 4 heads, 2+2 layers, d_ff 256,\n"
+    "            vocab 32, length 16, batch 64): forward, loss, backward, Adam\n"
+    "  matmul    every matrix-product shape of the base forward at length 32, in GFLOP/s\n"
+    "The peer is PyTorch at its fastest thread setting (scripts/bench_torch.py, with Debian's\n"
+    "python3-torch; without it, stepformer's figures are printed alone) and, for matmul shapes,\n"
+    "OpenBLAS's cblas_sgemm at its best thread count (loaded at run time if installed).\n"
+    "Each stepformer measurement runs in a process of its own, so its peak memory is its own.\n"
     "\n"
-    "With --ui: draws the busiest views of the same model off screen at 1920x1080 and prints\n"
-    "the median and p99 frame time of each, and the time from a step key to its frame.\n"
-    "\n"
-    "With --train: times one training step (forward, loss, backward, Adam) of a tiny model\n"
-    "(d_model 64, 4 heads, 2+2 layers, d_ff 256, vocab 32, length 16, batch 64) and, in the same\n"
-    "run, the same step in PyTorch (scripts/bench_torch_train.py with Debian's python3-torch, at\n"
-    "its best settings), and prints the ratio.\n";
+    "  --only LIST   some of forward, greedy, train, matmul (comma-separated)\n"
+    "  --repeat N    timed runs of each path (default: forward 20, greedy 3, train 50)\n"
+    "  --json        one JSON object instead of the table\n"
+    "  --no-peer     stepformer's figures alone (no PyTorch, no OpenBLAS)\n"
+    "  --scale       how stepformer's forward time and memory grow: length 16 to 512, layers\n"
+    "                2 to 12, d_model 256 to 1024 (the README's scale table)\n"
+    "  --ui          the window: frame times of the busiest views at 1920x1080, off screen\n";
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+enum { SECTION_FORWARD = 1, SECTION_GREEDY = 2, SECTION_TRAIN = 4, SECTION_MATMUL = 8, SECTION_ALL = 15 };
+
+static bool parse_only(const char *list, unsigned *out) {
+    static const char *const names[] = {"forward", "greedy", "train", "matmul"};
+    *out = 0;
+    for (const char *p = list; *p;) {
+        const size_t n = strcspn(p, ",");
+        size_t k = 0;
+        while (k < 4 && !(strlen(names[k]) == n && !strncmp(p, names[k], n))) k++;
+        if (k == 4) return false;
+        *out |= 1u << k;
+        p += n + (p[n] == ',');
+    }
+    return *out != 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+static cJSON *figure_json(const Figure *f) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "median_ms", f->median_ms);
+    cJSON_AddNumberToObject(o, "min_ms", f->min_ms);
+    cJSON_AddNumberToObject(o, "peak_rss_mb", f->rss_mb);
+    if (f->gflop > 0) cJSON_AddNumberToObject(o, "gflop", f->gflop);
+    cJSON_AddStringToObject(o, "setting", f->about);
+    return o;
 }
 
 typedef struct {
-    Op op;
-    int B, M, N, K;
-    bool bt;
-    int count;
-} Shape4;
+    const char *name;  // what the row measures
+    BenchCase c;
+    double target;     // the bound on stepformer's time / PyTorch's (lower is better)
+} Row;
 
-static void naive_gemm(float *c, const float *a, const float *b, int M, int N, int K, bool bt) {
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            float s = 0.0f;
-            for (int k = 0; k < K; k++) s += a[(size_t)i * K + k] * (bt ? b[(size_t)j * K + k] : b[(size_t)k * N + j]);
-            c[(size_t)i * N + j] = s;
-        }
-}
-
-typedef struct {
-    const Shape4 *s;
-    const float *a, *b;
-    float *c;
-} GemmCall;
-
-static void call_fast(const GemmCall *g) {
-    const Shape4 *s = g->s;
-    sgemm(g->c, s->N, g->a, s->K, g->b, s->bt ? s->K : s->N, NULL, s->M, s->N, s->K, s->bt);
-}
-
-static void call_naive(const GemmCall *g) {
-    naive_gemm(g->c, g->a, g->b, g->s->M, g->s->N, g->s->K, g->s->bt);
-}
-
-// Seconds per call, timed over enough calls to fill about `budget` seconds.
-static double time_calls(double budget, void (*fn)(const GemmCall *), const GemmCall *g) {
-    int reps = 0;
-    double t0 = now(), elapsed;
-    do {
-        fn(g);
-        reps++;
-    } while ((elapsed = now() - t0) < budget);
-    return elapsed / reps;
-}
-
-static void bench_shape(const Shape4 *s, Rng *rng) {
-    size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N, nc = (size_t)s->M * s->N;
-    float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4), *c2 = malloc(nc * 4);
-    if (!a || !b || !c || !c2) return;
-    for (size_t i = 0; i < na; i++) a[i] = rng_uniform(rng) - 0.5f;
-    for (size_t i = 0; i < nb; i++) b[i] = rng_uniform(rng) - 0.5f;
-    double flops = 2.0 * s->M * s->N * s->K;
-    const GemmCall fast_call = {s, a, b, c}, naive_call = {s, a, b, c2};
-    double fast = time_calls(0.05, call_fast, &fast_call);
-    double slow = time_calls(0.02, call_naive, &naive_call);
-    printf("  %-7s %5d %5d %5d %6s %6d  x%-4d %8.1f %8.1f %7.1fx\n", op_info[s->op].name, s->M,
-           s->N, s->K, s->bt ? "B^T" : "B", s->B, s->count, flops / fast * 1e-9,
-           flops / slow * 1e-9, slow / fast);
-    free(a), free(b), free(c), free(c2);
-}
-
-// The distinct matmul shapes of the pass, with how often each occurs.
-static int collect_shapes(const Interp *it, Shape4 *out, int cap) {
-    int n = 0;
-    for (int i = 0; i < interp_n_stages(it); i++) {
-        const Stage *st = interp_stage(it, i);
-        if (st->op != OP_LINEAR && st->op != OP_MATMUL) continue;
-        const Shape *a = &st->in_shape[0];
-        Shape4 s = {st->op, a->ndim == 3 ? a->dim[0] : 1, a->dim[a->ndim - 2],
-                    st->shape.dim[st->shape.ndim - 1], a->dim[a->ndim - 1],
-                    st->op == OP_LINEAR || st->attr.b_transposed, 1};
-        int k = 0;
-        while (k < n && !(out[k].op == s.op && out[k].B == s.B && out[k].M == s.M &&
-                          out[k].N == s.N && out[k].K == s.K && out[k].bt == s.bt))
-            k++;
-        if (k < n) out[k].count++;
-        else if (n < cap) out[n++] = s;
+// One path, both sides: a line of the table, or a member of json.
+static void bench_row(const Row *row, bool no_peer, cJSON *json) {
+    Figure ours, torch;
+    char why[256] = "", twhy[256] = "PyTorch not measured (--no-peer)";
+    const bool have = bench_ours(&row->c, &ours, why, sizeof why);
+    const bool peer = !no_peer && bench_torch(&row->c, &torch, twhy, sizeof twhy);
+    const double ratio = have && peer ? ours.median_ms / torch.median_ms : 0;
+    if (json) {
+        cJSON *o = cJSON_AddObjectToObject(json, row->name);
+        if (have) cJSON_AddItemToObject(o, "stepformer", figure_json(&ours));
+        else cJSON_AddStringToObject(o, "stepformer_error", why);
+        if (peer) cJSON_AddItemToObject(o, "pytorch", figure_json(&torch));
+        else cJSON_AddStringToObject(o, "pytorch_error", twhy);
+        if (ratio > 0) cJSON_AddNumberToObject(o, "ratio", ratio);
+        cJSON_AddNumberToObject(o, "target_ratio", row->target);
+        if (ratio > 0) cJSON_AddBoolToObject(o, "target_met", ratio <= row->target);
+        return;
     }
-    return n;
+    printf("%s\n", row->name);
+    if (have)
+        printf("  stepformer  median %9.2f ms  peak %6.0f MB  (%s%s%.1f GFLOP/s)\n", ours.median_ms, ours.rss_mb,
+               ours.about, ours.gflop > 0 ? "; " : "", ours.gflop > 0 ? ours.gflop / ours.median_ms * 1e3 : 0.0);
+    else printf("  stepformer  could not run: %s\n", why);
+    if (peer) printf("  PyTorch     median %9.2f ms  peak %6.0f MB  (%s)\n", torch.median_ms, torch.rss_mb, torch.about);
+    else printf("  %s\n", twhy);
+    if (ratio > 0)
+        printf("  ratio       %.2fx PyTorch's time (%.2fx %s); target at most %.2fx: %s\n", ratio,
+               ratio < 1 ? 1 / ratio : ratio, ratio < 1 ? "faster" : "slower", row->target,
+               ratio <= row->target ? "met" : "NOT met");
 }
 
-// The median time of one training step of the tiny configuration, in milliseconds.
-static double train_step_ms(int steps, double *flops) {
-    ModelConfig c = config_base();
-    c.d_model = 64, c.nhead = 4, c.num_encoder_layers = c.num_decoder_layers = 2, c.dim_feedforward = 256;
-    c.src_vocab_size = c.tgt_vocab_size = 32, c.max_positions = 32;
-    enum { B = 64, L = 16 };
-    Err e = {{0}};
-    Model m;
-    Lesson l;
-    if (!lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e)) return -1;
-    if (!model_init_config(&m, &l.program, &c, 1, &e)) return lesson_free(&l), -1;
-    StepConfig sc = {B, L, L, 0.1f, 0.9f, 0.98f, 1e-9f};
-    TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
-    static float src[B * L], tin[B * L], tout[B * L];
-    Rng r = {3};
-    for (int i = 0; i < B * L; i++)
-        src[i] = (float)(4 + rng_below(&r, 28)), tin[i] = (float)(4 + rng_below(&r, 28)), tout[i] = (float)(4 + rng_below(&r, 28));
-    double *t = calloc((size_t)steps, sizeof *t), median = -1;
-    StepStats s;
-    bool ok = ts && t;
-    for (int i = -5; i < steps && ok; i++) {
-        double t0 = now();
-        ok = train_state_step(ts, src, tin, tout, &s, &e);
-        train_state_update(ts, 1e-3f);
-        if (i >= 0) t[i] = (now() - t0) * 1e3;
+static void bench_matmul(bool no_peer, cJSON *json) {
+    GemmShape s[16];
+    const int n = bench_gemm_shapes(32, s, 16);
+    double ours[16], blas[16];
+    int threads[16];
+    char why[256] = "", bwhy[256] = "OpenBLAS not measured (--no-peer)";
+    const bool have = bench_gemm_ours(s, n, ours, why, sizeof why);
+    const bool peer = !no_peer && bench_gemm_openblas(s, n, blas, threads, bwhy, sizeof bwhy);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "matmul") : NULL;
+    if (!json)
+        printf("matmul shapes of the base forward, length 32 (C[M,N] = A[M,K] op(B)), GFLOP/s%s\n"
+               "  op      batch     M     N     K  op(B)  count  stepformer  OpenBLAS (threads)  ratio\n",
+               peer ? "" : " (OpenBLAS not measured)");
+    for (int i = 0; i < n; i++) {
+        const double r = have && peer && blas[i] > 0 ? blas[i] / ours[i] : 0;  // time ratio
+        if (arr) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "op", s[i].op);
+            cJSON_AddNumberToObject(o, "batch", s[i].batch);
+            cJSON_AddNumberToObject(o, "M", s[i].M), cJSON_AddNumberToObject(o, "N", s[i].N);
+            cJSON_AddNumberToObject(o, "K", s[i].K), cJSON_AddBoolToObject(o, "b_transposed", s[i].bt);
+            if (have) cJSON_AddNumberToObject(o, "stepformer_gflops", ours[i]);
+            if (peer) cJSON_AddNumberToObject(o, "openblas_gflops", blas[i]), cJSON_AddNumberToObject(o, "openblas_threads", threads[i]);
+            if (r > 0) cJSON_AddNumberToObject(o, "ratio", r);
+            cJSON_AddItemToArray(arr, o);
+        } else
+            printf("  %-7s %5d %5d %5d %5d  %5s  x%-4d %10.1f  %8.1f (%d)      %5.2fx\n", s[i].op, s[i].batch, s[i].M,
+                   s[i].N, s[i].K, s[i].bt ? "B^T" : "B", s[i].count, have ? ours[i] : 0.0, peer ? blas[i] : 0.0,
+                   peer ? threads[i] : 0, r);
     }
-    if (ok) {
-        qsort(t, (size_t)steps, sizeof *t, cmp_double);
-        median = t[steps / 2];
-        // Forward multiply-adds of the pass, three times over for forward and backward.
-        RunSpec spec = {src, L, tin, L, 0, B};
-        Interp *it = interp_new(&l.program, &m, &spec, &e);
-        *flops = 0;
-        for (int i = 0; it && i < interp_n_stages(it); i++)
-            if (interp_stage(it, i)->op == OP_LINEAR || interp_stage(it, i)->op == OP_MATMUL)
-                *flops += 3 * op_flops(interp_stage(it, i)) * B;
-        interp_free(it);
-    }
-    free(t);
-    train_state_free(ts);
-    lesson_free(&l);
-    model_free(&m);
-    return median;
+    if (!json && !have) printf("  stepformer could not run: %s\n", why);
+    if (!json && !peer) printf("  %s\n", bwhy);
 }
 
-// Runs the PyTorch peer and reads its median; negative if it cannot run here.
-static double torch_step_ms(char *about, size_t n) {
-    char cmd[4600], script[4352];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' --steps 50 2>/dev/null",
-             data_path("scripts/bench_torch_train.py", script, sizeof script));
-    FILE *p = popen(cmd, "r");
-    double ms = -1;
-    char line[256] = "";
-    int threads = 0;
-    char version[64] = "?";
-    if (p && fgets(line, sizeof line, p) &&
-        sscanf(line, "torch_train_step_ms %lf threads %d torch %63s", &ms, &threads, version) >= 1)
-        snprintf(about, n, "PyTorch %s, %d torch thread%s, its fastest setting", version, threads,
-                 threads == 1 ? "" : "s");
-    if (p) pclose(p);
-    return ms;
-}
-
-static int bench_train(int steps) {
-    printf("training step, d_model 64, 4 heads, 2+2 layers, d_ff 256, vocab 32, length 16, batch 64\n");
-    double flops = 0;
-    const double ours = train_step_ms(steps, &flops);
-    if (ours < 0) return fprintf(stderr, "stepformer: the training benchmark could not run\n"), EXIT_FAIL;
-    printf("  stepformer   median %7.2f ms a step  (%d steps; %.2f GFLOP of matrix products, %.0f GFLOP/s)\n", ours,
-           steps, flops * 1e-9, flops / ours * 1e-6);
-    char about[200] = "";
-    const double torch = torch_step_ms(about, sizeof about);
-    if (torch < 0) {
-        printf("  PyTorch      not measured: /usr/bin/python3 with python3-torch is not installed here\n"
-               "               (apt-get install python3-torch libopenblas0-pthread, then run this again)\n");
-        return EXIT_OK;
+// How the forward's time and memory grow: length, layers, d_model, one at a time.
+static int bench_scale(int runs, cJSON *json) {
+    static const struct { int len, layers, d_model; } rows[] = {
+        {16, 0, 0}, {32, 0, 0}, {64, 0, 0}, {128, 0, 0}, {256, 0, 0}, {512, 0, 0},
+        {32, 2, 0}, {32, 12, 0}, {32, 0, 256}, {32, 0, 1024}};
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "scale") : NULL;
+    if (!json)
+        printf("forward pass, teacher forcing, batch 1; base model (512/8/6+6/2048, vocab 1000) unless the row says\n"
+               "   len  layers  d_model   median ms   peak MB   GFLOP   GFLOP/s\n");
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        const BenchCase c = {PATH_FORWARD, rows[i].len, 0, 0, false, runs ? runs : rows[i].len >= 256 ? 5 : 10,
+                             rows[i].d_model, rows[i].layers};
+        Figure f;
+        char why[256];
+        const bool ok = bench_ours(&c, &f, why, sizeof why);
+        const int layers = c.layers ? c.layers : 6, d = c.d_model ? c.d_model : 512;
+        if (arr) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "len", c.len), cJSON_AddNumberToObject(o, "layers", layers);
+            cJSON_AddNumberToObject(o, "d_model", d);
+            if (ok) cJSON_AddItemToObject(o, "stepformer", figure_json(&f));
+            else cJSON_AddStringToObject(o, "error", why);
+            cJSON_AddItemToArray(arr, o);
+        } else if (ok)
+            printf("  %4d  %4d+%-2d  %7d  %10.2f  %8.0f  %6.2f  %8.1f\n", c.len, layers, layers, d, f.median_ms, f.rss_mb,
+                   f.gflop, f.gflop / f.median_ms * 1e3);
+        else printf("  %4d  %4d+%-2d  %7d  could not run: %s\n", c.len, layers, layers, d, why);
     }
-    printf("  PyTorch      median %7.2f ms a step  (%s)\n", torch, about);
-    printf("  stepformer is %.2fx %s than PyTorch here\n", torch >= ours ? torch / ours : ours / torch,
-           torch >= ours ? "faster" : "slower");
     return EXIT_OK;
 }
 
-static double total_flops(const Interp *it) {
-    double f = 0;
-    for (int i = 0; i < interp_n_stages(it); i++) f += op_flops(interp_stage(it, i));
-    return f;
+static void print_machine(cJSON *json) {
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (json) {
+        cJSON_AddNumberToObject(json, "cores", (double)cores);
+        cJSON_AddNumberToObject(json, "openmp_threads", omp_get_max_threads());
+        cJSON_AddStringToObject(json, "gemm_kernel", sgemm_kernel_name());
+    } else
+        printf("stepformer bench: %ld cores, %d OpenMP threads, gemm micro-kernel %s. Ratios are stepformer's\n"
+               "time over the peer's, measured in this run (lower is better; 0.5x: twice as fast).\n\n",
+               cores, omp_get_max_threads(), sgemm_kernel_name());
 }
 
 int cmd_bench(int argc, char **argv) {
     CliOptions o;
-    int code = cli_parse(argc, argv, OPT_REPEAT | OPT_PROGRAM, bench_usage, &o);
+    int code = cli_parse(argc, argv, OPT_REPEAT | OPT_JSON, bench_usage, &o);
     if (code >= 0) return code;
     if (o.ui_bench) return ui_bench_run(o.repeat ? o.repeat : 60);
-    if (o.train_bench) return bench_train(o.repeat ? o.repeat : 50);
-    const int runs = o.repeat ? o.repeat : 20;
-    Err e = {{0}};
-    Lesson lesson;
-    Model model;
-    const char *path;
-    const ModelConfig cfg = config_base();
-    if (!(o.spec.program_path ? lesson_load(&lesson, o.spec.program_path, &e)
-                              : lesson_parse(&lesson, "forward-pass.md", session_builtin_lesson("forward-pass.md", &path), &e)))
-        return cli_fail(&e);
-    if (!model_init_config(&model, &lesson.program, &cfg, 1, &e)) return lesson_free(&lesson), cli_fail(&e);
-    float src[32], tgt[32];
-    Rng rng = {42};
-    for (int i = 0; i < 32; i++) src[i] = (float)(4 + rng_below(&rng, cfg.src_vocab_size - 4));
-    for (int i = 0; i < 32; i++) tgt[i] = i ? (float)(4 + rng_below(&rng, cfg.tgt_vocab_size - 4)) : 2.0f;
-    const bool decoder = program_has_decoder(&lesson.program);
-    RunSpec spec = {src, 32, decoder ? tgt : NULL, decoder ? 32 : 0, 0};
-    Interp *it = interp_new(&lesson.program, &model, &spec, &e);
-    if (!it) return model_free(&model), lesson_free(&lesson), cli_fail(&e);
-    printf("stepformer bench: d_model %d, %d heads, %d+%d layers, d_ff %d, vocab %d, src %d, tgt %d, "
-           "batch 1\nthreads: %d (OpenMP), gemm micro-kernel: %s\n", cfg.d_model, cfg.nhead,
-           cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.dim_feedforward,
-           cfg.tgt_vocab_size, 32, 32, omp_get_max_threads(), sgemm_kernel_name());
-    double *t = calloc((size_t)runs, sizeof *t);
-    for (int r = -2; r < runs && t; r++) {  // two warm-up runs
-        interp_rewind(it, 0);
-        double t0 = now();
-        interp_run(it, &e);
-        if (r >= 0) t[r] = now() - t0;
+    unsigned sections = SECTION_ALL;
+    if (o.train_bench) sections = SECTION_TRAIN;
+    if (o.only && !parse_only(o.only, &sections))
+        return cli_usage_error("bench", "--only takes forward, greedy, train or matmul, comma-separated (got '%s')", o.only);
+    cJSON *json = o.json ? cJSON_CreateObject() : NULL;
+    print_machine(json);
+    if (o.scale_bench) bench_scale(o.repeat, json);
+    else {
+        const Row rows[] = {
+            {"base forward, length 32", {PATH_FORWARD, 32, 0, 0, false, o.repeat, 0, 0}, 0.5},
+            {"base forward, length 128", {PATH_FORWARD, 128, 0, 0, false, o.repeat, 0, 0}, 0.5},
+            {"greedy decoding, 87-token source, 120 tokens", {PATH_GREEDY, 0, 87, 120, false, o.repeat, 0, 0}, 0.3},
+            {"training step, tiny model, batch 64", {PATH_TRAIN, 0, 0, 0, false, o.repeat, 0, 0}, 1.0 / 3},
+        };
+        const unsigned row_section[] = {SECTION_FORWARD, SECTION_FORWARD, SECTION_GREEDY, SECTION_TRAIN};
+        for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+            if (sections & row_section[i]) bench_row(&rows[i], o.no_peer, json);
+        if (sections & SECTION_MATMUL) bench_matmul(o.no_peer, json);
     }
-    qsort(t, (size_t)runs, sizeof *t, cmp_double);
-    const double flops = total_flops(it);
-    printf("full forward, teacher forcing (%d stages, %.2f GFLOP): median %.2f ms, min %.2f ms "
-           "over %d runs = %.1f GFLOP/s\n", interp_n_stages(it), flops * 1e-9, t[runs / 2] * 1e3,
-           t[0] * 1e3, runs, flops / t[runs / 2] * 1e-9);
-    Shape4 shapes[32];
-    int ns = collect_shapes(it, shapes, 32);
-    printf("matmul shapes (C[M,N] = A[M,K] B), per call:\n"
-           "  op          M     N     K      B  batch  count  GFLOP/s  naive   speed-up\n");
-    for (int i = 0; i < ns; i++) bench_shape(&shapes[i], &rng);
-    free(t);
-    interp_free(it);
-    model_free(&model);
-    lesson_free(&lesson);
+    if (json) {
+        char *text = cJSON_Print(json);
+        if (text) puts(text);
+        free(text);
+        cJSON_Delete(json);
+    }
     return EXIT_OK;
 }

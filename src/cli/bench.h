@@ -1,0 +1,72 @@
+// bench.h: the measurements behind `stepformer bench`. Each of stepformer's runs happens in a
+// child process of its own, so its peak resident memory is its own and nothing one path
+// allocates or warms is seen by the next; the peers (PyTorch, OpenBLAS) are measured the same
+// way, in the same run. Figures are printed, never asserted: machines here are noisy, so the
+// useful numbers are the ratios within one run.
+#ifndef STEPFORMER_BENCH_H
+#define STEPFORMER_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { PATH_FORWARD, PATH_GREEDY, PATH_TRAIN, PATH_COUNT } BenchPath;
+extern const char *const bench_path_names[PATH_COUNT];
+
+// One case: a path on one configuration.
+typedef struct {
+    BenchPath path;
+    int len;         // forward: source and target length
+    int src_len;     // greedy: source length
+    int new_tokens;  // greedy: tokens generated (every round runs: eos is not a stop here)
+    bool cached;     // greedy: the cached decoder
+    int runs;        // timed runs (0: the path's default)
+    int d_model, layers;  // 0: the base configuration's (scale table)
+} BenchCase;
+
+typedef struct {
+    bool ok;
+    double median_ms, min_ms;
+    double rss_mb;     // peak resident memory of the process that ran it
+    double gflop;      // multiply-adds x 2 of one run (stepformer's side; 0 if not counted)
+    char about[200];   // what ran: kernel, threads, peer version and setting
+} Figure;
+
+// stepformer's side of a case, in a child process. False (with why) if it could not run.
+bool bench_ours(const BenchCase *c, Figure *out, char *why, size_t n);
+// PyTorch's side, from scripts/bench_torch.py run by /usr/bin/python3. False (with why: how to
+// install it) when python3-torch is missing.
+bool bench_torch(const BenchCase *c, Figure *out, char *why, size_t n);
+
+// One matmul shape of the base forward: C[M, N] = A[M, K] op(B), `count` times a pass.
+typedef struct {
+    const char *op;  // "linear" (B is a weight, transposed) or "matmul"
+    int batch, M, N, K;
+    bool bt;
+    int count;
+} GemmShape;
+
+// The distinct matmul shapes of the base forward at length len (at most cap).
+int bench_gemm_shapes(int len, GemmShape *out, int cap);
+// GFLOP/s of stepformer's sgemm on each shape (a child process); false with why.
+bool bench_gemm_ours(const GemmShape *s, int n, double *gflops, char *why, size_t wn);
+// GFLOP/s of OpenBLAS cblas_sgemm on each shape at its best thread count (1 .. cores), loaded
+// at run time (a child process); false with why when libopenblas is not installed.
+bool bench_gemm_openblas(const GemmShape *s, int n, double *gflops, int *threads, char *why, size_t wn);
+
+// ---- shared by the files of bench ----
+// What a child process sends back.
+enum { BENCH_VALUES = 64 };
+typedef struct {
+    bool ok;
+    char why[200];              // when !ok: what went wrong
+    char about[200];            // what ran (kernel, threads)
+    double v[BENCH_VALUES];     // what the child measured, as its task defines
+} BenchReply;
+// Runs task(arg, reply) in a child process; its reply and peak RSS (MB) come back. False if the
+// child failed or said !ok (reply->why says why).
+bool bench_in_child(void (*task)(const void *arg, BenchReply *r), const void *arg, BenchReply *reply,
+                    double *rss_mb);
+double bench_now(void);               // seconds, monotonic
+double bench_median(double *t, int n);  // sorts t[0 .. n)
+
+#endif
