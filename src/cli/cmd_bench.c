@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -165,6 +166,41 @@ static int bench_scale(int runs, cJSON *json) {
     return EXIT_OK;
 }
 
+// Process start to first frame: the window on the built-in lesson with a replay that quits at
+// once, so the time is start, first frame and exit (an upper bound). Under SDL's offscreen
+// driver unless a display is set.
+static void bench_startup(void) {
+    char path[] = "/tmp/stepformer-bench-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd < 0 || write(fd, "0 quit\n", 7) != 7) {
+        if (fd >= 0) close(fd), unlink(path);
+        return (void)printf("  start to first frame: not measured (cannot write a replay file in /tmp)\n");
+    }
+    close(fd);
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    double t[7];
+    int ok = 0;
+    for (int i = 0; n > 0 && i < 7; i++) {
+        self[n] = '\0';
+        fflush(stdout);
+        const double t0 = bench_now();
+        const pid_t pid = fork();
+        if (pid == 0) {
+            if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) setenv("SDL_VIDEODRIVER", "offscreen", 1);
+            execl(self, self, "--replay", path, (char *)NULL);
+            _exit(127);
+        }
+        int status = 1;
+        if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            t[ok++] = (bench_now() - t0) * 1e3;
+    }
+    unlink(path);
+    if (ok) printf("  %-44s median %6.2f ms   (%d runs: start, built-in lesson, first frame, exit)\n",
+                   "process start to first frame", bench_median(t, ok), ok);
+    else printf("  start to first frame: not measured (the window could not open here)\n");
+}
+
 static void print_machine(cJSON *json) {
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (json) {
@@ -181,7 +217,11 @@ int cmd_bench(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, OPT_REPEAT | OPT_JSON, bench_usage, &o);
     if (code >= 0) return code;
-    if (o.ui_bench) return ui_bench_run(o.repeat ? o.repeat : 60);
+    if (o.ui_bench) {
+        const int code_ui = ui_bench_run(o.repeat ? o.repeat : 60);
+        bench_startup();
+        return code_ui;
+    }
     unsigned sections = SECTION_ALL;
     if (o.train_bench) sections = SECTION_TRAIN;
     if (o.only && !parse_only(o.only, &sections))

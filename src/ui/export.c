@@ -96,6 +96,20 @@ static void frame_times(Ui *ui, App *a, const char *what, int frames) {
     free(t);
 }
 
+// The same, taking the trainer's snapshot before each frame as the window does.
+static void frame_times_training(Ui *ui, App *a, const char *what, int frames) {
+    double *t = malloc(sizeof *t * (size_t)frames);
+    for (int f = -3; f < frames && t; f++) {
+        double t0 = now_ms();
+        if (a->train) train_job_snapshot(a->train, &a->train_snap);
+        app_draw(ui, a);
+        gfx_present(ui->g);
+        if (f >= 0) t[f] = now_ms() - t0;
+    }
+    if (t) report(what, t, frames);
+    free(t);
+}
+
 int ui_bench_run(int frames) {
     ModelConfig c = config_base();
     App a;
@@ -124,6 +138,17 @@ int ui_bench_run(int frames) {
         a.view = cases[k].v;
         frame_times(&ui, &a, cases[k].what, frames);
     }
+    // Compare: one self-attention pinned, another beside it, and their difference.
+    app_goto(&a, interp_find(it, "encoder.layers.0.self_attn.weights"));
+    app_act(&a, DO_PIN, 0);
+    app_goto(&a, interp_find(it, "encoder.layers.5.self_attn.weights"));
+    a.view = VIEW_COMPARE;
+    frame_times(&ui, &a, "compare: two attentions and their difference", frames);
+    // Training: a model learning in the background while the view draws its curves and maps.
+    a.view = VIEW_TRAIN;
+    app_train(&a, CMD_TRAIN_TOGGLE, 0);
+    frame_times_training(&ui, &a, "training: while a model trains", frames);
+    if (a.train) train_job_ask_stop(a.train);
     // Step to frame: a key press moves the cursor; the next frame builds that stage's images.
     double t[200];
     a.view = VIEW_STAGE;
