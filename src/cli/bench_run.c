@@ -131,7 +131,7 @@ static void task_forward(const void *arg, BenchReply *r) {
         if (k >= 0) t[k] = (bench_now() - t0) * 1e3;
     }
     if (r->ok) r->v[0] = bench_median(t, runs), r->v[1] = t[0], r->v[2] = pass_flops(it) * 1e-9;
-    else snprintf(r->why, sizeof r->why, "%s", e.msg[0] ? e.msg : "out of memory");
+    else snprintf(r->why, sizeof r->why, "%s", e.code != ERR_NONE ? e.msg : "out of memory");
     interp_free(it);
     free(t), free(ids);
     bench_close(&b);
@@ -159,7 +159,7 @@ static void task_greedy(const void *arg, BenchReply *r) {
         interp_free(it);
     }
     if (r->ok) r->v[0] = bench_median(t, runs), r->v[1] = t[0], r->v[2] = gflop;
-    else snprintf(r->why, sizeof r->why, "%s", e.msg[0] ? e.msg : "out of memory");
+    else snprintf(r->why, sizeof r->why, "%s", e.code != ERR_NONE ? e.msg : "out of memory");
     free(t), free(src);
     bench_close(&b);
 }
@@ -204,7 +204,7 @@ static void task_train(const void *arg, BenchReply *r) {
         interp_free(it);
         snprintf(r->about, sizeof r->about, "%d OpenMP threads, gemm micro-kernel %s", omp_get_max_threads(),
                  sgemm_kernel_name());
-    } else snprintf(r->why, sizeof r->why, "%s", e.msg[0] ? e.msg : "out of memory");
+    } else snprintf(r->why, sizeof r->why, "%s", e.code != ERR_NONE ? e.msg : "out of memory");
     free(t);
     train_state_free(ts);
     lesson_free(&l);
