@@ -48,7 +48,12 @@ static void per_example(const Stage *st, const float *const in[STAGE_MAX_IN], fl
     const size_t n = (size_t)shape_numel(&st->shape);
     size_t stride[STAGE_MAX_IN] = {0};
     for (int j = 0; j < st->n_in; j++) stride[j] = op_in_stride(st, j);
-#pragma omp parallel for if (B > 1) schedule(static)
+    if (B == 1) {  // no region at all: a region of one thread would make the kernel's own
+                   // parallel loop a nested region, which starts new threads on every call
+        exec_one(st, in, out);
+        return;
+    }
+#pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++) {
         const float *inb[STAGE_MAX_IN] = {0};
         for (int j = 0; j < st->n_in; j++) inb[j] = in[j] + (size_t)b * stride[j];
