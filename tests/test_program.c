@@ -328,6 +328,49 @@ static void test_greedy(const Program *p) {
     interp_free(it);
 }
 
+// Greedy rounds other than the running one and the one read last are evicted and recomputed
+// when read: every stage must read back the very bits it had when it ran, in any order, and
+// after a rewind into the middle of a round; and the trace holds far less than all rounds.
+static void test_greedy_eviction(const Program *p) {
+    ModelConfig c = config_base();
+    c.d_model = 32, c.nhead = 2, c.num_encoder_layers = c.num_decoder_layers = 1, c.dim_feedforward = 64;
+    c.src_vocab_size = 10, c.tgt_vocab_size = 12, c.max_positions = 32, c.eos_id.set = false;
+    Model m;
+    Err e = {{0}};
+    if (!model_init_config(&m, p, &c, 5, &e)) {
+        CHECK(false, "%s", e.msg);
+        return;
+    }
+    RunSpec spec = {src_ids, 5, NULL, 0, 14};
+    Interp *it = interp_new(p, &m, &spec, &e);
+    float *ref[4096] = {0};
+    size_t size[4096] = {0}, all = 0;
+    int n = 0;
+    StepStatus st;
+    while (it && (st = interp_step(it, &e)) == STEP_RAN && n < 4096) {  // each output as it ran
+        size[n] = (size_t)shape_numel(&interp_stage(it, n)->shape) * sizeof(float);
+        ref[n] = malloc(size[n]);
+        memcpy(ref[n], interp_output(it, n), size[n]);
+        all += size[n++];
+    }
+    CHECK(it && interp_done(it) && n == interp_n_stages(it), "%s", e.msg);
+    CHECK(it && interp_held_bytes(it) < all / 2, "held %zu bytes of %zu", it ? interp_held_bytes(it) : 0, all);
+    int same = 0;
+    for (int i = n - 1; i >= 0; i--) same += !memcmp(interp_output(it, i), ref[i], size[i]);
+    for (int i = 0; i < n; i += 7) same += !memcmp(interp_output(it, i), ref[i], size[i]);
+    CHECK(same == n + (n + 6) / 7, "%d of %d reads gave the bits the stage had when it ran", same, n + (n + 6) / 7);
+    const int mid = it ? interp_find(it, "step.5.decoder.layers.0.cross_attn.weights") : -1;
+    CHECK(mid > 0, "round 5 has a cross-attention");
+    interp_rewind(it, mid);
+    CHECK(interp_run(it, &e), "%s", e.msg);
+    same = 0;
+    for (int i = 0; i < n; i++) same += !memcmp(interp_output(it, i), ref[i], size[i]);
+    CHECK(same == n, "after a rewind into round 5: %d of %d stages the same", same, n);
+    for (int i = 0; i < n; i++) free(ref[i]);
+    interp_free(it);
+    model_free(&m);
+}
+
 int main(void) {
     ModelConfig c = config_base();
     c.d_model = 16, c.nhead = 2, c.num_encoder_layers = 2, c.num_decoder_layers = 2;
@@ -345,6 +388,7 @@ int main(void) {
         test_standard_ids(&l.program);
         test_stepping(&l.program);
         test_greedy(&l.program);
+        test_greedy_eviction(&l.program);
         lesson_free(&l);
     }
     model_free(&model);

@@ -33,7 +33,17 @@ struct Interp {
     bool *finished;  // [B] example b has produced eos
     StopReason stop;
     Ablation ablation;  // pieces switched off (none by default)
-    size_t trace_floats;  // held by the output buffers (bounded: bounds.h)
+    size_t trace_floats;  // held by the output buffers and the spare ones (bounded: bounds.h)
+    // Greedy decoding keeps whole only the round being run and one round looked at: the
+    // outputs of other rounds are evicted (their buffers go to `spare` for later rounds) and
+    // recomputed on demand, bit-identical, from the ids and the prelude, which are kept.
+    int *round_start;   // [max_new + 1] first stage of each greedy round; round_start[n_rounds]: its end
+    int n_rounds;       // rounds expanded
+    bool *evicted;      // [out_cap] stage ran, but its output was dropped to save memory
+    int viewed_round;   // the round recomputed last for a reader (-1: none)
+    float **spare;      // [n_spare] buffers of evicted outputs, for reuse
+    size_t *spare_size; // [n_spare] floats each holds
+    int n_spare, spare_cap;
 };
 
 // Checks one input: not empty, within the positional table, every id in the vocabulary.
@@ -98,6 +108,9 @@ static bool store_inputs(Interp *it, const RunSpec *s, Err *e) {
     }
     it->max_new = max_new_of(it, s);
     const size_t M = (size_t)it->max_new;
+    int *rs = realloc(it->round_start, sizeof *rs * (M + 2));
+    if (!rs) return err_code(e, ERR_MEMORY, "out of memory");
+    it->round_start = rs;
     if (!reserve_ids(it, it->tgt, B * (M + 1) * (M + 2) / 2)) return err_code(e, ERR_MEMORY, "out of memory");
     for (size_t b = 0; b < B; b++)
         it->ids[it->tgt][b] = (float)it->m->cfg.bos_id.id, it->gen_len[b] = 0, it->finished[b] = false;
@@ -114,9 +127,12 @@ static bool grow_outputs(Interp *it) {
     if (no) it->out = no;
     size_t *ns = realloc(it->out_size, sizeof *ns * (size_t)cap);
     if (ns) it->out_size = ns;
-    if (!no || !ns) return false;
+    bool *ev = realloc(it->evicted, sizeof *ev * (size_t)cap);
+    if (ev) it->evicted = ev;
+    if (!no || !ns || !ev) return false;
     memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
     memset(ns + it->out_cap, 0, sizeof *ns * (size_t)(cap - it->out_cap));
+    memset(ev + it->out_cap, 0, sizeof *ev * (size_t)(cap - it->out_cap));
     it->out_cap = cap;
     return true;
 }
@@ -131,13 +147,16 @@ static bool expand_all(Interp *it, Err *e) {
         expander_set_input(it->x, s, it->len[s], s == it->tgt ? it->tgt_off : 0);
     it->round = 0;
     it->phase = PH_FINISHED;
+    it->n_rounds = 0, it->viewed_round = -1;
     bool ok = expand_prelude(it->x, e);
     if (ok && it->p->decode < it->p->n) {
+        if (it->greedy) it->round_start[0] = interp_n_stages(it);
         ok = expand_decode(it->x, it->greedy, 0, &it->next_stage, e);
-        if (it->greedy) it->phase = PH_ROUND;
+        if (it->greedy) it->phase = PH_ROUND, it->round_start[1] = interp_n_stages(it), it->n_rounds = 1;
         else ok = ok && expand_rest(it->x, e);
     }
     if (ok && !grow_outputs(it)) ok = err_code(e, ERR_MEMORY, "out of memory");
+    for (int i = it->n_done; ok && i < it->out_cap; i++) it->evicted[i] = false;  // they run again
     return ok;
 }
 
@@ -163,6 +182,11 @@ void interp_free(Interp *it) {
     for (int i = 0; i < it->out_cap; i++) free(it->out[i]);
     free(it->out);
     free(it->out_size);
+    free(it->evicted);
+    for (int k = 0; k < it->n_spare; k++) free(it->spare[k]);
+    free(it->spare);
+    free(it->spare_size);
+    free(it->round_start);
     for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
     expander_free(it->x);
     free(it->gen_len);
@@ -170,13 +194,46 @@ void interp_free(Interp *it) {
     free(it);
 }
 
-static const float *ref_data(const Interp *it, const Ref *r) {
+static const float *stage_data(Interp *it, int i);
+
+static const float *ref_data(Interp *it, const Ref *r) {
     switch (r->kind) {
-    case REF_STAGE: assert(it->out[r->index]); return it->out[r->index] + r->offset;
+    case REF_STAGE: return stage_data(it, r->index) + r->offset;
     case REF_INPUT: return it->ids[r->index] + r->offset;
     case REF_WEIGHT: return it->m->weights.entries[r->index].data + r->offset;
     }
     return NULL;
+}
+
+// A buffer of at least `need` floats for stage i: its own, a spare one (the smallest that
+// fits, else the largest, grown), or a new one. False (e set) past the trace limit or memory.
+static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
+    if (it->out_size[i] >= need) return true;  // re-runs reuse the buffer of the last run
+    int best = -1;
+    for (int k = 0; k < it->n_spare; k++)
+        if (best < 0 || (it->spare_size[k] >= need ? it->spare_size[best] < need || it->spare_size[k] < it->spare_size[best]
+                                                   : it->spare_size[best] < need && it->spare_size[k] > it->spare_size[best]))
+            best = k;
+    size_t held = it->out_size[i];
+    float *buf = it->out[i];
+    if (best >= 0 && !buf) {  // take the spare one
+        buf = it->spare[best], held = it->spare_size[best];
+        it->spare[best] = it->spare[--it->n_spare], it->spare_size[best] = it->spare_size[it->n_spare];
+    }
+    if (held < need) {
+        const size_t want = it->greedy ? need + need / 4 : need;  // later rounds are a row longer
+        if ((double)(it->trace_floats - held + want) * sizeof(float) > (double)limit_bytes(LIMIT_TRACE_MB)) {
+            free(buf), it->trace_floats -= held, it->out[i] = NULL, it->out_size[i] = 0;
+            return err_code(e, ERR_LIMIT, "%s: the pass's outputs would take more than the %lld MB a trace may take (set %s to "
+                            "raise the limit)", interp_stage(it, i)->id, limit_value(LIMIT_TRACE_MB), limit_env(LIMIT_TRACE_MB));
+        }
+        free(buf);
+        buf = malloc(sizeof(float) * want);
+        it->trace_floats = it->trace_floats - held + (buf ? want : 0);
+        held = buf ? want : 0;
+    }
+    it->out[i] = buf, it->out_size[i] = held;
+    return buf || err_set(e, "%s: out of memory for the output", interp_stage(it, i)->id);
 }
 
 static bool exec_stage(Interp *it, int i, Err *e) {
@@ -184,6 +241,8 @@ static bool exec_stage(Interp *it, int i, Err *e) {
     const Stage *st = &expander_stages(it->x, &n)[i];
     const float *in[STAGE_MAX_IN] = {0};
     for (int j = 0; j < st->n_in; j++) in[j] = ref_data(it, &st->in[j]);
+    for (int j = 0; j < st->n_in; j++)
+        if (!in[j]) return err_code(e, ERR_MEMORY, "%s: out of memory recomputing its inputs", st->id);
     if (st->op == OP_EMBEDDING) {
         const int rows = st->in_shape[1].dim[0], T = st->in_shape[0].dim[0];
         for (int t = 0; t < T * it->B; t++)
@@ -191,23 +250,64 @@ static bool exec_stage(Interp *it, int i, Err *e) {
                 return err_set(e, "%s: token id %g at position %d is outside the embedding table "
                                "%s (%d rows)", st->id, (double)in[0][t], t % T, st->in_name[1], rows);
     }
-    const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
-    if (it->out_size[i] < need) {  // re-runs reuse the buffer of the last run
-        if ((double)(it->trace_floats - it->out_size[i] + need) * sizeof(float) > (double)limit_bytes(LIMIT_TRACE_MB))
-            return err_code(e, ERR_LIMIT, "%s: the pass's outputs would take more than the %lld MB a trace may take (set %s to "
-                           "raise the limit)", st->id, limit_value(LIMIT_TRACE_MB), limit_env(LIMIT_TRACE_MB));
-        it->trace_floats += need - it->out_size[i];
-        free(it->out[i]);
-        it->out[i] = malloc(sizeof(float) * need);
-        it->out_size[i] = it->out[i] ? need : 0;
-        if (!it->out[i]) {
-            it->trace_floats -= need;
-            return err_set(e, "%s: out of memory for the output", st->id);
-        }
-    }
+    if (!give_buffer(it, i, (size_t)shape_numel(&st->shape) * it->B + 1, e)) return false;
+    it->evicted[i] = false;
     op_exec(st, in, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
+}
+
+// ---- greedy rounds: evicting and recomputing ----
+
+enum { KEEP_FLOATS = 256 };  // outputs this small (1 KB) are kept in every round: cheap to hold
+
+static int round_of(const Interp *it, int i) {
+    if (!it->greedy || it->n_rounds == 0 || i < it->round_start[0] || i >= it->round_start[it->n_rounds]) return -1;
+    int lo = 0, hi = it->n_rounds - 1;  // the last round whose start is <= i
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (it->round_start[mid] <= i) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+// Drops round k's outputs (but the small ones), their buffers kept as spares.
+static void evict_round(Interp *it, int k) {
+    for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++) {
+        if (it->evicted[i] || !it->out[i] || it->out_size[i] <= KEEP_FLOATS) continue;
+        if (it->n_spare == it->spare_cap) {
+            const int cap = it->spare_cap ? 2 * it->spare_cap : 64;
+            float **sp = realloc(it->spare, sizeof *sp * (size_t)cap);
+            if (sp) it->spare = sp;
+            size_t *ss = realloc(it->spare_size, sizeof *ss * (size_t)cap);
+            if (ss) it->spare_size = ss;
+            if (!sp || !ss) return;  // then round k stays whole
+            it->spare_cap = cap;
+        }
+        it->spare[it->n_spare] = it->out[i], it->spare_size[it->n_spare++] = it->out_size[i];
+        it->out[i] = NULL, it->out_size[i] = 0, it->evicted[i] = true;
+    }
+    if (it->viewed_round == k) it->viewed_round = -1;
+}
+
+// Runs round k's evicted stages again, in order, from the ids and the prelude: the same
+// kernels on the same inputs, so the same bits. The round looked at before is evicted.
+static bool recompute_round(Interp *it, int k) {
+    const int running = it->n_done > 0 ? round_of(it, it->n_done - 1) : -1;
+    if (it->viewed_round >= 0 && it->viewed_round != k && it->viewed_round != running) evict_round(it, it->viewed_round);
+    it->viewed_round = k;
+    Err e = {{0}};
+    for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++)
+        if (it->evicted[i] && !exec_stage(it, i, &e)) return false;
+    return true;
+}
+
+// Stage i's output, recomputed first if it was evicted; NULL if that fails.
+static const float *stage_data(Interp *it, int i) {
+    if (it->evicted[i] && !recompute_round(it, round_of(it, i))) return NULL;
+    assert(it->out[i]);
+    return it->out[i];
 }
 
 // After a greedy round has run: each example appends its next token (or, once it has produced
@@ -247,13 +347,16 @@ static bool next_round(Interp *it, Err *e) {
     }
     it->round++;
     expander_set_input(it->x, it->tgt, it->len[it->tgt], it->tgt_off);
-    return expand_decode(it->x, true, it->round, &it->next_stage, e) &&
-           (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
+    if (!expand_decode(it->x, true, it->round, &it->next_stage, e)) return false;
+    it->round_start[++it->n_rounds] = interp_n_stages(it);
+    return grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory");
 }
 
 StepStatus interp_step(Interp *it, Err *e) {
     if (it->n_done == interp_n_stages(it) && it->phase == PH_ROUND && !next_round(it, e)) return STEP_FAILED;
     if (it->n_done == interp_n_stages(it)) return STEP_DONE;
+    const int k = round_of(it, it->n_done);
+    if (k > 0 && it->round_start[k] == it->n_done) evict_round(it, k - 1);  // a round starts
     if (!exec_stage(it, it->n_done, e)) return STEP_FAILED;
     it->n_done++;
     return STEP_RAN;
@@ -346,7 +449,9 @@ const Stage *interp_stage(const Interp *it, int i) {
     return &s[i];
 }
 
-const float *interp_output(const Interp *it, int i) { return i < it->n_done ? it->out[i] : NULL; }
+// Reading may recompute an evicted round: the trace is the same to every reader, only held
+// differently, so the Interp stays const to them.
+const float *interp_output(const Interp *it, int i) { return i < it->n_done ? stage_data((Interp *)it, i) : NULL; }
 
 int interp_find(const Interp *it, const char *id) {
     int n;
@@ -360,7 +465,7 @@ const float *interp_input(const Interp *it, int i, int j) {
     const Stage *st = interp_stage(it, i);
     assert(j < st->n_in);
     if (st->in[j].kind == REF_STAGE && st->in[j].index >= it->n_done) return NULL;
-    return ref_data(it, &st->in[j]);
+    return ref_data((Interp *)it, &st->in[j]);
 }
 
 const ProgramOutput *interp_outputs(const Interp *it, int *n) { return expander_outputs(it->x, n); }
@@ -381,6 +486,8 @@ const float *interp_generated_row(const Interp *it, int b, int *n) {
 }
 
 int interp_batch(const Interp *it) { return it->B; }
+
+size_t interp_held_bytes(const Interp *it) { return it->trace_floats * sizeof(float); }
 
 const Program *interp_program(const Interp *it) { return it->p; }
 const Model *interp_model(const Interp *it) { return it->m; }

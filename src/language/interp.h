@@ -5,7 +5,8 @@
 //   teacher forcing: the target ids are given; the decode loop runs once over all of them.
 //   greedy:          the target starts as [bos]; each round appends the argmax of the last
 //                    row, until eos or max_new tokens, so the trace holds one decoder pass per
-//                    generated token and the attention maps grow a row at a time.
+//                    generated token and the attention maps grow a row at a time. Older
+//                    rounds are recomputed when read (interp_held_bytes).
 #ifndef STEPFORMER_INTERP_H
 #define STEPFORMER_INTERP_H
 
@@ -68,6 +69,10 @@ const float *interp_generated(const Interp *it, int *n, StopReason *why);
 // The same for example b of a batch (ids of row b of the target; *n tokens before its eos).
 const float *interp_generated_row(const Interp *it, int b, int *n);
 int interp_batch(const Interp *it);
+// Bytes the trace's output buffers hold now. Greedy decoding keeps whole only the round being
+// run and the one read last; reading a stage of another round recomputes that round, the same
+// bits, so the memory grows with the rounds, not with their square.
+size_t interp_held_bytes(const Interp *it);
 const Program *interp_program(const Interp *it);
 const Model *interp_model(const Interp *it);
 
