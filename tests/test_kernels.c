@@ -29,7 +29,22 @@ static void test_sgemm_shape(int M, int N, int K, bool bt, bool bias) {
     snprintf(what, sizeof what, "sgemm M=%d N=%d K=%d %s%s", M, N, K, bt ? "B^T" : "B",
              bias ? " +bias" : "");
     CHECK_CLOSE(c, r, (long)M * N, 1e-5 * sqrt((double)K) + 1e-6, what);
-    free(a), free(b), free(bv), free(c), free(r);
+    // op(B) packed once: the same bits as the blocked product (small ones take plain loops).
+    float *pk = malloc(sizeof(float) * (sgemm_packed_floats(N, K) + 1)), *c2 = rand_buf((long)M * N, 5, 6);
+    sgemm_pack(pk, b, bt ? K : N, N, K, bt);
+    sgemm_prepacked(c2, N, a, K, pk, bv, M, N, K);
+    snprintf(what, sizeof what, "packed M=%d N=%d K=%d %s%s", M, N, K, bt ? "B^T" : "B", bias ? " +bias" : "");
+    CHECK_CLOSE(c2, r, (long)M * N, 1e-5 * sqrt((double)K) + 1e-6, what);
+    if ((long)M * N * K > 32768) CHECK(!memcmp(c, c2, sizeof(float) * (size_t)M * N), "%s: not sgemm's bits", what);
+    if (bt) {  // the reference loop the lesson panel shows for linear
+        linear_reference(c2, a, b, bv, M, K, N);
+        snprintf(what, sizeof what, "linear_reference M=%d N=%d K=%d", M, N, K);
+        CHECK_CLOSE(c2, r, (long)M * N, 1e-5 * sqrt((double)K) + 1e-6, what);
+    } else {
+        matmul_reference(c2, a, b, 1, M, N, K, false);
+        if (!bias) CHECK_CLOSE(c2, r, (long)M * N, 1e-5 * sqrt((double)K) + 1e-6, "matmul_reference");
+    }
+    free(a), free(b), free(bv), free(c), free(r), free(pk), free(c2);
 }
 
 static void test_sgemm(void) {

@@ -120,7 +120,7 @@ static void task_forward(const void *arg, BenchReply *r) {
     if (ids && t) {
         random_ids(ids, 2 * L, b.cfg.src_vocab_size, &rng);
         ids[L] = 2.0f;  // bos
-        RunSpec spec = {ids, L, ids + L, L, 0, 1};
+        RunSpec spec = {ids, L, ids + L, L, 0, 1, true};
         it = interp_new(&b.lesson.program, &b.model, &spec, &e);
     }
     r->ok = it != NULL;
@@ -150,7 +150,7 @@ static void task_greedy(const void *arg, BenchReply *r) {
     r->ok = src && t;
     if (r->ok) random_ids(src, c->src_len, b.cfg.src_vocab_size, &rng);
     for (int k = -1; k < runs && r->ok; k++) {  // one warm-up run
-        RunSpec spec = {src, c->src_len, NULL, 0, c->new_tokens, 1};
+        RunSpec spec = {src, c->src_len, NULL, 0, c->new_tokens, 1, true};
         const double t0 = bench_now();
         Interp *it = interp_new(&b.lesson.program, &b.model, &spec, &e);
         r->ok = it && interp_run(it, &e);
@@ -258,15 +258,23 @@ static void task_gemm(const void *arg, BenchReply *r) {
         r->ok = a && b && c;
         for (size_t k = 0; r->ok && k < na * (size_t)s->batch; k++) a[k] = rng_uniform(&rng) - 0.5f;
         for (size_t k = 0; r->ok && k < nb * (size_t)s->batch; k++) b[k] = rng_uniform(&rng) - 0.5f;
+        // A linear's weight is packed once, as a run does (RunSpec.pack_weights); matmul's
+        // operands are activations, packed on every call.
+        const bool weight = !strcmp(s->op, "linear");
+        float *pk = weight && r->ok ? malloc(sizeof(float) * sgemm_packed_floats(s->N, s->K)) : NULL;
+        if (pk) sgemm_pack(pk, b, s->K, s->N, s->K, true);
+        r->ok = r->ok && (!weight || pk);
         int reps = 0;
         const double t0 = bench_now();
         double el = 0;
         while (r->ok && (el = bench_now() - t0) < 0.2) {
             for (int h = 0; h < s->batch; h++)
-                sgemm(c + nc * (size_t)h, s->N, a + na * (size_t)h, s->K, b + nb * (size_t)h, s->bt ? s->K : s->N,
-                      NULL, s->M, s->N, s->K, s->bt);
+                if (pk) sgemm_prepacked(c, s->N, a, s->K, pk, NULL, s->M, s->N, s->K);
+                else sgemm(c + nc * (size_t)h, s->N, a + na * (size_t)h, s->K, b + nb * (size_t)h, s->bt ? s->K : s->N,
+                           NULL, s->M, s->N, s->K, s->bt);
             reps++;
         }
+        free(pk);
         if (r->ok) r->v[i] = 2.0 * s->M * s->N * s->K * s->batch * reps / el * 1e-9;
         free(a), free(b), free(c);
     }

@@ -61,7 +61,7 @@ static void per_example(const Stage *st, const float *const in[STAGE_MAX_IN], fl
     }
 }
 
-void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, int B) {
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *packed, float *out, int B) {
     const Shape *s0 = &st->in_shape[0], *s1 = &st->in_shape[1];
     const size_t n = (size_t)shape_numel(&st->shape) * (size_t)B;
     switch (st->op) {
@@ -69,7 +69,10 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, i
         embedding_forward(out, in[0], in[1], B * s0->dim[0], s1->dim[1], st->attr.scale);
         return;
     case OP_LINEAR:
-        linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0), s1->dim[0]);
+        if (packed)
+            linear_forward_packed(out, in[0], packed, st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0),
+                                  s1->dim[0]);
+        else linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0), s1->dim[0]);
         return;
     case OP_RESHAPE: memcpy(out, in[0], sizeof(float) * n); return;
     case OP_CHUNK: chunk_forward(out, in[0], B * shape_rows(s0), shape_last(s0), st->attr.chunk, st->attr.chunks); return;

@@ -1,6 +1,7 @@
 // interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
 #include "interp.h"
 #include "bounds.h"
+#include "packs.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@ struct Interp {
     float **spare;      // [n_spare] buffers of evicted outputs, for reuse
     size_t *spare_size; // [n_spare] floats each holds
     int n_spare, spare_cap;
+    bool pack;    // RunSpec.pack_weights
+    Packs packs;  // linear weights packed once, when pack
 };
 
 // Checks one input: not empty, within the positional table, every id in the vocabulary.
@@ -163,7 +166,7 @@ static bool expand_all(Interp *it, Err *e) {
 Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e) {
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
-    it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1;
+    it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
     it->gen_len = calloc((size_t)it->B, sizeof *it->gen_len);
     it->finished = calloc((size_t)it->B, sizeof *it->finished);
     it->src = program_input(p, "src");
@@ -187,6 +190,7 @@ void interp_free(Interp *it) {
     free(it->spare);
     free(it->spare_size);
     free(it->round_start);
+    packs_free(&it->packs);
     for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
     expander_free(it->x);
     free(it->gen_len);
@@ -252,7 +256,7 @@ static bool exec_stage(Interp *it, int i, Err *e) {
     }
     if (!give_buffer(it, i, (size_t)shape_numel(&st->shape) * it->B + 1, e)) return false;
     it->evicted[i] = false;
-    op_exec(st, in, it->out[i], it->B);
+    op_exec(st, in, it->pack ? packs_get(&it->packs, it->m, st) : NULL, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
 }
@@ -487,7 +491,7 @@ const float *interp_generated_row(const Interp *it, int b, int *n) {
 
 int interp_batch(const Interp *it) { return it->B; }
 
-size_t interp_held_bytes(const Interp *it) { return it->trace_floats * sizeof(float); }
+size_t interp_held_bytes(const Interp *it) { return (it->trace_floats + it->packs.floats) * sizeof(float); }
 
 const Program *interp_program(const Interp *it) { return it->p; }
 const Model *interp_model(const Interp *it) { return it->m; }

@@ -24,6 +24,8 @@ typedef struct {
     int T;
     int max_new;  // greedy: the most tokens to generate (beyond bos)
     int batch;    // B, examples run together (0 means 1); every output holds B examples
+    bool pack_weights;  // the model's weights stay as they are while the Interp lives, so each
+                        // linear weight is packed for the GEMM once (training leaves it false)
 } RunSpec;
 
 typedef struct Interp Interp;

@@ -43,6 +43,8 @@ typedef struct {
     const char *formula;  // the maths, for the lesson panel
     const char *kernel;   // the C function that computes it (kernels.c)
     const char *summary;  // one line: what it does
+    const char *ran;      // when the run uses a faster kernel than `kernel` (which is then the
+                          // plain loop it matches): what ran, for the lesson panel; else NULL
 } OpInfo;
 
 extern const OpInfo op_info[OP_COUNT];
@@ -141,7 +143,8 @@ AxisTokens axes_none(void);
 // Runs the kernel of `st` on a batch of B examples (exec.c). Activations hold B examples one
 // after another ([B, shape]); weights are shared. in[i] point at the inputs' data (already
 // moved by each Ref's offset), out at B * shape_numel(&st->shape) floats.
-void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], float *out, int B);
+// packed: linear's W packed by sgemm_pack (packs.h), or NULL.
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *packed, float *out, int B);
 
 // Floats between one example and the next in input j: 0 for a (shared) weight.
 size_t op_in_stride(const Stage *st, int j);

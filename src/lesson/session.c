@@ -118,7 +118,8 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     s->src = calloc((size_t)P + 1, sizeof(float));
     s->tgt = calloc((size_t)P + 1, sizeof(float));
     if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
-    s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len};
+    s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
+                       .pack_weights = true};  // a session never changes its model's weights
     const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
     const char *text = spec->input ? spec->input : ls->input;
     if (ids) {

@@ -101,6 +101,7 @@ typedef struct {
     const float *a, *b, *bias;
     int lda, ldb, M, N, K;
     bool at, bt, accumulate;
+    const float *packed;  // op(B) packed whole by sgemm_pack, or NULL: packed tile by tile
 } Gemm;
 
 // op(A)[i0 .. i0+mb, k0 .. k0+kc] into MR-row panels: dst[panel][k][r].
@@ -134,12 +135,17 @@ static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, in
     }
 }
 
+// Columns op(B) takes when packed: N rounded up to whole panels.
+static int padded_n(int N, int nr) { return (N + nr - 1) / nr * nr; }
+
 static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *impl) {
-    float pa[MB_MAX * KC], pb[NB_MAX * KC];
+    float pa[MB_MAX * KC], own_pb[NB_MAX * KC];
     for (int k0 = 0; k0 < g->K; k0 += KC) {
         const int kc = g->K - k0 < KC ? g->K - k0 : KC;
         pack_a(pa, g, i0, mb, k0, kc);
-        pack_b(pb, g, j0, nb, k0, kc, impl->nr);
+        // The whole op(B) packed is, per KC slice, every panel of that slice in turn.
+        const float *pb = g->packed ? g->packed + (size_t)k0 * padded_n(g->N, impl->nr) + (size_t)j0 * kc : own_pb;
+        if (!g->packed) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
         const bool load_c = k0 > 0 || g->accumulate;
         for (int jp = 0; jp < nb; jp += impl->nr)
             for (int ip = 0; ip < mb; ip += MR) {
@@ -203,7 +209,7 @@ static void small(const Gemm *g) {
 
 static void run(const Gemm *g) {
     if (g->M <= 0 || g->N <= 0) return;
-    if ((long)g->M * g->N * g->K <= 32768) {
+    if (!g->packed && (long)g->M * g->N * g->K <= 32768) {
         small(g);
         return;
     }
@@ -228,14 +234,30 @@ static void run(const Gemm *g) {
 
 void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb, const float *bias, int M, int N,
            int K, bool b_transposed) {
-    run(&(Gemm){c, ldc, a, b, bias, lda, ldb, M, N, K, false, b_transposed, false});
+    run(&(Gemm){c, ldc, a, b, bias, lda, ldb, M, N, K, false, b_transposed, false, NULL});
+}
+
+size_t sgemm_packed_floats(int N, int K) { return (size_t)padded_n(N, gemm_impl().nr) * (size_t)(K > 0 ? K : 0); }
+
+void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_transposed) {
+    const Gemm g = {.b = b, .ldb = ldb, .N = N, .K = K, .bt = b_transposed};
+    const int nr = gemm_impl().nr, np = padded_n(N, nr);
+    for (int k0 = 0; k0 < K; k0 += KC) {
+        const int kc = K - k0 < KC ? K - k0 : KC;
+        pack_b(packed + (size_t)k0 * np, &g, 0, N, k0, kc, nr);
+    }
+}
+
+void sgemm_prepacked(float *c, int ldc, const float *a, int lda, const float *packed, const float *bias, int M, int N,
+                     int K) {
+    run(&(Gemm){c, ldc, a, NULL, bias, lda, 0, M, N, K, false, true, false, packed});
 }
 
 void sgemm_acc(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K,
                bool b_transposed) {
-    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, false, b_transposed, true});
+    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, false, b_transposed, true, NULL});
 }
 
 void sgemm_tn_acc(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K) {
-    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, true, false, true});
+    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, true, false, true, NULL});
 }

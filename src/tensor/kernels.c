@@ -45,6 +45,34 @@ void linear_forward(float *out, const float *x, const float *w, const float *b, 
     sgemm(out, O, x, I, w, I, b, T, O, I, true);
 }
 
+void linear_forward_packed(float *out, const float *x, const float *packed, const float *b, int T, int I, int O) {
+    sgemm_prepacked(out, O, x, I, packed, b, T, O, I);
+}
+
+// What linear computes; the run uses the blocked GEMM of gemm.c, held to this loop by tests.
+void linear_reference(float *out, const float *x, const float *w, const float *b, int T, int I, int O) {
+    for (int t = 0; t < T; t++)
+        for (int o = 0; o < O; o++) {
+            float sum = b ? b[o] : 0.0f;
+            for (int i = 0; i < I; i++) sum += x[(size_t)t * I + i] * w[(size_t)o * I + i];
+            out[(size_t)t * O + o] = sum;
+        }
+}
+
+// What matmul computes, one product per head; the run uses the blocked GEMM of gemm.c.
+void matmul_reference(float *out, const float *a, const float *bm, int B, int M, int N, int K, bool b_transposed) {
+    for (int h = 0; h < B; h++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float sum = 0.0f;
+                for (int k = 0; k < K; k++) {
+                    const float bkj = b_transposed ? bm[((size_t)h * N + j) * K + k] : bm[((size_t)h * K + k) * N + j];
+                    sum += a[((size_t)h * M + i) * K + k] * bkj;
+                }
+                out[((size_t)h * M + i) * N + j] = sum;
+            }
+}
+
 void matmul_forward(float *out, const float *a, const float *bm, int B, int M, int N, int K,
                     bool b_transposed) {
     const int ldb = b_transposed ? K : N;

@@ -125,6 +125,38 @@ void sgemm_tn_acc(float *c, int ldc,         // [M, N]
                   const float *b, int ldb,   // [K, N]
                   int M, int N, int K);
 
+// The loops linear and matmul compute, written plainly: the lesson panel shows these, and
+// test_kernels holds the blocked GEMM (sgemm, sgemm_prepacked) to them.
+void linear_reference(float *out,      // [T, O]
+                      const float *x,  // [T, I]
+                      const float *w,  // [O, I]
+                      const float *b,  // [O] or NULL
+                      int T, int I, int O);
+void matmul_reference(float *out,       // [B, M, N]
+                      const float *a,   // [B, M, K]
+                      const float *bm,  // [B, K, N], or [B, N, K] when b_transposed
+                      int B, int M, int N, int K, bool b_transposed);
+
+// A weight packed once into the panels sgemm's micro-kernel reads, so products with it skip
+// packing op(B) on every call (a linear over a few rows spends as long packing the weight as
+// multiplying by it). The packed product is sgemm's, bit for bit: the same micro-kernel adds
+// the same terms in the same order.
+size_t sgemm_packed_floats(int N, int K);       // room the packed op(B) [K, N] takes
+void sgemm_pack(float *packed,                   // [sgemm_packed_floats(N, K)]
+                const float *b, int ldb,         // [K, N] or [N, K]
+                int N, int K, bool b_transposed);
+void sgemm_prepacked(float *c, int ldc,          // [M, N]
+                     const float *a, int lda,    // [M, K]
+                     const float *packed,        // op(B) [K, N], from sgemm_pack
+                     const float *bias,          // [N] or NULL
+                     int M, int N, int K);
+// linear_forward with W packed by sgemm_pack(packed, w, I, O, I, true).
+void linear_forward_packed(float *out,           // [T, O]
+                           const float *x,       // [T, I]
+                           const float *packed,  // Wᵀ [I, O], packed
+                           const float *b,       // [O] or NULL
+                           int T, int I, int O);
+
 // ---- moving numbers between axes (kernels_shape.c) ----
 
 // out = x with its axes reordered: out's axis k is x's axis perm[k] (PyTorch's permute).

@@ -269,8 +269,13 @@ static int count_lines(const char *s, int len) {
 
 // The kernel's lines from line `first` (clamped); when they do not all fit, the area scrolls
 // (registered in ui->scroll) and the last row says how many lines are below.
-static void kernel_section(Ui *ui, Rect r, const char *src, int len, int first) {
-    section_header(ui, r, "Kernel (C), src/tensor/kernels.c");
+static void kernel_section(Ui *ui, Rect r, const char *src, int len, int first, const char *ran) {
+    section_header(ui, r, ran ? "Kernel (C), the loop it computes, src/tensor/kernels.c" : "Kernel (C), src/tensor/kernels.c");
+    if (ran) {  // the run used a faster kernel: say which, above the loop it matches
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + header_h(ui), ran, r.w);
+        const int skip = code_lh(ui);
+        r.y += skip, r.h -= skip;
+    }
     const int lh = code_lh(ui), top = r.y + header_h(ui);
     const int fit = (r.y + r.h - top) / lh, total = count_lines(src, len);
     const int max = total > fit ? total - fit : 0;
@@ -392,7 +397,7 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     }
     if (p.kern.h > 0) {
         gfx_clip(ui->g, p.kern);
-        kernel_section(ui, p.kern, kern, kern_len, a->scroll[SCROLL_KERNEL]);
+        kernel_section(ui, p.kern, kern, kern_len, a->scroll[SCROLL_KERNEL], op_info[st->op].ran);
         gfx_unclip(ui->g);
     }
 }
