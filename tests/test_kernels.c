@@ -72,6 +72,24 @@ static void test_sgemm(void) {
     free(a), free(b), free(c1), free(c2);
 }
 
+// A row of a product is the same bits computed alone (plain loops) or among 40 rows (the
+// blocked kernel): what lets the cached decoder compute only each round's new row.
+static void test_sgemm_row_alone(void) {
+    const int M = 40, N = 70, K = 90;
+    for (int bt = 0; bt < 2; bt++) {
+        float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)K * N, -1, 1), *bias = rand_buf(N, -1, 1);
+        float *all = malloc(sizeof(float) * M * N), *one = malloc(sizeof(float) * N);
+        sgemm(all, N, a, K, b, bt ? K : N, bias, M, N, K, bt);
+        int same = 0;
+        for (int i = 0; i < M; i++) {
+            sgemm(one, N, a + (size_t)i * K, K, b, bt ? K : N, bias, 1, N, K, bt);
+            same += !memcmp(one, all + (size_t)i * N, sizeof(float) * N);
+        }
+        CHECK(same == M, "%s: %d of %d rows the same bits alone as among %d", bt ? "B^T" : "B", same, M, M);
+        free(a), free(b), free(bias), free(all), free(one);
+    }
+}
+
 static void test_linear_matmul_transpose(void) {
     const int T = 9, I = 20, O = 12;
     float *x = rand_buf(T * I, -1, 1), *w = rand_buf(O * I, -1, 1), *b = rand_buf(O, -1, 1);
@@ -231,6 +249,7 @@ static void test_heads_and_masks(void) {
 
 int main(void) {
     test_sgemm();
+    test_sgemm_row_alone();
     test_linear_matmul_transpose();
     test_positional();
     test_softmax();

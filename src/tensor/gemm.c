@@ -71,21 +71,27 @@ DEFINE_MICRO_KERNEL(micro_avx512, 16, __attribute__((target("avx512f,fma"))))
 DEFINE_MICRO_KERNEL(micro_avx2, 8, __attribute__((target("avx2,fma"))))
 DEFINE_MICRO_KERNEL(micro_base, 4, )
 
+struct Gemm;
 typedef struct {
     MicroKernel kernel;
+    void (*small)(const struct Gemm *g);  // plain loops, built for the same CPU as kernel
     int nr;  // columns per packed panel
     const char *name;
 } GemmImpl;
+
+static void small_avx512(const struct Gemm *g);
+static void small_avx2(const struct Gemm *g);
+static void small_base(const struct Gemm *g);
 
 static pthread_once_t impl_once = PTHREAD_ONCE_INIT;
 static GemmImpl chosen;  // written once, by choose_impl, before any caller reads it
 
 static void choose_impl(void) {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, 32, "avx512"};
+    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, small_avx512, 32, "avx512"};
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        chosen = (GemmImpl){micro_avx2, 16, "avx2"};
-    else chosen = (GemmImpl){micro_base, 8, "baseline"};
+        chosen = (GemmImpl){micro_avx2, small_avx2, 16, "avx2"};
+    else chosen = (GemmImpl){micro_base, small_base, 8, "baseline"};
 }
 
 static GemmImpl gemm_impl(void) {
@@ -95,7 +101,7 @@ static GemmImpl gemm_impl(void) {
 
 const char *sgemm_kernel_name(void) { return gemm_impl().name; }
 
-typedef struct {
+typedef struct Gemm {
     float *c;
     int ldc;
     const float *a, *b, *bias;
@@ -163,11 +169,16 @@ static inline float A(const Gemm *g, int i, int k) {
 }
 
 // Small products (one head's attention, 16 x 16 x 16) cost more to pack than to compute: plain
-// loops whose inner loop runs along contiguous memory, so the compiler vectorises it.
-static void small(const Gemm *g) {
-    float bt_copy[4096];  // op(B) = Bᵀ copied to [K, N], so every product runs along rows
+// loops whose inner loop runs along contiguous memory, so the compiler vectorises it. They are
+// built for the micro-kernel's CPU, so both add each term with one fused multiply-add (or both
+// without): every element of C is then the same chain, bias (or 0) + a0 b0 + a1 b1 + ..., in
+// the same order, whichever path computed it, and one row of a product is the same bits
+// computed alone or among others (the cached decoder relies on this).
+static inline __attribute__((always_inline)) void small(const Gemm *g) {
+    float bt_copy[32768];  // op(B) = Bᵀ copied to [K, N] (N K <= M N K <= 32768 here), so every
+                           // product runs along rows, in the same order as the blocked kernel
     Gemm h = *g;
-    if (g->bt && g->N * g->K <= 4096) {
+    if (g->bt) {
         for (int k = 0; k < g->K; k++)
             for (int j = 0; j < g->N; j++) bt_copy[k * g->N + j] = g->b[(size_t)j * g->ldb + k];
         h.b = bt_copy, h.ldb = g->N, h.bt = false;
@@ -176,15 +187,6 @@ static void small(const Gemm *g) {
     for (int i = 0; i < g->M; i++)
         if (!g->accumulate)
             for (int j = 0; j < g->N; j++) g->c[(size_t)i * g->ldc + j] = g->bias ? g->bias[j] : 0.0f;
-    if (g->bt) {  // rows of A against rows of B (too large to copy): dot products
-        for (int i = 0; i < g->M; i++)
-            for (int j = 0; j < g->N; j++) {
-                float sum = 0.0f;
-                for (int k = 0; k < g->K; k++) sum += A(g, i, k) * g->b[(size_t)j * g->ldb + k];
-                g->c[(size_t)i * g->ldc + j] += sum;
-            }
-        return;
-    }
     int i = 0;
     for (; i + 4 <= g->M; i += 4) {  // four rows at once: four independent chains of adds
         float *restrict c0 = g->c + (size_t)i * g->ldc, *restrict c1 = c0 + g->ldc;
@@ -207,10 +209,14 @@ static void small(const Gemm *g) {
     }
 }
 
+__attribute__((target("avx512f,fma"))) static void small_avx512(const Gemm *g) { small(g); }
+__attribute__((target("avx2,fma"))) static void small_avx2(const Gemm *g) { small(g); }
+static void small_base(const Gemm *g) { small(g); }
+
 static void run(const Gemm *g) {
     if (g->M <= 0 || g->N <= 0) return;
     if (!g->packed && (long)g->M * g->N * g->K <= 32768) {
-        small(g);
+        gemm_impl().small(g);
         return;
     }
     if (g->K <= 0) {
