@@ -2,6 +2,7 @@
 #include "interp.h"
 #include "bounds.h"
 #include "packs.h"
+#include "rows.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ struct Interp {
     int n_spare, spare_cap;
     bool pack;    // RunSpec.pack_weights
     Packs packs;  // linear weights packed once, when pack
+    bool cached;      // greedy rounds after the first computed from the round before (rows.h)
+    RowsKind *kind;   // [out_cap] what each output is, next to last round's (rows.h)
 };
 
 // Checks one input: not empty, within the positional table, every id in the vocabulary.
@@ -132,7 +135,10 @@ static bool grow_outputs(Interp *it) {
     if (ns) it->out_size = ns;
     bool *ev = realloc(it->evicted, sizeof *ev * (size_t)cap);
     if (ev) it->evicted = ev;
-    if (!no || !ns || !ev) return false;
+    RowsKind *kd = realloc(it->kind, sizeof *kd * (size_t)cap);
+    if (kd) it->kind = kd;
+    if (!no || !ns || !ev || !kd) return false;
+    for (int i = it->out_cap; i < cap; i++) kd[i] = ROWS_WHOLE;
     memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
     memset(ns + it->out_cap, 0, sizeof *ns * (size_t)(cap - it->out_cap));
     memset(ev + it->out_cap, 0, sizeof *ev * (size_t)(cap - it->out_cap));
@@ -167,6 +173,7 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
+    it->cached = spec->cached || (p->decode < p->n && p->stmts[p->decode].cached);
     it->gen_len = calloc((size_t)it->B, sizeof *it->gen_len);
     it->finished = calloc((size_t)it->B, sizeof *it->finished);
     it->src = program_input(p, "src");
@@ -186,6 +193,7 @@ void interp_free(Interp *it) {
     free(it->out);
     free(it->out_size);
     free(it->evicted);
+    free(it->kind);
     for (int k = 0; k < it->n_spare; k++) free(it->spare[k]);
     free(it->spare);
     free(it->spare_size);
@@ -240,7 +248,10 @@ static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
     return buf || err_set(e, "%s: out of memory for the output", interp_stage(it, i)->id);
 }
 
-static bool exec_stage(Interp *it, int i, Err *e) {
+static bool run_cached(Interp *it, int i, const float *const in[STAGE_MAX_IN], const float *packed);
+
+// Runs stage i; `cached`: from the round before, where it can (rows.h).
+static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
     const Stage *st = &expander_stages(it->x, &n)[i];
     const float *in[STAGE_MAX_IN] = {0};
@@ -256,7 +267,9 @@ static bool exec_stage(Interp *it, int i, Err *e) {
     }
     if (!give_buffer(it, i, (size_t)shape_numel(&st->shape) * it->B + 1, e)) return false;
     it->evicted[i] = false;
-    op_exec(st, in, it->pack ? packs_get(&it->packs, it->m, st) : NULL, it->out[i], it->B);
+    const float *packed = it->pack ? packs_get(&it->packs, it->m, st) : NULL;
+    it->kind[i] = ROWS_WHOLE;
+    if (!cached || !run_cached(it, i, in, packed)) op_exec(st, in, packed, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
 }
@@ -303,7 +316,11 @@ static bool recompute_round(Interp *it, int k) {
     it->viewed_round = k;
     Err e = {{0}};
     for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++)
-        if (it->evicted[i] && !exec_stage(it, i, &e)) return false;
+        if (it->evicted[i]) {  // computed whole now, the same bits; how it was first computed is kept
+            const RowsKind kind = it->kind[i];
+            if (!exec_stage(it, i, false, &e)) return false;
+            it->kind[i] = kind;
+        }
     return true;
 }
 
@@ -312,6 +329,32 @@ static const float *stage_data(Interp *it, int i) {
     if (it->evicted[i] && !recompute_round(it, round_of(it, i))) return NULL;
     assert(it->out[i]);
     return it->out[i];
+}
+
+// What input j of stage i (in the round starting at `first`) is, next to last round's.
+static RowsKind input_kind(const Interp *it, const Ref *r, int first) {
+    switch (r->kind) {
+    case REF_WEIGHT: return ROWS_SAME;
+    case REF_INPUT: return r->index == it->tgt ? ROWS_GROWN : ROWS_SAME;  // the target: a token more
+    case REF_STAGE: return r->index < first ? ROWS_SAME : it->kind[r->index];  // the prelude is fixed
+    }
+    return ROWS_WHOLE;
+}
+
+// Stage i of a round after the first, from the same stage of the round before. False when it
+// cannot be (a batch, an ablation, rounds that differ): then it runs whole.
+static bool run_cached(Interp *it, int i, const float *const in[STAGE_MAX_IN], const float *packed) {
+    const int k = round_of(it, i);
+    if (k < 1 || it->B != 1 || ablation_any(&it->ablation)) return false;
+    const int j = i - (it->round_start[k] - it->round_start[k - 1]);  // the same stage, last round
+    const Stage *st = interp_stage(it, i), *was = interp_stage(it, j);
+    if (was->op != st->op || was->line != st->line || was->n_in != st->n_in) return false;
+    RowsKind kin[STAGE_MAX_IN];
+    for (int q = 0; q < st->n_in; q++) kin[q] = input_kind(it, &st->in[q], it->round_start[k]);
+    const float *prev = stage_data(it, j);
+    if (!prev) return false;
+    it->kind[i] = rows_exec(st, in, kin, packed, prev, &was->shape, it->out[i]);
+    return true;
 }
 
 // After a greedy round has run: each example appends its next token (or, once it has produced
@@ -359,9 +402,9 @@ static bool next_round(Interp *it, Err *e) {
 StepStatus interp_step(Interp *it, Err *e) {
     if (it->n_done == interp_n_stages(it) && it->phase == PH_ROUND && !next_round(it, e)) return STEP_FAILED;
     if (it->n_done == interp_n_stages(it)) return STEP_DONE;
-    const int k = round_of(it, it->n_done);
-    if (k > 0 && it->round_start[k] == it->n_done) evict_round(it, k - 1);  // a round starts
-    if (!exec_stage(it, it->n_done, e)) return STEP_FAILED;
+    const int k = round_of(it, it->n_done), keep = it->cached ? 2 : 1;  // the cached decoder reads the last round
+    if (k >= keep && it->round_start[k] == it->n_done) evict_round(it, k - keep);  // a round starts
+    if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
     it->n_done++;
     return STEP_RAN;
 }
@@ -490,6 +533,8 @@ const float *interp_generated_row(const Interp *it, int b, int *n) {
 }
 
 int interp_batch(const Interp *it) { return it->B; }
+
+int interp_stage_rows(const Interp *it, int i) { return i < it->n_done ? (int)it->kind[i] : (int)ROWS_WHOLE; }
 
 size_t interp_held_bytes(const Interp *it) { return (it->trace_floats + it->packs.floats) * sizeof(float); }
 

@@ -26,6 +26,8 @@ typedef struct {
     int batch;    // B, examples run together (0 means 1); every output holds B examples
     bool pack_weights;  // the model's weights stay as they are while the Interp lives, so each
                         // linear weight is packed for the GEMM once (training leaves it false)
+    bool cached;        // greedy: the cached decoder (also a program's `decode ... cached`): each
+                        // round computes the new position's rows and copies the rest (rows.h)
 } RunSpec;
 
 typedef struct Interp Interp;
@@ -75,6 +77,10 @@ int interp_batch(const Interp *it);
 // run and the one read last; reading a stage of another round recomputes that round, the same
 // bits, so the memory grows with the rounds, not with their square.
 size_t interp_held_bytes(const Interp *it);
+// How stage i was computed by the cached decoder, a RowsKind of rows.h: ROWS_WHOLE (whole, or
+// not cached), ROWS_SAME (copied from the round before), ROWS_GROWN (one new row computed),
+// ROWS_SQUARE / ROWS_SQUARE0 (a new row and column of a square).
+int interp_stage_rows(const Interp *it, int i);
 const Program *interp_program(const Interp *it);
 const Model *interp_model(const Interp *it);
 

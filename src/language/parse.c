@@ -237,7 +237,8 @@ static bool parse_stmt(Lex *l, Stmt *st) {
     if (keyword(l, "decode")) {
         st->kind = ST_DECODE;
         if (!(st->name = word(l)) || !keyword(l, "from") || !(st->text = word(l)))
-            return fail(l, "expected: decode INPUT from IDS");
+            return fail(l, "expected: decode INPUT from IDS [cached]");
+        st->cached = keyword(l, "cached");
         return true;
     }
     if (!(st->name = word(l))) return fail(l, "expected a statement (NAME = op(...), block, for, def, ...)");

@@ -13,7 +13,9 @@
 //   def f(a, b) ... return r end      a reusable piece; sees only its parameters and config
 //   decode tgt from next ... end      the decoder loop: once with a given target (teacher
 //                                     forcing), or greedily: each round appends the last id
-//                                     of `next` to tgt, until eos or the length limit
+//                                     of `next` to tgt, until eos or the length limit;
+//                                     `... from next cached`: each greedy round computes
+//                                     the new position only, the earlier ones kept (rows.h)
 //   output NAME = x                   publishes x under a stable NAME (memory, logits)
 //   param @w [d0, d1, ...] INIT        declares a learned weight: its name (under the enclosing
 //                                     `weights` prefix, with {i} holes), its shape (expressions
@@ -81,6 +83,7 @@ typedef struct Stmt {
     int n_args;
     int end;  // block-like statements: index one past the last statement of the body
     bool fixed;  // ST_PARAM: a buffer (saved, never trained)
+    bool cached; // ST_DECODE: `decode tgt from next cached`, the cached decoder (rows.h)
 } Stmt;
 
 // One line of program text and where it stands in its file (lessons interleave prose).

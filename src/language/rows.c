@@ -1,0 +1,146 @@
+// rows.c: the cached decoder's step (rows.h).
+//
+// Dimensions: T positions this round (last round had T-1), H heads, X any row width, K the
+// inner dimension of a product.
+#include "rows.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ops.h"
+
+// now is prev with one more position on axis `ax` (every other axis the same).
+static bool grown_on(const Shape *now, const Shape *prev, int ax) {
+    if (now->ndim != prev->ndim || ax < 0 || ax >= now->ndim) return false;
+    for (int d = 0; d < now->ndim; d++)
+        if (now->dim[d] != prev->dim[d] + (d == ax)) return false;
+    return true;
+}
+
+// The new row of a row-wise op on [T, ...] tensors: its inputs' last rows (the positional
+// table's row T-1), into out's last row, after last round's rows.
+static void last_row(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                     const float *packed, const float *prev, float *out) {
+    const int T = st->shape.dim[0];
+    const size_t row = (size_t)shape_numel(&st->shape) / (size_t)T;
+    Stage one = *st;
+    const float *in1[STAGE_MAX_IN];
+    one.shape.dim[0] = 1;
+    for (int j = 0; j < st->n_in; j++) {
+        in1[j] = in[j];
+        if (kin[j] == ROWS_GROWN) {
+            in1[j] += (size_t)shape_numel(&st->in_shape[j]) / (size_t)T * (size_t)(T - 1);
+            one.in_shape[j].dim[0] = 1;
+        }
+    }
+    if (st->op == OP_ADD_POSITIONS) in1[1] = in[1] + row * (size_t)(T - 1);  // position T-1's encoding
+    memcpy(out, prev, sizeof(float) * row * (size_t)(T - 1));
+    op_exec(&one, in1, packed, out + row * (size_t)(T - 1), 1);
+}
+
+// Copies last round's [H, T-1, X] into the first T-1 rows of each head of [H, T, W] (W = X, or
+// X + 1 for a square that grew a column).
+static void copy_heads(float *out, const float *prev, int H, int T, int X, int W) {
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T - 1; t++)
+            memcpy(out + ((size_t)h * T + t) * W, prev + ((size_t)h * (T - 1) + t) * X, sizeof(float) * (size_t)X);
+}
+
+// matmul, per head: the new row only, the new row and column of Q Kᵀ, or whole.
+static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                            const float *prev, const Shape *ps, float *out) {
+    const Shape *a = &st->in_shape[0], *o = &st->shape;
+    const int nd = a->ndim, H = nd == 3 ? a->dim[0] : 1, T = a->dim[nd - 2], K = a->dim[nd - 1], N = o->dim[nd - 1];
+    const bool bt = st->attr.b_transposed;
+    const size_t a_head = (size_t)T * K, b_head = (size_t)shape_numel(&st->in_shape[1]) / (size_t)H;
+    if (o->ndim != nd || (nd != 2 && nd != 3)) return ROWS_WHOLE;
+    const bool a_grown = kin[0] == ROWS_GROWN, row_only = grown_on(o, ps, nd - 2);
+    if (a_grown && kin[1] == ROWS_SAME && row_only) {  // queries against fixed keys (the memory)
+        copy_heads(out, prev, H, T, N, N);
+        for (int h = 0; h < H; h++)
+            sgemm(out + ((size_t)h * T + T - 1) * N, N, in[0] + h * a_head + (size_t)(T - 1) * K, K, in[1] + h * b_head,
+                  bt ? K : N, NULL, 1, N, K, bt);
+        return ROWS_GROWN;
+    }
+    const bool square = N == T && ps->ndim == nd && ps->dim[nd - 2] == T - 1 && ps->dim[nd - 1] == T - 1 &&
+                        (nd == 2 || ps->dim[0] == H);
+    if (a_grown && kin[1] == ROWS_GROWN && bt && square) {  // Q Kᵀ: a new query, and a new key
+        copy_heads(out, prev, H, T, T - 1, T);
+        for (int h = 0; h < H; h++) {
+            const float *q = in[0] + h * a_head, *k = in[1] + h * b_head;
+            float *c = out + (size_t)h * T * T;
+            sgemm(c + (size_t)(T - 1) * T, T, q + (size_t)(T - 1) * K, K, k, K, NULL, 1, T, K, true);
+            if (T > 1) sgemm(c + T - 1, T, q, K, k + (size_t)(T - 1) * K, K, NULL, T - 1, 1, K, true);
+        }
+        return ROWS_SQUARE;
+    }
+    if (kin[0] == ROWS_SQUARE0 && kin[1] == ROWS_GROWN && !bt && K == T && row_only) {
+        // weights · values: an earlier row's weight on the new position is 0, so it is unchanged
+        copy_heads(out, prev, H, T, N, N);
+        for (int h = 0; h < H; h++)
+            sgemm(out + ((size_t)h * T + T - 1) * N, N, in[0] + h * a_head + (size_t)(T - 1) * K, K, in[1] + h * b_head, N,
+                  NULL, 1, N, K, false);
+        return ROWS_GROWN;
+    }
+    op_exec(st, in, NULL, out, 1);
+    return ROWS_WHOLE;
+}
+
+// The new column of a square, above its new row: all -inf (hidden from earlier positions)?
+static bool new_column_hidden(const float *x, const Shape *s) {
+    const int H = s->ndim == 3 ? s->dim[0] : 1, T = s->dim[s->ndim - 1];
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T - 1; t++)
+            if (!(isinf(x[((size_t)h * T + t) * T + T - 1]) && x[((size_t)h * T + t) * T + T - 1] < 0)) return false;
+    return true;
+}
+
+// Cheap ops (copies and element-wise work on heads) run whole; what that gives follows from
+// their input.
+static RowsKind cheap(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                      float *out) {
+    op_exec(st, in, NULL, out, 1);
+    for (int j = 1; j < st->n_in; j++)
+        if (kin[j] != ROWS_SAME && kin[j] != ROWS_GROWN) return ROWS_WHOLE;
+    if (kin[0] == ROWS_GROWN) return ROWS_GROWN;  // row-wise on a grown input
+    const bool square = kin[0] == ROWS_SQUARE || kin[0] == ROWS_SQUARE0;
+    if (square && (st->op == OP_SCALE || st->op == OP_MASK)) return ROWS_SQUARE;
+    if (square && st->op == OP_SOFTMAX && new_column_hidden(in[0], &st->in_shape[0])) return ROWS_SQUARE0;
+    return ROWS_WHOLE;
+}
+
+static bool row_wise_op(Op op) {
+    switch (op) {
+    case OP_EMBEDDING: case OP_LINEAR: case OP_LAYER_NORM: case OP_ACTIVATION: case OP_RELU: case OP_GELU:
+    case OP_ARGMAX: case OP_ADD_POSITIONS: case OP_ADD: case OP_SCALE:
+        return true;
+    default: return false;
+    }
+}
+
+RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                   const float *packed, const float *prev, const Shape *prev_shape, float *out) {
+    bool same = true;
+    for (int j = 0; j < st->n_in; j++) {
+        if (kin[j] == ROWS_WHOLE) return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
+        same = same && kin[j] == ROWS_SAME;
+    }
+    if (same && shape_eq(&st->shape, prev_shape)) {  // e.g. the memory's keys and values
+        memcpy(out, prev, sizeof(float) * (size_t)shape_numel(&st->shape));
+        return ROWS_SAME;
+    }
+    bool rows_in = grown_on(&st->shape, prev_shape, 0);  // row-wise: grown inputs have T rows too
+    for (int j = 0; j < st->n_in && rows_in; j++)
+        rows_in = kin[j] == ROWS_SAME || (kin[j] == ROWS_GROWN && st->in_shape[j].dim[0] == st->shape.dim[0]);
+    if (row_wise_op(st->op) && rows_in && kin[0] == ROWS_GROWN && (st->op != OP_ADD || kin[1] == ROWS_GROWN) &&
+        (st->op != OP_SCALE || st->shape.ndim == 2)) {
+        last_row(st, in, kin, packed, prev, out);
+        return ROWS_GROWN;
+    }
+    switch (st->op) {
+    case OP_MATMUL: return matmul_rows(st, in, kin, prev, prev_shape, out);
+    case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_SCALE: case OP_MASK: case OP_SOFTMAX:
+        return cheap(st, in, kin, out);
+    default: return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
+    }
+}

@@ -1,0 +1,26 @@
+// rows.h: the cached decoder's step. In a greedy round, a decoder stage's output is last
+// round's output with one more position; for most stages the earlier positions' rows are
+// exactly last round's (the causal mask keeps a position from seeing later ones), so only the
+// new row is computed and the rest copied: the keys and values of earlier positions are kept,
+// not recomputed. The copied rows and the new row are the same bits the full computation gives
+// (sgemm adds the same terms in the same order alone or among other rows), so the cached
+// decoder's trace equals the plain one's, and a stage this cannot prove so is computed whole.
+#ifndef STEPFORMER_ROWS_H
+#define STEPFORMER_ROWS_H
+
+#include "program.h"
+
+typedef enum {
+    ROWS_WHOLE,   // computed whole: nothing is known about its rows
+    ROWS_SAME,    // exactly last round's output (it reads nothing that changed)
+    ROWS_GROWN,   // last round's rows, then the new position's row: [.., T, X] with T one more
+    ROWS_SQUARE,  // [H, T, T]: last round's [H, T-1, T-1] in the corner, a new row and column
+    ROWS_SQUARE0, // ROWS_SQUARE whose new column is 0 above the new row (after a causal softmax)
+} RowsKind;
+
+// Stage st of round r, given last round's output of the same stage (prev, of prev_shape) and
+// what its inputs are (kin). Fills out whole, computing what it must; returns what out is.
+RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                   const float *packed, const float *prev, const Shape *prev_shape, float *out);
+
+#endif
