@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "course.h"
+#include "rows.h"
 #include "session.h"
 #include "train.h"
 
@@ -548,6 +549,39 @@ static void test_greedy_decoding(void) {
 
 // Greedy decoding of the Training view's example with a trainer's current weights, as the view
 // does it; the last round's cross-attention of the last decoder layer into w [4, 11, 16].
+// The cached decoder: the same answer as the plain one, and the work it states.
+static void test_cached_decoding(void) {
+    Session s, plain;
+    if (!run_lesson(&s, "cached-decoding.md", false, NULL, NULL, NULL, false)) return;
+    char out[64], out2[64];
+    StopReason why;
+    generated(&s, out, sizeof out, &why);
+    CHECK(!strcmp(out, "2026-11-22") && why == STOP_EOS, "cached: %s", out);
+    if (run_lesson(&plain, "greedy-decoding.md", false, "22 November 2026", NULL, NULL, false)) {
+        generated(&plain, out2, sizeof out2, &why);
+        CHECK(!strcmp(out, out2), "plain %s, cached %s", out2, out);
+        session_close(&plain);
+    }
+    double all = 0, done = 0;
+    int kinds[5] = {0}, round = 0, first10 = interp_find(s.it, "step.10.decoder.embed");
+    for (int i = 0; i < interp_n_stages(s.it); i++) {
+        const Stage *st = interp_stage(s.it, i);
+        if (strncmp(st->id, "step.", 5)) continue;
+        all += rows_multiply_adds(st, ROWS_WHOLE);
+        done += rows_multiply_adds(st, (RowsKind)interp_stage_rows(s.it, i));
+        const RowsKind k = (RowsKind)interp_stage_rows(s.it, i);
+        if (first10 >= 0 && i >= first10) kinds[rows_ran_whole(st, k) ? ROWS_WHOLE : k]++, round++;
+    }
+    CHECK_STATED(all * 1e-6, 5.53, 2, "plain multiply-adds (millions)");
+    CHECK_STATED(done * 1e-6, 0.80, 2, "cached multiply-adds (millions)");
+    CHECK_STATED(all / done, 6.9, 1, "times fewer");
+    CHECK(round == 76 && kinds[ROWS_GROWN] == 41 && kinds[ROWS_SQUARE] + kinds[ROWS_SQUARE0] == 2 &&
+              kinds[ROWS_SAME] == 8 && kinds[ROWS_WHOLE] == 25,
+          "step.10: %d stages, %d one row, %d row and column, %d copied, %d whole", round, kinds[ROWS_GROWN],
+          kinds[ROWS_SQUARE] + kinds[ROWS_SQUARE0], kinds[ROWS_SAME], kinds[ROWS_WHOLE]);
+    session_close(&s);
+}
+
 static void decode_example(Trainer *t, char *out, size_t n, float *w) {
     const Model *m = trainer_model(t);
     float src[64];
@@ -644,12 +678,12 @@ static void test_training(void) {
     trainer_free(t);
 }
 
-// lessons/README.md lists the course in its order: these fifteen first (other lessons may be
+// lessons/README.md lists the course in its order: these sixteen first (other lessons may be
 // listed after them, or not at all).
 static void test_readme(void) {
     static const char *const order[] = {
         "self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md", "encoder-layer.md",
-        "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "pre-norm.md", "training.md",
+        "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "pre-norm.md", "training.md",
         "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
         "attention-is-all-you-need-pytorch.md"};
     const int n = (int)(sizeof order / sizeof order[0]);
@@ -673,6 +707,7 @@ int main(void) {
     test_masks();
     test_cross_attention();
     test_greedy_decoding();
+    test_cached_decoding();
     test_training();
     return check_finish("test_course");
 }

@@ -140,7 +140,40 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
     switch (st->op) {
     case OP_MATMUL: return matmul_rows(st, in, kin, prev, prev_shape, out);
     case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_SCALE: case OP_MASK: case OP_SOFTMAX:
-        return cheap(st, in, kin, out);
+        return cheap(st, in, kin, out);  // (cheap_op)
     default: return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
+    }
+}
+
+double rows_multiply_adds(const Stage *st, RowsKind kind) {
+    if (st->op != OP_LINEAR && st->op != OP_MATMUL) return 0;
+    const double all = op_flops(st) / 2;
+    const Shape *o = &st->shape;
+    const int T = o->ndim >= 2 ? o->dim[o->ndim - 2] : 1;
+    switch (kind) {
+    case ROWS_SAME: return 0;
+    case ROWS_GROWN: return all / (st->op == OP_LINEAR ? st->in_shape[0].dim[0] : T);  // one row of T
+    case ROWS_SQUARE: case ROWS_SQUARE0: return all * (2.0 * T - 1) / ((double)T * T);  // a row and a column
+    default: return all;
+    }
+}
+
+static bool cheap_op(Op op) {
+    return op == OP_SPLIT_HEADS || op == OP_MERGE_HEADS || op == OP_SCALE || op == OP_MASK || op == OP_SOFTMAX;
+}
+
+bool rows_ran_whole(const Stage *st, RowsKind kind) {
+    return kind == ROWS_WHOLE || (kind != ROWS_SAME && cheap_op(st->op) && !(st->op == OP_SCALE && st->shape.ndim == 2));
+}
+
+const char *rows_note(const Stage *st, RowsKind kind) {
+    if (kind != ROWS_WHOLE && rows_ran_whole(st, kind))
+        return "cached decoder: ran whole (cheap); its earlier rows are the round before's";
+    switch (kind) {
+    case ROWS_SAME: return "cached decoder: copied whole from the round before (it reads nothing that changed)";
+    case ROWS_GROWN: return "cached decoder: only the new position's row computed; the rows above are the round before's";
+    case ROWS_SQUARE: case ROWS_SQUARE0:
+        return "cached decoder: only the new row and column computed; the rest is the round before's";
+    default: return NULL;
     }
 }

@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "flow.h"
+#include "rows.h"
 
 // ---- the narration: the lesson's blocks ----
 
@@ -269,13 +270,14 @@ static int count_lines(const char *s, int len) {
 
 // The kernel's lines from line `first` (clamped); when they do not all fit, the area scrolls
 // (registered in ui->scroll) and the last row says how many lines are below.
-static void kernel_section(Ui *ui, Rect r, const char *src, int len, int first, const char *ran) {
-    section_header(ui, r, ran ? "Kernel (C), the loop it computes, src/tensor/kernels.c" : "Kernel (C), src/tensor/kernels.c");
-    if (ran) {  // the run used a faster kernel: say which, above the loop it matches
-        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + header_h(ui), ran, r.w);
-        const int skip = code_lh(ui);
-        r.y += skip, r.h -= skip;
-    }
+static void kernel_section(Ui *ui, Rect r, const char *src, int len, int first, const char *const notes[2]) {
+    section_header(ui, r, notes[0] ? "Kernel (C), the loop it computes, src/tensor/kernels.c" : "Kernel (C), src/tensor/kernels.c");
+    for (int k = 0; k < 2; k++)  // what ran instead (a faster kernel, the cached decoder), above the loop
+        if (notes[k]) {
+            ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + header_h(ui), notes[k], r.w);
+            const int skip = code_lh(ui);
+            r.y += skip, r.h -= skip;
+        }
     const int lh = code_lh(ui), top = r.y + header_h(ui);
     const int fit = (r.y + r.h - top) / lh, total = count_lines(src, len);
     const int max = total > fit ? total - fit : 0;
@@ -397,7 +399,8 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     }
     if (p.kern.h > 0) {
         gfx_clip(ui->g, p.kern);
-        kernel_section(ui, p.kern, kern, kern_len, a->scroll[SCROLL_KERNEL], op_info[st->op].ran);
+        const char *const notes[2] = {op_info[st->op].ran, rows_note(st, (RowsKind)interp_stage_rows(a->session.it, a->cursor))};
+        kernel_section(ui, p.kern, kern, kern_len, a->scroll[SCROLL_KERNEL], notes);
         gfx_unclip(ui->g);
     }
 }
