@@ -226,7 +226,7 @@ static void run(const Gemm *g) {
     }
     const GemmImpl impl = gemm_impl();
     const double flops = 2.0 * g->M * g->N * g->K;
-    const int threads = flops > 2.0e5 ? omp_get_max_threads() : 1;
+    const int threads = flops > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;  // never a nested region
     // Tiles small enough that every thread has a few, large enough to amortise packing.
     int mb = MB_MAX, nb = NB_MAX;
     while (mb > MR && ((g->M + mb - 1) / mb) * ((g->N + nb - 1) / nb) < 2 * threads) mb = (mb / 2 + MR - 1) / MR * MR;

@@ -2,6 +2,7 @@
 #include "kernels.h"
 
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 // Row-wise kernels split their rows over both cores once a tensor is big enough that the
@@ -76,6 +77,8 @@ void matmul_reference(float *out, const float *a, const float *bm, int B, int M,
 void matmul_forward(float *out, const float *a, const float *bm, int B, int M, int N, int K,
                     bool b_transposed) {
     const int ldb = b_transposed ? K : N;
+    // Heads side by side, each product on one thread (sgemm does not split one inside a region).
+#pragma omp parallel for schedule(static) if (B > 1 && 2.0 * B * M * N * K > 4e5 && !omp_in_parallel())
     for (int i = 0; i < B; i++)
         sgemm(out + (size_t)i * M * N, N, a + (size_t)i * M * K, K, bm + (size_t)i * K * N,
               ldb, NULL, M, N, K, b_transposed);
