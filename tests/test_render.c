@@ -513,9 +513,25 @@ static void test_ablate_keys(void) {
     scene_close(&s);
 }
 
+// The Positions explorer starts from the lesson program's own table: base 1000 in the mistake.
+static void test_pe_from_program(void) {
+    App a;
+    memset(&a, 0, sizeof a);
+    Err e = {{0}};
+    const bool ok = app_open(&a, &(SessionSpec){.lesson_path = LESSONS "/mistake-pe-base-1000.md"}, &e);
+    CHECK(ok && a.pe.base == 1000 && a.pe.d_model == a.session.model.cfg.d_model, "%s: base %d, d_model %d", e.msg,
+          a.pe.base, a.pe.d_model);
+    if (ok) app_free(&a);
+    memset(&a, 0, sizeof a);
+    CHECK(app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e) && a.pe.base == 10000, "%s: base %d",
+          e.msg, a.pe.base);
+    app_free(&a);
+}
+
 int main(void) {
     CHECK(action_names_complete(), "every action has a name in action_names");
     test_ablate_keys();
+    test_pe_from_program();
     test_switch_lessons();
     test_lesson_scroll();
     test_pixels();

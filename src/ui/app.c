@@ -46,12 +46,25 @@ static void app_defaults(App *a) {
     a->lesson_at = -1;
 }
 
+// The Positions explorer starts from the program's own table when it builds one (its base and
+// width; at least the explorer's usual 50 positions), else from the model's d_model.
+static void pe_from_program(PeExplorer *pe, const Interp *it) {
+    for (int i = 0; i < interp_n_stages(it); i++) {
+        const Stage *st = interp_stage(it, i);
+        if (st->op != OP_POSITIONAL_TABLE) continue;
+        pe->base = (int)st->attr.base, pe->d_model = st->attr.width;
+        pe->positions = st->attr.positions > pe->positions ? st->attr.positions : pe->positions;
+        return;
+    }
+}
+
 void app_loaded(App *a) {
     Err e = {{0}};
     a->loaded = true;
     snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
     pe_free(&a->pe);  // the explorer of the model before (if any) goes
     pe_init(&a->pe, a->session.model.cfg.d_model);
+    pe_from_program(&a->pe, a->session.it);
     if (!pe_rebuild(&a->pe, &a->session.model, &e)) app_set_error(a, e.msg);
 }
 

@@ -54,7 +54,7 @@ void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi) {
     const float *d = h->range ? h->range : h->data;
     size_t n = h->range ? h->range_n : (size_t)h->rows * h->cols;
     cmap_range(*map, d, n, lo, hi);
-    if (*map == CMAP_SEQUENTIAL) *lo = 0.0f;  // probabilities: dark means zero
+    if (*map == CMAP_SEQUENTIAL) *lo = 0.0f, *hi = 1.0f;  // probabilities: 0 to 1 on every map, so any two compare
 }
 
 static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0, int c1, int w,
@@ -283,6 +283,17 @@ static void separators(Ui *ui, const Geometry *g, int vr, int vc) {
     for (int q = 1; q < vr; q++) gfx_rect(ui->g, (Rect){g->cells.x, g->cells.y + (int)(q * g->ch), g->cells.w, 1}, ui->th->bg);
 }
 
+// Room above the cells for tokens standing upright: the longest whole (within 2 to 5 lines).
+static int upright_room(Ui *ui, const HeatSpec *h, int c0, int c1, int lh) {
+    int widest = 0;
+    for (int c = c0; c < c1 && c < h->n_col_labels; c++) {
+        const int w = gfx_text_width(ui->g, FONT_SANS, ui->small, h->col_labels[c]);
+        widest = w > widest ? w : widest;
+    }
+    const int want = widest + 10;
+    return want < 2 * lh ? 2 * lh : want > 5 * lh ? 5 * lh : want;
+}
+
 Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     if (h->rows <= 0 || h->cols <= 0 || r.w < 8 || r.h < 8) return (Rect){r.x, r.y, 0, 0};
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
@@ -294,7 +305,7 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     if (!h->compact) {
         lw = widest_row_label(ui, h, r0, r1);
         lw = lw > r.w / 4 ? r.w / 4 : lw;
-        top = h->col_labels && !single_chars(h, c0, c1) ? lh * 3 : lh + 4;  // room for upright tokens
+        top = h->col_labels && !single_chars(h, c0, c1) ? upright_room(ui, h, c0, c1, lh) : lh + 4;
         bar = ui->small * 3 + gfx_text_width(ui->g, FONT_SANS, ui->small, "-0.0000");
         bottom = lh + 4;
     }
