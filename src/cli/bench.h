@@ -67,6 +67,9 @@ typedef struct {
 bool bench_in_child(void (*task)(const void *arg, BenchReply *r), const void *arg, BenchReply *reply,
                     double *rss_mb);
 double bench_now(void);               // seconds, monotonic
+// Random operands of shape s (every head): a [batch, M, K], b [batch, K, N], c [batch, M, N];
+// false (all freed, set NULL) when memory runs out.
+bool bench_operands(const GemmShape *s, unsigned long long seed, float **a, float **b, float **c);
 double bench_median(double *t, int n);  // sorts t[0 .. n)
 
 #endif

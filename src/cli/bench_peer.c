@@ -68,15 +68,12 @@ static void task_openblas(const void *arg, BenchReply *r) {
     if (!sg || !set_threads)
         return (void)snprintf(r->why, sizeof r->why, "OpenBLAS not measured: libopenblas0-pthread is not installed");
     set_threads(j->threads);
-    Rng rng = {5};
     r->ok = true;
     for (int i = 0; i < j->n && i < BENCH_VALUES && r->ok; i++) {
         const GemmShape *s = &j->s[i];
         const size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N, nc = (size_t)s->M * s->N;
-        float *a = malloc(na * 4 * (size_t)s->batch), *b = malloc(nb * 4 * (size_t)s->batch), *c = malloc(nc * 4 * (size_t)s->batch);
-        r->ok = a && b && c;
-        for (size_t k = 0; r->ok && k < na * (size_t)s->batch; k++) a[k] = rng_uniform(&rng) - 0.5f;
-        for (size_t k = 0; r->ok && k < nb * (size_t)s->batch; k++) b[k] = rng_uniform(&rng) - 0.5f;
+        float *a, *b, *c;
+        r->ok = bench_operands(s, 5 + (unsigned)i, &a, &b, &c);
         int reps = 0;
         const double t0 = bench_now();
         double el = 0;

@@ -245,17 +245,28 @@ typedef struct {
     int n;
 } ShapeList;
 
+bool bench_operands(const GemmShape *s, unsigned long long seed, float **a, float **b, float **c) {
+    const size_t na = (size_t)s->M * s->K * s->batch, nb = (size_t)s->K * s->N * s->batch;
+    *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc((size_t)s->M * s->N * s->batch * 4);
+    if (!*a || !*b || !*c) {
+        free(*a), free(*b), free(*c);
+        *a = *b = *c = NULL;
+        return false;
+    }
+    Rng rng = {seed};
+    for (size_t k = 0; k < na; k++) (*a)[k] = rng_uniform(&rng) - 0.5f;
+    for (size_t k = 0; k < nb; k++) (*b)[k] = rng_uniform(&rng) - 0.5f;
+    return true;
+}
+
 static void task_gemm(const void *arg, BenchReply *r) {
     const ShapeList *l = arg;
-    Rng rng = {5};
     r->ok = true;
     for (int i = 0; i < l->n && i < BENCH_VALUES && r->ok; i++) {
         const GemmShape *s = &l->s[i];
         const size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N, nc = (size_t)s->M * s->N;
-        float *a = malloc(na * 4 * (size_t)s->batch), *b = malloc(nb * 4 * (size_t)s->batch), *c = malloc(nc * 4 * (size_t)s->batch);
-        r->ok = a && b && c;
-        for (size_t k = 0; r->ok && k < na * (size_t)s->batch; k++) a[k] = rng_uniform(&rng) - 0.5f;
-        for (size_t k = 0; r->ok && k < nb * (size_t)s->batch; k++) b[k] = rng_uniform(&rng) - 0.5f;
+        float *a, *b, *c;
+        r->ok = bench_operands(s, 5 + (unsigned)i, &a, &b, &c);
         // A linear's weight is packed once, as a run does (RunSpec.pack_weights); matmul's
         // operands are activations, packed on every call.
         const bool weight = !strcmp(s->op, "linear");
