@@ -27,10 +27,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         Model m;
         if (model_init_random(&m, &p, &cs, 1, &e)) {
             static const float src[4] = {2, 5, 6, 3}, tgt[3] = {2, 7, 8};
+            // The input's length picks teacher forcing or greedy, packed weights or not, and
+            // the cached decoder or not; greedy runs 5 rounds, and every stage is read back
+            // (an evicted round is recomputed).
             const bool greedy = n & 1;
-            const RunSpec spec = {src, 4, greedy ? NULL : tgt, greedy ? 0 : 3, 3, 1};
+            const RunSpec spec = {src, 4, greedy ? NULL : tgt, greedy ? 0 : 3, 5, 1, (n & 2) != 0, (n & 4) != 0};
             Interp *it = interp_new(&p, &m, &spec, &e);
-            if (it) interp_run(it, &e);
+            if (it && interp_run(it, &e))
+                for (int i = interp_n_stages(it) - 1; i >= 0; i--) (void)interp_output(it, i);
             interp_free(it);
             model_free(&m);
         }
