@@ -97,8 +97,28 @@ static bool new_column_hidden(const float *x, const Shape *s) {
 
 // Cheap ops (copies and element-wise work on heads) run whole; what that gives follows from
 // their input.
+// Softmax of a square whose new column is hidden from the earlier rows: those rows are last
+// round's, with 0 on the new key; only the new row of each head is computed.
+static void softmax_square(const Stage *st, const float *x, const float *prev, float *out) {
+    const Shape *s = &st->shape;
+    const int H = s->ndim == 3 ? s->dim[0] : 1, T = s->dim[s->ndim - 1];
+    copy_heads(out, prev, H, T, T - 1, T);
+    for (int h = 0; h < H; h++) {
+        float *o = out + (size_t)h * T * T;
+        for (int t = 0; t < T - 1; t++) o[(size_t)t * T + T - 1] = 0.0f;  // exp(-inf) / sum
+        softmax_forward(o + (size_t)(T - 1) * T, x + (size_t)h * T * T + (size_t)(T - 1) * T, 1, T);
+    }
+}
+
 static RowsKind cheap(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
-                      float *out) {
+                      const float *prev, const Shape *ps, float *out) {
+    const bool hidden = st->op == OP_SOFTMAX && (kin[0] == ROWS_SQUARE || kin[0] == ROWS_SQUARE0) &&
+                        new_column_hidden(in[0], &st->in_shape[0]);
+    const int nd = st->shape.ndim, T = st->shape.dim[nd - 1];
+    if (hidden && ps->ndim == nd && ps->dim[nd - 1] == T - 1 && ps->dim[nd - 2] == T - 1) {
+        softmax_square(st, in[0], prev, out);
+        return ROWS_SQUARE0;
+    }
     op_exec(st, in, NULL, out, 1);
     for (int j = 1; j < st->n_in; j++)
         if (kin[j] != ROWS_SAME && kin[j] != ROWS_GROWN) return ROWS_WHOLE;
@@ -109,11 +129,14 @@ static RowsKind cheap(const Stage *st, const float *const in[STAGE_MAX_IN], cons
     return ROWS_WHOLE;
 }
 
-static bool row_wise_op(Op op) {
-    switch (op) {
+// Ops whose output row t is computed from their inputs' rows t alone (scale and the softmaxes
+// only on [T, X]: on heads, the rows are [H, T, X]).
+static bool row_wise_op(const Stage *st) {
+    switch (st->op) {
     case OP_EMBEDDING: case OP_LINEAR: case OP_LAYER_NORM: case OP_ACTIVATION: case OP_RELU: case OP_GELU:
-    case OP_ARGMAX: case OP_ADD_POSITIONS: case OP_ADD: case OP_SCALE:
+    case OP_ARGMAX: case OP_ADD_POSITIONS: case OP_ADD:
         return true;
+    case OP_SCALE: case OP_SOFTMAX: case OP_LOG_SOFTMAX: return st->shape.ndim == 2;
     default: return false;
     }
 }
@@ -132,15 +155,14 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
     bool rows_in = grown_on(&st->shape, prev_shape, 0);  // row-wise: grown inputs have T rows too
     for (int j = 0; j < st->n_in && rows_in; j++)
         rows_in = kin[j] == ROWS_SAME || (kin[j] == ROWS_GROWN && st->in_shape[j].dim[0] == st->shape.dim[0]);
-    if (row_wise_op(st->op) && rows_in && kin[0] == ROWS_GROWN && (st->op != OP_ADD || kin[1] == ROWS_GROWN) &&
-        (st->op != OP_SCALE || st->shape.ndim == 2)) {
+    if (row_wise_op(st) && rows_in && kin[0] == ROWS_GROWN && (st->op != OP_ADD || kin[1] == ROWS_GROWN)) {
         last_row(st, in, kin, packed, prev, out);
         return ROWS_GROWN;
     }
     switch (st->op) {
     case OP_MATMUL: return matmul_rows(st, in, kin, prev, prev_shape, out);
     case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_SCALE: case OP_MASK: case OP_SOFTMAX:
-        return cheap(st, in, kin, out);  // (cheap_op)
+        return cheap(st, in, kin, prev, prev_shape, out);  // (cheap_op)
     default: return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
     }
 }
@@ -163,7 +185,9 @@ static bool cheap_op(Op op) {
 }
 
 bool rows_ran_whole(const Stage *st, RowsKind kind) {
-    return kind == ROWS_WHOLE || (kind != ROWS_SAME && cheap_op(st->op) && !(st->op == OP_SCALE && st->shape.ndim == 2));
+    if (kind == ROWS_WHOLE) return true;
+    if (kind == ROWS_SAME || row_wise_op(st)) return false;
+    return cheap_op(st->op) && !(st->op == OP_SOFTMAX && kind == ROWS_SQUARE0);  // the softmax of a square: its new row
 }
 
 const char *rows_note(const Stage *st, RowsKind kind) {

@@ -71,9 +71,44 @@ DEFINE_MICRO_KERNEL(micro_avx512, 16, __attribute__((target("avx512f,fma"))))
 DEFINE_MICRO_KERNEL(micro_avx2, 8, __attribute__((target("avx2,fma"))))
 DEFINE_MICRO_KERNEL(micro_base, 4, )
 
+// One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of 2W columns: the
+// micro-kernel's chain for that row, bias + a0 b0 + a1 b1 + ..., without its five other rows.
+// (The cached decoder multiplies one new row by every weight, each round.)
+#define DEFINE_ROW_KERNEL(NAME, W, TARGET)                                                        \
+    TARGET static void NAME(float *c, const float *a, const float *packed, const float *bias,     \
+                            int N, int K, int np, int p0, int p1) {                               \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                   \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
+        const vf nz = -(vf){0};                                                                   \
+        for (int p = p0; p < p1; p++) {                                                           \
+            const int j = p * 2 * (W), cols = N - j < 2 * (W) ? N - j : 2 * (W);                  \
+            float acc[2 * (W)];                                                                   \
+            for (int q = 0; q < 2 * (W); q++) acc[q] = q < cols && bias ? bias[j + q] : 0.0f;     \
+            vf c0 = *(const vfu *)acc, c1 = *(const vfu *)(acc + (W));                            \
+            for (int k0 = 0; k0 < K; k0 += KC) {                                                  \
+                const int kc = K - k0 < KC ? K - k0 : KC;                                         \
+                const float *pb = packed + (size_t)k0 * np + (size_t)j * kc;                      \
+                for (int k = 0; k < kc; k++) {                                                    \
+                    const vf av = nz + a[k0 + k];                                                 \
+                    c0 += av * *(const vfu *)(pb + (size_t)k * 2 * (W));                          \
+                    c1 += av * *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                    \
+                }                                                                                 \
+            }                                                                                     \
+            *(vfu *)acc = c0, *(vfu *)(acc + (W)) = c1;                                           \
+            memcpy(c + j, acc, sizeof(float) * (size_t)cols);                                     \
+        }                                                                                         \
+    }
+
+DEFINE_ROW_KERNEL(row_avx512, 16, __attribute__((target("avx512f,fma"))))
+DEFINE_ROW_KERNEL(row_avx2, 8, __attribute__((target("avx2,fma"))))
+DEFINE_ROW_KERNEL(row_base, 4, )
+
 struct Gemm;
+typedef void (*RowKernel)(float *c, const float *a, const float *packed, const float *bias, int N, int K, int np,
+                          int p0, int p1);
 typedef struct {
     MicroKernel kernel;
+    RowKernel row;                        // one row against a packed op(B)
     void (*small)(const struct Gemm *g);  // plain loops, built for the same CPU as kernel
     int nr;  // columns per packed panel
     const char *name;
@@ -88,10 +123,10 @@ static GemmImpl chosen;  // written once, by choose_impl, before any caller read
 
 static void choose_impl(void) {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, small_avx512, 32, "avx512"};
+    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, row_avx512, small_avx512, 32, "avx512"};
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        chosen = (GemmImpl){micro_avx2, small_avx2, 16, "avx2"};
-    else chosen = (GemmImpl){micro_base, small_base, 8, "baseline"};
+        chosen = (GemmImpl){micro_avx2, row_avx2, small_avx2, 16, "avx2"};
+    else chosen = (GemmImpl){micro_base, row_base, small_base, 8, "baseline"};
 }
 
 static GemmImpl gemm_impl(void) {
@@ -256,6 +291,15 @@ void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_tra
 
 void sgemm_prepacked(float *c, int ldc, const float *a, int lda, const float *packed, const float *bias, int M, int N,
                      int K) {
+    const GemmImpl impl = gemm_impl();
+    if (M == 1 && N > 0 && K > 0) {  // one row: panels split over the cores, each the same chain
+        const int np = padded_n(N, impl.nr), panels = np / impl.nr;
+        const int threads = 2.0 * N * K > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;
+#pragma omp parallel for schedule(static) if (threads > 1 && panels > 1)
+        for (int t = 0; t < threads; t++)
+            impl.row(c, a, packed, bias, N, K, np, panels * t / threads, panels * (t + 1) / threads);
+        return;
+    }
     run(&(Gemm){c, ldc, a, NULL, bias, lda, 0, M, N, K, false, true, false, packed});
 }
 
