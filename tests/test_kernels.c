@@ -48,8 +48,8 @@ static void test_sgemm_shape(int M, int N, int K, bool bt, bool bias) {
 }
 
 static void test_sgemm(void) {
-    // Edges of every blocking parameter: MR = 6, MB = 96, NR = 16/32, KC = 256.
-    const int Ms[] = {1, 5, 6, 7, 13, 96, 97, 130}, Ns[] = {1, 15, 16, 17, 31, 32, 33, 100};
+    // Edges of every blocking parameter: MR = 6, MB = 132 (and the halves tiles shrink to), NR = 16/32, KC = 256.
+    const int Ms[] = {1, 5, 6, 7, 66, 132, 133, 270}, Ns[] = {1, 15, 16, 17, 31, 32, 33, 100};
     const int Ks[] = {1, 3, 64, 255, 256, 257, 600};
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 8; j++) {

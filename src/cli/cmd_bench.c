@@ -91,9 +91,9 @@ static void bench_row(const Row *row, bool no_peer, cJSON *json) {
         return;
     }
     printf("%s\n", row->name);
-    if (have)
-        printf("  stepformer  median %9.2f ms  peak %6.0f MB  (%s%s%.1f GFLOP/s)\n", ours.median_ms, ours.rss_mb,
-               ours.about, ours.gflop > 0 ? "; " : "", ours.gflop > 0 ? ours.gflop / ours.median_ms * 1e3 : 0.0);
+    char rate[48] = "";
+    if (have && ours.gflop > 0) snprintf(rate, sizeof rate, "; %.1f GFLOP/s", ours.gflop / ours.median_ms * 1e3);
+    if (have) printf("  stepformer  median %9.2f ms  peak %6.0f MB  (%s%s)\n", ours.median_ms, ours.rss_mb, ours.about, rate);
     else printf("  stepformer  could not run: %s\n", why);
     if (peer) printf("  PyTorch     median %9.2f ms  peak %6.0f MB  (%s)\n", torch.median_ms, torch.rss_mb, torch.about);
     else printf("  %s\n", twhy);

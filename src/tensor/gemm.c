@@ -16,7 +16,7 @@
 
 #include "kernels.h"
 
-enum { MR = 6, KC = 256, MB_MAX = 96, NB_MAX = 128 };  // packed tiles: 96 KB + 128 KB of stack
+enum { MR = 6, KC = 256, MB_MAX = 132, NB_MAX = 128 };  // packed tiles: 132 KB + 128 KB of stack
 
 typedef void (*MicroKernel)(int mr, int nr, int kc, const float *pa, const float *pb, float *c, int ldc,
                             const float *bias, bool load_c);
