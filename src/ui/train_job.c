@@ -1,4 +1,5 @@
 // train_job.c: the training worker thread and its snapshots (see train_job.h).
+#define _DEFAULT_SOURCE  // syscall(SYS_gettid): the worker's own priority
 #include "train_job.h"
 
 #include <limits.h>
@@ -7,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { EXAMPLE_EVERY = 20, EVAL_EVERY = 250, EVAL_SIZE = 200 };
 
@@ -135,6 +139,9 @@ static void observe(TrainJob *j, int steps) {
 
 static void *worker(void *arg) {
     TrainJob *j = arg;
+    // The window's thread comes first: training runs niced (the OpenMP threads this thread
+    // starts inherit it), so frames keep time when training takes every core.
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
     const double t0 = now();
     Err e = {{0}};
     while (!atomic_load(&j->stop)) {
