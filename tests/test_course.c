@@ -568,8 +568,8 @@ static void test_cached_decoding(void) {
         const Stage *st = interp_stage(s.it, i);
         if (strncmp(st->id, "step.", 5)) continue;
         all += rows_multiply_adds(st, ROWS_WHOLE);
-        done += rows_multiply_adds(st, (RowsKind)interp_stage_rows(s.it, i));
-        const RowsKind k = (RowsKind)interp_stage_rows(s.it, i);
+        done += rows_multiply_adds(st, interp_stage_rows(s.it, i));
+        const RowsKind k = interp_stage_rows(s.it, i);
         if (first10 >= 0 && i >= first10) kinds[rows_ran_whole(st, k) ? ROWS_WHOLE : k]++, round++;
     }
     CHECK_STATED(all * 1e-6, 5.53, 2, "plain multiply-adds (millions)");

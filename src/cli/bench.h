@@ -10,7 +10,6 @@
 #include <stddef.h>
 
 typedef enum { PATH_FORWARD, PATH_GREEDY, PATH_TRAIN, PATH_COUNT } BenchPath;
-extern const char *const bench_path_names[PATH_COUNT];
 
 // One case: a path on one configuration.
 typedef struct {

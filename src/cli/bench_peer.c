@@ -30,7 +30,7 @@ bool bench_torch(const BenchCase *c, Figure *out, char *why, size_t n) {
     FILE *p = popen(cmd, "r");
     char line[512] = "", path[32], version[64], expect[32];
     int threads = 0, blas = 0;
-    snprintf(expect, sizeof expect, "%s", bench_path_names[c->path]);
+    sscanf(args, "%31s", expect);  // the reply names the path it ran
     const bool got = p && fgets(line, sizeof line, p) &&
                      sscanf(line, "torch %31s median_ms %lf min_ms %lf rss_mb %lf threads %d blas_threads %d torch %63s",
                             path, &out->median_ms, &out->min_ms, &out->rss_mb, &threads, &blas, version) == 7 &&

@@ -15,8 +15,6 @@
 #include "rng.h"
 #include "train.h"
 
-const char *const bench_path_names[PATH_COUNT] = {"forward", "greedy", "train"};
-_Static_assert(sizeof bench_path_names / sizeof *bench_path_names == PATH_COUNT, "a path without a name");
 
 double bench_now(void) {
     struct timespec t;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "data.h"
 #include "cli.h"
 #include "window.h"
 
@@ -180,11 +181,10 @@ static void bench_startup(void) {
     }
     close(fd);
     char self[4096];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    const bool found = data_self_path(self, sizeof self);
     double t[7];
     int ok = 0;
-    for (int i = 0; n > 0 && i < 7; i++) {
-        self[n] = '\0';
+    for (int i = 0; found && i < 7; i++) {
         fflush(stdout);
         const double t0 = bench_now();
         const pid_t pid = fork();

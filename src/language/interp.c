@@ -2,7 +2,6 @@
 #include "interp.h"
 #include "bounds.h"
 #include "packs.h"
-#include "rows.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -210,22 +209,30 @@ static const float *stage_data(Interp *it, int i);
 
 static const float *ref_data(Interp *it, const Ref *r) {
     switch (r->kind) {
-    case REF_STAGE: return stage_data(it, r->index) + r->offset;
+    case REF_STAGE: {
+        const float *d = stage_data(it, r->index);  // NULL when recomputing it ran out of memory
+        return d ? d + r->offset : NULL;
+    }
     case REF_INPUT: return it->ids[r->index] + r->offset;
     case REF_WEIGHT: return it->m->weights.entries[r->index].data + r->offset;
     }
     return NULL;
 }
 
-// A buffer of at least `need` floats for stage i: its own, a spare one (the smallest that
-// fits, else the largest, grown), or a new one. False (e set) past the trace limit or memory.
+// Whether a spare buffer of `cand` floats serves `need` better than one of `best`: one that
+// fits beats one that does not; among those that fit the smallest, else the largest.
+static bool better_spare(size_t cand, size_t best, size_t need) {
+    if ((cand >= need) != (best >= need)) return cand >= need;
+    return cand >= need ? cand < best : cand > best;
+}
+
+// A buffer of at least `need` floats for stage i: its own, a spare one (see better_spare;
+// grown if it is short), or a new one. False (e set) past the trace limit or memory.
 static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
     if (it->out_size[i] >= need) return true;  // re-runs reuse the buffer of the last run
     int best = -1;
     for (int k = 0; k < it->n_spare; k++)
-        if (best < 0 || (it->spare_size[k] >= need ? it->spare_size[best] < need || it->spare_size[k] < it->spare_size[best]
-                                                   : it->spare_size[best] < need && it->spare_size[k] > it->spare_size[best]))
-            best = k;
+        if (best < 0 || better_spare(it->spare_size[k], it->spare_size[best], need)) best = k;
     size_t held = it->out_size[i];
     float *buf = it->out[i];
     if (best >= 0 && !buf) {  // take the spare one
@@ -534,7 +541,7 @@ const float *interp_generated_row(const Interp *it, int b, int *n) {
 
 int interp_batch(const Interp *it) { return it->B; }
 
-int interp_stage_rows(const Interp *it, int i) { return i < it->n_done ? (int)it->kind[i] : (int)ROWS_WHOLE; }
+RowsKind interp_stage_rows(const Interp *it, int i) { return i < it->n_done ? it->kind[i] : ROWS_WHOLE; }
 
 size_t interp_held_bytes(const Interp *it) { return (it->trace_floats + it->packs.floats) * sizeof(float); }
 

@@ -13,6 +13,7 @@
 #include "ablate.h"
 #include "model.h"
 #include "program.h"
+#include "rows.h"
 
 typedef enum { STOP_NONE, STOP_EOS, STOP_MAX_LEN, STOP_COUNT } StopReason;
 extern const char *const stop_names[STOP_COUNT];
@@ -77,10 +78,10 @@ int interp_batch(const Interp *it);
 // run and the one read last; reading a stage of another round recomputes that round, the same
 // bits, so the memory grows with the rounds, not with their square.
 size_t interp_held_bytes(const Interp *it);
-// How stage i was computed by the cached decoder, a RowsKind of rows.h: ROWS_WHOLE (whole, or
-// not cached), ROWS_SAME (copied from the round before), ROWS_GROWN (one new row computed),
-// ROWS_SQUARE / ROWS_SQUARE0 (a new row and column of a square).
-int interp_stage_rows(const Interp *it, int i);
+// How stage i was computed by the cached decoder (rows.h): ROWS_WHOLE (whole, or not cached),
+// ROWS_SAME (copied from the round before), ROWS_GROWN (one new row computed), ROWS_SQUARE /
+// ROWS_SQUARE0 (a new row and column of a square).
+RowsKind interp_stage_rows(const Interp *it, int i);
 const Program *interp_program(const Interp *it);
 const Model *interp_model(const Interp *it);
 

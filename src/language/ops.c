@@ -15,7 +15,7 @@ const OpInfo op_info[OP_COUNT] = {
                           "add_forward", "adds the positional encoding of each position"},
     [OP_LINEAR] = {"linear", 2, 3, "chunk chunks", "y = x W^T + b", "linear_reference",
                    "a learned linear map of every row",
-                   "ran: the blocked GEMM of gemm.c (W packed once), which the tests hold to this loop"},
+                   "ran: the blocked GEMM of gemm.c, which the tests hold to this loop"},
     [OP_SPLIT_HEADS] = {"split_heads", 1, 1, "heads", "head h = columns h*d_k .. (h+1)*d_k - 1",
                         "split_heads_forward", "cuts the columns into one slice per head"},
     [OP_MERGE_HEADS] = {"merge_heads", 1, 1, "", "y = concat(head_1, ..., head_h)",

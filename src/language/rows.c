@@ -53,7 +53,7 @@ static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN]
     const int nd = a->ndim, H = nd == 3 ? a->dim[0] : 1, T = a->dim[nd - 2], K = a->dim[nd - 1], N = o->dim[nd - 1];
     const bool bt = st->attr.b_transposed;
     const size_t a_head = (size_t)T * K, b_head = (size_t)shape_numel(&st->in_shape[1]) / (size_t)H;
-    if (o->ndim != nd || (nd != 2 && nd != 3)) return ROWS_WHOLE;
+    if (o->ndim != nd || (nd != 2 && nd != 3)) return op_exec(st, in, NULL, out, 1), ROWS_WHOLE;
     const bool a_grown = kin[0] == ROWS_GROWN, row_only = grown_on(o, ps, nd - 2);
     if (a_grown && kin[1] == ROWS_SAME && row_only) {  // queries against fixed keys (the memory)
         copy_heads(out, prev, H, T, N, N);
@@ -95,8 +95,6 @@ static bool new_column_hidden(const float *x, const Shape *s) {
     return true;
 }
 
-// Cheap ops (copies and element-wise work on heads) run whole; what that gives follows from
-// their input.
 // Softmax of a square whose new column is hidden from the earlier rows: those rows are last
 // round's, with 0 on the new key; only the new row of each head is computed.
 static void softmax_square(const Stage *st, const float *x, const float *prev, float *out) {
@@ -110,6 +108,12 @@ static void softmax_square(const Stage *st, const float *x, const float *prev, f
     }
 }
 
+static bool cheap_op(Op op) {
+    return op == OP_SPLIT_HEADS || op == OP_MERGE_HEADS || op == OP_SCALE || op == OP_MASK || op == OP_SOFTMAX;
+}
+
+// Cheap ops (copies and element-wise work on heads) run whole, but the softmax of a square
+// whose new column is hidden; what they give follows from their input.
 static RowsKind cheap(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                       const float *prev, const Shape *ps, float *out) {
     const bool hidden = st->op == OP_SOFTMAX && (kin[0] == ROWS_SQUARE || kin[0] == ROWS_SQUARE0) &&
@@ -125,8 +129,7 @@ static RowsKind cheap(const Stage *st, const float *const in[STAGE_MAX_IN], cons
     if (kin[0] == ROWS_GROWN) return ROWS_GROWN;  // row-wise on a grown input
     const bool square = kin[0] == ROWS_SQUARE || kin[0] == ROWS_SQUARE0;
     if (square && (st->op == OP_SCALE || st->op == OP_MASK)) return ROWS_SQUARE;
-    if (square && st->op == OP_SOFTMAX && new_column_hidden(in[0], &st->in_shape[0])) return ROWS_SQUARE0;
-    return ROWS_WHOLE;
+    return hidden ? ROWS_SQUARE0 : ROWS_WHOLE;
 }
 
 // Ops whose output row t is computed from their inputs' rows t alone (scale and the softmaxes
@@ -159,12 +162,9 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
         last_row(st, in, kin, packed, prev, out);
         return ROWS_GROWN;
     }
-    switch (st->op) {
-    case OP_MATMUL: return matmul_rows(st, in, kin, prev, prev_shape, out);
-    case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_SCALE: case OP_MASK: case OP_SOFTMAX:
-        return cheap(st, in, kin, prev, prev_shape, out);  // (cheap_op)
-    default: return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
-    }
+    if (st->op == OP_MATMUL) return matmul_rows(st, in, kin, prev, prev_shape, out);
+    if (cheap_op(st->op)) return cheap(st, in, kin, prev, prev_shape, out);
+    return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
 }
 
 double rows_multiply_adds(const Stage *st, RowsKind kind) {
@@ -178,10 +178,6 @@ double rows_multiply_adds(const Stage *st, RowsKind kind) {
     case ROWS_SQUARE: case ROWS_SQUARE0: return all * (2.0 * T - 1) / ((double)T * T);  // a row and a column
     default: return all;
     }
-}
-
-static bool cheap_op(Op op) {
-    return op == OP_SPLIT_HEADS || op == OP_MERGE_HEADS || op == OP_SCALE || op == OP_MASK || op == OP_SOFTMAX;
 }
 
 bool rows_ran_whole(const Stage *st, RowsKind kind) {

@@ -20,12 +20,17 @@ static bool has_lessons(const char *dir) {
     return dir[0] && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+bool data_self_path(char *buf, unsigned long n) {
+    const ssize_t k = n > 1 ? readlink("/proc/self/exe", buf, n - 1) : -1;
+    if (k <= 0) return false;
+    buf[k] = '\0';
+    return true;
+}
+
 // PREFIX/share/stepformer for the binary at PREFIX/bin/stepformer.
 static bool beside_binary(char *out, size_t n) {
     char exe[4096];
-    const ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0) return false;
-    exe[k] = '\0';
+    if (!data_self_path(exe, sizeof exe)) return false;
     for (int up = 0; up < 2; up++) {  // the binary's folder, then the one above it
         char *slash = strrchr(exe, '/');
         if (!slash) return false;

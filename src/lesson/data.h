@@ -6,9 +6,13 @@
 #ifndef STEPFORMER_DATA_H
 #define STEPFORMER_DATA_H
 
+#include <stdbool.h>
+
 // The folder holding lessons/ and assets/, or "" when none of the three has one.
 const char *data_dir(void);
 // data_dir() + "/" + rel into buf; returns buf.
 const char *data_path(const char *rel, char *buf, unsigned long n);
+// The running binary's own path into buf; false if it cannot be read.
+bool data_self_path(char *buf, unsigned long n);
 
 #endif

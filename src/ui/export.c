@@ -88,20 +88,7 @@ static void frame_times(Ui *ui, App *a, const char *what, int frames) {
     for (int f = -3; f < frames && t; f++) {
         ui->mx = 300 + f % 400, ui->my = 300 + f % 200;  // a moving mouse: hover readouts change
         double t0 = now_ms();
-        app_draw(ui, a);
-        gfx_present(ui->g);
-        if (f >= 0) t[f] = now_ms() - t0;
-    }
-    if (t) report(what, t, frames);
-    free(t);
-}
-
-// The same, taking the trainer's snapshot before each frame as the window does.
-static void frame_times_training(Ui *ui, App *a, const char *what, int frames) {
-    double *t = malloc(sizeof *t * (size_t)frames);
-    for (int f = -3; f < frames && t; f++) {
-        double t0 = now_ms();
-        if (a->train) train_job_snapshot(a->train, &a->train_snap);
+        if (a->train) train_job_snapshot(a->train, &a->train_snap);  // as the window does
         app_draw(ui, a);
         gfx_present(ui->g);
         if (f >= 0) t[f] = now_ms() - t0;
@@ -147,7 +134,7 @@ int ui_bench_run(int frames) {
     // Training: a model learning in the background while the view draws its curves and maps.
     a.view = VIEW_TRAIN;
     app_train(&a, CMD_TRAIN_TOGGLE, 0);
-    frame_times_training(&ui, &a, "training: while a model trains", frames);
+    frame_times(&ui, &a, "training: while a model trains", frames);
     if (a.train) train_job_ask_stop(a.train);
     // Step to frame: a key press moves the cursor; the next frame builds that stage's images.
     double t[200];

@@ -9,7 +9,6 @@
 
 #include "app.h"
 #include "flow.h"
-#include "rows.h"
 
 // ---- the narration: the lesson's blocks ----
 
@@ -399,7 +398,7 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     }
     if (p.kern.h > 0) {
         gfx_clip(ui->g, p.kern);
-        const char *const notes[2] = {op_info[st->op].ran, rows_note(st, (RowsKind)interp_stage_rows(a->session.it, a->cursor))};
+        const char *const notes[2] = {op_info[st->op].ran, rows_note(st, interp_stage_rows(a->session.it, a->cursor))};
         kernel_section(ui, p.kern, kern, kern_len, a->scroll[SCROLL_KERNEL], notes);
         gfx_unclip(ui->g);
     }
