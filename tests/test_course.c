@@ -572,6 +572,24 @@ static void test_cached_decoding(void) {
         const RowsKind k = interp_stage_rows(s.it, i);
         if (first10 >= 0 && i >= first10) kinds[rows_ran_whole(st, k) ? ROWS_WHOLE : k]++, round++;
     }
+    // The same counts in closed form, from the model's sizes: per layer, round of T positions
+    // (S source tokens), the plain decoder does 4Td² + 2T²d (self-attention), 2Td² + 2Sd² + 2TSd
+    // (cross), 2Tdf (feed-forward), plus TdV (generator); the cached one, after round 0, one row
+    // of each linear but the memory's k and v (copied), (2T-1)d for the scores' new row and
+    // column, Td for the new row of weights·V, and Sd twice in cross-attention.
+    const ModelConfig *c = &s.model.cfg;
+    const double d = c->d_model, f = c->dim_feedforward, V = c->tgt_vocab_size, L = c->num_decoder_layers;
+    int S = 0;
+    interp_input_ids(s.it, program_input(&s.lesson.program, "src"), &S);
+    double plain_ref = 0, cached_ref = 0;
+    for (int T = 1; T <= 11; T++) {
+        const double layer = 4 * T * d * d + 2.0 * T * T * d + 2 * T * d * d + 2 * S * d * d + 2.0 * T * S * d + 2 * T * d * f;
+        const double layer1 = 4 * d * d + (2.0 * T - 1) * d + T * d + 2 * d * d + 2.0 * S * d + 2 * d * f;
+        plain_ref += L * layer + T * d * V;
+        cached_ref += T == 1 ? L * layer + d * V : L * layer1 + d * V;
+    }
+    CHECK(fabs(all - plain_ref) <= 1e-9 * plain_ref && fabs(done - cached_ref) <= 1e-9 * cached_ref,
+          "multiply-adds %.0f / %.0f, closed form %.0f / %.0f", all, done, plain_ref, cached_ref);
     CHECK_STATED(all * 1e-6, 5.53, 2, "plain multiply-adds (millions)");
     CHECK_STATED(done * 1e-6, 0.80, 2, "cached multiply-adds (millions)");
     CHECK_STATED(all / done, 6.9, 1, "times fewer");
