@@ -72,6 +72,35 @@ static void test_sgemm(void) {
     free(a), free(b), free(c1), free(c2);
 }
 
+// The gradients' products, C += A·op(B) and C += Aᵀ·B, on matrices that sit inside wider ones
+// (lda, ldb, ldc past the row), against a double-precision loop: op(A) is read in place, with
+// either stride, and the rows of a short last panel must not spill into C.
+static void test_sgemm_accumulate(void) {
+    const int shapes[][3] = {{7, 33, 5}, {132, 100, 257}, {40, 17, 600}, {13, 64, 64}, {270, 31, 3}};
+    for (int s = 0; s < 5; s++)
+        for (int tn = 0; tn < 2; tn++) {
+            const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            const int lda = (tn ? M : K) + 3, ldb = N + 5, ldc = N + 2, arows = tn ? K : M;
+            float *a = rand_buf((long)arows * lda, -1, 1), *b = rand_buf((long)K * ldb, -1, 1);
+            float *c = rand_buf((long)M * ldc, -1, 1), *c0 = malloc(sizeof(float) * (size_t)M * ldc);
+            memcpy(c0, c, sizeof(float) * (size_t)M * ldc);
+            if (tn) sgemm_tn_acc(c, ldc, a, lda, b, ldb, M, N, K);
+            else sgemm_acc(c, ldc, a, lda, b, ldb, M, N, K, false);
+            double worst = 0;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < ldc; j++) {
+                    double want = c0[(size_t)i * ldc + j];
+                    for (int k = 0; j < N && k < K; k++)
+                        want += (double)(tn ? a[(size_t)k * lda + i] : a[(size_t)i * lda + k]) * b[(size_t)k * ldb + j];
+                    const double d = fabs(want - c[(size_t)i * ldc + j]);
+                    worst = d > worst ? d : worst;
+                }
+            CHECK(worst <= 1e-5 * sqrt((double)K) + 1e-6, "%s M=%d N=%d K=%d: off by %g", tn ? "sgemm_tn_acc" : "sgemm_acc",
+                  M, N, K, worst);
+            free(a), free(b), free(c), free(c0);
+        }
+}
+
 // A row of a product is the same bits computed alone (plain loops) or among 40 rows (the
 // blocked kernel): what lets the cached decoder compute only each round's new row.
 static void test_sgemm_row_alone(void) {
@@ -250,6 +279,7 @@ static void test_heads_and_masks(void) {
 int main(void) {
     test_sgemm();
     test_sgemm_row_alone();
+    test_sgemm_accumulate();
     test_linear_matmul_transpose();
     test_positional();
     test_softmax();

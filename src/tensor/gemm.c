@@ -4,8 +4,10 @@
 //
 // with op(A) = A or Aᵀ and op(B) = B or Bᵀ, so no caller ever transposes a matrix to multiply
 // it. The usual blocking for cache: C is cut into tiles of MB rows by NB columns, K into KC-deep
-// slices; for each slice the tile's part of op(A) is packed into MR-row panels and op(B) into
-// NR-column panels, contiguous, whatever the layout. An MR x NR register tile of C is then
+// slices; for each slice the tile's part of op(B) is packed into NR-column panels, contiguous,
+// whatever the layout (a linear's weight is packed once, by sgemm_pack), while op(A) is read
+// where it lies, MR rows at a time (packing it cost as much as the product for the small
+// inner sizes of training, K = 64). An MR x NR register tile of C is then
 // accumulated by a micro-kernel written with GCC vector extensions. Three micro-kernels are
 // built (AVX-512, AVX2+FMA, baseline SSE2) and picked once at run time. Tiles are spread over
 // both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
@@ -16,27 +18,36 @@
 
 #include "kernels.h"
 
-enum { MR = 6, KC = 256, MB_MAX = 132, NB_MAX = 128 };  // packed tiles: 132 KB + 128 KB of stack
+enum { MR = 6, KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
 
-typedef void (*MicroKernel)(int mr, int nr, int kc, const float *pa, const float *pb, float *c, int ldc,
-                            const float *bias, bool load_c);
+// Where the micro-kernel reads op(A): element (r, k) of a panel is a[r * rs + k * cs], so A is
+// read in place, whichever way it is stored (no packing: a panel's rows stay in L1 or L2).
+typedef struct {
+    const float *a;  // element (0, 0) of the panel
+    size_t rs, cs;   // strides of a row and of a column of op(A)
+} PanelA;
+
+typedef void (*MicroKernel)(int mr, int nr, int kc, PanelA pa, const float *pb, float *c, int ldc,
+                            const float *bias, bool load_c, const float *pf, int pfn);
 
 // The micro-kernel, for three vector widths W: a tile is MR x 2W, held in twelve named
-// accumulators so the compiler keeps them in registers. pa holds kc columns of MR rows
-// ([kc][MR]), pb kc rows of 2W columns ([kc][2W]); rows past mr and columns past nr are zero
-// there and are not stored. Adding -0.0 leaves every float as it is, so `nz + x` is just a
-// broadcast of x.
+// accumulators so the compiler keeps them in registers. pa is read in place (rows past mr
+// read row mr - 1 again, and are not stored); pb holds kc rows of 2W columns ([kc][2W]),
+// columns past nr zero and not stored. Adding -0.0 leaves every float as it is, so `nz + x` is
+// just a broadcast of x. While it computes, it prefetches the first pfn rows of pf, the
+// packed weight's next panel, so a weight streamed from memory arrives before it is needed.
 #define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define DECLARE(r) vf c##r##0, c##r##1;
+#define ROW_PTR(r) const float *a##r = pa.a + (size_t)((r) < mr ? (r) : mr - 1) * pa.rs;
 #define LOAD_FULL(r) c##r##0 = *(const vfu *)(c + (size_t)(r) * ldc); c##r##1 = *(const vfu *)(c + (size_t)(r) * ldc + WIDTH);
 #define LOAD_TILE(r) c##r##0 = *(const vfu *)(tile[r]); c##r##1 = *(const vfu *)(tile[r] + WIDTH);
-#define FMA_ROW(r) { const vf a = nz + ak[r]; c##r##0 += a * b0; c##r##1 += a * b1; }
+#define FMA_ROW(r) { const vf a = nz + a##r[kk]; c##r##0 += a * b0; c##r##1 += a * b1; }
 #define STORE_FULL(r) *(vfu *)(c + (size_t)(r) * ldc) = c##r##0; *(vfu *)(c + (size_t)(r) * ldc + WIDTH) = c##r##1;
 #define STORE_TILE(r) *(vfu *)(tile[r]) = c##r##0; *(vfu *)(tile[r] + WIDTH) = c##r##1;
 
 #define DEFINE_MICRO_KERNEL(NAME, W, TARGET)                                                      \
-    TARGET static void NAME(int mr, int nr, int kc, const float *pa, const float *pb, float *c,   \
-                            int ldc, const float *bias, bool load_c) {                          \
+    TARGET static void NAME(int mr, int nr, int kc, PanelA pa, const float *pb, float *c, int ldc, \
+                            const float *bias, bool load_c, const float *pf, int pfn) {           \
         typedef float vf __attribute__((vector_size((W) * 4)));                                 \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                    \
         enum { WIDTH = (W) };                                                                   \
@@ -44,6 +55,7 @@ typedef void (*MicroKernel)(int mr, int nr, int kc, const float *pa, const float
         const vf nz = -(vf){0};                                                                 \
         float tile[MR][2 * (W)];                                                                \
         ROWS(DECLARE)                                                                           \
+        ROWS(ROW_PTR)                                                                           \
         if (full && load_c) {                                                                   \
             ROWS(LOAD_FULL)                                                                     \
         } else {                                                                                \
@@ -53,10 +65,14 @@ typedef void (*MicroKernel)(int mr, int nr, int kc, const float *pa, const float
                                : load_c ? c[(size_t)r * ldc + j] : bias ? bias[j] : 0.0f;       \
             ROWS(LOAD_TILE)                                                                     \
         }                                                                                       \
-        for (int k = 0; k < kc; k++) {                                                          \
+        size_t kk = 0;                                                                          \
+        for (int k = 0; k < kc; k++, kk += pa.cs) {                                             \
             const vf b0 = *(const vfu *)(pb + (size_t)k * 2 * (W));                             \
             const vf b1 = *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                       \
-            const float *ak = pa + (size_t)k * MR;                                              \
+            if (k < pfn) { /* a row of the next panel: 2W floats, one or two cache lines */    \
+                __builtin_prefetch(pf + (size_t)k * 2 * (W), 0, 1);                             \
+                if ((W) > 8) __builtin_prefetch(pf + (size_t)k * 2 * (W) + 16, 0, 1);           \
+            }                                                                                   \
             ROWS(FMA_ROW)                                                                       \
         }                                                                                       \
         if (full) {                                                                             \
@@ -145,21 +161,6 @@ typedef struct Gemm {
     const float *packed;  // op(B) packed whole by sgemm_pack, or NULL: packed tile by tile
 } Gemm;
 
-// op(A)[i0 .. i0+mb, k0 .. k0+kc] into MR-row panels: dst[panel][k][r].
-static void pack_a(float *dst, const Gemm *g, int i0, int mb, int k0, int kc) {
-    for (int p = 0; p < mb; p += MR) {
-        float *d = dst + (size_t)p * kc;
-        const int rows = mb - p < MR ? mb - p : MR;
-        for (int k = 0; k < kc; k++) {
-            for (int r = 0; r < rows; r++) {
-                const size_t i = (size_t)(i0 + p + r), kk = (size_t)(k0 + k);
-                d[(size_t)k * MR + r] = g->at ? g->a[kk * g->lda + i] : g->a[i * g->lda + kk];
-            }
-            for (int r = rows; r < MR; r++) d[(size_t)k * MR + r] = 0.0f;
-        }
-    }
-}
-
 // op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j].
 static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int NR) {
     for (int p = 0; p < nb; p += NR) {
@@ -179,22 +180,40 @@ static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, in
 // Columns op(B) takes when packed: N rounded up to whole panels.
 static int padded_n(int N, int nr) { return (N + nr - 1) / nr * nr; }
 
+// The packed op(B)'s panel after panel jp of slice k0 in this tile (the tile's first panel of
+// the next slice after its last one), and in *rows how many rows it has; NULL after the last.
+static const float *next_panel(const Gemm *g, const GemmImpl *impl, int j0, int nb, int jp, int k0, int kc,
+                               int *rows) {
+    const int np = padded_n(g->N, impl->nr);
+    *rows = kc;
+    if (jp + impl->nr < nb) return g->packed + (size_t)k0 * np + (size_t)(j0 + jp + impl->nr) * kc;
+    if (k0 + kc >= g->K) return NULL;
+    *rows = g->K - k0 - kc < KC ? g->K - k0 - kc : KC;
+    return g->packed + (size_t)(k0 + kc) * np + (size_t)j0 * *rows;
+}
+
 static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *impl) {
-    float pa[MB_MAX * KC], own_pb[NB_MAX * KC];
+    float own_pb[NB_MAX * KC];
+    const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;
+    const int panels = (mb + MR - 1) / MR;
     for (int k0 = 0; k0 < g->K; k0 += KC) {
         const int kc = g->K - k0 < KC ? g->K - k0 : KC;
-        pack_a(pa, g, i0, mb, k0, kc);
         // The whole op(B) packed is, per KC slice, every panel of that slice in turn.
         const float *pb = g->packed ? g->packed + (size_t)k0 * padded_n(g->N, impl->nr) + (size_t)j0 * kc : own_pb;
         if (!g->packed) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
         const bool load_c = k0 > 0 || g->accumulate;
-        for (int jp = 0; jp < nb; jp += impl->nr)
+        for (int jp = 0; jp < nb; jp += impl->nr) {
+            int next_rows = 0;  // the next panel's rows are prefetched, a share in each call
+            const float *next = g->packed ? next_panel(g, impl, j0, nb, jp, k0, kc, &next_rows) : NULL;
             for (int ip = 0; ip < mb; ip += MR) {
                 const int nr = nb - jp < impl->nr ? nb - jp : impl->nr, mr = mb - ip < MR ? mb - ip : MR;
-                impl->kernel(mr, nr, kc, pa + (size_t)ip * kc, pb + (size_t)jp * kc,
-                             g->c + (size_t)(i0 + ip) * g->ldc + j0 + jp, g->ldc,
-                             g->bias ? g->bias + j0 + jp : NULL, load_c);
+                const int r0 = next_rows * (ip / MR) / panels, r1 = next_rows * (ip / MR + 1) / panels;
+                const PanelA pa = {g->a + (size_t)(i0 + ip) * rs + (size_t)k0 * cs, rs, cs};
+                impl->kernel(mr, nr, kc, pa, pb + (size_t)jp * kc, g->c + (size_t)(i0 + ip) * g->ldc + j0 + jp, g->ldc,
+                             g->bias ? g->bias + j0 + jp : NULL, load_c, next ? next + (size_t)r0 * impl->nr : NULL,
+                             next ? (r1 - r0 < kc ? r1 - r0 : kc) : 0);
             }
+        }
     }
 }
 
