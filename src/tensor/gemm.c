@@ -20,66 +20,82 @@
 
 enum { MR = 6, KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
 
-// Where the micro-kernel reads op(A): element (r, k) of a panel is a[r * rs + k * cs], so A is
-// read in place, whichever way it is stored (no packing: a panel's rows stay in L1 or L2).
+// One panel of 2W columns of a tile: every MR-row block of its mb rows against one packed
+// panel of op(B). op(A) is read where it lies: element (i, k) is a[i * rs + k * cs].
 typedef struct {
-    const float *a;  // element (0, 0) of the panel
-    size_t rs, cs;   // strides of a row and of a column of op(A)
-} PanelA;
+    const float *a;     // op(A) at the tile's first row and the slice's first column
+    size_t rs, cs;      // strides of a row and of a column of op(A)
+    const float *pb;    // [kc][2W] the packed panel of op(B); columns past nr are zero
+    float *c;           // C at the tile's first row and the panel's first column
+    const float *bias;  // [nr] or NULL
+    const float *pf;    // [pf_rows][2W] the next packed panel, prefetched meanwhile, or NULL
+    int ldc, mb, nr, kc, pf_rows;
+    bool load_c;        // add to C (a later slice, or accumulating) instead of starting afresh
+} Panel;
 
-typedef void (*MicroKernel)(int mr, int nr, int kc, PanelA pa, const float *pb, float *c, int ldc,
-                            const float *bias, bool load_c, const float *pf, int pfn);
+typedef void (*PanelKernel)(const Panel *p);
 
-// The micro-kernel, for three vector widths W: a tile is MR x 2W, held in twelve named
-// accumulators so the compiler keeps them in registers. pa is read in place (rows past mr
-// read row mr - 1 again, and are not stored); pb holds kc rows of 2W columns ([kc][2W]),
-// columns past nr zero and not stored. Adding -0.0 leaves every float as it is, so `nz + x` is
-// just a broadcast of x. While it computes, it prefetches the first pfn rows of pf, the
-// packed weight's next panel, so a weight streamed from memory arrives before it is needed.
+// The micro-kernel, for three vector widths W: an MR x 2W block of C held in twelve named
+// accumulators so the compiler keeps them in registers. Rows past mr read row mr - 1 again
+// and are not stored; columns past nr are not stored. Adding -0.0 leaves every float as it
+// is, so `nz + x` is just a broadcast of x. Each block prefetches its share of the next panel,
+// so a weight streamed from memory arrives before it is needed.
 #define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define DECLARE(r) vf c##r##0, c##r##1;
-#define ROW_PTR(r) const float *a##r = pa.a + (size_t)((r) < mr ? (r) : mr - 1) * pa.rs;
+#define ROW_PTR(r) const float *a##r = a + (size_t)((r) < mr ? (r) : mr - 1) * p->rs;
 #define LOAD_FULL(r) c##r##0 = *(const vfu *)(c + (size_t)(r) * ldc); c##r##1 = *(const vfu *)(c + (size_t)(r) * ldc + WIDTH);
+#define START_ROW(r) c##r##0 = s0; c##r##1 = s1;
 #define LOAD_TILE(r) c##r##0 = *(const vfu *)(tile[r]); c##r##1 = *(const vfu *)(tile[r] + WIDTH);
-#define FMA_ROW(r) { const vf a = nz + a##r[kk]; c##r##0 += a * b0; c##r##1 += a * b1; }
+#define FMA_ROW(r) { const vf ar = nz + a##r[kk]; c##r##0 += ar * b0; c##r##1 += ar * b1; }
 #define STORE_FULL(r) *(vfu *)(c + (size_t)(r) * ldc) = c##r##0; *(vfu *)(c + (size_t)(r) * ldc + WIDTH) = c##r##1;
 #define STORE_TILE(r) *(vfu *)(tile[r]) = c##r##0; *(vfu *)(tile[r] + WIDTH) = c##r##1;
 
 #define DEFINE_MICRO_KERNEL(NAME, W, TARGET)                                                      \
-    TARGET static void NAME(int mr, int nr, int kc, PanelA pa, const float *pb, float *c, int ldc, \
-                            const float *bias, bool load_c, const float *pf, int pfn) {           \
+    TARGET static void NAME(const Panel *p) {                                                   \
         typedef float vf __attribute__((vector_size((W) * 4)));                                 \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                    \
         enum { WIDTH = (W) };                                                                   \
-        const bool full = mr == MR && nr == 2 * (W);                                            \
         const vf nz = -(vf){0};                                                                 \
-        float tile[MR][2 * (W)];                                                                \
-        ROWS(DECLARE)                                                                           \
-        ROWS(ROW_PTR)                                                                           \
-        if (full && load_c) {                                                                   \
-            ROWS(LOAD_FULL)                                                                     \
-        } else {                                                                                \
-            for (int r = 0; r < MR; r++)                                                        \
-                for (int j = 0; j < 2 * (W); j++)                                               \
-                    tile[r][j] = j >= nr || r >= mr ? 0.0f                                      \
-                               : load_c ? c[(size_t)r * ldc + j] : bias ? bias[j] : 0.0f;       \
-            ROWS(LOAD_TILE)                                                                     \
-        }                                                                                       \
-        size_t kk = 0;                                                                          \
-        for (int k = 0; k < kc; k++, kk += pa.cs) {                                             \
-            const vf b0 = *(const vfu *)(pb + (size_t)k * 2 * (W));                             \
-            const vf b1 = *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                       \
-            if (k < pfn) { /* a row of the next panel: 2W floats, one or two cache lines */    \
-                __builtin_prefetch(pf + (size_t)k * 2 * (W), 0, 1);                             \
-                if ((W) > 8) __builtin_prefetch(pf + (size_t)k * 2 * (W) + 16, 0, 1);           \
+        const int nr = p->nr, kc = p->kc, ldc = p->ldc, blocks = (p->mb + MR - 1) / MR;         \
+        const size_t cs = p->cs;                                                                \
+        const float *pb = p->pb;                                                                \
+        for (int ib = 0; ib < blocks; ib++) {                                                   \
+            const int i = ib * MR, mr = p->mb - i < MR ? p->mb - i : MR;                        \
+            const bool full = mr == MR && nr == 2 * (W);                                        \
+            const int f0 = p->pf_rows * ib / blocks, f1 = p->pf_rows * (ib + 1) / blocks;       \
+            const float *a = p->a + (size_t)i * p->rs, *pf = p->pf + (size_t)f0 * 2 * (W);      \
+            float *c = p->c + (size_t)i * ldc, tile[MR][2 * (W)];                               \
+            ROWS(DECLARE)                                                                       \
+            ROWS(ROW_PTR)                                                                       \
+            if (full && p->load_c) {                                                            \
+                ROWS(LOAD_FULL)                                                                 \
+            } else if (full) { /* every row starts from the bias, or from 0 */                  \
+                const vf z = {0}, s0 = p->bias ? *(const vfu *)p->bias : z;                     \
+                const vf s1 = p->bias ? *(const vfu *)(p->bias + (W)) : z;                      \
+                ROWS(START_ROW)                                                                 \
+            } else {                                                                            \
+                for (int r = 0; r < MR; r++)                                                    \
+                    for (int j = 0; j < 2 * (W); j++)                                           \
+                        tile[r][j] = j >= nr || r >= mr ? 0.0f                                  \
+                                   : p->load_c ? c[(size_t)r * ldc + j] : p->bias ? p->bias[j] : 0.0f; \
+                ROWS(LOAD_TILE)                                                                 \
             }                                                                                   \
-            ROWS(FMA_ROW)                                                                       \
-        }                                                                                       \
-        if (full) {                                                                             \
-            ROWS(STORE_FULL)                                                                    \
-        } else {                                                                                \
-            ROWS(STORE_TILE)                                                                    \
-            for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile[r], (size_t)nr * 4);  \
+            size_t kk = 0;                                                                      \
+            for (int k = 0; k < kc; k++, kk += cs) {                                            \
+                const vf b0 = *(const vfu *)(pb + (size_t)k * 2 * (W));                         \
+                const vf b1 = *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                   \
+                if (k < f1 - f0) { /* a row of the next panel: one or two cache lines */        \
+                    __builtin_prefetch(pf + (size_t)k * 2 * (W), 0, 1);                         \
+                    if ((W) > 8) __builtin_prefetch(pf + (size_t)k * 2 * (W) + 16, 0, 1);       \
+                }                                                                               \
+                ROWS(FMA_ROW)                                                                   \
+            }                                                                                   \
+            if (full) {                                                                         \
+                ROWS(STORE_FULL)                                                                \
+            } else {                                                                            \
+                ROWS(STORE_TILE)                                                                \
+                for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile[r], (size_t)nr * 4); \
+            }                                                                                   \
         }                                                                                       \
     }
 
@@ -123,7 +139,7 @@ struct Gemm;
 typedef void (*RowKernel)(float *c, const float *a, const float *packed, const float *bias, int N, int K, int np,
                           int p0, int p1);
 typedef struct {
-    MicroKernel kernel;
+    PanelKernel kernel;
     RowKernel row;                        // one row against a packed op(B)
     void (*small)(const struct Gemm *g);  // plain loops, built for the same CPU as kernel
     int nr;  // columns per packed panel
@@ -195,7 +211,6 @@ static const float *next_panel(const Gemm *g, const GemmImpl *impl, int j0, int 
 static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *impl) {
     float own_pb[NB_MAX * KC];
     const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;
-    const int panels = (mb + MR - 1) / MR;
     for (int k0 = 0; k0 < g->K; k0 += KC) {
         const int kc = g->K - k0 < KC ? g->K - k0 : KC;
         // The whole op(B) packed is, per KC slice, every panel of that slice in turn.
@@ -203,16 +218,12 @@ static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *
         if (!g->packed) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
         const bool load_c = k0 > 0 || g->accumulate;
         for (int jp = 0; jp < nb; jp += impl->nr) {
-            int next_rows = 0;  // the next panel's rows are prefetched, a share in each call
-            const float *next = g->packed ? next_panel(g, impl, j0, nb, jp, k0, kc, &next_rows) : NULL;
-            for (int ip = 0; ip < mb; ip += MR) {
-                const int nr = nb - jp < impl->nr ? nb - jp : impl->nr, mr = mb - ip < MR ? mb - ip : MR;
-                const int r0 = next_rows * (ip / MR) / panels, r1 = next_rows * (ip / MR + 1) / panels;
-                const PanelA pa = {g->a + (size_t)(i0 + ip) * rs + (size_t)k0 * cs, rs, cs};
-                impl->kernel(mr, nr, kc, pa, pb + (size_t)jp * kc, g->c + (size_t)(i0 + ip) * g->ldc + j0 + jp, g->ldc,
-                             g->bias ? g->bias + j0 + jp : NULL, load_c, next ? next + (size_t)r0 * impl->nr : NULL,
-                             next ? (r1 - r0 < kc ? r1 - r0 : kc) : 0);
-            }
+            Panel p = {g->a + (size_t)i0 * rs + (size_t)k0 * cs, rs, cs, pb + (size_t)jp * kc,
+                       g->c + (size_t)i0 * g->ldc + j0 + jp, g->bias ? g->bias + j0 + jp : NULL, NULL,
+                       g->ldc, mb, nb - jp < impl->nr ? nb - jp : impl->nr, kc, 0, load_c};
+            if (g->packed) p.pf = next_panel(g, impl, j0, nb, jp, k0, kc, &p.pf_rows);
+            if (!p.pf) p.pf_rows = 0;
+            impl->kernel(&p);
         }
     }
 }
