@@ -72,6 +72,34 @@ static void test_sgemm(void) {
     free(a), free(b), free(c1), free(c2);
 }
 
+// Products no wider than two vectors take their own path (one attention head); each of their
+// rows must still be the bits of the blocked kernel (sgemm_prepacked always blocks), whole or
+// computed alone, B or Bᵀ, with or without a bias, rows in fours and a remainder.
+static void test_sgemm_small_bits(void) {
+    const int shapes[][3] = {{7, 16, 16}, {9, 20, 16}, {5, 32, 24}, {13, 8, 64}, {16, 16, 16}, {3, 31, 7}};
+    for (int s = 0; s < 6; s++)
+        for (int v = 0; v < 4; v++) {
+            const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            const bool bt = v & 1;
+            float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)K * N, -1, 1);
+            float *bias = v & 2 ? rand_buf(N, -1, 1) : NULL, *pk = malloc(sizeof(float) * sgemm_packed_floats(N, K));
+            float *small = malloc(sizeof(float) * M * N), *blocked = malloc(sizeof(float) * M * N);
+            float *one = malloc(sizeof(float) * N);
+            sgemm(small, N, a, K, b, bt ? K : N, bias, M, N, K, bt);
+            sgemm_pack(pk, b, bt ? K : N, N, K, bt);
+            sgemm_prepacked(blocked, N, a, K, pk, bias, M, N, K);
+            int same = 0;
+            for (int i = 0; i < M; i++) {
+                sgemm(one, N, a + (size_t)i * K, K, b, bt ? K : N, bias, 1, N, K, bt);
+                same += !memcmp(one, blocked + (size_t)i * N, sizeof(float) * N);
+            }
+            CHECK(!memcmp(small, blocked, sizeof(float) * M * N) && same == M,
+                  "small product M=%d N=%d K=%d %s%s: not the blocked kernel's bits (%d of %d rows alone)", M, N, K,
+                  bt ? "B^T" : "B", bias ? " +bias" : "", same, M);
+            free(a), free(b), free(bias), free(pk), free(small), free(blocked), free(one);
+        }
+}
+
 // The gradients' products, C += A·op(B) and C += Aᵀ·B, on matrices that sit inside wider ones
 // (lda, ldb, ldc past the row), against a double-precision loop: op(A) is read in place, with
 // either stride, and the rows of a short last panel must not spill into C.
@@ -280,6 +308,7 @@ int main(void) {
     test_sgemm();
     test_sgemm_row_alone();
     test_sgemm_accumulate();
+    test_sgemm_small_bits();
     test_linear_matmul_transpose();
     test_positional();
     test_softmax();

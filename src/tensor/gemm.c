@@ -106,6 +106,9 @@ DEFINE_MICRO_KERNEL(micro_base, 4, )
 // One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of 2W columns: the
 // micro-kernel's chain for that row, bias + a0 b0 + a1 b1 + ..., without its five other rows.
 // (The cached decoder multiplies one new row by every weight, each round.)
+#ifndef ROW_AHEAD
+#define ROW_AHEAD 1024
+#endif
 #define DEFINE_ROW_KERNEL(NAME, W, TARGET)                                                        \
     TARGET static void NAME(float *c, const float *a, const float *packed, const float *bias,     \
                             int N, int K, int np, int p0, int p1) {                               \
@@ -122,6 +125,8 @@ DEFINE_MICRO_KERNEL(micro_base, 4, )
                 const float *pb = packed + (size_t)k0 * np + (size_t)j * kc;                      \
                 for (int k = 0; k < kc; k++) {                                                    \
                     const vf av = nz + a[k0 + k];                                                 \
+                    __builtin_prefetch(pb + (size_t)k * 2 * (W) + ROW_AHEAD, 0, 1);               \
+                    if ((W) > 8) __builtin_prefetch(pb + (size_t)k * 2 * (W) + ROW_AHEAD + 16, 0, 1); \
                     c0 += av * *(const vfu *)(pb + (size_t)k * 2 * (W));                          \
                     c1 += av * *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                    \
                 }                                                                                 \
@@ -281,35 +286,32 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
 // loops above spent ten times the arithmetic's time on these.
 #define DEFINE_SMALL(NAME, W, TARGET)                                                             \
     TARGET static inline __attribute__((always_inline)) void NAME##_rows(const Gemm *g, const float *bp, \
-                                                                         size_t ldbp, const int NV) { \
+                                                                         size_t ldbp, int i0, const int NV, \
+                                                                         const int R) {           \
         typedef float vf __attribute__((vector_size((W) * 4)));                                   \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
-        enum { R = 4 };                                                                           \
-        const int M = g->M, N = g->N, K = g->K;                                                   \
+        const int N = g->N, K = g->K;                                                             \
         const vf nz = -(vf){0};                                                                   \
-        for (int i0 = 0; i0 < M; i0 += R) {                                                       \
-            const int rows = M - i0 < R ? M - i0 : R;                                             \
-            float start[R][2 * (W)];                                                              \
-            vf acc[R][2];                                                                         \
+        float start[4][2 * (W)];                                                                  \
+        vf acc[4][2];                                                                             \
+        for (int r = 0; r < R; r++) {                                                             \
+            const float *from = g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias;       \
+            if (from && N < NV * (W)) { /* a short row: through a zero-padded copy */             \
+                for (int j = 0; j < NV * (W); j++) start[r][j] = j < N ? from[j] : 0.0f;          \
+                from = start[r];                                                                  \
+            }                                                                                     \
+            for (int v = 0; v < NV; v++) acc[r][v] = from ? *(const vfu *)(from + v * (W)) : (vf){0}; \
+        }                                                                                         \
+        for (int k = 0; k < K; k++) {                                                             \
+            const float *bk = bp + (size_t)k * ldbp;                                              \
             for (int r = 0; r < R; r++) {                                                         \
-                const float *from = r >= rows ? NULL : g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias; \
-                if (from && N < NV * (W)) { /* a short row: through a zero-padded copy */         \
-                    for (int j = 0; j < NV * (W); j++) start[r][j] = j < N ? from[j] : 0.0f;      \
-                    from = start[r];                                                              \
-                }                                                                                 \
-                for (int v = 0; v < NV; v++) acc[r][v] = from ? *(const vfu *)(from + v * (W)) : (vf){0}; \
+                const vf a = nz + A(g, i0 + r, k);                                                \
+                for (int v = 0; v < NV; v++) acc[r][v] += a * *(const vfu *)(bk + v * (W));       \
             }                                                                                     \
-            for (int k = 0; k < K; k++) {                                                         \
-                const float *bk = bp + (size_t)k * ldbp;                                          \
-                for (int r = 0; r < R; r++) {                                                     \
-                    const vf a = nz + A(g, r < rows ? i0 + r : i0, k);                            \
-                    for (int v = 0; v < NV; v++) acc[r][v] += a * *(const vfu *)(bk + v * (W));   \
-                }                                                                                 \
-            }                                                                                     \
-            for (int r = 0; r < rows; r++) {                                                      \
-                for (int v = 0; v < NV; v++) *(vfu *)(start[r] + v * (W)) = acc[r][v];            \
-                memcpy(g->c + (size_t)(i0 + r) * g->ldc, start[r], sizeof(float) * (size_t)N);   \
-            }                                                                                     \
+        }                                                                                         \
+        for (int r = 0; r < R; r++) {                                                             \
+            for (int v = 0; v < NV; v++) *(vfu *)(start[r] + v * (W)) = acc[r][v];                \
+            memcpy(g->c + (size_t)(i0 + r) * g->ldc, start[r], sizeof(float) * (size_t)N);       \
         }                                                                                         \
     }                                                                                             \
     TARGET static void NAME(const Gemm *g) {                                                      \
@@ -330,8 +332,15 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
             }                                                                                     \
             bp = copy, ldbp = (size_t)ld;                                                         \
         }                                                                                         \
-        if (NV == 1) NAME##_rows(g, bp, ldbp, 1);                                                 \
-        else NAME##_rows(g, bp, ldbp, 2);                                                         \
+        /* four rows at a time, then one: every row its own, so no product is shared (a     \
+           product used twice would not be fused into its add) */                             \
+        int i = 0;                                                                                \
+        for (; i + 4 <= g->M; i += 4)                                                             \
+            if (NV == 1) NAME##_rows(g, bp, ldbp, i, 1, 4);                                       \
+            else NAME##_rows(g, bp, ldbp, i, 2, 4);                                               \
+        for (; i < g->M; i++)                                                                     \
+            if (NV == 1) NAME##_rows(g, bp, ldbp, i, 1, 1);                                       \
+            else NAME##_rows(g, bp, ldbp, i, 2, 1);                                               \
     }
 
 DEFINE_SMALL(small_avx512, 16, __attribute__((target("avx512f,fma"))))
