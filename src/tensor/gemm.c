@@ -63,7 +63,7 @@ typedef void (*PanelKernel)(const Panel *p);
             const int i = ib * MR, mr = p->mb - i < MR ? p->mb - i : MR;                        \
             const bool full = mr == MR && nr == 2 * (W);                                        \
             const int f0 = p->pf_rows * ib / blocks, f1 = p->pf_rows * (ib + 1) / blocks;       \
-            const float *a = p->a + (size_t)i * p->rs, *pf = p->pf + (size_t)f0 * 2 * (W);      \
+            const float *a = p->a + (size_t)i * p->rs, *pf = p->pf ? p->pf + (size_t)f0 * 2 * (W) : NULL; \
             float *c = p->c + (size_t)i * ldc, tile[MR][2 * (W)];                               \
             ROWS(DECLARE)                                                                       \
             ROWS(ROW_PTR)                                                                       \
