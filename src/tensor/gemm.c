@@ -106,9 +106,7 @@ DEFINE_MICRO_KERNEL(micro_base, 4, )
 // One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of 2W columns: the
 // micro-kernel's chain for that row, bias + a0 b0 + a1 b1 + ..., without its five other rows.
 // (The cached decoder multiplies one new row by every weight, each round.)
-#ifndef ROW_AHEAD
-#define ROW_AHEAD 1024
-#endif
+enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its reads (4 KB)
 #define DEFINE_ROW_KERNEL(NAME, W, TARGET)                                                        \
     TARGET static void NAME(float *c, const float *a, const float *packed, const float *bias,     \
                             int N, int K, int np, int p0, int p1) {                               \
@@ -146,7 +144,7 @@ typedef void (*RowKernel)(float *c, const float *a, const float *packed, const f
 typedef struct {
     PanelKernel kernel;
     RowKernel row;                        // one row against a packed op(B)
-    void (*small)(const struct Gemm *g);  // plain loops, built for the same CPU as kernel
+    void (*small)(const struct Gemm *g);  // products too small to pack, built for the same CPU
     int nr;  // columns per packed panel
     const char *name;
 } GemmImpl;
@@ -202,12 +200,14 @@ static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, in
 static int padded_n(int N, int nr) { return (N + nr - 1) / nr * nr; }
 
 // The packed op(B)'s panel after panel jp of slice k0 in this tile (the tile's first panel of
-// the next slice after its last one), and in *rows how many rows it has; NULL after the last.
+// the next slice after its last one), and in *rows how many rows it has; NULL (0 rows) after
+// the last.
 static const float *next_panel(const Gemm *g, const GemmImpl *impl, int j0, int nb, int jp, int k0, int kc,
                                int *rows) {
     const int np = padded_n(g->N, impl->nr);
     *rows = kc;
     if (jp + impl->nr < nb) return g->packed + (size_t)k0 * np + (size_t)(j0 + jp + impl->nr) * kc;
+    *rows = 0;
     if (k0 + kc >= g->K) return NULL;
     *rows = g->K - k0 - kc < KC ? g->K - k0 - kc : KC;
     return g->packed + (size_t)(k0 + kc) * np + (size_t)j0 * *rows;
@@ -227,7 +227,6 @@ static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *
                        g->c + (size_t)i0 * g->ldc + j0 + jp, g->bias ? g->bias + j0 + jp : NULL, NULL,
                        g->ldc, mb, nb - jp < impl->nr ? nb - jp : impl->nr, kc, 0, load_c};
             if (g->packed) p.pf = next_panel(g, impl, j0, nb, jp, k0, kc, &p.pf_rows);
-            if (!p.pf) p.pf_rows = 0;
             impl->kernel(&p);
         }
     }
