@@ -255,9 +255,12 @@ static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
     return buf || err_set(e, "%s: out of memory for the output", interp_stage(it, i)->id);
 }
 
-static bool run_cached(Interp *it, int i, const float *const in[STAGE_MAX_IN], const float *packed);
+static int cached_from(const Interp *it, int i);
+static const float *take_output(Interp *it, int i, int j, size_t need);
+static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const float *packed,
+                       const float *prev);
 
-// Runs stage i; `cached`: from the round before, where it can (rows.h).
+// Runs stage i; `cached`: from the same stage of the round before, where it can (rows.h).
 static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
     const Stage *st = &expander_stages(it->x, &n)[i];
@@ -272,11 +275,16 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
                 return err_set(e, "%s: token id %g at position %d is outside the embedding table "
                                "%s (%d rows)", st->id, (double)in[0][t], t % T, st->in_name[1], rows);
     }
-    if (!give_buffer(it, i, (size_t)shape_numel(&st->shape) * it->B + 1, e)) return false;
+    const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
+    const int from = cached ? cached_from(it, i) : -1;  // the same stage, last round
+    const float *prev = from >= 0 ? take_output(it, i, from, need) : NULL;  // grown in place
+    if (from >= 0 && !prev) prev = stage_data(it, from);  // NULL: it could not be recomputed
+    if (!give_buffer(it, i, need, e)) return false;
     it->evicted[i] = false;
     const float *packed = it->pack ? packs_get(&it->packs, it->m, st) : NULL;
     it->kind[i] = ROWS_WHOLE;
-    if (!cached || !run_cached(it, i, in, packed)) op_exec(st, in, packed, it->out[i], it->B);
+    if (prev) run_cached(it, i, from, in, packed, prev);
+    else op_exec(st, in, packed, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
 }
@@ -296,21 +304,29 @@ static int round_of(const Interp *it, int i) {
     return lo;
 }
 
+// Moves stage i's buffer to the spares, for a later stage to take; false when the list of
+// spares cannot grow (nothing changes then).
+static bool to_spares(Interp *it, int i) {
+    if (it->n_spare == it->spare_cap) {
+        const int cap = it->spare_cap ? 2 * it->spare_cap : 64;
+        float **sp = realloc(it->spare, sizeof *sp * (size_t)cap);
+        if (sp) it->spare = sp;
+        size_t *ss = realloc(it->spare_size, sizeof *ss * (size_t)cap);
+        if (ss) it->spare_size = ss;
+        if (!sp || !ss) return false;
+        it->spare_cap = cap;
+    }
+    it->spare[it->n_spare] = it->out[i], it->spare_size[it->n_spare++] = it->out_size[i];
+    it->out[i] = NULL, it->out_size[i] = 0;
+    return true;
+}
+
 // Drops round k's outputs (but the small ones), their buffers kept as spares.
 static void evict_round(Interp *it, int k) {
     for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++) {
         if (it->evicted[i] || !it->out[i] || it->out_size[i] <= KEEP_FLOATS) continue;
-        if (it->n_spare == it->spare_cap) {
-            const int cap = it->spare_cap ? 2 * it->spare_cap : 64;
-            float **sp = realloc(it->spare, sizeof *sp * (size_t)cap);
-            if (sp) it->spare = sp;
-            size_t *ss = realloc(it->spare_size, sizeof *ss * (size_t)cap);
-            if (ss) it->spare_size = ss;
-            if (!sp || !ss) return;  // then round k stays whole
-            it->spare_cap = cap;
-        }
-        it->spare[it->n_spare] = it->out[i], it->spare_size[it->n_spare++] = it->out_size[i];
-        it->out[i] = NULL, it->out_size[i] = 0, it->evicted[i] = true;
+        if (!to_spares(it, i)) return;  // then the rest of round k stays whole
+        it->evicted[i] = true;
     }
     if (it->viewed_round == k) it->viewed_round = -1;
 }
@@ -348,20 +364,38 @@ static RowsKind input_kind(const Interp *it, const Ref *r, int first) {
     return ROWS_WHOLE;
 }
 
-// Stage i of a round after the first, from the same stage of the round before. False when it
-// cannot be (a batch, an ablation, rounds that differ): then it runs whole.
-static bool run_cached(Interp *it, int i, const float *const in[STAGE_MAX_IN], const float *packed) {
+// The same stage as i in the round before, when i can be computed from it (rows.h); -1 when
+// it cannot (the first round, a batch, an ablation, rounds that differ): then i runs whole.
+static int cached_from(const Interp *it, int i) {
     const int k = round_of(it, i);
-    if (k < 1 || it->B != 1 || ablation_any(&it->ablation)) return false;
-    const int j = i - (it->round_start[k] - it->round_start[k - 1]);  // the same stage, last round
+    if (k < 1 || it->B != 1 || ablation_any(&it->ablation)) return -1;
+    const int j = i - (it->round_start[k] - it->round_start[k - 1]);
     const Stage *st = interp_stage(it, i), *was = interp_stage(it, j);
-    if (was->op != st->op || was->line != st->line || was->n_in != st->n_in) return false;
+    return was->op == st->op && was->line == st->line && was->n_in == st->n_in ? j : -1;
+}
+
+// Hands stage j's buffer (the same stage, last round) to stage i, which then grows last
+// round's rows in place instead of copying them; j counts as evicted (recomputed on demand).
+// NULL, handing nothing, when j's round is the one a reader looks at, its output is small
+// enough to keep in every round, it is already evicted, or its buffer is too short.
+static const float *take_output(Interp *it, int i, int j, size_t need) {
+    if (it->evicted[j] || round_of(it, j) == it->viewed_round || it->out_size[j] <= KEEP_FLOATS ||
+        it->out_size[j] < need)
+        return NULL;
+    if (it->out[i] && !to_spares(it, i)) return NULL;  // a buffer from an earlier run: a spare now
+    it->out[i] = it->out[j], it->out_size[i] = it->out_size[j];
+    it->out[j] = NULL, it->out_size[j] = 0, it->evicted[j] = true;
+    return it->out[i];
+}
+
+// Stage i of a round after the first, from stage j of the round before (its output prev,
+// which may be i's own buffer: take_output).
+static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const float *packed,
+                       const float *prev) {
+    const Stage *st = interp_stage(it, i);
     RowsKind kin[STAGE_MAX_IN];
-    for (int q = 0; q < st->n_in; q++) kin[q] = input_kind(it, &st->in[q], it->round_start[k]);
-    const float *prev = stage_data(it, j);
-    if (!prev) return false;
-    it->kind[i] = rows_exec(st, in, kin, packed, prev, &was->shape, it->out[i]);
-    return true;
+    for (int q = 0; q < st->n_in; q++) kin[q] = input_kind(it, &st->in[q], it->round_start[round_of(it, i)]);
+    it->kind[i] = rows_exec(st, in, kin, packed, prev, &interp_stage(it, j)->shape, it->out[i]);
 }
 
 // After a greedy round has run: each example appends its next token (or, once it has produced

@@ -34,16 +34,21 @@ static void last_row(const Stage *st, const float *const in[STAGE_MAX_IN], const
         }
     }
     if (st->op == OP_ADD_POSITIONS) in1[1] = in[1] + row * (size_t)(T - 1);  // position T-1's encoding
-    memcpy(out, prev, sizeof(float) * row * (size_t)(T - 1));
+    if (out != prev) memcpy(out, prev, sizeof(float) * row * (size_t)(T - 1));
     op_exec(&one, in1, packed, out + row * (size_t)(T - 1), 1);
 }
 
 // Copies last round's [H, T-1, X] into the first T-1 rows of each head of [H, T, W] (W = X, or
-// X + 1 for a square that grew a column).
+// X + 1 for a square that grew a column). out may be prev's own buffer, grown in place: a row
+// never moves to an earlier place, so going from the last row to the first reads each row
+// before anything is written over it.
 static void copy_heads(float *out, const float *prev, int H, int T, int X, int W) {
-    for (int h = 0; h < H; h++)
-        for (int t = 0; t < T - 1; t++)
-            memcpy(out + ((size_t)h * T + t) * W, prev + ((size_t)h * (T - 1) + t) * X, sizeof(float) * (size_t)X);
+    for (int h = H - 1; h >= 0; h--)
+        for (int t = T - 2; t >= 0; t--) {
+            float *to = out + ((size_t)h * T + t) * W;
+            const float *from = prev + ((size_t)h * (T - 1) + t) * X;
+            if (to != from) memmove(to, from, sizeof(float) * (size_t)X);
+        }
 }
 
 // matmul, per head: the new row only, the new row and column of Q Kᵀ, or whole.
@@ -152,7 +157,7 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
         same = same && kin[j] == ROWS_SAME;
     }
     if (same && shape_eq(&st->shape, prev_shape)) {  // e.g. the memory's keys and values
-        memcpy(out, prev, sizeof(float) * (size_t)shape_numel(&st->shape));
+        if (out != prev) memcpy(out, prev, sizeof(float) * (size_t)shape_numel(&st->shape));
         return ROWS_SAME;
     }
     bool rows_in = grown_on(&st->shape, prev_shape, 0);  // row-wise: grown inputs have T rows too

@@ -20,6 +20,8 @@ typedef enum {
 
 // Stage st of round r, given last round's output of the same stage (prev, of prev_shape) and
 // what its inputs are (kin). Fills out whole, computing what it must; returns what out is.
+// out may be prev itself (last round's buffer, grown in place): then nothing is copied but
+// the rows that move.
 RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                    const float *packed, const float *prev, const Shape *prev_shape, float *out);
 
