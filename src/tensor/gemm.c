@@ -213,7 +213,9 @@ static const float *next_panel(const Gemm *g, const GemmImpl *impl, int j0, int 
     return g->packed + (size_t)(k0 + kc) * np + (size_t)j0 * *rows;
 }
 
-static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *impl) {
+// Rows i0 .. i0+rows of C by columns j0 .. j0+nb, in row blocks of mb: each KC slice of op(B)
+// is packed once (unless it came packed) and then serves every row block.
+static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, const GemmImpl *impl) {
     float own_pb[NB_MAX * KC];
     const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;
     for (int k0 = 0; k0 < g->K; k0 += KC) {
@@ -222,13 +224,15 @@ static void tile(const Gemm *g, int i0, int mb, int j0, int nb, const GemmImpl *
         const float *pb = g->packed ? g->packed + (size_t)k0 * padded_n(g->N, impl->nr) + (size_t)j0 * kc : own_pb;
         if (!g->packed) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
         const bool load_c = k0 > 0 || g->accumulate;
-        for (int jp = 0; jp < nb; jp += impl->nr) {
-            Panel p = {g->a + (size_t)i0 * rs + (size_t)k0 * cs, rs, cs, pb + (size_t)jp * kc,
-                       g->c + (size_t)i0 * g->ldc + j0 + jp, g->bias ? g->bias + j0 + jp : NULL, NULL,
-                       g->ldc, mb, nb - jp < impl->nr ? nb - jp : impl->nr, kc, 0, load_c};
-            if (g->packed) p.pf = next_panel(g, impl, j0, nb, jp, k0, kc, &p.pf_rows);
-            impl->kernel(&p);
-        }
+        for (int i = i0; i < i0 + rows; i += mb)
+            for (int jp = 0; jp < nb; jp += impl->nr) {
+                Panel p = {g->a + (size_t)i * rs + (size_t)k0 * cs, rs, cs, pb + (size_t)jp * kc,
+                           g->c + (size_t)i * g->ldc + j0 + jp, g->bias ? g->bias + j0 + jp : NULL, NULL,
+                           g->ldc, i0 + rows - i < mb ? i0 + rows - i : mb, nb - jp < impl->nr ? nb - jp : impl->nr,
+                           kc, 0, load_c};
+                if (g->packed) p.pf = next_panel(g, impl, j0, nb, jp, k0, kc, &p.pf_rows);
+                impl->kernel(&p);
+            }
     }
 }
 
@@ -364,10 +368,14 @@ static void run(const Gemm *g) {
     int mb = MB_MAX, nb = NB_MAX;
     while (mb > MR && ((g->M + mb - 1) / mb) * ((g->N + nb - 1) / nb) < 2 * threads) mb = (mb / 2 + MR - 1) / MR * MR;
     const int row_tiles = (g->M + mb - 1) / mb, col_tiles = (g->N + nb - 1) / nb, tiles = row_tiles * col_tiles;
-#pragma omp parallel for schedule(static) if (threads > 1 && tiles > 1)
+    if (threads == 1 || tiles == 1) {  // one thread: each column tile's op(B) packed once for all rows
+        for (int j0 = 0; j0 < g->N; j0 += nb) tile(g, 0, g->M, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, &impl);
+        return;
+    }
+#pragma omp parallel for schedule(static)
     for (int t = 0; t < tiles; t++) {
-        const int i0 = (t / col_tiles) * mb, j0 = (t % col_tiles) * nb;
-        tile(g, i0, g->M - i0 < mb ? g->M - i0 : mb, j0, g->N - j0 < nb ? g->N - j0 : nb, &impl);
+        const int i0 = (t / col_tiles) * mb, j0 = (t % col_tiles) * nb, rows = g->M - i0 < mb ? g->M - i0 : mb;
+        tile(g, i0, rows, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, &impl);
     }
 }
 
