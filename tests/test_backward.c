@@ -99,7 +99,7 @@ static void test_matmul(bool bt) {
     const int B = 2, M = 3, N = 5, K = 4;
     Case c = {f_matmul, {rnd(B * M * K, -1, 1), rnd(B * K * N, -1, 1)}, {B, M, N, K}, 0, bt};
     float *R = rnd(B * M * N, -1, 1), *da = zeros(B * M * K), *db = zeros(B * K * N), *s = zeros(5 * 3);
-    matmul_backward(da, db, R, c.in[0], c.in[1], B, M, N, K, bt);
+    matmul_backward(da, db, R, c.in[0], c.in[1], B, M, N, K, bt, false, false);
     check_input(bt ? "matmul (b transposed) da" : "matmul da", &c, 0, B * M * K, da, R, B * M * N);
     check_input(bt ? "matmul (b transposed) db" : "matmul db", &c, 1, B * K * N, db, R, B * M * N);
     free(R), free(da), free(db), free(s), free(c.in[0]), free(c.in[1]);
@@ -111,13 +111,13 @@ static void test_rows(void) {
     c.in[0][1] = -INFINITY;  // a masked entry passes nothing
     float *R = rnd(rows * n, -1, 1), *y = zeros(rows * n), *dx = zeros(rows * n);
     softmax_forward(y, c.in[0], rows, n);
-    softmax_backward(dx, R, y, rows, n);
+    softmax_backward(dx, R, y, rows, n, false);
     c.in[0][1] = -30.0f;  // finite for the differences; its softmax weight is ~0 either way
     check_input("softmax", &c, 0, rows * n, dx, R, rows * n);
     c.fwd = f_logsoftmax;
     memset(dx, 0, sizeof(float) * rows * n);
     log_softmax_forward(y, c.in[0], rows, n);
-    log_softmax_backward(dx, R, y, rows, n);
+    log_softmax_backward(dx, R, y, rows, n, false);
     check_input("log_softmax", &c, 0, rows * n, dx, R, rows * n);
     free(R), free(y), free(dx), free(c.in[0]);
 }
@@ -126,7 +126,7 @@ static void test_layernorm(LayerNormForm form) {
     const int T = 3, C = 9;
     Case c = {f_layernorm, {rnd(T * C, -2, 3), rnd(C, 0.5f, 1.5f), rnd(C, -1, 1)}, {T, C, form}, 1e-5f};
     float *R = rnd(T * C, -1, 1), *dx = zeros(T * C), *dg = zeros(C), *db = zeros(C);
-    layernorm_backward(dx, dg, db, R, c.in[0], c.in[1], T, C, c.f, form);
+    layernorm_backward(dx, dg, db, R, c.in[0], c.in[1], T, C, c.f, form, false);
     const char *name = form == LN_TORCH ? "layer_norm (torch)" : "layer_norm (annotated)";
     char what[64];
     snprintf(what, sizeof what, "%s dx", name), check_input(what, &c, 0, T * C, dx, R, T * C);
@@ -138,8 +138,8 @@ static void test_layernorm(LayerNormForm form) {
     const int TW = 64, CW = 2048;
     float *x = rnd(TW * CW, -2, 3), *g = rnd(CW, 0.5f, 1.5f), *dy = rnd(TW * CW, -1, 1);
     float *alone = zeros(TW * CW), *with = zeros(TW * CW), *gw = zeros(CW), *bw = zeros(CW);
-    layernorm_backward(alone, NULL, NULL, dy, x, g, TW, CW, 1e-5f, form);
-    layernorm_backward(with, gw, bw, dy, x, g, TW, CW, 1e-5f, form);
+    layernorm_backward(alone, NULL, NULL, dy, x, g, TW, CW, 1e-5f, form, false);
+    layernorm_backward(with, gw, bw, dy, x, g, TW, CW, 1e-5f, form, false);
     CHECK(!memcmp(alone, with, sizeof(float) * TW * CW), "%s: wide rows, dx alone equals dx with dg, db", name);
     free(x), free(g), free(dy), free(alone), free(with), free(gw), free(bw);
 }
@@ -150,11 +150,11 @@ static void test_pointwise(void) {
     for (int i = 0; i < n; i++)  // keep relu away from its kink
         if (fabsf(c.in[0][i]) < 0.05f) c.in[0][i] = 0.3f;
     float *R = rnd(n, -1, 1), *dx = zeros(n);
-    gelu_backward(dx, R, c.in[0], n);
+    gelu_backward(dx, R, c.in[0], n, false);
     check_input("gelu", &c, 0, n, dx, R, n);
     c.fwd = f_relu;
     memset(dx, 0, sizeof(float) * n);
-    relu_backward(dx, R, c.in[0], n);
+    relu_backward(dx, R, c.in[0], n, false);
     check_input("relu", &c, 0, n, dx, R, n);
     free(R), free(dx), free(c.in[0]);
 }
@@ -172,7 +172,7 @@ static void test_embedding_and_mask(void) {
     Case m = {f_mask, {rnd(H * Tq * Tk, -1, 1), keys}, {H, Tq, Tk}};
     float *Rm = rnd(H * Tq * Tk, -1, 1), *y = zeros(H * Tq * Tk), *dx = zeros(H * Tq * Tk);
     mask_forward(y, m.in[0], keys, 1.0f, true, H, Tq, Tk);
-    mask_backward(dx, Rm, y, H * Tq * Tk);
+    mask_backward(dx, Rm, y, H * Tq * Tk, false);
     check_input("mask", &m, 0, H * Tq * Tk, dx, Rm, H * Tq * Tk);
     free(Rm), free(y), free(dx), free(m.in[0]);
 }
@@ -182,17 +182,67 @@ static void test_copies(void) {
     const int T = 3, H = 2, D = 4;
     float *x = rnd(T * H * D, -1, 1), *y = zeros(T * H * D), *dx = zeros(T * H * D);
     split_heads_forward(y, x, T, H, D);
-    split_heads_backward(dx, y, T, H, D);  // gradient = the output itself: dx must equal x
+    split_heads_backward(dx, y, T, H, D, false);  // gradient = the output itself: dx must equal x
     CHECK(memcmp(dx, x, sizeof(float) * T * H * D) == 0, "split_heads backward inverts it");
     memset(dx, 0, sizeof(float) * T * H * D);
     merge_heads_forward(y, x, T, H, D);
-    merge_heads_backward(dx, y, T, H, D);
+    merge_heads_backward(dx, y, T, H, D, false);
     CHECK(memcmp(dx, x, sizeof(float) * T * H * D) == 0, "merge_heads backward inverts it");
     memset(dx, 0, sizeof(float) * T * H * D);
     transpose_forward(y, x, 2, 3, 4);
-    transpose_backward(dx, y, 2, 3, 4);
+    transpose_backward(dx, y, 2, 3, 4, false);
     CHECK(memcmp(dx, x, sizeof(float) * 24) == 0, "transpose backward inverts it");
     free(x), free(y), free(dx);
+}
+
+// A kernel writing a `fresh` gradient must give the same bits as adding into a cleared buffer,
+// and must not read what the buffer held: it starts as NaNs here, which any read would leak.
+#define FRESH_CASE(what, n, CALL)                                                                  \
+    do {                                                                                           \
+        for (size_t i_ = 0; i_ < (size_t)(n); i_++) added[i_] = 0.0f, written[i_] = NAN;           \
+        {                                                                                          \
+            float *dx = added;                                                                     \
+            const bool fresh = false;                                                              \
+            CALL;                                                                                  \
+        }                                                                                          \
+        {                                                                                          \
+            float *dx = written;                                                                   \
+            const bool fresh = true;                                                               \
+            CALL;                                                                                  \
+        }                                                                                          \
+        CHECK(!memcmp(added, written, sizeof(float) * (size_t)(n)), "%s written fresh: the same bits as added to 0", \
+              what);                                                                               \
+    } while (0)
+
+static void test_fresh(void) {
+    enum { R = 4, C = 12, N = R * C, BIG = 64 * 64 };  // BIG: products past the small-product path
+    float *x = rnd(BIG, -2, 2), *dy = rnd(BIG, -1, 1), *y = rnd(N, 0.01f, 1), *g = rnd(C, 0.5f, 1.5f);
+    float *b = rnd(BIG, -1, 1), *added = zeros(BIG), *written = zeros(BIG);
+    y[3] = -INFINITY, y[17] = -INFINITY;  // masked entries (mask, log_softmax)
+    FRESH_CASE("add", N, add_backward(dx, dy, N, fresh));
+    FRESH_CASE("scale", N, scale_backward(dx, dy, 0.125f, N, fresh));
+    FRESH_CASE("mask", N, mask_backward(dx, dy, y, N, fresh));
+    FRESH_CASE("softmax", N, softmax_backward(dx, dy, y, R, C, fresh));
+    FRESH_CASE("log_softmax", N, log_softmax_backward(dx, dy, y, R, C, fresh));
+    FRESH_CASE("layer_norm (torch)", N, layernorm_backward(dx, NULL, NULL, dy, x, g, R, C, 1e-5f, LN_TORCH, fresh));
+    FRESH_CASE("layer_norm (annotated)", N,
+               layernorm_backward(dx, NULL, NULL, dy, x, g, R, C, 1e-5f, LN_ANNOTATED, fresh));
+    FRESH_CASE("relu", N, relu_backward(dx, dy, x, N, fresh));
+    FRESH_CASE("gelu", N, gelu_backward(dx, dy, x, N, fresh));
+    FRESH_CASE("split_heads", N, split_heads_backward(dx, dy, R, 3, 4, fresh));
+    FRESH_CASE("merge_heads", N, merge_heads_backward(dx, dy, R, 3, 4, fresh));
+    FRESH_CASE("transpose", N, transpose_backward(dx, dy, 2, 4, 6, fresh));
+    for (int bt = 0; bt < 2; bt++) {
+        FRESH_CASE(bt ? "matmul da (b transposed)" : "matmul da", N,
+                   matmul_backward(dx, NULL, dy, x, b, 2, 4, 3, 6, bt, fresh, false));
+        FRESH_CASE(bt ? "matmul db (b transposed)" : "matmul db", 36,
+                   matmul_backward(NULL, dx, dy, x, b, 2, 4, 3, 6, bt, false, fresh));
+        FRESH_CASE(bt ? "matmul da, 64 x 64 x 64 (b transposed)" : "matmul da, 64 x 64 x 64", BIG,
+                   matmul_backward(dx, NULL, dy, x, b, 1, 64, 64, 64, bt, fresh, false));
+        FRESH_CASE(bt ? "matmul db, 64 x 64 x 64 (b transposed)" : "matmul db, 64 x 64 x 64", BIG,
+                   matmul_backward(NULL, dx, dy, x, b, 1, 64, 64, 64, bt, false, fresh));
+    }
+    free(x), free(dy), free(y), free(g), free(b), free(added), free(written);
 }
 
 static void test_cross_entropy(void) {
@@ -245,6 +295,7 @@ int main(void) {
     test_pointwise();
     test_embedding_and_mask();
     test_copies();
+    test_fresh();
     test_cross_entropy();
     return check_finish("test_backward");
 }

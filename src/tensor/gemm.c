@@ -414,6 +414,11 @@ void sgemm_acc(float *c, int ldc, const float *a, int lda, const float *b, int l
     run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, false, b_transposed, true, NULL});
 }
 
+void sgemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K,
+              bool accumulate) {
+    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, true, false, accumulate, NULL});
+}
+
 void sgemm_tn_acc(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K) {
-    run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, true, false, true, NULL});
+    sgemm_tn(c, ldc, a, lda, b, ldb, M, N, K, true);
 }

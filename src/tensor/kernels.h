@@ -124,6 +124,11 @@ void sgemm_tn_acc(float *c, int ldc,         // [M, N]
                   const float *a, int lda,   // [K, M]
                   const float *b, int ldb,   // [K, N]
                   int M, int N, int K);
+// C = Aᵀ · B (accumulate: C += Aᵀ · B, as sgemm_tn_acc).
+void sgemm_tn(float *c, int ldc,         // [M, N]
+              const float *a, int lda,   // [K, M]
+              const float *b, int ldb,   // [K, N]
+              int M, int N, int K, bool accumulate);
 
 // The loops linear and matmul compute, written plainly: the lesson panel shows these, and
 // test_kernels holds the blocked GEMM (sgemm, sgemm_prepacked) to them.

@@ -28,72 +28,91 @@ void linear_backward(float *dx, float *dw, float *db, const float *dy, const flo
 }
 
 void matmul_backward(float *da, float *db, const float *dc, const float *a, const float *bm, int B, int M, int N,
-                     int K, bool bt) {
+                     int K, bool bt, bool da_fresh, bool db_fresh) {
     for (int i = 0; i < B; i++) {
         const float *dci = dc + (size_t)i * M * N, *ai = a + (size_t)i * M * K, *bi = bm + (size_t)i * K * N;
         float *dai = da ? da + (size_t)i * M * K : NULL, *dbi = db ? db + (size_t)i * K * N : NULL;
-        if (dai) {  // da = dc · op(b)ᵀ: op(b)ᵀ is b itself when transposed, else b read transposed
-            if (bt) sgemm_acc(dai, K, dci, N, bi, K, M, K, N, false);
-            else sgemm_acc(dai, K, dci, N, bi, N, M, K, N, true);
-        }
-        if (dbi) {
-            if (bt) sgemm_tn_acc(dbi, K, dci, N, ai, K, N, K, M);  // b [N, K]: db += dcᵀ · a
-            else sgemm_tn_acc(dbi, N, ai, K, dci, N, K, N, M);     // b [K, N]: db += aᵀ · dc
-        }
+        // da = dc · op(b)ᵀ: op(b)ᵀ is b itself when transposed, else b read transposed
+        if (dai && da_fresh) sgemm(dai, K, dci, N, bi, bt ? K : N, NULL, M, K, N, !bt);
+        else if (dai) sgemm_acc(dai, K, dci, N, bi, bt ? K : N, M, K, N, !bt);
+        if (dbi && bt) sgemm_tn(dbi, K, dci, N, ai, K, N, K, M, !db_fresh);  // b [N, K]: db += dcᵀ · a
+        else if (dbi) sgemm_tn(dbi, N, ai, K, dci, N, K, N, M, !db_fresh);  // b [K, N]: db += aᵀ · dc
     }
 }
 
-void transpose_backward(float *dx, const float *dy, int B, int M, int N) {
+// A fresh dx holds nothing yet and is written, not read: 0 + v, the same bits as adding v to a
+// cleared dx. Every kernel below has one loop for each case, so a fresh dx is never read.
+#define INTO(fresh, dx, v) ((dx) = (fresh) ? 0.0f + (v) : (dx) + (v))
+
+void transpose_backward(float *dx, const float *dy, int B, int M, int N, bool fresh) {
     for (int b = 0; b < B; b++)
         for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++)
-                dx[((size_t)b * M + i) * N + j] += dy[((size_t)b * N + j) * M + i];
+            for (int j = 0; j < N; j++) INTO(fresh, dx[((size_t)b * M + i) * N + j], dy[((size_t)b * N + j) * M + i]);
 }
 
-void add_backward(float *dx, const float *dy, size_t n) {
+void add_backward(float *dx, const float *dy, size_t n, bool fresh) {
+    if (fresh)
 #pragma omp simd
-    for (size_t i = 0; i < n; i++) dx[i] += dy[i];
-}
-
-void scale_backward(float *dx, const float *dy, float s, size_t n) {
+        for (size_t i = 0; i < n; i++) dx[i] = 0.0f + dy[i];
+    else
 #pragma omp simd
-    for (size_t i = 0; i < n; i++) dx[i] += dy[i] * s;
+        for (size_t i = 0; i < n; i++) dx[i] += dy[i];
 }
 
-void mask_backward(float *dx, const float *dy, const float *y, size_t n) {
+void scale_backward(float *dx, const float *dy, float s, size_t n, bool fresh) {
+    if (fresh)
 #pragma omp simd
-    for (size_t i = 0; i < n; i++) {
-        const float g = dy[i];
-        dx[i] += y[i] != -INFINITY ? g : 0.0f;
-    }
+        for (size_t i = 0; i < n; i++) dx[i] = 0.0f + dy[i] * s;
+    else
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) dx[i] += dy[i] * s;
 }
 
-void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n) {
+void mask_backward(float *dx, const float *dy, const float *y, size_t n, bool fresh) {
+    if (fresh)
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            const float g = dy[i];
+            dx[i] = 0.0f + (y[i] != -INFINITY ? g : 0.0f);
+        }
+    else
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            const float g = dy[i];
+            dx[i] += y[i] != -INFINITY ? g : 0.0f;
+        }
+}
+
+void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n, bool fresh) {
 #pragma omp parallel for PAR_ROWS((size_t)rows * n)
     for (int r = 0; r < rows; r++) {
         const float *yr = y + (size_t)r * n, *gr = dy + (size_t)r * n;
         float dot = 0.0f;
         for (int i = 0; i < n; i++) dot += gr[i] * yr[i];
         float *o = dx + (size_t)r * n;
-        for (int i = 0; i < n; i++) o[i] += yr[i] * (gr[i] - dot);
+        if (fresh)
+            for (int i = 0; i < n; i++) o[i] = 0.0f + yr[i] * (gr[i] - dot);
+        else
+            for (int i = 0; i < n; i++) o[i] += yr[i] * (gr[i] - dot);
     }
 }
 
-void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, int n) {
+void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, int n, bool fresh) {
     for (int r = 0; r < rows; r++) {
         const float *yr = y + (size_t)r * n, *gr = dy + (size_t)r * n;
         float sum = 0.0f;
         for (int i = 0; i < n; i++) sum += gr[i];
         float *o = dx + (size_t)r * n;
         for (int i = 0; i < n; i++)
-            if (yr[i] != -INFINITY) o[i] += gr[i] - expf(yr[i]) * sum;
+            if (yr[i] != -INFINITY) INTO(fresh, o[i], gr[i] - expf(yr[i]) * sum);
+            else if (fresh) o[i] = 0.0f;
     }
 }
 
 // One row of LayerNorm's gradient. With dxhat = dy * g (the gradient at the normalised row)
 // and d = x - mean: dx = inv * (dxhat - k * d), less its mean over the row.
 static void layernorm_row(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g,
-                          int C, float eps, LayerNormForm form) {
+                          int C, float eps, LayerNormForm form, bool fresh) {
     float mean = 0.0f, ss = 0.0f;
     for (int c = 0; c < C; c++) mean += x[c];
     mean /= (float)C;
@@ -114,49 +133,59 @@ static void layernorm_row(float *dx, float *dg, float *db, const float *dy, cons
     float mean_dd = 0.0f;
     for (int c = 0; c < C; c++) mean_dd += inv * (dy[c] * g[c] - k * (x[c] - mean));
     mean_dd /= (float)C;
-    for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] * g[c] - k * (x[c] - mean)) - mean_dd;
+    if (fresh)
+        for (int c = 0; c < C; c++) dx[c] = 0.0f + (inv * (dy[c] * g[c] - k * (x[c] - mean)) - mean_dd);
+    else
+        for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] * g[c] - k * (x[c] - mean)) - mean_dd;
 }
 
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g, int T,
-                        int C, float eps, LayerNormForm form) {
+                        int C, float eps, LayerNormForm form, bool dx_fresh) {
     if (!dg && !db) {  // rows are independent: split them over the cores
 #pragma omp parallel for PAR_ROWS((size_t)T * C)
         for (int t = 0; t < T; t++)
             layernorm_row(dx ? dx + (size_t)t * C : NULL, NULL, NULL, dy + (size_t)t * C, x + (size_t)t * C, g, C,
-                          eps, form);
+                          eps, form, dx_fresh);
         return;
     }
     for (int t = 0; t < T; t++)
         layernorm_row(dx ? dx + (size_t)t * C : NULL, dg, db, dy + (size_t)t * C, x + (size_t)t * C, g, C, eps,
-                      form);
+                      form, dx_fresh);
 }
 
-void relu_backward(float *dx, const float *dy, const float *x, size_t n) {
+void relu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh) {
+    if (fresh)
 #pragma omp simd
-    for (size_t i = 0; i < n; i++) {
-        const float g = dy[i];  // loaded either way, so the choice needs no branch and vectorises
-        dx[i] += x[i] > 0.0f ? g : 0.0f;
-    }
+        for (size_t i = 0; i < n; i++) {
+            const float g = dy[i];  // loaded either way, so the choice needs no branch and vectorises
+            dx[i] = 0.0f + (x[i] > 0.0f ? g : 0.0f);
+        }
+    else
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            const float g = dy[i];
+            dx[i] += x[i] > 0.0f ? g : 0.0f;
+        }
 }
 
-void gelu_backward(float *dx, const float *dy, const float *x, size_t n) {
+void gelu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh) {
     for (size_t i = 0; i < n; i++) {
         const float cdf = 0.5f * (1.0f + erff(x[i] * 0.70710678118654752f));
         const float pdf = expf(-0.5f * x[i] * x[i]) * 0.39894228040143268f;
-        dx[i] += dy[i] * (cdf + x[i] * pdf);
+        INTO(fresh, dx[i], dy[i] * (cdf + x[i] * pdf));
     }
 }
 
-void split_heads_backward(float *dx, const float *dy, int T, int H, int D) {
+void split_heads_backward(float *dx, const float *dy, int T, int H, int D, bool fresh) {
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++)
-            add_backward(dx + (size_t)t * H * D + (size_t)h * D, dy + ((size_t)h * T + t) * D, (size_t)D);
+            add_backward(dx + (size_t)t * H * D + (size_t)h * D, dy + ((size_t)h * T + t) * D, (size_t)D, fresh);
 }
 
-void merge_heads_backward(float *dx, const float *dy, int T, int H, int D) {
+void merge_heads_backward(float *dx, const float *dy, int T, int H, int D, bool fresh) {
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++)
-            add_backward(dx + ((size_t)h * T + t) * D, dy + (size_t)t * H * D + (size_t)h * D, (size_t)D);
+            add_backward(dx + ((size_t)h * T + t) * D, dy + (size_t)t * H * D + (size_t)h * D, (size_t)D, fresh);
 }
 
 float cross_entropy(float *dlogits, const float *logits, const float *targets, int N, int V, float smoothing,

@@ -1,7 +1,9 @@
 // kernels_backward.h: the gradients of the forward kernels (kernels.h has the dimension legend).
 //
 // Every backward kernel ADDS into its input gradients (dx += ...): a tensor read by several
-// stages (a residual stream, the memory) collects the gradient of each reader. Kernels take
+// stages (a residual stream, the memory) collects the gradient of each reader. A `fresh`
+// gradient is the first to reach its tensor: it holds nothing yet and is written, not read
+// (0 + v, the same bits as adding to a cleared buffer), which saves clearing it first. Kernels take
 // outputs first, then const inputs, then sizes, and never allocate. Each is checked against
 // finite differences in tests/test_backward.c.
 #ifndef STEPFORMER_KERNELS_BACKWARD_H
@@ -31,21 +33,21 @@ void matmul_backward(float *da,          // [B, M, K] or NULL
                      const float *dc,    // [B, M, N]
                      const float *a,     // [B, M, K]
                      const float *bm,    // as db
-                     int B, int M, int N, int K, bool b_transposed);
+                     int B, int M, int N, int K, bool b_transposed, bool da_fresh, bool db_fresh);
 
 // y = xᵀ per matrix: dx += dyᵀ.
 void transpose_backward(float *dx,        // [B, M, N]
                         const float *dy,  // [B, N, M]
-                        int B, int M, int N);
+                        int B, int M, int N, bool fresh);
 
-void add_backward(float *dx, const float *dy, size_t n);              // dx += dy
-void scale_backward(float *dx, const float *dy, float s, size_t n);   // dx += dy * s
+void add_backward(float *dx, const float *dy, size_t n, bool fresh);             // dx += dy
+void scale_backward(float *dx, const float *dy, float s, size_t n, bool fresh);  // dx += dy * s
 // Masked entries (y = -inf) pass no gradient; the rest pass dy through.
-void mask_backward(float *dx, const float *dy, const float *y, size_t n);
+void mask_backward(float *dx, const float *dy, const float *y, size_t n, bool fresh);
 // y = softmax(x) per row: dx += y * (dy - sum(dy * y)).
-void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n);
+void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n, bool fresh);
 // y = log_softmax(x) per row: dx += dy - exp(y) * sum(dy).
-void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, int n);
+void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, int n, bool fresh);
 
 // Both LayerNorm forms; dx, dg, db may be NULL.
 void layernorm_backward(float *dx,        // [T, C]
@@ -54,18 +56,18 @@ void layernorm_backward(float *dx,        // [T, C]
                         const float *dy,  // [T, C]
                         const float *x,   // [T, C]
                         const float *g,   // [C]
-                        int T, int C, float eps, LayerNormForm form);
+                        int T, int C, float eps, LayerNormForm form, bool dx_fresh);
 
-void relu_backward(float *dx, const float *dy, const float *x, size_t n);
+void relu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh);
 // d/dx of x Phi(x) = Phi(x) + x phi(x).
-void gelu_backward(float *dx, const float *dy, const float *x, size_t n);
+void gelu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh);
 
 void split_heads_backward(float *dx,        // [T, H*D]
                           const float *dy,  // [H, T, D]
-                          int T, int H, int D);
+                          int T, int H, int D, bool fresh);
 void merge_heads_backward(float *dx,        // [H, T, D]
                           const float *dy,  // [T, H*D]
-                          int T, int H, int D);
+                          int T, int H, int D, bool fresh);
 
 // The shape kernels' gradients (kernels_shape.c): each routes dy back to where it came from.
 void permute_backward(float *dx, const float *dy, const int dims[4], const int perm[4], int nd);

@@ -95,11 +95,35 @@ static float *stage_grad_for(Grads *g, const Interp *it, int k, bool overwrite) 
 
 static float *stage_grad(Grads *g, const Interp *it, int k) { return stage_grad_for(g, it, k, false); }
 
+// Whether op's backward kernel can write input j's gradient outright (its `fresh` flag).
+static bool writes_fresh(Op op, int j) {
+    switch (op) {
+    case OP_ADD: case OP_MATMUL: return j <= 1;
+    case OP_ADD_POSITIONS: case OP_LINEAR: case OP_RESHAPE: case OP_SCALE: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
+    case OP_LAYER_NORM: case OP_ACTIVATION: case OP_RELU: case OP_GELU: case OP_SPLIT_HEADS: case OP_MERGE_HEADS:
+    case OP_TRANSPOSE: case OP_MASK:
+        return j == 0;
+    default: return false;
+    }
+}
+
+// Whether input j of stage st is the first gradient to reach its stage in this pass, and the
+// kernel writes it outright: then its buffer is not cleared first. Not when another input of
+// st is the same stage (x + x): the second would overwrite the first.
+static bool first_writer(const Grads *g, const Stage *st, int j) {
+    const Ref *r = &st->in[j];
+    if (r->kind != REF_STAGE || g->live[r->index] || !writes_fresh(st->op, j)) return false;
+    for (int q = 0; q < st->n_in; q++)
+        if (q != j && st->in[q].kind == REF_STAGE && st->in[q].index == r->index) return false;
+    return true;
+}
+
 // Where input j of stage i sends its gradient: an earlier stage, a weight, or nowhere.
-static float *destination(Grads *g, const Interp *it, int i, int j) {
+// `fresh`: the stage's buffer is handed over uncleared, for its first writer.
+static float *destination(Grads *g, const Interp *it, int i, int j, bool fresh) {
     const Stage *st = interp_stage(it, i);
     const Ref *r = &st->in[j];
-    if (r->kind == REF_STAGE) return stage_grad(g, it, r->index);
+    if (r->kind == REF_STAGE) return stage_grad_for(g, it, r->index, fresh);
     if (r->kind == REF_WEIGHT) {
         const StEntry *en = &g->m->weights.entries[r->index];
         if (frozen(g->m, r->index)) return NULL;
@@ -110,16 +134,16 @@ static float *destination(Grads *g, const Interp *it, int i, int j) {
 
 
 // The ops that mix rows within one example, one example at a time.
-static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
-                        const float *const in[STAGE_MAX_IN], const float *y) {
+static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
+                        const float *dy, const float *const in[STAGE_MAX_IN], const float *y) {
     const Shape *s0 = &st->in_shape[0];
     const size_t n = (size_t)shape_numel(&st->shape);
     const int nd = s0->ndim;
     switch (st->op) {
     case OP_ADD:
     case OP_ADD_POSITIONS:  // a learned table's first T rows are its first n numbers
-        if (dst[1]) add_backward(dst[1], dy, n);
-        if (dst[0]) add_backward(dst[0], dy, n);
+        if (dst[1]) add_backward(dst[1], dy, n, fresh[1]);
+        if (dst[0]) add_backward(dst[0], dy, n, fresh[0]);
         return;
     case OP_PERMUTE:
         if (dst[0]) permute_backward(dst[0], dy, s0->dim, st->attr.dims, nd);
@@ -131,27 +155,27 @@ static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const f
                           s0->dim[1], st->op == OP_MEAN_POOL);
         return;
     case OP_SPLIT_HEADS:
-        if (dst[0]) split_heads_backward(dst[0], dy, s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
+        if (dst[0]) split_heads_backward(dst[0], dy, s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads, fresh[0]);
         return;
     case OP_MERGE_HEADS:
-        if (dst[0]) merge_heads_backward(dst[0], dy, s0->dim[1], s0->dim[0], s0->dim[2]);
+        if (dst[0]) merge_heads_backward(dst[0], dy, s0->dim[1], s0->dim[0], s0->dim[2], fresh[0]);
         return;
     case OP_MATMUL:
         matmul_backward(dst[0], dst[1], dy, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2],
-                        shape_last(&st->shape), shape_last(s0), st->attr.b_transposed);
+                        shape_last(&st->shape), shape_last(s0), st->attr.b_transposed, fresh[0], fresh[1]);
         return;
     case OP_TRANSPOSE:
-        if (dst[0]) transpose_backward(dst[0], dy, nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(s0));
+        if (dst[0]) transpose_backward(dst[0], dy, nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(s0), fresh[0]);
         return;
     case OP_MASK:
-        if (dst[0]) mask_backward(dst[0], dy, y, n);
+        if (dst[0]) mask_backward(dst[0], dy, y, n, fresh[0]);
         return;
     default: return;
     }
 }
 
-static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const float *dy,
-                        const float *const in[STAGE_MAX_IN], const float *y, int B) {
+static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
+                        const float *dy, const float *const in[STAGE_MAX_IN], const float *y, int B) {
     const size_t n = (size_t)shape_numel(&st->shape);
     size_t stride[STAGE_MAX_IN] = {0};
     bool shared = false;  // a weight's gradient collects from every example: no threads then
@@ -167,7 +191,7 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const f
             db[j] = dst[j] ? dst[j] + (size_t)b * stride[j] : NULL;
             ib[j] = in[j] ? in[j] + (size_t)b * stride[j] : NULL;
         }
-        one_example(st, db, dy + (size_t)b * n, ib, y + (size_t)b * n);
+        one_example(st, db, fresh, dy + (size_t)b * n, ib, y + (size_t)b * n);
     }
 }
 
@@ -177,12 +201,11 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
     const float *dy = g->d[i], *y = interp_output(it, i);
     const float *in[STAGE_MAX_IN] = {0};
     float *dst[STAGE_MAX_IN] = {0};
-    // A linear layer that is the first to reach its input writes that gradient outright.
-    const bool fresh = st->op == OP_LINEAR && st->in[0].kind == REF_STAGE && !g->live[st->in[0].index];
-    if (fresh) dst[0] = stage_grad_for(g, it, st->in[0].index, true);
+    bool fresh[STAGE_MAX_IN] = {0};  // decided for every input before any buffer is handed out
+    for (int j = 0; j < st->n_in; j++) fresh[j] = first_writer(g, st, j);
     for (int j = 0; j < st->n_in; j++) {
         in[j] = interp_input(it, i, j);
-        if (!(fresh && j == 0)) dst[j] = destination(g, it, i, j);
+        dst[j] = destination(g, it, i, j, fresh[j]);
     }
     const Shape *s0 = &st->in_shape[0];
     const size_t n = (size_t)shape_numel(&st->shape) * B;
@@ -192,38 +215,39 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
         return;
     case OP_LINEAR:
         linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * shape_rows(s0),
-                        shape_last(s0), st->in_shape[1].dim[0], fresh);
+                        shape_last(s0), st->in_shape[1].dim[0], fresh[0]);
         return;
     case OP_RESHAPE:
-        if (dst[0]) add_backward(dst[0], dy, n);
+        if (dst[0]) add_backward(dst[0], dy, n, fresh[0]);
         return;
     case OP_CHUNK:
         if (dst[0]) chunk_backward(dst[0], dy, B * shape_rows(s0), shape_last(s0), st->attr.chunk, st->attr.chunks);
         return;
     case OP_SCALE:
-        if (dst[0]) scale_backward(dst[0], dy, st->attr.scale, n);
+        if (dst[0]) scale_backward(dst[0], dy, st->attr.scale, n, fresh[0]);
         return;
     case OP_SOFTMAX:
-        if (dst[0]) softmax_backward(dst[0], dy, y, B * shape_rows(s0), shape_last(s0));
+        if (dst[0]) softmax_backward(dst[0], dy, y, B * shape_rows(s0), shape_last(s0), fresh[0]);
         return;
     case OP_LOG_SOFTMAX:
-        if (dst[0]) log_softmax_backward(dst[0], dy, y, B * shape_rows(s0), shape_last(s0));
+        if (dst[0]) log_softmax_backward(dst[0], dy, y, B * shape_rows(s0), shape_last(s0), fresh[0]);
         return;
     case OP_LAYER_NORM:
         layernorm_backward(dst[0], dst[1], dst[2], dy, in[0], in[1], B * s0->dim[0], s0->dim[1], st->attr.eps,
-                           st->attr.ln);
+                           st->attr.ln, fresh[0]);
         return;
     case OP_ACTIVATION:
     case OP_RELU:
     case OP_GELU:
         if (!dst[0]) return;
-        if (st->op == OP_GELU || (st->op == OP_ACTIVATION && st->attr.act == ACT_GELU)) gelu_backward(dst[0], dy, in[0], n);
-        else relu_backward(dst[0], dy, in[0], n);
+        if (st->op == OP_GELU || (st->op == OP_ACTIVATION && st->attr.act == ACT_GELU))
+            gelu_backward(dst[0], dy, in[0], n, fresh[0]);
+        else relu_backward(dst[0], dy, in[0], n, fresh[0]);
         return;
     case OP_ARGMAX:
     case OP_POSITIONAL_TABLE:
     case OP_COUNT: return;  // ids and fixed tables pass no gradient
-    default: per_example(st, dst, dy, in, y, B); return;
+    default: per_example(st, dst, fresh, dy, in, y, B); return;
     }
 }
 
