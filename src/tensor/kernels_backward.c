@@ -44,6 +44,11 @@ void matmul_backward(float *da, float *db, const float *dc, const float *a, cons
 // cleared dx. Every kernel below has one loop for each case, so a fresh dx is never read.
 #define INTO(fresh, dx, v) ((dx) = (fresh) ? 0.0f + (v) : (dx) + (v))
 
+// A 0 the compiler cannot fold. GCC folds `0.0f + (c ? g : 0.0f)` into a branch, which stops
+// the loop vectorising; `zero + (c ? g : 0.0f)` with zero read from here vectorises as the
+// adding loop does, and is still the same bits as adding to a cleared buffer.
+static volatile float unfolded_zero = 0.0f;
+
 void transpose_backward(float *dx, const float *dy, int B, int M, int N, bool fresh) {
     for (int b = 0; b < B; b++)
         for (int i = 0; i < M; i++)
@@ -69,11 +74,12 @@ void scale_backward(float *dx, const float *dy, float s, size_t n, bool fresh) {
 }
 
 void mask_backward(float *dx, const float *dy, const float *y, size_t n, bool fresh) {
+    const float zero = unfolded_zero;
     if (fresh)
 #pragma omp simd
         for (size_t i = 0; i < n; i++) {
             const float g = dy[i];
-            dx[i] = 0.0f + (y[i] != -INFINITY ? g : 0.0f);
+            dx[i] = zero + (y[i] != -INFINITY ? g : 0.0f);
         }
     else
 #pragma omp simd
@@ -154,11 +160,12 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
 }
 
 void relu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh) {
+    const float zero = unfolded_zero;
     if (fresh)
 #pragma omp simd
         for (size_t i = 0; i < n; i++) {
             const float g = dy[i];  // loaded either way, so the choice needs no branch and vectorises
-            dx[i] = 0.0f + (x[i] > 0.0f ? g : 0.0f);
+            dx[i] = zero + (x[i] > 0.0f ? g : 0.0f);
         }
     else
 #pragma omp simd
