@@ -115,48 +115,79 @@ void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, 
     }
 }
 
-// One row of LayerNorm's gradient. With dxhat = dy * g (the gradient at the normalised row)
-// and d = x - mean: dx = inv * (dxhat - k * d), less its mean over the row.
-static void layernorm_row(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g,
-                          int C, float eps, LayerNormForm form, bool fresh) {
-    float mean = 0.0f, ss = 0.0f;
-    for (int c = 0; c < C; c++) mean += x[c];
-    mean /= (float)C;
-    for (int c = 0; c < C; c++) ss += (x[c] - mean) * (x[c] - mean);
-    const float s = C > 1 ? sqrtf(ss / (float)(C - 1)) : 0.0f;  // annotated: the unbiased std
-    const float inv = form == LN_TORCH ? 1.0f / sqrtf(ss / (float)C + eps) : 1.0f / (s + eps);
-    float sum_dxh_d = 0.0f;
-    for (int c = 0; c < C; c++) {
-        const float d = x[c] - mean;
-        sum_dxh_d += dy[c] * g[c] * d;
-        if (dg) dg[c] += dy[c] * d * inv;
-        if (db) db[c] += dy[c];
+// Rows [0, R) of LayerNorm's gradient, R <= LN_ROWS. With dxhat = dy * g (the gradient at the
+// normalised row) and d = x - mean: dx = inv * (dxhat - k * d), less its mean over the row.
+// The rows run side by side: each row's sums are the same chain of adds in the same order as
+// that row alone (so the same bits), but R independent chains keep the adder busy where one
+// chain would wait on each add. dg and db take the rows in order, as one row at a time does.
+enum { LN_ROWS = 4 };
+static inline __attribute__((always_inline)) void layernorm_rows(float *dx, float *dg, float *db, const float *dy,
+                                                                 const float *x, const float *g, int R, int C,
+                                                                 float eps, LayerNormForm form, bool fresh) {
+    float mean[LN_ROWS] = {0}, ss[LN_ROWS] = {0}, sum[LN_ROWS] = {0}, mean_dd[LN_ROWS] = {0};
+    float s[LN_ROWS], inv[LN_ROWS], k[LN_ROWS];
+    for (int c = 0; c < C; c++)
+        for (int r = 0; r < R; r++) mean[r] += x[(size_t)r * C + c];
+    for (int r = 0; r < R; r++) mean[r] /= (float)C;
+    for (int c = 0; c < C; c++)
+        for (int r = 0; r < R; r++) {
+            const float d = x[(size_t)r * C + c] - mean[r];
+            ss[r] += d * d;
+        }
+    for (int r = 0; r < R; r++) {
+        s[r] = C > 1 ? sqrtf(ss[r] / (float)(C - 1)) : 0.0f;  // annotated: the unbiased std
+        inv[r] = form == LN_TORCH ? 1.0f / sqrtf(ss[r] / (float)C + eps) : 1.0f / (s[r] + eps);
     }
+    for (int c = 0; c < C; c++)
+        for (int r = 0; r < R; r++) {
+            const size_t i = (size_t)r * C + c;
+            const float d = x[i] - mean[r];
+            sum[r] += dy[i] * g[c] * d;
+            if (dg) dg[c] += dy[i] * d * inv[r];
+            if (db) db[c] += dy[i];
+        }
     if (!dx) return;
-    // d(loss)/d(x - mean), then through the mean.
-    const float k = form == LN_TORCH ? inv * inv * sum_dxh_d / (float)C
-                  : (s > 0.0f ? inv * sum_dxh_d / (s * (float)(C - 1)) : 0.0f);
-    float mean_dd = 0.0f;
-    for (int c = 0; c < C; c++) mean_dd += inv * (dy[c] * g[c] - k * (x[c] - mean));
-    mean_dd /= (float)C;
-    if (fresh)
-        for (int c = 0; c < C; c++) dx[c] = 0.0f + (inv * (dy[c] * g[c] - k * (x[c] - mean)) - mean_dd);
-    else
-        for (int c = 0; c < C; c++) dx[c] += inv * (dy[c] * g[c] - k * (x[c] - mean)) - mean_dd;
+    for (int r = 0; r < R; r++)  // d(loss)/d(x - mean), then through the mean
+        k[r] = form == LN_TORCH ? inv[r] * inv[r] * sum[r] / (float)C
+               : (s[r] > 0.0f ? inv[r] * sum[r] / (s[r] * (float)(C - 1)) : 0.0f);
+    for (int c = 0; c < C; c++)
+        for (int r = 0; r < R; r++) {
+            const size_t i = (size_t)r * C + c;
+            mean_dd[r] += inv[r] * (dy[i] * g[c] - k[r] * (x[i] - mean[r]));
+        }
+    for (int r = 0; r < R; r++) {
+        mean_dd[r] /= (float)C;
+        const float *yr = dy + (size_t)r * C, *xr = x + (size_t)r * C;
+        float *o = dx + (size_t)r * C;
+        if (fresh)
+            for (int c = 0; c < C; c++) o[c] = 0.0f + (inv[r] * (yr[c] * g[c] - k[r] * (xr[c] - mean[r])) - mean_dd[r]);
+        else
+            for (int c = 0; c < C; c++) o[c] += inv[r] * (yr[c] * g[c] - k[r] * (xr[c] - mean[r])) - mean_dd[r];
+    }
+}
+
+// Rows t0 .. t0+R of the batch (R <= LN_ROWS).
+static void layernorm_group(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g, int t0,
+                            int R, int C, float eps, LayerNormForm form, bool fresh) {
+    const size_t at = (size_t)t0 * C;
+    float *dxt = dx ? dx + at : NULL;
+    if (R == LN_ROWS) layernorm_rows(dxt, dg, db, dy + at, x + at, g, LN_ROWS, C, eps, form, fresh);
+    else layernorm_rows(dxt, dg, db, dy + at, x + at, g, R, C, eps, form, fresh);
 }
 
 void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const float *x, const float *g, int T,
                         int C, float eps, LayerNormForm form, bool dx_fresh) {
+    const int groups = (T + LN_ROWS - 1) / LN_ROWS;
     if (!dg && !db) {  // rows are independent: split them over the cores
 #pragma omp parallel for PAR_ROWS((size_t)T * C)
-        for (int t = 0; t < T; t++)
-            layernorm_row(dx ? dx + (size_t)t * C : NULL, NULL, NULL, dy + (size_t)t * C, x + (size_t)t * C, g, C,
-                          eps, form, dx_fresh);
+        for (int q = 0; q < groups; q++) {
+            const int t0 = q * LN_ROWS;
+            layernorm_group(dx, NULL, NULL, dy, x, g, t0, T - t0 < LN_ROWS ? T - t0 : LN_ROWS, C, eps, form, dx_fresh);
+        }
         return;
     }
-    for (int t = 0; t < T; t++)
-        layernorm_row(dx ? dx + (size_t)t * C : NULL, dg, db, dy + (size_t)t * C, x + (size_t)t * C, g, C, eps,
-                      form, dx_fresh);
+    for (int t0 = 0; t0 < T; t0 += LN_ROWS)
+        layernorm_group(dx, dg, db, dy, x, g, t0, T - t0 < LN_ROWS ? T - t0 : LN_ROWS, C, eps, form, dx_fresh);
 }
 
 void relu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh) {
