@@ -141,11 +141,18 @@ static inline __attribute__((always_inline)) void layernorm_rows(float *dx, floa
     for (int c = 0; c < C; c++)
         for (int r = 0; r < R; r++) {
             const size_t i = (size_t)r * C + c;
-            const float d = x[i] - mean[r];
-            sum[r] += dy[i] * g[c] * d;
-            if (dg) dg[c] += dy[i] * d * inv[r];
-            if (db) db[c] += dy[i];
+            sum[r] += dy[i] * g[c] * (x[i] - mean[r]);
         }
+    for (int c = 0; dg && c < C; c++) {  // held in a register over the rows, added in their order
+        float acc = dg[c];
+        for (int r = 0; r < R; r++) acc += dy[(size_t)r * C + c] * (x[(size_t)r * C + c] - mean[r]) * inv[r];
+        dg[c] = acc;
+    }
+    for (int c = 0; db && c < C; c++) {
+        float acc = db[c];
+        for (int r = 0; r < R; r++) acc += dy[(size_t)r * C + c];
+        db[c] = acc;
+    }
     if (!dx) return;
     for (int r = 0; r < R; r++)  // d(loss)/d(x - mean), then through the mean
         k[r] = form == LN_TORCH ? inv[r] * inv[r] * sum[r] / (float)C
