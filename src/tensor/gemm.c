@@ -18,7 +18,7 @@
 
 #include "kernels.h"
 
-enum { MR = 6, KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
+enum { KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
 
 // One panel of 2W columns of a tile: every MR-row block of its mb rows against one packed
 // panel of op(B). op(A) is read where it lies: element (i, k) is a[i * rs + k * cs].
@@ -35,12 +35,14 @@ typedef struct {
 
 typedef void (*PanelKernel)(const Panel *p);
 
-// The micro-kernel, for three vector widths W: an MR x 2W block of C held in twelve named
-// accumulators so the compiler keeps them in registers. Rows past mr read row mr - 1 again
+// The micro-kernel, for three vector widths W: an MR x 2W block of C held in named
+// accumulators so the compiler keeps them in registers (MR = 8 rows with AVX-512's 32 vector
+// registers: 16 accumulators, and 10 loads for every 16 multiply-adds; 6 rows with 16). Rows past mr read row mr - 1 again
 // and are not stored; columns past nr are not stored. Adding -0.0 leaves every float as it
 // is, so `nz + x` is just a broadcast of x. Each block prefetches its share of the next panel,
 // so a weight streamed from memory arrives before it is needed.
-#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define ROWS_6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define ROWS_8(X) ROWS_6(X) X(6) X(7)
 #define DECLARE(r) vf c##r##0, c##r##1;
 #define ROW_PTR(r) const float *a##r = a + (size_t)((r) < mr ? (r) : mr - 1) * p->rs;
 #define LOAD_FULL(r) c##r##0 = *(const vfu *)(c + (size_t)(r) * ldc); c##r##1 = *(const vfu *)(c + (size_t)(r) * ldc + WIDTH);
@@ -50,35 +52,35 @@ typedef void (*PanelKernel)(const Panel *p);
 #define STORE_FULL(r) *(vfu *)(c + (size_t)(r) * ldc) = c##r##0; *(vfu *)(c + (size_t)(r) * ldc + WIDTH) = c##r##1;
 #define STORE_TILE(r) *(vfu *)(tile[r]) = c##r##0; *(vfu *)(tile[r] + WIDTH) = c##r##1;
 
-#define DEFINE_MICRO_KERNEL(NAME, W, TARGET)                                                      \
+#define DEFINE_MICRO_KERNEL(NAME, W, RM, TARGET)                                                   \
     TARGET static void NAME(const Panel *p) {                                                   \
         typedef float vf __attribute__((vector_size((W) * 4)));                                 \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                    \
         enum { WIDTH = (W) };                                                                   \
         const vf nz = -(vf){0};                                                                 \
-        const int nr = p->nr, kc = p->kc, ldc = p->ldc, blocks = (p->mb + MR - 1) / MR;         \
+        const int nr = p->nr, kc = p->kc, ldc = p->ldc, blocks = (p->mb + RM - 1) / RM;         \
         const size_t cs = p->cs;                                                                \
         const float *pb = p->pb;                                                                \
         for (int ib = 0; ib < blocks; ib++) {                                                   \
-            const int i = ib * MR, mr = p->mb - i < MR ? p->mb - i : MR;                        \
-            const bool full = mr == MR && nr == 2 * (W);                                        \
+            const int i = ib * RM, mr = p->mb - i < RM ? p->mb - i : RM;                        \
+            const bool full = mr == RM && nr == 2 * (W);                                        \
             const int f0 = p->pf_rows * ib / blocks, f1 = p->pf_rows * (ib + 1) / blocks;       \
             const float *a = p->a + (size_t)i * p->rs, *pf = p->pf ? p->pf + (size_t)f0 * 2 * (W) : NULL; \
-            float *c = p->c + (size_t)i * ldc, tile[MR][2 * (W)];                               \
-            ROWS(DECLARE)                                                                       \
-            ROWS(ROW_PTR)                                                                       \
+            float *c = p->c + (size_t)i * ldc, tile[RM][2 * (W)];                               \
+            ROWS_##RM(DECLARE)                                                                       \
+            ROWS_##RM(ROW_PTR)                                                                       \
             if (full && p->load_c) {                                                            \
-                ROWS(LOAD_FULL)                                                                 \
+                ROWS_##RM(LOAD_FULL)                                                                 \
             } else if (full) { /* every row starts from the bias, or from 0 */                  \
                 const vf z = {0}, s0 = p->bias ? *(const vfu *)p->bias : z;                     \
                 const vf s1 = p->bias ? *(const vfu *)(p->bias + (W)) : z;                      \
-                ROWS(START_ROW)                                                                 \
+                ROWS_##RM(START_ROW)                                                                 \
             } else {                                                                            \
-                for (int r = 0; r < MR; r++)                                                    \
+                for (int r = 0; r < RM; r++)                                                    \
                     for (int j = 0; j < 2 * (W); j++)                                           \
                         tile[r][j] = j >= nr || r >= mr ? 0.0f                                  \
                                    : p->load_c ? c[(size_t)r * ldc + j] : p->bias ? p->bias[j] : 0.0f; \
-                ROWS(LOAD_TILE)                                                                 \
+                ROWS_##RM(LOAD_TILE)                                                                 \
             }                                                                                   \
             size_t kk = 0;                                                                      \
             for (int k = 0; k < kc; k++, kk += cs) {                                            \
@@ -88,20 +90,20 @@ typedef void (*PanelKernel)(const Panel *p);
                     __builtin_prefetch(pf + (size_t)k * 2 * (W), 0, 1);                         \
                     if ((W) > 8) __builtin_prefetch(pf + (size_t)k * 2 * (W) + 16, 0, 1);       \
                 }                                                                               \
-                ROWS(FMA_ROW)                                                                   \
+                ROWS_##RM(FMA_ROW)                                                                   \
             }                                                                                   \
             if (full) {                                                                         \
-                ROWS(STORE_FULL)                                                                \
+                ROWS_##RM(STORE_FULL)                                                                \
             } else {                                                                            \
-                ROWS(STORE_TILE)                                                                \
+                ROWS_##RM(STORE_TILE)                                                                \
                 for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile[r], (size_t)nr * 4); \
             }                                                                                   \
         }                                                                                       \
     }
 
-DEFINE_MICRO_KERNEL(micro_avx512, 16, __attribute__((target("avx512f,fma"))))
-DEFINE_MICRO_KERNEL(micro_avx2, 8, __attribute__((target("avx2,fma"))))
-DEFINE_MICRO_KERNEL(micro_base, 4, )
+DEFINE_MICRO_KERNEL(micro_avx512, 16, 8, __attribute__((target("avx512f,fma"))))
+DEFINE_MICRO_KERNEL(micro_avx2, 8, 6, __attribute__((target("avx2,fma"))))
+DEFINE_MICRO_KERNEL(micro_base, 4, 6, )
 
 // One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of 2W columns: the
 // micro-kernel's chain for that row, bias + a0 b0 + a1 b1 + ..., without its five other rows.
@@ -145,6 +147,7 @@ typedef struct {
     PanelKernel kernel;
     RowKernel row;                        // one row against a packed op(B)
     void (*small)(const struct Gemm *g);  // products too small to pack, built for the same CPU
+    int mr;  // rows of C per micro-kernel block: 8 with AVX-512's 32 registers, else 6
     int nr;  // columns per packed panel
     const char *name;
 } GemmImpl;
@@ -158,10 +161,10 @@ static GemmImpl chosen;  // written once, by choose_impl, before any caller read
 
 static void choose_impl(void) {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, row_avx512, small_avx512, 32, "avx512"};
+    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, row_avx512, small_avx512, 8, 32, "avx512"};
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        chosen = (GemmImpl){micro_avx2, row_avx2, small_avx2, 16, "avx2"};
-    else chosen = (GemmImpl){micro_base, row_base, small_base, 8, "baseline"};
+        chosen = (GemmImpl){micro_avx2, row_avx2, small_avx2, 6, 16, "avx2"};
+    else chosen = (GemmImpl){micro_base, row_base, small_base, 6, 8, "baseline"};
 }
 
 static GemmImpl gemm_impl(void) {
@@ -365,8 +368,9 @@ static void run(const Gemm *g) {
     const double flops = 2.0 * g->M * g->N * g->K;
     const int threads = flops > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;  // never a nested region
     // Tiles small enough that every thread has a few, large enough to amortise packing.
-    int mb = MB_MAX, nb = NB_MAX;
-    while (mb > MR && ((g->M + mb - 1) / mb) * ((g->N + nb - 1) / nb) < 2 * threads) mb = (mb / 2 + MR - 1) / MR * MR;
+    const int mr = impl.mr;
+    int mb = MB_MAX / mr * mr, nb = NB_MAX;
+    while (mb > mr && ((g->M + mb - 1) / mb) * ((g->N + nb - 1) / nb) < 2 * threads) mb = (mb / 2 + mr - 1) / mr * mr;
     const int row_tiles = (g->M + mb - 1) / mb, col_tiles = (g->N + nb - 1) / nb, tiles = row_tiles * col_tiles;
     if (threads == 1 || tiles == 1) {  // one thread: each column tile's op(B) packed once for all rows
         for (int j0 = 0; j0 < g->N; j0 += nb) tile(g, 0, g->M, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, &impl);
