@@ -150,14 +150,10 @@ void log_softmax_forward(float *out, const float *x, int rows, int n) {
     }
 }
 
-// Rows [0, R) of layer_norm, R <= LN_ROWS, side by side: each row's sums are the same chain of
-// adds in the same order as that row alone (so the same bits, whichever rows run with it), but
-// R independent chains keep the adder busy where one chain would wait on each add.
-enum { LN_ROWS = 4 };
-static inline __attribute__((always_inline)) void layernorm_rows(float *out, const float *x, const float *g,
-                                                                 const float *b, int R, int C, float eps,
-                                                                 LayerNormForm form) {
-    float mean[LN_ROWS] = {0}, ss[LN_ROWS] = {0}, inv[LN_ROWS];
+static inline __attribute__((always_inline)) void stats_rows(float *mean, float *std, float *inv, const float *x,
+                                                              int R, int C, float eps, LayerNormForm form) {
+    float ss[LN_ROWS] = {0};
+    for (int r = 0; r < R; r++) mean[r] = 0.0f;
     for (int c = 0; c < C; c++)
         for (int r = 0; r < R; r++) mean[r] += x[(size_t)r * C + c];
     for (int r = 0; r < R; r++) mean[r] /= (float)C;
@@ -167,12 +163,15 @@ static inline __attribute__((always_inline)) void layernorm_rows(float *out, con
             ss[r] += d * d;
         }
     for (int r = 0; r < R; r++) {
-        const float std = C > 1 ? sqrtf(ss[r] / (float)(C - 1)) : 0.0f;  // annotated: the unbiased std
-        inv[r] = form == LN_TORCH ? 1.0f / sqrtf(ss[r] / (float)C + eps) : 1.0f / (std + eps);
-        const float *xr = x + (size_t)r * C;
-        float *o = out + (size_t)r * C;
-        for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+        std[r] = C > 1 ? sqrtf(ss[r] / (float)(C - 1)) : 0.0f;
+        inv[r] = form == LN_TORCH ? 1.0f / sqrtf(ss[r] / (float)C + eps) : 1.0f / (std[r] + eps);
     }
+}
+
+void layernorm_stats(float mean[LN_ROWS], float std[LN_ROWS], float inv[LN_ROWS], const float *x, int R, int C,
+                     float eps, LayerNormForm form) {
+    if (R == LN_ROWS) stats_rows(mean, std, inv, x, LN_ROWS, C, eps, form);  // four chains the compiler sees
+    else stats_rows(mean, std, inv, x, R, C, eps, form);
 }
 
 void layernorm_forward(float *out, const float *x, const float *g, const float *b, int T, int C,
@@ -181,9 +180,14 @@ void layernorm_forward(float *out, const float *x, const float *g, const float *
 #pragma omp parallel for PAR_ROWS((size_t)T * C)
     for (int q = 0; q < groups; q++) {
         const int t0 = q * LN_ROWS, R = T - t0 < LN_ROWS ? T - t0 : LN_ROWS;
-        const size_t at = (size_t)t0 * C;
-        if (R == LN_ROWS) layernorm_rows(out + at, x + at, g, b, LN_ROWS, C, eps, form);
-        else layernorm_rows(out + at, x + at, g, b, R, C, eps, form);
+        const float *xq = x + (size_t)t0 * C;
+        float mean[LN_ROWS], std[LN_ROWS], inv[LN_ROWS];
+        layernorm_stats(mean, std, inv, xq, R, C, eps, form);
+        for (int r = 0; r < R; r++) {
+            const float *xr = xq + (size_t)r * C;
+            float *o = out + (size_t)(t0 + r) * C;
+            for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+        }
     }
 }
 

@@ -77,6 +77,16 @@ typedef enum {
     LN_COUNT
 } LayerNormForm;
 
+// The statistics of LN_ROWS rows (or fewer, R) of layer_norm, side by side: each row's mean,
+// its unbiased std (the annotated form's) and the factor its deviations are multiplied by.
+// Each row's sums are the same chain of adds in the same order as that row alone (so the same
+// bits, whichever rows run with it), but R independent chains keep the adder busy where one
+// chain would wait on each add. Forward and backward both start from these.
+enum { LN_ROWS = 4 };
+void layernorm_stats(float mean[LN_ROWS], float std[LN_ROWS], float inv[LN_ROWS],
+                     const float *x,  // [R, C]
+                     int R, int C, float eps, LayerNormForm form);
+
 // out[t] = g * normalised(x[t]) + b, normalised as `form` says.
 void layernorm_forward(float *out,      // [T, C]
                        const float *x,  // [T, C]

@@ -117,27 +117,14 @@ void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, 
 
 // Rows [0, R) of LayerNorm's gradient, R <= LN_ROWS. With dxhat = dy * g (the gradient at the
 // normalised row) and d = x - mean: dx = inv * (dxhat - k * d), less its mean over the row.
-// The rows run side by side: each row's sums are the same chain of adds in the same order as
-// that row alone (so the same bits), but R independent chains keep the adder busy where one
-// chain would wait on each add. dg and db take the rows in order, as one row at a time does.
-enum { LN_ROWS = 4 };
+// The rows run side by side (layernorm_stats): each row's sums are the same chain of adds in
+// the same order as that row alone (so the same bits), but R independent chains keep the adder
+// busy. dg and db take the rows in order, as one row at a time does.
 static inline __attribute__((always_inline)) void layernorm_rows(float *dx, float *dg, float *db, const float *dy,
                                                                  const float *x, const float *g, int R, int C,
                                                                  float eps, LayerNormForm form, bool fresh) {
-    float mean[LN_ROWS] = {0}, ss[LN_ROWS] = {0}, sum[LN_ROWS] = {0}, mean_dd[LN_ROWS] = {0};
-    float s[LN_ROWS], inv[LN_ROWS], k[LN_ROWS];
-    for (int c = 0; c < C; c++)
-        for (int r = 0; r < R; r++) mean[r] += x[(size_t)r * C + c];
-    for (int r = 0; r < R; r++) mean[r] /= (float)C;
-    for (int c = 0; c < C; c++)
-        for (int r = 0; r < R; r++) {
-            const float d = x[(size_t)r * C + c] - mean[r];
-            ss[r] += d * d;
-        }
-    for (int r = 0; r < R; r++) {
-        s[r] = C > 1 ? sqrtf(ss[r] / (float)(C - 1)) : 0.0f;  // annotated: the unbiased std
-        inv[r] = form == LN_TORCH ? 1.0f / sqrtf(ss[r] / (float)C + eps) : 1.0f / (s[r] + eps);
-    }
+    float mean[LN_ROWS], s[LN_ROWS], inv[LN_ROWS], sum[LN_ROWS] = {0}, mean_dd[LN_ROWS] = {0}, k[LN_ROWS];
+    layernorm_stats(mean, s, inv, x, R, C, eps, form);
     for (int c = 0; c < C; c++)
         for (int r = 0; r < R; r++) {
             const size_t i = (size_t)r * C + c;
