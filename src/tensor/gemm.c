@@ -37,10 +37,11 @@ typedef void (*PanelKernel)(const Panel *p);
 
 // The micro-kernel, for three vector widths W: an MR x 2W block of C held in named
 // accumulators so the compiler keeps them in registers (MR = 8 rows with AVX-512's 32 vector
-// registers: 16 accumulators, and 10 loads for every 16 multiply-adds; 6 rows with 16). Rows past mr read row mr - 1 again
-// and are not stored; columns past nr are not stored. Adding -0.0 leaves every float as it
-// is, so `nz + x` is just a broadcast of x. Each block prefetches its share of the next panel,
-// so a weight streamed from memory arrives before it is needed.
+// registers: 16 accumulators, and 10 loads for every 16 multiply-adds; 6 rows with 16). Rows
+// past mr read row mr - 1 again and are not stored; columns past nr are not stored. Adding
+// -0.0 leaves every float as it is, so `nz + x` is just a broadcast of x. Each block
+// prefetches its share of the next panel, so a weight streamed from memory arrives before it
+// is needed.
 #define ROWS_6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define ROWS_8(X) ROWS_6(X) X(6) X(7)
 #define DECLARE(r) vf c##r##0, c##r##1;
@@ -52,7 +53,7 @@ typedef void (*PanelKernel)(const Panel *p);
 #define STORE_FULL(r) *(vfu *)(c + (size_t)(r) * ldc) = c##r##0; *(vfu *)(c + (size_t)(r) * ldc + WIDTH) = c##r##1;
 #define STORE_TILE(r) *(vfu *)(tile[r]) = c##r##0; *(vfu *)(tile[r] + WIDTH) = c##r##1;
 
-#define DEFINE_MICRO_KERNEL(NAME, W, RM, TARGET)                                                   \
+#define DEFINE_MICRO_KERNEL(NAME, W, RM, TARGET)                                                \
     TARGET static void NAME(const Panel *p) {                                                   \
         typedef float vf __attribute__((vector_size((W) * 4)));                                 \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                    \
@@ -67,20 +68,20 @@ typedef void (*PanelKernel)(const Panel *p);
             const int f0 = p->pf_rows * ib / blocks, f1 = p->pf_rows * (ib + 1) / blocks;       \
             const float *a = p->a + (size_t)i * p->rs, *pf = p->pf ? p->pf + (size_t)f0 * 2 * (W) : NULL; \
             float *c = p->c + (size_t)i * ldc, tile[RM][2 * (W)];                               \
-            ROWS_##RM(DECLARE)                                                                       \
-            ROWS_##RM(ROW_PTR)                                                                       \
+            ROWS_##RM(DECLARE)                                                                  \
+            ROWS_##RM(ROW_PTR)                                                                  \
             if (full && p->load_c) {                                                            \
-                ROWS_##RM(LOAD_FULL)                                                                 \
+                ROWS_##RM(LOAD_FULL)                                                            \
             } else if (full) { /* every row starts from the bias, or from 0 */                  \
                 const vf z = {0}, s0 = p->bias ? *(const vfu *)p->bias : z;                     \
                 const vf s1 = p->bias ? *(const vfu *)(p->bias + (W)) : z;                      \
-                ROWS_##RM(START_ROW)                                                                 \
+                ROWS_##RM(START_ROW)                                                            \
             } else {                                                                            \
                 for (int r = 0; r < RM; r++)                                                    \
                     for (int j = 0; j < 2 * (W); j++)                                           \
                         tile[r][j] = j >= nr || r >= mr ? 0.0f                                  \
                                    : p->load_c ? c[(size_t)r * ldc + j] : p->bias ? p->bias[j] : 0.0f; \
-                ROWS_##RM(LOAD_TILE)                                                                 \
+                ROWS_##RM(LOAD_TILE)                                                            \
             }                                                                                   \
             size_t kk = 0;                                                                      \
             for (int k = 0; k < kc; k++, kk += cs) {                                            \
@@ -90,12 +91,12 @@ typedef void (*PanelKernel)(const Panel *p);
                     __builtin_prefetch(pf + (size_t)k * 2 * (W), 0, 1);                         \
                     if ((W) > 8) __builtin_prefetch(pf + (size_t)k * 2 * (W) + 16, 0, 1);       \
                 }                                                                               \
-                ROWS_##RM(FMA_ROW)                                                                   \
+                ROWS_##RM(FMA_ROW)                                                              \
             }                                                                                   \
             if (full) {                                                                         \
-                ROWS_##RM(STORE_FULL)                                                                \
+                ROWS_##RM(STORE_FULL)                                                           \
             } else {                                                                            \
-                ROWS_##RM(STORE_TILE)                                                                \
+                ROWS_##RM(STORE_TILE)                                                           \
                 for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile[r], (size_t)nr * 4); \
             }                                                                                   \
         }                                                                                       \
@@ -421,8 +422,4 @@ void sgemm_acc(float *c, int ldc, const float *a, int lda, const float *b, int l
 void sgemm_tn(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K,
               bool accumulate) {
     run(&(Gemm){c, ldc, a, b, NULL, lda, ldb, M, N, K, true, false, accumulate, NULL});
-}
-
-void sgemm_tn_acc(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int M, int N, int K) {
-    sgemm_tn(c, ldc, a, lda, b, ldb, M, N, K, true);
 }

@@ -129,12 +129,8 @@ void sgemm_acc(float *c, int ldc,         // [M, N]
                const float *b, int ldb,   // [K, N] or [N, K]
                int M, int N, int K, bool b_transposed);
 
-// C += Aᵀ · B with A stored [K, M]: gradients of weights (dyᵀ · x) without a transposed copy.
-void sgemm_tn_acc(float *c, int ldc,         // [M, N]
-                  const float *a, int lda,   // [K, M]
-                  const float *b, int ldb,   // [K, N]
-                  int M, int N, int K);
-// C = Aᵀ · B (accumulate: C += Aᵀ · B, as sgemm_tn_acc).
+// C = Aᵀ · B (accumulate: C += Aᵀ · B) with A stored [K, M]: gradients of weights (dyᵀ · x)
+// without a transposed copy.
 void sgemm_tn(float *c, int ldc,         // [M, N]
               const float *a, int lda,   // [K, M]
               const float *b, int ldb,   // [K, N]

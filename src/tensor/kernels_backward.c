@@ -19,7 +19,7 @@ void linear_backward(float *dx, float *dw, float *db, const float *dy, const flo
                      int I, int O, bool dx_fresh) {
     if (dx && dx_fresh) sgemm(dx, I, dy, O, w, I, NULL, T, I, O, false);  // [T, O] · [O, I]
     else if (dx) sgemm_acc(dx, I, dy, O, w, I, T, I, O, false);
-    if (dw) sgemm_tn_acc(dw, I, dy, O, x, I, O, I, T);     // dyᵀ [O, T] · x [T, I]
+    if (dw) sgemm_tn(dw, I, dy, O, x, I, O, I, T, true);  // dyᵀ [O, T] · x [T, I]
     if (db)
         for (int t = 0; t < T; t++) {
             const float *row = dy + (size_t)t * O;

@@ -93,8 +93,6 @@ static float *stage_grad_for(Grads *g, const Interp *it, int k, bool overwrite) 
     return g->d[k];
 }
 
-static float *stage_grad(Grads *g, const Interp *it, int k) { return stage_grad_for(g, it, k, false); }
-
 // Whether op's backward kernel can write input j's gradient outright (its `fresh` flag).
 static bool writes_fresh(Op op, int j) {
     switch (op) {
@@ -280,7 +278,7 @@ bool backward_check(const Interp *it, int from, Err *e) {
 
 bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) {
     if (!prepare(g, it, e)) return false;
-    float *d = stage_grad(g, it, from);
+    float *d = stage_grad_for(g, it, from, true);  // written whole just below
     if (!d) return err_set(e, "out of memory for gradients");
     memcpy(d, dfrom, sizeof(float) * (size_t)shape_numel(&interp_stage(it, from)->shape) * interp_batch(it));
     for (int i = from; i >= 0; i--) {
