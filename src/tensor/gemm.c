@@ -84,12 +84,16 @@ typedef void (*PanelKernel)(const Panel *p);
                 ROWS_##RM(LOAD_TILE)                                                            \
             }                                                                                   \
             size_t kk = 0;                                                                      \
+            int due = 0, next = 0; /* rows of the next panel spread evenly over the k loop */   \
             for (int k = 0; k < kc; k++, kk += cs) {                                            \
                 const vf b0 = *(const vfu *)(pb + (size_t)k * 2 * (W));                         \
                 const vf b1 = *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                   \
-                if (k < f1 - f0) { /* a row of the next panel: one or two cache lines */        \
-                    __builtin_prefetch(pf + (size_t)k * 2 * (W), 0, 1);                         \
-                    if ((W) > 8) __builtin_prefetch(pf + (size_t)k * 2 * (W) + 16, 0, 1);       \
+                due += f1 - f0;                                                                 \
+                if (due >= kc) { /* a row of the next panel: one or two cache lines */          \
+                    due -= kc;                                                                  \
+                    __builtin_prefetch(pf + (size_t)next * 2 * (W), 0, 1);                      \
+                    if ((W) > 8) __builtin_prefetch(pf + (size_t)next * 2 * (W) + 16, 0, 1);    \
+                    next++;                                                                     \
                 }                                                                               \
                 ROWS_##RM(FMA_ROW)                                                              \
             }                                                                                   \
@@ -204,22 +208,23 @@ static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, in
 static int padded_n(int N, int nr) { return (N + nr - 1) / nr * nr; }
 
 // The packed op(B)'s panel after panel jp of slice k0 in this tile (the tile's first panel of
-// the next slice after its last one), and in *rows how many rows it has; NULL (0 rows) after
-// the last.
+// the next slice after its last one; after the last slice, the first panel of the tile at
+// column next_j0 the same thread runs next, if any), and in *rows how many rows it has; NULL
+// (0 rows) after the last.
 static const float *next_panel(const Gemm *g, const GemmImpl *impl, int j0, int nb, int jp, int k0, int kc,
-                               int *rows) {
+                               int next_j0, int *rows) {
     const int np = padded_n(g->N, impl->nr);
     *rows = kc;
     if (jp + impl->nr < nb) return g->packed + (size_t)k0 * np + (size_t)(j0 + jp + impl->nr) * kc;
-    *rows = 0;
-    if (k0 + kc >= g->K) return NULL;
-    *rows = g->K - k0 - kc < KC ? g->K - k0 - kc : KC;
+    *rows = k0 + kc >= g->K ? (next_j0 >= 0 ? (g->K < KC ? g->K : KC) : 0) : (g->K - k0 - kc < KC ? g->K - k0 - kc : KC);
+    if (*rows == 0) return NULL;
+    if (k0 + kc >= g->K) return g->packed + (size_t)next_j0 * *rows;
     return g->packed + (size_t)(k0 + kc) * np + (size_t)j0 * *rows;
 }
 
 // Rows i0 .. i0+rows of C by columns j0 .. j0+nb, in row blocks of mb: each KC slice of op(B)
 // is packed once (unless it came packed) and then serves every row block.
-static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, const GemmImpl *impl) {
+static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, int next_j0, const GemmImpl *impl) {
     float own_pb[NB_MAX * KC];
     const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;
     for (int k0 = 0; k0 < g->K; k0 += KC) {
@@ -234,7 +239,7 @@ static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, const 
                            g->c + (size_t)i * g->ldc + j0 + jp, g->bias ? g->bias + j0 + jp : NULL, NULL,
                            g->ldc, i0 + rows - i < mb ? i0 + rows - i : mb, nb - jp < impl->nr ? nb - jp : impl->nr,
                            kc, 0, load_c};
-                if (g->packed) p.pf = next_panel(g, impl, j0, nb, jp, k0, kc, &p.pf_rows);
+                if (g->packed) p.pf = next_panel(g, impl, j0, nb, jp, k0, kc, next_j0, &p.pf_rows);
                 impl->kernel(&p);
             }
     }
@@ -374,13 +379,19 @@ static void run(const Gemm *g) {
     while (mb > mr && ((g->M + mb - 1) / mb) * ((g->N + nb - 1) / nb) < 2 * threads) mb = (mb / 2 + mr - 1) / mr * mr;
     const int row_tiles = (g->M + mb - 1) / mb, col_tiles = (g->N + nb - 1) / nb, tiles = row_tiles * col_tiles;
     if (threads == 1 || tiles == 1) {  // one thread: each column tile's op(B) packed once for all rows
-        for (int j0 = 0; j0 < g->N; j0 += nb) tile(g, 0, g->M, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, &impl);
+        for (int j0 = 0; j0 < g->N; j0 += nb)
+            tile(g, 0, g->M, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, j0 + nb < g->N ? j0 + nb : -1, &impl);
         return;
     }
-#pragma omp parallel for schedule(static)
-    for (int t = 0; t < tiles; t++) {
-        const int i0 = (t / col_tiles) * mb, j0 = (t % col_tiles) * nb, rows = g->M - i0 < mb ? g->M - i0 : mb;
-        tile(g, i0, rows, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, &impl);
+#pragma omp parallel num_threads(threads)
+    {  // each thread a run of tiles, so a tile knows the next one its thread runs
+        const int n = omp_get_num_threads(), me = omp_get_thread_num();
+        const int t0 = (int)((long)tiles * me / n), t1 = (int)((long)tiles * (me + 1) / n);
+        for (int t = t0; t < t1; t++) {
+            const int i0 = (t / col_tiles) * mb, j0 = (t % col_tiles) * nb, rows = g->M - i0 < mb ? g->M - i0 : mb;
+            const int next_j0 = t + 1 < t1 ? ((t + 1) % col_tiles) * nb : -1;
+            tile(g, i0, rows, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, next_j0, &impl);
+        }
     }
 }
 
