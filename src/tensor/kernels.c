@@ -2,12 +2,9 @@
 #include "kernels.h"
 
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
-// Row-wise kernels split their rows over both cores once a tensor is big enough that the
-// fork costs less than it saves.
-#define PAR_ROWS(total) if ((total) > 32768)
+#include "par.h"
 
 void embedding_forward(float *out, const float *ids, const float *table, int T, int C,
                        float scale) {
@@ -32,12 +29,12 @@ void positional_encoding(float *pe, int P, int C, float base) {
 }
 
 void add_forward(float *out, const float *a, const float *b, size_t n) {
-#pragma omp simd
+#pragma omp parallel for simd PAR_N(n)
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
 void scale_forward(float *out, const float *x, float s, size_t n) {
-#pragma omp simd
+#pragma omp parallel for simd PAR_N(n)
     for (size_t i = 0; i < n; i++) out[i] = x[i] * s;
 }
 
@@ -96,6 +93,7 @@ void transpose_forward(float *out, const float *x, int B, int M, int N) {
 void mask_forward(float *out, const float *x, const float *key_ids, float pad_id, bool causal,
                   int H, int Tq, int Tk) {
     const int shift = Tk - Tq;  // query q is position q + shift among the keys
+#pragma omp parallel for collapse(2) PAR_N((size_t)H * Tq * Tk)
     for (int h = 0; h < H; h++)
         for (int q = 0; q < Tq; q++) {
             const size_t row = ((size_t)h * Tq + q) * Tk;
@@ -192,16 +190,18 @@ void layernorm_forward(float *out, const float *x, const float *g, const float *
 }
 
 void relu_forward(float *out, const float *x, size_t n) {
-#pragma omp simd
+#pragma omp parallel for simd PAR_N(n)
     for (size_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
 void gelu_forward(float *out, const float *x, size_t n) {
+#pragma omp parallel for PAR_N(n)
     for (size_t i = 0; i < n; i++) out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
 }
 
 // Rows of a head are short (d_k floats): plain loops beat a call to memcpy per row.
 void split_heads_forward(float *out, const float *x, int T, int H, int D) {
+#pragma omp parallel for collapse(2) PAR_N((size_t)T * H * D)
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             float *o = out + ((size_t)h * T + t) * D;
@@ -211,6 +211,7 @@ void split_heads_forward(float *out, const float *x, int T, int H, int D) {
 }
 
 void merge_heads_forward(float *out, const float *x, int T, int H, int D) {
+#pragma omp parallel for collapse(2) PAR_N((size_t)T * H * D)
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             float *o = out + (size_t)t * H * D + (size_t)h * D;

@@ -4,8 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#define PAR_ROWS(total) if ((total) > 32768)
-#define PAR_N(n) if ((n) > 65536)  // element-wise loops: memory-bound, so both cores help
+#include "par.h"
 
 void embedding_backward(float *dtable, const float *dy, const float *ids, int T, int C, float scale) {
     for (int t = 0; t < T; t++) {
