@@ -677,7 +677,7 @@ static void test_training(void) {
         if (step == 250 || step == 500) {
             double acc = 0;
             CHECK(trainer_eval(t, 200, &acc, &e), "%s", e.msg);
-            CHECK_STATED(100 * acc, step == 250 ? 55.5 : 92.0, 1, "held-out exact match");
+            CHECK_STATED(100 * acc, step == 250 ? 51.0 : 90.5, 1, "held-out exact match");
         }
         if (step == 161 || step == 301 || step == 501) {
             decode_example(t, out, sizeof out, w);
@@ -686,10 +686,10 @@ static void test_training(void) {
         if (step == 161) CHECK(max_abs(w, 4 * 11 * 16) <= 0.47, "no cell above 0.47 at step 161 (%f)", max_abs(w, 4 * 11 * 16));
         if (step == 501) {
 #define W(h, q, k) w[((h) * 11 + (q)) * 16 + (k)]
-            CHECK_STATED(W(0, 8, 0), 0.71, 2, "head 1, the day");
-            CHECK_STATED(W(2, 3, 15), 0.89, 2, "head 3, the 6");
-            CHECK_STATED(W(3, 5, 3), 0.73, 2, "head 4, the first 1 on N");
-            CHECK_STATED(W(3, 6, 3), 0.76, 2, "head 4, the second 1 on N");
+            CHECK_STATED(W(0, 8, 0), 0.69, 2, "head 1, the day");
+            CHECK_STATED(W(2, 3, 15), 0.84, 2, "head 3, the 6");
+            CHECK_STATED(W(3, 5, 3), 0.78, 2, "head 4, the first 1 on N");
+            CHECK_STATED(W(3, 6, 3), 0.80, 2, "head 4, the second 1 on N");
 #undef W
         }
     }

@@ -10,6 +10,7 @@
 #include "ref.h"
 #include "rng.h"
 #include "safetensors.h"
+#include "simd.h"
 
 static Rng rng = {12345};
 
@@ -226,6 +227,73 @@ static void test_softmax(void) {
     free(x);
 }
 
+// exp_forward against e^x in double, on every 61st float from -104 to 88.7 (about 37 million):
+// at most 2 units in the last place (the reduction and the polynomial are worth under 1).
+// Floats past those ends, infinities and NaN go where expf takes them.
+static void test_exp(void) {
+    enum { N = 4096 };
+    static float x[N], y[N];
+    double worst = 0;
+    float at = 0;
+    for (int sign = 0; sign < 2; sign++) {
+        const uint32_t top = sign ? 0x42d00000u : 0x42b17000u;  // 104, and just below ln(FLT_MAX)
+        for (uint32_t b = 0; b <= top;) {
+            int n = 0;
+            for (; n < N && b <= top; n++, b += 61) {
+                const uint32_t u = b | (sign ? 0x80000000u : 0u);
+                memcpy(&x[n], &u, sizeof u);
+            }
+            exp_forward(y, x, (size_t)n);
+            for (int i = 0; i < n; i++) {
+                const double t = exp((double)x[i]);
+                const double ulp = t < FLT_MIN ? ldexp(1.0, -149) : ldexp(1.0, ilogb(t) - 23);
+                const double err = fabs((double)y[i] - t) / ulp;
+                if (!(err <= worst)) worst = err, at = x[i];
+            }
+        }
+    }
+    CHECK(worst <= 2.0, "exp_forward: %.2f units in the last place at x = %.9g", worst, (double)at);
+    const float odd[] = {-INFINITY, INFINITY, NAN, -104.5f, 89.0f, 0.0f, -0.0f, 1.0f, -87.5f, -103.9f};
+    float e[10];
+    exp_forward(e, odd, 10);
+    for (int i = 0; i < 10; i++) {
+        const float want = expf(odd[i]);
+        CHECK(isnan(want) ? isnan(e[i]) : e[i] == want || fabs(e[i] - want) <= 2 * (nextafterf(want, INFINITY) - want),
+              "exp_forward(%g) = %g, expf gives %g", (double)odd[i], (double)e[i], (double)want);
+    }
+}
+
+// The softmax that runs (vectorised, softmax.c) against the loop the panel shows, and its bits:
+// a row computed alone is that row among others (the cached decoder computes one new row), and
+// AVX2 gives AVX-512's bits (so training's figures are the same on either machine).
+static void test_softmax_fast(void) {
+    const int R = 9, N = 77;  // rows of whole vectors and a tail
+    float *x = rand_buf(R * N, -20, 20), *y = malloc(sizeof(float) * R * N), *r = malloc(sizeof(float) * R * N);
+    for (int i = 0; i < N; i += 3) x[4 * N + i] = -INFINITY;  // a masked row
+    x[5 * N] = NAN;                                          // a NaN spreads through its row, as expf's would
+    softmax_forward(y, x, R, N);
+    softmax_reference(r, x, R, N);
+    for (int i = 0; i < R * N; i++)
+        if (i / N == 5) CHECK(isnan(y[i]) && isnan(r[i]), "softmax: NaN row, entry %d is %g", i % N, (double)y[i]);
+        else CHECK(fabs(y[i] - r[i]) <= 4e-7 * r[i] + 1e-30, "softmax [%d, %d]: %.9g, the loop gives %.9g", i / N, i % N,
+                   (double)y[i], (double)r[i]);
+    float alone[77];
+    for (int row = 0; row < R; row++) {
+        softmax_forward(alone, x + row * N, 1, N);
+        CHECK(!memcmp(alone, y + row * N, sizeof alone), "softmax: row %d alone differs from it among the others", row);
+    }
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        float *y2 = malloc(sizeof(float) * R * N);
+        softmax_forward_at(SIMD_AVX512, y, x, R, N);
+        softmax_forward_at(SIMD_AVX2, y2, x, R, N);
+        CHECK(!memcmp(y, y2, sizeof(float) * R * N), "softmax: AVX2 and AVX-512 give different bits");
+        free(y2);
+    } else
+        printf("test_kernels: no AVX-512 here; the AVX2 and AVX-512 softmax bits are compared on machines with it\n");
+    free(x), free(y), free(r);
+}
+
 static void test_layernorm(void) {
     const int T = 6, C = 33;
     float *x = rand_buf(T * C, -3, 5), *g = rand_buf(C, 0.5f, 1.5f), *b = rand_buf(C, -1, 1);
@@ -312,6 +380,8 @@ int main(void) {
     test_linear_matmul_transpose();
     test_positional();
     test_softmax();
+    test_exp();
+    test_softmax_fast();
     test_layernorm();
     test_elementwise();
     test_heads_and_masks();

@@ -13,10 +13,10 @@
 // both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
 // result does not depend on the number of threads.
 #include <omp.h>
-#include <pthread.h>
 #include <string.h>
 
 #include "kernels.h"
+#include "simd.h"
 
 enum { KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
 
@@ -161,20 +161,13 @@ static void small_avx512(const struct Gemm *g);
 static void small_avx2(const struct Gemm *g);
 static void small_base(const struct Gemm *g);
 
-static pthread_once_t impl_once = PTHREAD_ONCE_INIT;
-static GemmImpl chosen;  // written once, by choose_impl, before any caller reads it
-
-static void choose_impl(void) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) chosen = (GemmImpl){micro_avx512, row_avx512, small_avx512, 8, 32, "avx512"};
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        chosen = (GemmImpl){micro_avx2, row_avx2, small_avx2, 6, 16, "avx2"};
-    else chosen = (GemmImpl){micro_base, row_base, small_base, 6, 8, "baseline"};
-}
-
 static GemmImpl gemm_impl(void) {
-    pthread_once(&impl_once, choose_impl);  // training's two shards may arrive together
-    return chosen;
+    static const GemmImpl impls[] = {
+        [SIMD_BASE] = {micro_base, row_base, small_base, 6, 8, "baseline"},
+        [SIMD_AVX2] = {micro_avx2, row_avx2, small_avx2, 6, 16, "avx2"},
+        [SIMD_AVX512] = {micro_avx512, row_avx512, small_avx512, 8, 32, "avx512"},
+    };
+    return impls[simd_level()];
 }
 
 const char *sgemm_kernel_name(void) { return gemm_impl().name; }

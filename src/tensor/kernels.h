@@ -66,7 +66,15 @@ void mask_forward(float *out,            // [H, Tq, Tk]
 
 // Row softmax, numerically stable (the row maximum is subtracted first). A row whose
 // entries are all -inf (every key masked) becomes all zeros: it attends to nothing.
-void softmax_forward(float *out, const float *x, int rows, int n);  // [rows, n]
+// softmax_forward (softmax.c) runs, vectorised, with exp_forward's exponential and a row's sum
+// taken in vector lanes; softmax_reference is the plain loop with libm's expf that it matches
+// to within a few units in the last place (the lesson panel shows this one).
+void softmax_forward(float *out, const float *x, int rows, int n);    // [rows, n]
+void softmax_reference(float *out, const float *x, int rows, int n);  // [rows, n]
+
+// out = e^x, element by element: the exponential softmax_forward uses, vectorised, within
+// 2 units in the last place of e^x; 0 below -104, +inf above 88.73.
+void exp_forward(float *out, const float *x, size_t n);
 
 // Row log-softmax, stable; an all -inf row becomes all -inf.
 void log_softmax_forward(float *out, const float *x, int rows, int n);  // [rows, n]

@@ -1,0 +1,136 @@
+// softmax.c: the row softmax that runs, vectorised, and the exponential it uses.
+//
+// kernels.c's softmax_reference is the loop this computes (the lesson panel shows that one):
+// the same three passes over a row (its maximum, e^(x - max) and their sum, then each divided
+// by the sum), with two differences that change the last bits, not the meaning. e^x is the
+// polynomial below, W lanes at a time, instead of libm's expf (within 2 ulp of e^x; test_kernels
+// holds it there); and the row's sum is W partial sums, one per lane, added in lane order at
+// the end. A row's result depends only on that row, so a row computed alone (the cached
+// decoder's new row) has the bits it has among others.
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels.h"
+#include "par.h"
+#include "simd.h"
+
+// e^x, W lanes: x = n ln2 + r with n an integer and |r| <= ln2 / 2, e^r by its Taylor series to
+// r^7 (the first term left out, r^8 / 8!, is under 1e-8 of e^r there), and 2^n built in the
+// exponent bits, in two factors so that neither leaves the normal floats. ln2 is split in two
+// (Cody and Waite): n * LN2_HI is exact, so r loses nothing to cancellation. Below -104 e^x
+// is 0 in float, above 88.73 it is infinite, and NaN stays NaN. Every lane is the same
+// sequence of operations whatever W is, so W = 8 and W = 16 give the same bits.
+#define SELECT(VI, take, a, b) (((VI)(a) & (take)) | ((VI)(b) & ~(take)))
+#define DEFINE_EXP(NAME, W, TARGET)                                                                    \
+    TARGET static inline __attribute__((always_inline)) void NAME(float *y, const float *x, float shift) { \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                        \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                           \
+        typedef int32_t vi __attribute__((vector_size((W) * 4)));                                      \
+        const vf v = *(const vfu *)x - shift, zero = {0};                                              \
+        const vi under = v < -104.0f, over = v > 88.73f;                                               \
+        /* lanes below -104 (a mask's -inf) compute e^-87, a normal float, before they are set to   \
+           0: an intermediate below the normal floats would cost the CPU a slow assist */              \
+        vf xc = (vf)SELECT(vi, under, zero - 87.0f, v);                                                \
+        xc = (vf)SELECT(vi, over, zero + 88.73f, xc);                                                  \
+        const float round = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */             \
+        const vf n = (xc * 1.44269504088896341f + round) - round;                                      \
+        vf r = xc - n * 0.693359375f; /* LN2_HI: 9 significant bits */                                 \
+        r = r - n * -2.12194440e-4f;  /* LN2_LO = ln 2 - LN2_HI */                                     \
+        vf p = zero + (1.0f / 5040);                                                                   \
+        p = p * r + (1.0f / 720);                                                                      \
+        p = p * r + (1.0f / 120);                                                                      \
+        p = p * r + (1.0f / 24);                                                                       \
+        p = p * r + (1.0f / 6);                                                                        \
+        p = p * r + 0.5f;                                                                              \
+        p = p * r + 1.0f;                                                                              \
+        p = p * r + 1.0f;                                                                              \
+        const vi k = __builtin_convertvector(n, vi);                                                   \
+        vi k1 = SELECT(vi, k < -126, (vi){0} - 126, k); /* 2^k = 2^k1 * 2^(k - k1), both normal */    \
+        k1 = SELECT(vi, k1 > 127, (vi){0} + 127, k1);                                                  \
+        vf e = p * (vf)((k1 + 127) << 23) * (vf)((k - k1 + 127) << 23);                                \
+        e = (vf)SELECT(vi, under, zero, e);                                                            \
+        e = (vf)SELECT(vi, over, zero + INFINITY, e);                                                  \
+        *(vfu *)y = (vf)SELECT(vi, v != v, v, e);                                                      \
+    }
+
+// One row: out = e^(x - max) / sum, as the comment at the top says. Whole vectors, then the
+// tail through a vector padded with -inf (whose e^ is 0), so every element takes the same path.
+#define DEFINE_SOFTMAX_ROW(NAME, EXP, W, TARGET)                                                       \
+    TARGET static void NAME(float *out, const float *x, int n) {                                       \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                        \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                           \
+        typedef int32_t vi __attribute__((vector_size((W) * 4)));                                      \
+        vf vmax = (vf){0} - INFINITY;                                                                  \
+        int i = 0;                                                                                     \
+        for (; i + (W) <= n; i += (W)) {                                                               \
+            const vf v = *(const vfu *)(x + i);                                                        \
+            vmax = (vf)SELECT(vi, v > vmax, v, vmax);                                                  \
+        }                                                                                              \
+        float m = -INFINITY;                                                                           \
+        for (int l = 0; l < (W); l++) m = vmax[l] > m ? vmax[l] : m;                                   \
+        for (int j = i; j < n; j++) m = x[j] > m ? x[j] : m;                                           \
+        if (m == -INFINITY) { /* every key masked: attend to nothing */                                \
+            for (int j = 0; j < n; j++) out[j] = 0.0f;                                                 \
+            return;                                                                                    \
+        }                                                                                              \
+        vf sum = {0};                                                                                  \
+        for (i = 0; i + (W) <= n; i += (W)) {                                                          \
+            EXP(out + i, x + i, m);                                                                    \
+            sum += *(const vfu *)(out + i);                                                            \
+        }                                                                                              \
+        if (i < n) {                                                                                   \
+            float pad[W], e[W];                                                                        \
+            for (int l = 0; l < (W); l++) pad[l] = i + l < n ? x[i + l] : -INFINITY;                   \
+            EXP(e, pad, m);                                                                            \
+            sum += *(const vfu *)e;                                                                    \
+            for (int l = 0; i + l < n; l++) out[i + l] = e[l];                                         \
+        }                                                                                              \
+        float s = 0.0f;                                                                                \
+        for (int l = 0; l < (W); l++) s += sum[l];                                                     \
+        const float inv = 1.0f / s;                                                                    \
+        for (i = 0; i + (W) <= n; i += (W)) *(vfu *)(out + i) = *(const vfu *)(out + i) * inv;         \
+        for (; i < n; i++) out[i] *= inv;                                                              \
+    }                                                                                                  \
+    TARGET static void NAME##_exp(float *out, const float *x, size_t n) {                              \
+        size_t i = 0;                                                                                  \
+        for (; i + (W) <= n; i += (W)) EXP(out + i, x + i, 0.0f);                                      \
+        if (i < n) {                                                                                   \
+            float pad[W], e[W];                                                                        \
+            for (size_t l = 0; l < (W); l++) pad[l] = i + l < n ? x[i + l] : 0.0f;                     \
+            EXP(e, pad, 0.0f);                                                                         \
+            for (size_t l = 0; i + l < n; l++) out[i + l] = e[l];                                      \
+        }                                                                                              \
+    }
+
+// Sixteen lanes for every CPU (AVX2 runs each as two halves, SSE2 as four), so a row's sum is
+// the same sixteen partial sums on each, and AVX2 and AVX-512 give the same bits (SSE2 has no
+// fused multiply-add: its bits differ, as its GEMM's do). Training's figures stay the same on
+// either kind of machine.
+enum { LANES = 16 };
+DEFINE_EXP(exp_avx512, LANES, __attribute__((target("avx512f,fma"))))
+DEFINE_EXP(exp_avx2, LANES, __attribute__((target("avx2,fma"))))
+DEFINE_EXP(exp_base, LANES, )
+DEFINE_SOFTMAX_ROW(softmax_avx512, exp_avx512, LANES, __attribute__((target("avx512f,fma"))))
+DEFINE_SOFTMAX_ROW(softmax_avx2, exp_avx2, LANES, __attribute__((target("avx2,fma"))))
+DEFINE_SOFTMAX_ROW(softmax_base, exp_base, LANES, )
+
+typedef struct {
+    void (*row)(float *out, const float *x, int n);
+    void (*exp)(float *out, const float *x, size_t n);
+} SoftmaxImpl;
+
+static const SoftmaxImpl impls[] = {
+    [SIMD_BASE] = {softmax_base, softmax_base_exp},
+    [SIMD_AVX2] = {softmax_avx2, softmax_avx2_exp},
+    [SIMD_AVX512] = {softmax_avx512, softmax_avx512_exp},
+};
+
+void exp_forward(float *out, const float *x, size_t n) { impls[simd_level()].exp(out, x, n); }
+
+void softmax_forward_at(SimdLevel level, float *out, const float *x, int rows, int n) {
+    const SoftmaxImpl impl = impls[level];
+#pragma omp parallel for PAR_ROWS((size_t)rows * n)
+    for (int r = 0; r < rows; r++) impl.row(out + (size_t)r * n, x + (size_t)r * n, n);
+}
+
+void softmax_forward(float *out, const float *x, int rows, int n) { softmax_forward_at(simd_level(), out, x, rows, n); }
