@@ -12,6 +12,7 @@
 // built (AVX-512, AVX2+FMA, baseline SSE2) and picked once at run time. Tiles are spread over
 // both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
 // result does not depend on the number of threads.
+#include <immintrin.h>
 #include <omp.h>
 #include <string.h>
 
@@ -181,18 +182,60 @@ typedef struct Gemm {
     const float *packed;  // op(B) packed whole by sgemm_pack, or NULL: packed tile by tile
 } Gemm;
 
-// op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j].
+// One row of a whole panel of NR columns, copied with a size the compiler knows, so it
+// becomes a few vector moves instead of a call to memcpy per row (that call was 4% of a
+// training step, whose products are too thin to amortise it).
+#define COPY_PANEL_ROWS(NR)                                                                        \
+    static void copy_rows_##NR(float *d, const float *s, size_t lds, int kc) {                    \
+        for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * (NR), s + (size_t)k * lds, sizeof(float) * (NR)); \
+    }
+COPY_PANEL_ROWS(8)
+COPY_PANEL_ROWS(16)
+COPY_PANEL_ROWS(32)
+
+// Eight rows of a matrix, eight floats each (s, rows lds apart), written transposed: d's row
+// k (rows ldd apart) is column k of s. The unpack / shuffle / lane-swap transpose of AVX.
+__attribute__((target("avx2"))) static void transpose_8x8(float *d, size_t ldd, const float *s, size_t lds) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(s + (size_t)i * lds);
+    for (int i = 0; i < 8; i += 2) t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44), r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44), r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(d + (size_t)i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(d + (size_t)(i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+}
+
+// d[k * ldd + j] = s[j * lds + k] for j < n, k < kc: n rows of s (kc floats each) become n
+// columns of d. Eight by eight through registers where the CPU has AVX2, the rest one by one.
+static void transpose_into(float *d, size_t ldd, const float *s, size_t lds, int n, int kc) {
+    int k = 0;
+    if (simd_level() >= SIMD_AVX2 && n % 8 == 0)
+        for (; k + 8 <= kc; k += 8)
+            for (int j = 0; j < n; j += 8) transpose_8x8(d + (size_t)k * ldd + j, ldd, s + (size_t)j * lds + k, lds);
+    for (; k < kc; k++)
+        for (int j = 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
+}
+
+// op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j]. Only a copy: every
+// way of packing gives the same panels.
 static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int NR) {
     for (int p = 0; p < nb; p += NR) {
         float *d = dst + (size_t)p * kc;
         const int cols = nb - p < NR ? nb - p : NR;
-        for (int k = 0; k < kc; k++) {
-            float *row = d + (size_t)k * NR;
-            const size_t kk = (size_t)(k0 + k);
-            if (!g->bt) memcpy(row, g->b + kk * g->ldb + j0 + p, sizeof(float) * (size_t)cols);
+        const float *s = g->b + (size_t)k0 * g->ldb + j0 + p;  // op(B) = B: its rows lie along columns
+        if (!g->bt && cols == NR && NR == 32) copy_rows_32(d, s, (size_t)g->ldb, kc);
+        else if (!g->bt && cols == NR && NR == 16) copy_rows_16(d, s, (size_t)g->ldb, kc);
+        else if (!g->bt && cols == NR && NR == 8) copy_rows_8(d, s, (size_t)g->ldb, kc);
+        else {
+            if (g->bt) transpose_into(d, (size_t)NR, g->b + (size_t)(j0 + p) * g->ldb + k0, (size_t)g->ldb, cols, kc);
             else
-                for (int j = 0; j < cols; j++) row[j] = g->b[(size_t)(j0 + p + j) * g->ldb + kk];
-            for (int j = cols; j < NR; j++) row[j] = 0.0f;
+                for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * NR, s + (size_t)k * g->ldb, sizeof(float) * (size_t)cols);
+            for (int k = 0; k < kc && cols < NR; k++)
+                for (int j = cols; j < NR; j++) d[(size_t)k * NR + j] = 0.0f;
         }
     }
 }
@@ -315,8 +358,13 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
             }                                                                                     \
         }                                                                                         \
         for (int r = 0; r < R; r++) {                                                             \
-            for (int v = 0; v < NV; v++) *(vfu *)(start[r] + v * (W)) = acc[r][v];                \
-            memcpy(g->c + (size_t)(i0 + r) * g->ldc, start[r], sizeof(float) * (size_t)N);       \
+            float *cr = g->c + (size_t)(i0 + r) * g->ldc;                                         \
+            if (N == NV * (W)) /* whole vectors: straight to C, no call to memcpy per row */      \
+                for (int v = 0; v < NV; v++) *(vfu *)(cr + v * (W)) = acc[r][v];                  \
+            else {                                                                                \
+                for (int v = 0; v < NV; v++) *(vfu *)(start[r] + v * (W)) = acc[r][v];            \
+                memcpy(cr, start[r], sizeof(float) * (size_t)N);                                  \
+            }                                                                                     \
         }                                                                                         \
     }                                                                                             \
     TARGET static void NAME(const Gemm *g) {                                                      \
@@ -328,11 +376,10 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         if (g->bt || N != ld) {                                                                   \
             const float *b = g->b;                                                                \
             const size_t ldb = (size_t)g->ldb;                                                    \
+            if (g->bt) transpose_into(copy, (size_t)ld, b, ldb, N, K);                            \
             for (int k = 0; k < K; k++) {                                                         \
                 float *row = copy + (size_t)k * ld;                                               \
-                if (g->bt)                                                                        \
-                    for (int j = 0; j < N; j++) row[j] = b[(size_t)j * ldb + k];                  \
-                else memcpy(row, b + (size_t)k * ldb, sizeof(float) * (size_t)N);                \
+                if (!g->bt) memcpy(row, b + (size_t)k * ldb, sizeof(float) * (size_t)N);          \
                 for (int j = N; j < ld; j++) row[j] = 0.0f;                                       \
             }                                                                                     \
             bp = copy, ldbp = (size_t)ld;                                                         \
