@@ -1,6 +1,7 @@
 // test_cli.c: the stepformer program as a user runs it: exit codes, messages on stderr, the
 // JSON of `run` and the dump of `trace` checked against the PyTorch fixtures.
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,24 @@ static void test_train(void) {
     if (f) fclose(f);
 }
 
+// bench's measured peak bounds what any path achieved: a pass's work at that peak takes no
+// longer than the pass took (a peak loop measured too low, as one without fused multiply-adds
+// was, breaks this), and one core is at most all of them.
+static void test_bench_peak(void) {
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *fw = cJSON_GetObjectItem(j, "base forward, length 32"), *ours = cJSON_GetObjectItem(fw, "stepformer");
+    const double one = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_gflops_one_core"));
+    const double all = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_gflops"));
+    const double at_peak = cJSON_GetNumberValue(cJSON_GetObjectItem(fw, "ms_at_peak"));
+    const double took = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "median_ms"));
+    const double gflop = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "gflop"));
+    CHECK(one > 0 && all >= one, "bench peak: %g GFLOP/s on one core, %g on all", one, all);
+    CHECK(fabs(at_peak - gflop / all * 1e3) < 1e-6 * at_peak, "bench: %g ms at peak for %g GFLOP at %g GFLOP/s", at_peak, gflop, all);
+    CHECK(at_peak > 0 && at_peak <= took, "bench: the forward's work at the measured peak takes %g ms, yet the forward took %g",
+          at_peak, took);
+    cJSON_Delete(j);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     StFile model, c;
@@ -291,6 +310,7 @@ int main(void) {
     test_lesson_rounds();
     EXPECT(run("bench --only forward,matmul --repeat 2 --no-peer"), 0, out, "GFLOP/s");
     EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
+    test_bench_peak();
     EXPECT(run("bench --only forwards"), 2, err, "--only takes forward, greedy, train or matmul");
     test_train();
     // init writes a model that loads back with its configuration and runs.

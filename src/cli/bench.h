@@ -48,9 +48,17 @@ typedef struct {
 int bench_gemm_shapes(int len, GemmShape *out, int cap);
 // GFLOP/s of stepformer's sgemm on each shape (a child process); false with why.
 bool bench_gemm_ours(const GemmShape *s, int n, double *gflops, char *why, size_t wn);
-// GFLOP/s of OpenBLAS cblas_sgemm on each shape at its best thread count (1 .. cores), loaded
-// at run time (a child process); false with why when libopenblas is not installed.
-bool bench_gemm_openblas(const GemmShape *s, int n, double *gflops, int *threads, char *why, size_t wn);
+// OpenBLAS's best on one shape: its GFLOP/s, with `threads` threads inside each product; for
+// a batch (heads), the products one after another, or `side_by_side` on every core, one thread each.
+typedef struct {
+    double gflops;
+    int threads;
+    bool side_by_side;
+} BlasBest;
+// OpenBLAS cblas_sgemm on each shape at its best setting (1 .. cores threads a product, and for
+// a batch also its products side by side), loaded at run time (child processes); false with
+// why when libopenblas is not installed.
+bool bench_gemm_openblas(const GemmShape *s, int n, BlasBest *best, char *why, size_t wn);
 
 // ---- shared by the files of bench ----
 // What a child process sends back.
@@ -63,6 +71,9 @@ typedef struct {
 } BenchReply;
 // Runs task(arg, reply) in a child process; its reply and peak RSS (MB) come back. False if the
 // child failed or said !ok (reply->why says why).
+// This machine's fused multiply-add peak in GFLOP/s, on one core and on all (bench_peak.c, a
+// child process); false if it could not be measured.
+bool bench_peak(double *one_core, double *all_cores);
 bool bench_in_child(void (*task)(const void *arg, BenchReply *r), const void *arg, BenchReply *reply,
                     double *rss_mb);
 double bench_now(void);               // seconds, monotonic

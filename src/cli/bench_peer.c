@@ -56,6 +56,7 @@ static const char *const openblas_names[] = {
 typedef struct {
     const GemmShape *s;
     int n, threads;
+    bool side_by_side;  // a batch's products split over the cores, one OpenBLAS thread each
 } BlasJob;
 
 // GFLOP/s of each shape at one thread count: v[i].
@@ -78,6 +79,7 @@ static void task_openblas(const void *arg, BenchReply *r) {
         const double t0 = bench_now();
         double el = 0;
         while (r->ok && (el = bench_now() - t0) < 0.2) {
+#pragma omp parallel for schedule(static) if (j->side_by_side)
             for (int q = 0; q < s->batch; q++)
                 sg(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, s->bt ? CBLAS_TRANS : CBLAS_NO_TRANS, s->M, s->N, s->K, 1.0f,
                    a + na * (size_t)q, s->K, b + nb * (size_t)q, s->bt ? s->K : s->N, 0.0f, c + nc * (size_t)q, s->N);
@@ -89,18 +91,20 @@ static void task_openblas(const void *arg, BenchReply *r) {
     if (!r->ok) snprintf(r->why, sizeof r->why, "out of memory");
 }
 
-bool bench_gemm_openblas(const GemmShape *s, int n, double *gflops, int *threads, char *why, size_t wn) {
+bool bench_gemm_openblas(const GemmShape *s, int n, BlasBest *best, char *why, size_t wn) {
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    bool any = false;
-    for (int i = 0; i < n; i++) gflops[i] = 0, threads[i] = 0;
-    for (int t = 1; t <= (cores > 0 ? cores : 1); t++) {  // its best thread count, shape by shape
-        const BlasJob j = {s, n, t};
+    const int most = cores > 0 ? (int)cores : 1;
+    bool any = false, batches = false;
+    for (int i = 0; i < n; i++) best[i] = (BlasBest){0, 0, false}, batches |= s[i].batch > 1;
+    for (int t = 1; t <= most + (batches && most > 1); t++) {  // its best setting, shape by shape
+        const BlasJob j = {s, n, t <= most ? t : 1, t > most};
         BenchReply r;
         double rss;
         if (!bench_in_child(task_openblas, &j, &r, &rss)) return any || (snprintf(why, wn, "%s", r.why), false);
         any = true;
         for (int i = 0; i < n && i < BENCH_VALUES; i++)
-            if (r.v[i] > gflops[i]) gflops[i] = r.v[i], threads[i] = t;
+            if (r.v[i] > best[i].gflops && (!j.side_by_side || s[i].batch > 1))
+                best[i] = (BlasBest){r.v[i], j.threads, j.side_by_side};
     }
     return true;
 }

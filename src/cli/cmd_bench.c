@@ -27,11 +27,15 @@ static const char bench_usage[] =
     "            greedy_decode, which re-runs the decoder over the whole prefix each round\n"
     "  train     one training step of a tiny model (d_model 64, 4 heads, 2+2 layers, d_ff 256,\n"
     "            vocab 32, length 16, batch 64): forward, loss, backward, Adam\n"
-    "  matmul    every matrix-product shape of the base forward at length 32, in GFLOP/s\n"
+    "  matmul    every matrix-product shape of the base forward at length 32, in GFLOP/s, run\n"
+    "            as the forward runs it (a product over heads: the heads side by side)\n"
     "The peer is PyTorch at its fastest thread setting (scripts/bench_torch.py, with Debian's\n"
     "python3-torch; without it, stepformer's figures are printed alone) and, for matmul shapes,\n"
-    "OpenBLAS's cblas_sgemm at its best thread count (loaded at run time if installed).\n"
+    "OpenBLAS's cblas_sgemm at its best (loaded at run time if installed): each thread count\n"
+    "inside a product, and for the heads also one thread a product, the heads side by side.\n"
     "Each stepformer measurement runs in a process of its own, so its peak memory is its own.\n"
+    "Each path also gets the least time its work could take at this machine's fused multiply-add\n"
+    "peak, measured at the start of the run.\n"
     "\n"
     "  --only LIST   some of forward, greedy, train, matmul (comma-separated)\n"
     "  --repeat N    timed runs of each path (default: forward 20, greedy 3, train 50)\n"
@@ -74,7 +78,8 @@ typedef struct {
 } Row;
 
 // One path, both sides: a line of the table, or a member of json.
-static void bench_row(const Row *row, bool no_peer, cJSON *json) {
+// peak: this machine's measured GFLOP/s on all cores (0: unknown), for the row's floor.
+static void bench_row(const Row *row, bool no_peer, double peak, cJSON *json) {
     Figure ours, torch;
     char why[256] = "", twhy[256] = "PyTorch not measured (--no-peer)";
     const bool have = bench_ours(&row->c, &ours, why, sizeof why);
@@ -89,6 +94,7 @@ static void bench_row(const Row *row, bool no_peer, cJSON *json) {
         if (ratio > 0) cJSON_AddNumberToObject(o, "ratio", ratio);
         cJSON_AddNumberToObject(o, "target_ratio", row->target);
         if (ratio > 0) cJSON_AddBoolToObject(o, "target_met", ratio <= row->target);
+        if (have && ours.gflop > 0 && peak > 0) cJSON_AddNumberToObject(o, "ms_at_peak", ours.gflop / peak * 1e3);
         return;
     }
     printf("%s\n", row->name);
@@ -102,23 +108,29 @@ static void bench_row(const Row *row, bool no_peer, cJSON *json) {
         printf("  ratio       %.2fx PyTorch's time (%.2fx %s); target at most %.2fx: %s\n", ratio,
                ratio < 1 ? 1 / ratio : ratio, ratio < 1 ? "faster" : "slower", row->target,
                ratio <= row->target ? "met" : "NOT met");
+    if (have && ours.gflop > 0 && peak > 0) {  // what the machine could do at best
+        const double floor_ms = ours.gflop / peak * 1e3;
+        printf("  at peak     %.2f ms: its %.2f GFLOP of %s at the machine's peak%s", floor_ms, ours.gflop,
+               row->c.path == PATH_TRAIN ? "matrix products" : "work", peak > 0 && peer ? "" : "\n");
+        if (peer) printf(" (%.2fx PyTorch's time)\n", floor_ms / torch.median_ms);
+    }
 }
 
 static void bench_matmul(bool no_peer, cJSON *json) {
     GemmShape s[16];
     const int n = bench_gemm_shapes(32, s, 16);
-    double ours[16], blas[16];
-    int threads[16];
+    double ours[16];
+    BlasBest blas[16];
     char why[256] = "", bwhy[256] = "OpenBLAS not measured (--no-peer)";
     const bool have = bench_gemm_ours(s, n, ours, why, sizeof why);
-    const bool peer = !no_peer && bench_gemm_openblas(s, n, blas, threads, bwhy, sizeof bwhy);
+    const bool peer = !no_peer && bench_gemm_openblas(s, n, blas, bwhy, sizeof bwhy);
     cJSON *arr = json ? cJSON_AddArrayToObject(json, "matmul") : NULL;
     if (!json)
         printf("matmul shapes of the base forward, length 32 (C[M,N] = A[M,K] op(B)), GFLOP/s%s\n"
-               "  op      batch     M     N     K  op(B)  count  stepformer  OpenBLAS (threads)  ratio\n",
+               "  op      batch     M     N     K  op(B)  count  stepformer  OpenBLAS (threads)          ratio\n",
                peer ? "" : " (OpenBLAS not measured)");
     for (int i = 0; i < n; i++) {
-        const double r = have && peer && blas[i] > 0 ? blas[i] / ours[i] : 0;  // time ratio
+        const double r = have && peer && blas[i].gflops > 0 ? blas[i].gflops / ours[i] : 0;  // time ratio
         if (arr) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "op", s[i].op);
@@ -126,13 +138,19 @@ static void bench_matmul(bool no_peer, cJSON *json) {
             cJSON_AddNumberToObject(o, "M", s[i].M), cJSON_AddNumberToObject(o, "N", s[i].N);
             cJSON_AddNumberToObject(o, "K", s[i].K), cJSON_AddBoolToObject(o, "b_transposed", s[i].bt);
             if (have) cJSON_AddNumberToObject(o, "stepformer_gflops", ours[i]);
-            if (peer) cJSON_AddNumberToObject(o, "openblas_gflops", blas[i]), cJSON_AddNumberToObject(o, "openblas_threads", threads[i]);
+            if (peer) {
+                cJSON_AddNumberToObject(o, "openblas_gflops", blas[i].gflops);
+                cJSON_AddNumberToObject(o, "openblas_threads", blas[i].threads);
+                cJSON_AddBoolToObject(o, "openblas_side_by_side", blas[i].side_by_side);
+            }
             if (r > 0) cJSON_AddNumberToObject(o, "ratio", r);
             cJSON_AddItemToArray(arr, o);
-        } else
-            printf("  %-7s %5d %5d %5d %5d  %5s  x%-4d %10.1f  %8.1f (%d)      %5.2fx\n", s[i].op, s[i].batch, s[i].M,
-                   s[i].N, s[i].K, s[i].bt ? "B^T" : "B", s[i].count, have ? ours[i] : 0.0, peer ? blas[i] : 0.0,
-                   peer ? threads[i] : 0, r);
+        } else {
+            char how[24] = "";
+            if (peer) snprintf(how, sizeof how, blas[i].side_by_side ? "(1, side by side)" : "(%d)", blas[i].threads);
+            printf("  %-7s %5d %5d %5d %5d  %5s  x%-4d %10.1f  %8.1f %-17s %5.2fx\n", s[i].op, s[i].batch, s[i].M, s[i].N,
+                   s[i].K, s[i].bt ? "B^T" : "B", s[i].count, have ? ours[i] : 0.0, peer ? blas[i].gflops : 0.0, how, r);
+        }
     }
     if (!json && !have) printf("  stepformer could not run: %s\n", why);
     if (!json && !peer) printf("  %s\n", bwhy);
@@ -203,16 +221,27 @@ static void bench_startup(void) {
     else printf("  start to first frame: not measured (the window could not open here)\n");
 }
 
-static void print_machine(cJSON *json) {
+// The machine, and its measured peak on all cores (returned; 0 if it could not be measured).
+static double print_machine(cJSON *json) {
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double one = 0, all = 0;
+    const bool peak = bench_peak(&one, &all);
     if (json) {
         cJSON_AddNumberToObject(json, "cores", (double)cores);
         cJSON_AddNumberToObject(json, "openmp_threads", omp_get_max_threads());
         cJSON_AddStringToObject(json, "gemm_kernel", sgemm_kernel_name());
-    } else
-        printf("stepformer bench: %ld cores, %d OpenMP threads, gemm micro-kernel %s. Ratios are stepformer's\n"
-               "time over the peer's, measured in this run (lower is better; 0.5x: twice as fast).\n\n",
-               cores, omp_get_max_threads(), sgemm_kernel_name());
+        if (peak) cJSON_AddNumberToObject(json, "peak_gflops_one_core", one), cJSON_AddNumberToObject(json, "peak_gflops", all);
+        return peak ? all : 0;
+    }
+    printf("stepformer bench: %ld cores, %d OpenMP threads, gemm micro-kernel %s. Ratios are stepformer's\n"
+           "time over the peer's, measured in this run (lower is better; 0.5x: twice as fast).\n",
+           cores, omp_get_max_threads(), sgemm_kernel_name());
+    if (peak)
+        printf("Peak, measured now with a loop of independent %s multiply-adds: %.0f GFLOP/s on one core, %.0f on\n"
+               "all; a path's 'at peak' line is its work at that rate, the least time the machine allows.\n",
+               sgemm_kernel_name(), one, all);
+    printf("\n");
+    return peak ? all : 0;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -229,7 +258,7 @@ int cmd_bench(int argc, char **argv) {
     if (o.only && !parse_only(o.only, &sections))
         return cli_usage_error("bench", "--only takes forward, greedy, train or matmul, comma-separated (got '%s')", o.only);
     cJSON *json = o.json ? cJSON_CreateObject() : NULL;
-    print_machine(json);
+    const double peak = print_machine(json);
     if (o.scale_bench) bench_scale(o.repeat, json);
     else {
         const Row rows[] = {
@@ -241,7 +270,7 @@ int cmd_bench(int argc, char **argv) {
         };
         const unsigned row_section[] = {SECTION_FORWARD, SECTION_FORWARD, SECTION_GREEDY, SECTION_GREEDY, SECTION_TRAIN};
         for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
-            if (sections & row_section[i]) bench_row(&rows[i], o.no_peer, json);
+            if (sections & row_section[i]) bench_row(&rows[i], o.no_peer, peak, json);
         if (sections & SECTION_MATMUL) bench_matmul(o.no_peer, json);
     }
     if (json) {
