@@ -73,12 +73,14 @@ static void test_sgemm(void) {
     free(a), free(b), free(c1), free(c2);
 }
 
-// Products no wider than two vectors take their own path (one attention head); each of their
-// rows must still be the bits of the blocked kernel (sgemm_prepacked always blocks), whole or
-// computed alone, B or Bᵀ, with or without a bias, rows in fours and a remainder.
+// Small products take their own path (one attention head; rows of up to four vectors, three
+// and four with AVX-512, up to 32 x 64 x 32); each of their rows must still be the bits of the
+// blocked kernel (sgemm_prepacked always blocks), whole or computed alone, B or Bᵀ, with or
+// without a bias, rows in fours and a remainder, whole vectors and short rows.
 static void test_sgemm_small_bits(void) {
-    const int shapes[][3] = {{7, 16, 16}, {9, 20, 16}, {5, 32, 24}, {13, 8, 64}, {16, 16, 16}, {3, 31, 7}};
-    for (int s = 0; s < 6; s++)
+    const int shapes[][3] = {{7, 16, 16}, {9, 20, 16}, {5, 32, 24}, {13, 8, 64}, {16, 16, 16}, {3, 31, 7},
+                             {6, 40, 16}, {9, 64, 20}, {5, 50, 30}, {32, 64, 32}, {30, 64, 33}, {32, 32, 64}};
+    for (int s = 0; s < (int)(sizeof shapes / sizeof *shapes); s++)
         for (int v = 0; v < 4; v++) {
             const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
             const bool bt = v & 1;

@@ -20,6 +20,10 @@
 #include "simd.h"
 
 enum { KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
+// Products of at most SMALL_PLAIN multiply-adds (M N K) go to the small path: in registers
+// when a row fits, else plain loops. Up to SMALL_REGS, those whose four rows fill the
+// registers too (AVX-512: one head's weights x V at 32 tokens, 32 x 64 x 32).
+enum { SMALL_REGS = 65536, SMALL_PLAIN = 32768 };
 
 // One panel of 2W columns of a tile: every MR-row block of its mb rows against one packed
 // panel of op(B). op(A) is read where it lies: element (i, k) is a[i * rs + k * cs].
@@ -152,15 +156,16 @@ typedef void (*RowKernel)(float *c, const float *a, const float *packed, const f
 typedef struct {
     PanelKernel kernel;
     RowKernel row;                        // one row against a packed op(B)
-    void (*small)(const struct Gemm *g);  // products too small to pack, built for the same CPU
+    bool (*small)(const struct Gemm *g);  // products too small to pack, built for the same CPU:
+                                          // false when the blocked kernel should take it
     int mr;  // rows of C per micro-kernel block: 8 with AVX-512's 32 registers, else 6
     int nr;  // columns per packed panel
     const char *name;
 } GemmImpl;
 
-static void small_avx512(const struct Gemm *g);
-static void small_avx2(const struct Gemm *g);
-static void small_base(const struct Gemm *g);
+static bool small_avx512(const struct Gemm *g);
+static bool small_avx2(const struct Gemm *g);
+static bool small_base(const struct Gemm *g);
 
 static GemmImpl gemm_impl(void) {
     static const GemmImpl impls[] = {
@@ -332,7 +337,7 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
 // chain of fused multiply-adds in k order as every other path. op(B) is read in place when its
 // rows are whole vectors, else copied once into rows of NV vectors (zero past N). The plain
 // loops above spent ten times the arithmetic's time on these.
-#define DEFINE_SMALL(NAME, W, TARGET)                                                             \
+#define DEFINE_SMALL(NAME, W, NVMAX, TARGET)                                                      \
     TARGET static inline __attribute__((always_inline)) void NAME##_rows(const Gemm *g, const float *bp, \
                                                                          size_t ldbp, int i0, const int NV, \
                                                                          const int R) {           \
@@ -340,8 +345,8 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
         const int N = g->N, K = g->K;                                                             \
         const vf nz = -(vf){0};                                                                   \
-        float start[4][2 * (W)];                                                                  \
-        vf acc[4][2];                                                                             \
+        float start[4][(NVMAX) * (W)];                                                            \
+        vf acc[4][NVMAX];                                                                         \
         for (int r = 0; r < R; r++) {                                                             \
             const float *from = g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias;       \
             if (from && N < NV * (W)) { /* a short row: through a zero-padded copy */             \
@@ -367,9 +372,14 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
             }                                                                                     \
         }                                                                                         \
     }                                                                                             \
-    TARGET static void NAME(const Gemm *g) {                                                      \
-        const int N = g->N, K = g->K, NV = N <= (W) ? 1 : 2, ld = NV * (W);                       \
-        if (N > 2 * (W) || K * ld > 8192) return small(g);                                        \
+    TARGET static bool NAME(const Gemm *g) {                                                      \
+        const int N = g->N, K = g->K, NV = (N + (W) - 1) / (W), ld = NV * (W);                    \
+        const bool fits = NV <= (NVMAX) && K * ld <= 8192, big = (long)g->M * N * K > SMALL_PLAIN; \
+        if (!fits || (big && NV < (NVMAX))) { /* past SMALL_PLAIN only rows that fill the registers */ \
+            if (big) return false; /* the blocked kernel's */                                     \
+            small(g);                                                                             \
+            return true;                                                                          \
+        }                                                                                         \
         const float *bp = g->b;                                                                   \
         size_t ldbp = (size_t)g->ldb;                                                             \
         float copy[8192] __attribute__((aligned(64)));                                            \
@@ -387,24 +397,29 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         /* four rows at a time, then one: every row its own, so no product is shared (a     \
            product used twice would not be fused into its add) */                             \
         int i = 0;                                                                                \
-        for (; i + 4 <= g->M; i += 4)                                                             \
-            if (NV == 1) NAME##_rows(g, bp, ldbp, i, 1, 4);                                       \
-            else NAME##_rows(g, bp, ldbp, i, 2, 4);                                               \
-        for (; i < g->M; i++)                                                                     \
-            if (NV == 1) NAME##_rows(g, bp, ldbp, i, 1, 1);                                       \
-            else NAME##_rows(g, bp, ldbp, i, 2, 1);                                               \
+        for (; i + 4 <= g->M; i += 4) SMALL_ROWS(NAME, NVMAX, 4);                                 \
+        for (; i < g->M; i++) SMALL_ROWS(NAME, NVMAX, 1);                                         \
+        return true;                                                                              \
     }
 
-DEFINE_SMALL(small_avx512, 16, __attribute__((target("avx512f,fma"))))
-DEFINE_SMALL(small_avx2, 8, __attribute__((target("avx2,fma"))))
-DEFINE_SMALL(small_base, 4, )
+// Rows i .. i+R with NV (<= NVMAX) vectors a row, each count of vectors its own unrolled copy.
+#define SMALL_ROWS(NAME, NVMAX, R)                                                                \
+    switch (NV) {                                                                                 \
+    case 1: NAME##_rows(g, bp, ldbp, i, 1, R); break;                                             \
+    case 2: NAME##_rows(g, bp, ldbp, i, 2, R); break;                                             \
+    case 3: if ((NVMAX) >= 3) NAME##_rows(g, bp, ldbp, i, (NVMAX) >= 3 ? 3 : 1, R); break;        \
+    default: if ((NVMAX) >= 4) NAME##_rows(g, bp, ldbp, i, (NVMAX) >= 4 ? 4 : 1, R); break;       \
+    }
+
+// AVX-512's 32 registers hold four rows of four vectors (one head's weights x V at 32 x 64);
+// the others' 16 hold four rows of two.
+DEFINE_SMALL(small_avx512, 16, 4, __attribute__((target("avx512f,fma"))))
+DEFINE_SMALL(small_avx2, 8, 2, __attribute__((target("avx2,fma"))))
+DEFINE_SMALL(small_base, 4, 2, )
 
 static void run(const Gemm *g) {
     if (g->M <= 0 || g->N <= 0) return;
-    if (!g->packed && (long)g->M * g->N * g->K <= 32768) {
-        gemm_impl().small(g);
-        return;
-    }
+    if (!g->packed && (long)g->M * g->N * g->K <= SMALL_REGS && gemm_impl().small(g)) return;
     if (g->K <= 0) {
         for (int i = 0; i < g->M && !g->accumulate; i++)
             for (int j = 0; j < g->N; j++) g->c[(size_t)i * g->ldc + j] = g->bias ? g->bias[j] : 0.0f;
