@@ -36,10 +36,11 @@ static double peak_call(void) {
     return loops[simd_level()](1.0f);
 }
 
-// GFLOP/s on `threads` threads: the best of five rounds, each every thread running the loop once.
+// GFLOP/s on `threads` threads: the best of ten rounds, each every thread running the loop once
+// (a neighbour on a shared machine can slow a round; the best is the machine's).
 static double peak_on(int threads) {
     double best = 0;
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < 10; round++) {
         double flops = 0;
         const double t0 = bench_now();
 #pragma omp parallel num_threads(threads) reduction(+ : flops)
