@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "par.h"
 #include "simd.h"
 
 enum { KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
@@ -472,9 +473,9 @@ void sgemm_prepacked(float *c, int ldc, const float *a, int lda, const float *pa
     if (M == 1 && N > 0 && K > 0) {  // one row: panels split over the cores, each the same chain
         const int np = padded_n(N, impl.nr), panels = np / impl.nr;
         const int threads = 2.0 * N * K > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;
-#pragma omp parallel for schedule(static) if (threads > 1 && panels > 1)
-        for (int t = 0; t < threads; t++)
-            impl.row(c, a, packed, bias, N, K, np, panels * t / threads, panels * (t + 1) / threads);
+        PAR_LOOP(threads > 1 && panels > 1, "omp parallel for schedule(static)",
+                 for (int t = 0; t < threads; t++)
+                     impl.row(c, a, packed, bias, N, K, np, panels * t / threads, panels * (t + 1) / threads););
         return;
     }
     run(&(Gemm){c, ldc, a, NULL, bias, lda, 0, M, N, K, false, true, false, packed});

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "par.h"
+
 bool adam_init(Adam *a, size_t n, float beta1, float beta2, float eps, Err *e) {
     memset(a, 0, sizeof *a);
     a->m = calloc(n ? n : 1, sizeof(float));
@@ -31,12 +33,11 @@ void adam_update(Adam *a, float *p, const float *g, float lr) {
     const float step = lr / bc1, root_bc2 = sqrtf(bc2);
     float *m = a->m, *v = a->v;
     const long n = (long)a->n;
-#pragma omp parallel for if (n > 65536) schedule(static)
-    for (long i = 0; i < n; i++) {
+    PAR_LOOP(PAR_ANY(n > 65536), "omp parallel for schedule(static)", for (long i = 0; i < n; i++) {
         m[i] = m[i] * b1 + g[i] * (1.0f - b1);
         v[i] = v[i] * b2 + g[i] * g[i] * (1.0f - b2);
         p[i] -= step * m[i] / (sqrtf(v[i]) / root_bc2 + eps);
-    }
+    });
 }
 
 float noam_lr(int d_model, int step, int warmup, float factor) {
