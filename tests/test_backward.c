@@ -142,19 +142,28 @@ static void test_layernorm(LayerNormForm form) {
     layernorm_backward(with, gw, bw, dy, x, g, TW, CW, 1e-5f, form, false);
     CHECK(!memcmp(alone, with, sizeof(float) * TW * CW), "%s: wide rows, dx alone equals dx with dg, db", name);
     free(x), free(g), free(dy), free(alone), free(with), free(gw), free(bw);
-    // Rows run side by side in groups: 7 rows at once, dg and db included, are the same bits as
-    // each row on its own (the rows' sums and dg's, db's sums over rows in the same order).
-    const int T7 = 7, C7 = 33;
-    float *x7 = rnd(T7 * C7, -2, 3), *g7 = rnd(C7, 0.5f, 1.5f), *dy7 = rnd(T7 * C7, -1, 1);
-    float *dx_all = zeros(T7 * C7), *dg_all = zeros(C7), *db_all = zeros(C7);
-    float *dx_one = zeros(T7 * C7), *dg_one = zeros(C7), *db_one = zeros(C7);
-    layernorm_backward(dx_all, dg_all, db_all, dy7, x7, g7, T7, C7, 1e-5f, form, false);
-    for (int t = 0; t < T7; t++)
-        layernorm_backward(dx_one + t * C7, dg_one, db_one, dy7 + t * C7, x7 + t * C7, g7, 1, C7, 1e-5f, form, false);
-    CHECK(!memcmp(dx_all, dx_one, sizeof(float) * T7 * C7) && !memcmp(dg_all, dg_one, sizeof(float) * C7) &&
-              !memcmp(db_all, db_one, sizeof(float) * C7),
-          "%s: 7 rows at once are the same bits as one row at a time", name);
-    free(x7), free(g7), free(dy7), free(dx_all), free(dg_all), free(db_all), free(dx_one), free(dg_one), free(db_one);
+    // Rows run side by side in groups (LN_ROWS; eight as the lanes of an AVX2 vector when the
+    // rows are whole blocks of eight columns): rows at once, dg and db included, forward and
+    // backward, are the same bits as each row on its own.
+    const int shapes[][2] = {{7, 33}, {19, 40}, {16, 64}};
+    for (int s = 0; s < 3; s++) {
+        const int T7 = shapes[s][0], C7 = shapes[s][1];
+        float *x7 = rnd(T7 * C7, -2, 3), *g7 = rnd(C7, 0.5f, 1.5f), *dy7 = rnd(T7 * C7, -1, 1), *b7 = rnd(C7, -1, 1);
+        float *dx_all = zeros(T7 * C7), *dg_all = zeros(C7), *db_all = zeros(C7);
+        float *dx_one = zeros(T7 * C7), *dg_one = zeros(C7), *db_one = zeros(C7);
+        float *y_all = zeros(T7 * C7), *y_one = zeros(T7 * C7);
+        layernorm_backward(dx_all, dg_all, db_all, dy7, x7, g7, T7, C7, 1e-5f, form, false);
+        layernorm_forward(y_all, x7, g7, b7, T7, C7, 1e-5f, form);
+        for (int t = 0; t < T7; t++) {
+            layernorm_backward(dx_one + t * C7, dg_one, db_one, dy7 + t * C7, x7 + t * C7, g7, 1, C7, 1e-5f, form, false);
+            layernorm_forward(y_one + t * C7, x7 + t * C7, g7, b7, 1, C7, 1e-5f, form);
+        }
+        CHECK(!memcmp(dx_all, dx_one, sizeof(float) * T7 * C7) && !memcmp(dg_all, dg_one, sizeof(float) * C7) &&
+                  !memcmp(db_all, db_one, sizeof(float) * C7) && !memcmp(y_all, y_one, sizeof(float) * T7 * C7),
+              "%s: %d rows of %d at once are not the bits of one row at a time", name, T7, C7);
+        free(x7), free(g7), free(dy7), free(b7), free(dx_all), free(dg_all), free(db_all);
+        free(dx_one), free(dg_one), free(db_one), free(y_all), free(y_one);
+    }
 }
 
 static void test_pointwise(void) {

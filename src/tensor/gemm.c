@@ -12,13 +12,13 @@
 // built (AVX-512, AVX2+FMA, baseline SSE2) and picked once at run time. Tiles are spread over
 // both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
 // result does not depend on the number of threads.
-#include <immintrin.h>
 #include <omp.h>
 #include <string.h>
 
 #include "kernels.h"
 #include "par.h"
 #include "simd.h"
+#include "simd_avx2.h"
 
 enum { KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
 // Products of at most SMALL_PLAIN multiply-adds (M N K) go to the small path: in registers
@@ -200,19 +200,11 @@ COPY_PANEL_ROWS(16)
 COPY_PANEL_ROWS(32)
 
 // Eight rows of a matrix, eight floats each (s, rows lds apart), written transposed: d's row
-// k (rows ldd apart) is column k of s. The unpack / shuffle / lane-swap transpose of AVX.
+// k (rows ldd apart) is column k of s.
 __attribute__((target("avx2"))) static void transpose_8x8(float *d, size_t ldd, const float *s, size_t lds) {
-    __m256 r[8], t[8];
-    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(s + (size_t)i * lds);
-    for (int i = 0; i < 8; i += 2) t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    for (int i = 0; i < 8; i += 4) {
-        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44), r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44), r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    for (int i = 0; i < 4; i++) {
-        _mm256_storeu_ps(d + (size_t)i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
-        _mm256_storeu_ps(d + (size_t)(i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
-    }
+    __m256 r[8];
+    load_columns8(r, s, lds, 0);
+    for (int i = 0; i < 8; i++) _mm256_storeu_ps(d + (size_t)i * ldd, r[i]);
 }
 
 // d[k * ldd + j] = s[j * lds + k] for j < n, k < kc: n rows of s (kc floats each) become n

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "layernorm8.h"
 #include "par.h"
 
 void embedding_forward(float *out, const float *ids, const float *table, int T, int C,
@@ -146,15 +147,18 @@ void log_softmax_forward(float *out, const float *x, int rows, int n) {
 static inline __attribute__((always_inline)) void stats_rows(float *mean, float *std, float *inv, const float *x,
                                                               int R, int C, float eps, LayerNormForm form) {
     float ss[LN_ROWS] = {0};
-    for (int r = 0; r < R; r++) mean[r] = 0.0f;
-    for (int c = 0; c < C; c++)
-        for (int r = 0; r < R; r++) mean[r] += x[(size_t)r * C + c];
-    for (int r = 0; r < R; r++) mean[r] /= (float)C;
-    for (int c = 0; c < C; c++)
-        for (int r = 0; r < R; r++) {
-            const float d = x[(size_t)r * C + c] - mean[r];
-            ss[r] += d * d;
-        }
+    if (R == LN_ROWS && ln8_ok(C)) ln8_moments(mean, ss, x, C);  // the same chains, a row a lane
+    else {
+        for (int r = 0; r < R; r++) mean[r] = 0.0f;
+        for (int c = 0; c < C; c++)
+            for (int r = 0; r < R; r++) mean[r] += x[(size_t)r * C + c];
+        for (int r = 0; r < R; r++) mean[r] /= (float)C;
+        for (int c = 0; c < C; c++)
+            for (int r = 0; r < R; r++) {
+                const float d = x[(size_t)r * C + c] - mean[r];
+                ss[r] += d * d;
+            }
+    }
     for (int r = 0; r < R; r++) {
         std[r] = C > 1 ? sqrtf(ss[r] / (float)(C - 1)) : 0.0f;
         inv[r] = form == LN_TORCH ? 1.0f / sqrtf(ss[r] / (float)C + eps) : 1.0f / (std[r] + eps);

@@ -89,8 +89,9 @@ typedef enum {
 // its unbiased std (the annotated form's) and the factor its deviations are multiplied by.
 // Each row's sums are the same chain of adds in the same order as that row alone (so the same
 // bits, whichever rows run with it), but R independent chains keep the adder busy where one
-// chain would wait on each add. Forward and backward both start from these.
-enum { LN_ROWS = 4 };
+// chain would wait on each add; with AVX2 and C a multiple of 8, eight rows go as the eight
+// lanes of a vector (layernorm8.h). Forward and backward both start from these.
+enum { LN_ROWS = 8 };
 void layernorm_stats(float mean[LN_ROWS], float std[LN_ROWS], float inv[LN_ROWS],
                      const float *x,  // [R, C]
                      int R, int C, float eps, LayerNormForm form);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "layernorm8.h"
 #include "par.h"
 
 void embedding_backward(float *dtable, const float *dy, const float *ids, int T, int C, float scale) {
@@ -123,11 +124,14 @@ static inline __attribute__((always_inline)) void layernorm_rows(float *dx, floa
                                                                  float eps, LayerNormForm form, bool fresh) {
     float mean[LN_ROWS], s[LN_ROWS], inv[LN_ROWS], sum[LN_ROWS] = {0}, mean_dd[LN_ROWS] = {0}, k[LN_ROWS];
     layernorm_stats(mean, s, inv, x, R, C, eps, form);
-    for (int c = 0; c < C; c++)
-        for (int r = 0; r < R; r++) {
-            const size_t i = (size_t)r * C + c;
-            sum[r] += dy[i] * g[c] * (x[i] - mean[r]);
-        }
+    const bool lanes = R == LN_ROWS && ln8_ok(C);  // the same chains, a row a lane (layernorm8.h)
+    if (lanes) ln8_dot(sum, dy, x, g, mean, C);
+    else
+        for (int c = 0; c < C; c++)
+            for (int r = 0; r < R; r++) {
+                const size_t i = (size_t)r * C + c;
+                sum[r] += dy[i] * g[c] * (x[i] - mean[r]);
+            }
     for (int c = 0; dg && c < C; c++) {  // held in a register over the rows, added in their order
         float acc = dg[c];
         for (int r = 0; r < R; r++) acc += dy[(size_t)r * C + c] * (x[(size_t)r * C + c] - mean[r]) * inv[r];
@@ -142,11 +146,13 @@ static inline __attribute__((always_inline)) void layernorm_rows(float *dx, floa
     for (int r = 0; r < R; r++)  // d(loss)/d(x - mean), then through the mean
         k[r] = form == LN_TORCH ? inv[r] * inv[r] * sum[r] / (float)C
                : (s[r] > 0.0f ? inv[r] * sum[r] / (s[r] * (float)(C - 1)) : 0.0f);
-    for (int c = 0; c < C; c++)
-        for (int r = 0; r < R; r++) {
-            const size_t i = (size_t)r * C + c;
-            mean_dd[r] += inv[r] * (dy[i] * g[c] - k[r] * (x[i] - mean[r]));
-        }
+    if (lanes) ln8_mean_dd(mean_dd, dy, x, g, mean, inv, k, C);
+    else
+        for (int c = 0; c < C; c++)
+            for (int r = 0; r < R; r++) {
+                const size_t i = (size_t)r * C + c;
+                mean_dd[r] += inv[r] * (dy[i] * g[c] - k[r] * (x[i] - mean[r]));
+            }
     for (int r = 0; r < R; r++) {
         mean_dd[r] /= (float)C;
         const float *yr = dy + (size_t)r * C, *xr = x + (size_t)r * C;
