@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels_backward.h"
+#include "par.h"
 #include "train.h"
 
 enum { SHARDS = 2 };
@@ -184,7 +185,8 @@ bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, con
     if (ts->n > 1) {  // the whole batch's gradient: the second half's added to the first's
         float *a = grads_weights(ts->sh[0].g);
         const float *b = grads_weights(ts->sh[1].g);
-        for (size_t i = 0; i < grads_size(ts->sh[0].g); i++) a[i] += b[i];
+        const size_t n = grads_size(ts->sh[0].g);
+        PAR_LOOP(PAR_N(n), "omp parallel for simd", for (size_t i = 0; i < n; i++) a[i] += b[i];);
     }
     return true;
 }
