@@ -99,6 +99,15 @@ static void test_sgemm_small_bits(void) {
             CHECK(!memcmp(small, blocked, sizeof(float) * M * N) && same == M,
                   "small product M=%d N=%d K=%d %s%s: not the blocked kernel's bits (%d of %d rows alone)", M, N, K,
                   bt ? "B^T" : "B", bias ? " +bias" : "", same, M);
+            if (!bt && !bias) {  // op(A) = Aᵀ read where it lies (the gradients' Aᵀ B): the same chains
+                float *at = malloc(sizeof(float) * M * K);
+                for (int i = 0; i < M; i++)
+                    for (int k = 0; k < K; k++) at[(size_t)k * M + i] = a[(size_t)i * K + k];
+                sgemm_tn(small, N, at, M, b, N, M, N, K, false);
+                CHECK(!memcmp(small, blocked, sizeof(float) * M * N),
+                      "small product M=%d N=%d K=%d, A transposed: not the blocked kernel's bits", M, N, K);
+                free(at);
+            }
             free(a), free(b), free(bias), free(pk), free(small), free(blocked), free(one);
         }
 }

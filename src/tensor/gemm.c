@@ -22,8 +22,8 @@
 
 enum { KC = 256, MB_MAX = 132, NB_MAX = 128 };  // a packed tile of op(B): 128 KB of stack
 // Products of at most SMALL_PLAIN multiply-adds (M N K) go to the small path: in registers
-// when a row fits, else plain loops. Up to SMALL_REGS, those whose four rows fill the
-// registers too (AVX-512: one head's weights x V at 32 tokens, 32 x 64 x 32).
+// when a row fits, else plain loops. Up to SMALL_REGS, those whose rows are two vectors or
+// more and fit too (AVX-512: one head's products at 32 tokens, 32 x 32 x 64 and 32 x 64 x 32).
 enum { SMALL_REGS = 65536, SMALL_PLAIN = 32768 };
 
 // One panel of 2W columns of a tile: every MR-row block of its mb rows against one packed
@@ -338,27 +338,32 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
         const int N = g->N, K = g->K;                                                             \
         const vf nz = -(vf){0};                                                                   \
+        /* element (i0 + r, k) of op(A) is a[r rs + k cs], A or Aᵀ alike (no branch per term) */ \
+        const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;          \
+        const float *a = g->a + (size_t)i0 * rs;                                                  \
         float start[4][(NVMAX) * (W)];                                                            \
         vf acc[4][NVMAX];                                                                         \
-        for (int r = 0; r < R; r++) {                                                             \
+        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
             const float *from = g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias;       \
             if (from && N < NV * (W)) { /* a short row: through a zero-padded copy */             \
                 for (int j = 0; j < NV * (W); j++) start[r][j] = j < N ? from[j] : 0.0f;          \
                 from = start[r];                                                                  \
             }                                                                                     \
-            for (int v = 0; v < NV; v++) acc[r][v] = from ? *(const vfu *)(from + v * (W)) : (vf){0}; \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                  \
+                acc[r][v] = from ? *(const vfu *)(from + v * (W)) : (vf){0};                      \
         }                                                                                         \
         for (int k = 0; k < K; k++) {                                                             \
-            const float *bk = bp + (size_t)k * ldbp;                                              \
-            for (int r = 0; r < R; r++) {                                                         \
-                const vf a = nz + A(g, i0 + r, k);                                                \
-                for (int v = 0; v < NV; v++) acc[r][v] += a * *(const vfu *)(bk + v * (W));       \
+            const float *bk = bp + (size_t)k * ldbp, *ak = a + (size_t)k * cs;                    \
+            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                 \
+                const vf ar = nz + ak[(size_t)r * rs];                                            \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                              \
+                    acc[r][v] += ar * *(const vfu *)(bk + v * (W));                               \
             }                                                                                     \
         }                                                                                         \
-        for (int r = 0; r < R; r++) {                                                             \
+        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
             float *cr = g->c + (size_t)(i0 + r) * g->ldc;                                         \
             if (N == NV * (W)) /* whole vectors: straight to C, no call to memcpy per row */      \
-                for (int v = 0; v < NV; v++) *(vfu *)(cr + v * (W)) = acc[r][v];                  \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) *(vfu *)(cr + v * (W)) = acc[r][v]; \
             else {                                                                                \
                 for (int v = 0; v < NV; v++) *(vfu *)(start[r] + v * (W)) = acc[r][v];            \
                 memcpy(cr, start[r], sizeof(float) * (size_t)N);                                  \
@@ -368,7 +373,7 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
     TARGET static bool NAME(const Gemm *g) {                                                      \
         const int N = g->N, K = g->K, NV = (N + (W) - 1) / (W), ld = NV * (W);                    \
         const bool fits = NV <= (NVMAX) && K * ld <= 8192, big = (long)g->M * N * K > SMALL_PLAIN; \
-        if (!fits || (big && NV < (NVMAX))) { /* past SMALL_PLAIN only rows that fill the registers */ \
+        if (!fits || (big && NV < 2)) { /* past SMALL_PLAIN only rows of two vectors or more */  \
             if (big) return false; /* the blocked kernel's */                                     \
             small(g);                                                                             \
             return true;                                                                          \
