@@ -471,8 +471,9 @@ void sgemm_prepacked(float *c, int ldc, const float *a, int lda, const float *pa
         const int np = padded_n(N, impl.nr), panels = np / impl.nr;
         const int threads = 2.0 * N * K > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;
         PAR_LOOP(threads > 1 && panels > 1, "omp parallel for schedule(static)",
-                 for (int t = 0; t < threads; t++)
-                     impl.row(c, a, packed, bias, N, K, np, panels * t / threads, panels * (t + 1) / threads););
+            for (int t = 0; t < threads; t++)
+                impl.row(c, a, packed, bias, N, K, np, panels * t / threads, panels * (t + 1) / threads);
+        );
         return;
     }
     run(&(Gemm){c, ldc, a, NULL, bias, lda, 0, M, N, K, false, true, false, packed});

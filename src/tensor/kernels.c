@@ -30,11 +30,15 @@ void positional_encoding(float *pe, int P, int C, float base) {
 }
 
 void add_forward(float *out, const float *a, const float *b, size_t n) {
-    PAR_LOOP(PAR_N(n), "omp parallel for simd", for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];);
+    PAR_LOOP(PAR_N(n), "omp parallel for simd",
+        for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+    );
 }
 
 void scale_forward(float *out, const float *x, float s, size_t n) {
-    PAR_LOOP(PAR_N(n), "omp parallel for simd", for (size_t i = 0; i < n; i++) out[i] = x[i] * s;);
+    PAR_LOOP(PAR_N(n), "omp parallel for simd",
+        for (size_t i = 0; i < n; i++) out[i] = x[i] * s;
+    );
 }
 
 void linear_forward(float *out, const float *x, const float *w, const float *b, int T, int I,
@@ -75,8 +79,10 @@ void matmul_forward(float *out, const float *a, const float *bm, int B, int M, i
     const int ldb = b_transposed ? K : N;
     // Heads side by side, each product on one thread (sgemm does not split one inside a region).
     PAR_LOOP(PAR_ANY(B > 1 && 2.0 * B * M * N * K > 4e5), "omp parallel for schedule(static)",
-             for (int i = 0; i < B; i++) sgemm(out + (size_t)i * M * N, N, a + (size_t)i * M * K, K,
-                                               bm + (size_t)i * K * N, ldb, NULL, M, N, K, b_transposed););
+        for (int i = 0; i < B; i++)
+            sgemm(out + (size_t)i * M * N, N, a + (size_t)i * M * K, K, bm + (size_t)i * K * N, ldb, NULL, M, N, K,
+                  b_transposed);
+    );
 }
 
 void transpose_forward(float *out, const float *x, int B, int M, int N) {
@@ -92,13 +98,15 @@ void mask_forward(float *out, const float *x, const float *key_ids, float pad_id
                   int H, int Tq, int Tk) {
     const int shift = Tk - Tq;  // query q is position q + shift among the keys
     PAR_LOOP(PAR_N((size_t)H * Tq * Tk), "omp parallel for collapse(2)",
-             for (int h = 0; h < H; h++) for (int q = 0; q < Tq; q++) {
-                 const size_t row = ((size_t)h * Tq + q) * Tk;
-                 for (int k = 0; k < Tk; k++) {
-                     const bool hidden = (causal && k > q + shift) || (key_ids && key_ids[k] == pad_id);
-                     out[row + k] = hidden ? -INFINITY : x[row + k];
-                 }
-             });
+        for (int h = 0; h < H; h++)
+            for (int q = 0; q < Tq; q++) {
+                const size_t row = ((size_t)h * Tq + q) * Tk;
+                for (int k = 0; k < Tk; k++) {
+                    const bool hidden = (causal && k > q + shift) || (key_ids && key_ids[k] == pad_id);
+                    out[row + k] = hidden ? -INFINITY : x[row + k];
+                }
+            }
+    );
 }
 
 static float row_max(const float *x, int n) {
@@ -129,19 +137,21 @@ void softmax_reference(float *out, const float *x, int rows, int n) {
 }
 
 void log_softmax_forward(float *out, const float *x, int rows, int n) {
-    PAR_LOOP(PAR_ROWS((size_t)rows * n), "omp parallel for", for (int r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * n;
-        float *o = out + (size_t)r * n;
-        const float m = row_max(xr, n);
-        if (m == -INFINITY) {
-            for (int i = 0; i < n; i++) o[i] = -INFINITY;
-            continue;
+    PAR_LOOP(PAR_ROWS((size_t)rows * n), "omp parallel for",
+        for (int r = 0; r < rows; r++) {
+            const float *xr = x + (size_t)r * n;
+            float *o = out + (size_t)r * n;
+            const float m = row_max(xr, n);
+            if (m == -INFINITY) {
+                for (int i = 0; i < n; i++) o[i] = -INFINITY;
+                continue;
+            }
+            float sum = 0.0f;
+            for (int i = 0; i < n; i++) sum += expf(xr[i] - m);
+            const float lse = m + logf(sum);
+            for (int i = 0; i < n; i++) o[i] = xr[i] - lse;
         }
-        float sum = 0.0f;
-        for (int i = 0; i < n; i++) sum += expf(xr[i] - m);
-        const float lse = m + logf(sum);
-        for (int i = 0; i < n; i++) o[i] = xr[i] - lse;
-    });
+    );
 }
 
 static inline __attribute__((always_inline)) void stats_rows(float *mean, float *std, float *inv, const float *x,
@@ -174,43 +184,54 @@ void layernorm_stats(float mean[LN_ROWS], float std[LN_ROWS], float inv[LN_ROWS]
 void layernorm_forward(float *out, const float *x, const float *g, const float *b, int T, int C,
                        float eps, LayerNormForm form) {
     const int groups = (T + LN_ROWS - 1) / LN_ROWS;
-    PAR_LOOP(PAR_ROWS((size_t)T * C), "omp parallel for", for (int q = 0; q < groups; q++) {
-        const int t0 = q * LN_ROWS, R = T - t0 < LN_ROWS ? T - t0 : LN_ROWS;
-        const float *xq = x + (size_t)t0 * C;
-        float mean[LN_ROWS], std[LN_ROWS], inv[LN_ROWS];
-        layernorm_stats(mean, std, inv, xq, R, C, eps, form);
-        for (int r = 0; r < R; r++) {
-            const float *xr = xq + (size_t)r * C;
-            float *o = out + (size_t)(t0 + r) * C;
-            for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+    PAR_LOOP(PAR_ROWS((size_t)T * C), "omp parallel for",
+        for (int q = 0; q < groups; q++) {
+            const int t0 = q * LN_ROWS, R = T - t0 < LN_ROWS ? T - t0 : LN_ROWS;
+            const float *xq = x + (size_t)t0 * C;
+            float mean[LN_ROWS], std[LN_ROWS], inv[LN_ROWS];
+            layernorm_stats(mean, std, inv, xq, R, C, eps, form);
+            for (int r = 0; r < R; r++) {
+                const float *xr = xq + (size_t)r * C;
+                float *o = out + (size_t)(t0 + r) * C;
+                for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+            }
         }
-    });
+    );
 }
 
 void relu_forward(float *out, const float *x, size_t n) {
-    PAR_LOOP(PAR_N(n), "omp parallel for simd", for (size_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : 0.0f;);
+    PAR_LOOP(PAR_N(n), "omp parallel for simd",
+        for (size_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    );
 }
 
 void gelu_forward(float *out, const float *x, size_t n) {
     PAR_LOOP(PAR_N(n), "omp parallel for",
-             for (size_t i = 0; i < n; i++) out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f)););
+        for (size_t i = 0; i < n; i++) out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+    );
 }
 
 // Rows of a head are short (d_k floats): plain loops beat a call to memcpy per row.
 void split_heads_forward(float *out, const float *x, int T, int H, int D) {
-    PAR_LOOP(PAR_N((size_t)T * H * D), "omp parallel for collapse(2)", for (int h = 0; h < H; h++) for (int t = 0; t < T; t++) {
-        float *o = out + ((size_t)h * T + t) * D;
-        const float *s = x + (size_t)t * H * D + (size_t)h * D;
-        for (int d = 0; d < D; d++) o[d] = s[d];
-    });
+    PAR_LOOP(PAR_N((size_t)T * H * D), "omp parallel for collapse(2)",
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                float *o = out + ((size_t)h * T + t) * D;
+                const float *s = x + (size_t)t * H * D + (size_t)h * D;
+                for (int d = 0; d < D; d++) o[d] = s[d];
+            }
+    );
 }
 
 void merge_heads_forward(float *out, const float *x, int T, int H, int D) {
-    PAR_LOOP(PAR_N((size_t)T * H * D), "omp parallel for collapse(2)", for (int h = 0; h < H; h++) for (int t = 0; t < T; t++) {
-        float *o = out + (size_t)t * H * D + (size_t)h * D;
-        const float *s = x + ((size_t)h * T + t) * D;
-        for (int d = 0; d < D; d++) o[d] = s[d];
-    });
+    PAR_LOOP(PAR_N((size_t)T * H * D), "omp parallel for collapse(2)",
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                float *o = out + (size_t)t * H * D + (size_t)h * D;
+                const float *s = x + ((size_t)h * T + t) * D;
+                for (int d = 0; d < D; d++) o[d] = s[d];
+            }
+    );
 }
 
 int row_argmax(const float *x, int n) {

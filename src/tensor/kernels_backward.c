@@ -90,16 +90,18 @@ void mask_backward(float *dx, const float *dy, const float *y, size_t n, bool fr
 }
 
 void softmax_backward(float *dx, const float *dy, const float *y, int rows, int n, bool fresh) {
-    PAR_LOOP(PAR_ROWS((size_t)rows * n), "omp parallel for", for (int r = 0; r < rows; r++) {
-        const float *yr = y + (size_t)r * n, *gr = dy + (size_t)r * n;
-        float dot = 0.0f;
-        for (int i = 0; i < n; i++) dot += gr[i] * yr[i];
-        float *o = dx + (size_t)r * n;
-        if (fresh)
-            for (int i = 0; i < n; i++) o[i] = 0.0f + yr[i] * (gr[i] - dot);
-        else
-            for (int i = 0; i < n; i++) o[i] += yr[i] * (gr[i] - dot);
-    });
+    PAR_LOOP(PAR_ROWS((size_t)rows * n), "omp parallel for",
+        for (int r = 0; r < rows; r++) {
+            const float *yr = y + (size_t)r * n, *gr = dy + (size_t)r * n;
+            float dot = 0.0f;
+            for (int i = 0; i < n; i++) dot += gr[i] * yr[i];
+            float *o = dx + (size_t)r * n;
+            if (fresh)
+                for (int i = 0; i < n; i++) o[i] = 0.0f + yr[i] * (gr[i] - dot);
+            else
+                for (int i = 0; i < n; i++) o[i] += yr[i] * (gr[i] - dot);
+        }
+    );
 }
 
 void log_softmax_backward(float *dx, const float *dy, const float *y, int rows, int n, bool fresh) {
@@ -177,10 +179,13 @@ void layernorm_backward(float *dx, float *dg, float *db, const float *dy, const 
                         int C, float eps, LayerNormForm form, bool dx_fresh) {
     const int groups = (T + LN_ROWS - 1) / LN_ROWS;
     if (!dg && !db) {  // rows are independent: split them over the cores
-        PAR_LOOP(PAR_ROWS((size_t)T * C), "omp parallel for", for (int q = 0; q < groups; q++) {
-            const int t0 = q * LN_ROWS;
-            layernorm_group(dx, NULL, NULL, dy, x, g, t0, T - t0 < LN_ROWS ? T - t0 : LN_ROWS, C, eps, form, dx_fresh);
-        });
+        PAR_LOOP(PAR_ROWS((size_t)T * C), "omp parallel for",
+            for (int q = 0; q < groups; q++) {
+                const int t0 = q * LN_ROWS;
+                layernorm_group(dx, NULL, NULL, dy, x, g, t0, T - t0 < LN_ROWS ? T - t0 : LN_ROWS, C, eps, form,
+                                dx_fresh);
+            }
+        );
         return;
     }
     for (int t0 = 0; t0 < T; t0 += LN_ROWS)

@@ -22,7 +22,11 @@
 
 // Runs the for statement `...` under the OpenMP directive `directive` (a string: "omp parallel
 // for", with its clauses) when `split`, else as a plain loop. Each iteration computes the same
-// either way, so the bits do not depend on the choice.
+// either way, so the bits do not depend on the choice. It reads as the pragma it replaces:
+//
+//     PAR_LOOP(PAR_N(n), "omp parallel for simd",
+//         for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+//     );
 #define PAR_LOOP(split, directive, ...) \
     do {                                \
         if (split) {                    \

@@ -130,7 +130,8 @@ void exp_forward(float *out, const float *x, size_t n) { impls[simd_level()].exp
 void softmax_forward_at(SimdLevel level, float *out, const float *x, int rows, int n) {
     const SoftmaxImpl impl = impls[level];
     PAR_LOOP(PAR_ROWS((size_t)rows * n), "omp parallel for",
-             for (int r = 0; r < rows; r++) impl.row(out + (size_t)r * n, x + (size_t)r * n, n););
+        for (int r = 0; r < rows; r++) impl.row(out + (size_t)r * n, x + (size_t)r * n, n);
+    );
 }
 
 void softmax_forward(float *out, const float *x, int rows, int n) { softmax_forward_at(simd_level(), out, x, rows, n); }

@@ -182,15 +182,17 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
         stride[j] = op_in_stride(st, j);
         shared = shared || (dst[j] && stride[j] == 0);
     }
-    PAR_LOOP(PAR_ANY(B > 1 && !shared), "omp parallel for schedule(static)", for (int b = 0; b < B; b++) {
-        float *db[STAGE_MAX_IN] = {0};
-        const float *ib[STAGE_MAX_IN] = {0};
-        for (int j = 0; j < st->n_in; j++) {
-            db[j] = dst[j] ? dst[j] + (size_t)b * stride[j] : NULL;
-            ib[j] = in[j] ? in[j] + (size_t)b * stride[j] : NULL;
+    PAR_LOOP(PAR_ANY(B > 1 && !shared), "omp parallel for schedule(static)",
+        for (int b = 0; b < B; b++) {
+            float *db[STAGE_MAX_IN] = {0};
+            const float *ib[STAGE_MAX_IN] = {0};
+            for (int j = 0; j < st->n_in; j++) {
+                db[j] = dst[j] ? dst[j] + (size_t)b * stride[j] : NULL;
+                ib[j] = in[j] ? in[j] + (size_t)b * stride[j] : NULL;
+            }
+            one_example(st, db, fresh, dy + (size_t)b * n, ib, y + (size_t)b * n);
         }
-        one_example(st, db, fresh, dy + (size_t)b * n, ib, y + (size_t)b * n);
-    });
+    );
 }
 
 static void stage_backward(Grads *g, const Interp *it, int i) {

@@ -186,7 +186,9 @@ bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, con
         float *a = grads_weights(ts->sh[0].g);
         const float *b = grads_weights(ts->sh[1].g);
         const size_t n = grads_size(ts->sh[0].g);
-        PAR_LOOP(PAR_N(n), "omp parallel for simd", for (size_t i = 0; i < n; i++) a[i] += b[i];);
+        PAR_LOOP(PAR_N(n), "omp parallel for simd",
+            for (size_t i = 0; i < n; i++) a[i] += b[i];
+        );
     }
     return true;
 }
