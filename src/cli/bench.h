@@ -71,11 +71,11 @@ typedef struct {
 } BenchReply;
 // Runs task(arg, reply) in a child process; its reply and peak RSS (MB) come back. False if the
 // child failed or said !ok (reply->why says why).
+bool bench_in_child(void (*task)(const void *arg, BenchReply *r), const void *arg, BenchReply *reply,
+                    double *rss_mb);
 // This machine's fused multiply-add peak in GFLOP/s, on one core and on all (bench_peak.c, a
 // child process); false if it could not be measured.
 bool bench_peak(double *one_core, double *all_cores);
-bool bench_in_child(void (*task)(const void *arg, BenchReply *r), const void *arg, BenchReply *reply,
-                    double *rss_mb);
 double bench_now(void);               // seconds, monotonic
 // Random operands of shape s (every head): a [batch, M, K], b [batch, K, N], c [batch, M, N];
 // false (all freed, set NULL) when memory runs out.

@@ -110,9 +110,10 @@ static void bench_row(const Row *row, bool no_peer, double peak, cJSON *json) {
                ratio <= row->target ? "met" : "NOT met");
     if (have && ours.gflop > 0 && peak > 0) {  // what the machine could do at best
         const double floor_ms = ours.gflop / peak * 1e3;
-        printf("  at peak     %.2f ms: its %.2f GFLOP of %s at the machine's peak%s", floor_ms, ours.gflop,
-               row->c.path == PATH_TRAIN ? "matrix products" : "work", peak > 0 && peer ? "" : "\n");
-        if (peer) printf(" (%.2fx PyTorch's time)\n", floor_ms / torch.median_ms);
+        printf("  at peak     %.2f ms: its %.2f GFLOP of %s at the machine's peak", floor_ms, ours.gflop,
+               row->c.path == PATH_TRAIN ? "matrix products" : "work");
+        if (peer) printf(" (%.2fx PyTorch's time)", floor_ms / torch.median_ms);
+        printf("\n");
     }
 }
 

@@ -51,7 +51,7 @@ static void per_example(const Stage *st, const float *const in[STAGE_MAX_IN], fl
     for (int j = 0; j < st->n_in; j++) stride[j] = op_in_stride(st, j);
     // One example takes no region at all: a region of one thread would make the kernel's own
     // parallel loop a nested region, which starts new threads on every call.
-    PAR_LOOP(PAR_ANY(B > 1), "omp parallel for schedule(static)",
+    PAR_LOOP(B > 1, "omp parallel for schedule(static)",
         for (int b = 0; b < B; b++) {
             const float *inb[STAGE_MAX_IN] = {0};
             for (int j = 0; j < st->n_in; j++) inb[j] = in[j] + (size_t)b * stride[j];

@@ -385,11 +385,10 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
             const float *b = g->b;                                                                \
             const size_t ldb = (size_t)g->ldb;                                                    \
             if (g->bt) transpose_into(copy, (size_t)ld, b, ldb, N, K);                            \
-            for (int k = 0; k < K; k++) {                                                         \
-                float *row = copy + (size_t)k * ld;                                               \
-                if (!g->bt) memcpy(row, b + (size_t)k * ldb, sizeof(float) * (size_t)N);          \
-                for (int j = N; j < ld; j++) row[j] = 0.0f;                                       \
-            }                                                                                     \
+            else                                                                                  \
+                for (int k = 0; k < K; k++) memcpy(copy + (size_t)k * ld, b + (size_t)k * ldb, sizeof(float) * (size_t)N); \
+            for (int k = 0; k < K && N < ld; k++)                                                 \
+                for (int j = N; j < ld; j++) copy[(size_t)k * ld + j] = 0.0f;                     \
             bp = copy, ldbp = (size_t)ld;                                                         \
         }                                                                                         \
         /* four rows at a time, then one: every row its own, so no product is shared (a     \

@@ -78,7 +78,7 @@ void matmul_forward(float *out, const float *a, const float *bm, int B, int M, i
                     bool b_transposed) {
     const int ldb = b_transposed ? K : N;
     // Heads side by side, each product on one thread (sgemm does not split one inside a region).
-    PAR_LOOP(PAR_ANY(B > 1 && 2.0 * B * M * N * K > 4e5), "omp parallel for schedule(static)",
+    PAR_LOOP(B > 1 && 2.0 * B * M * N * K > 4e5, "omp parallel for schedule(static)",
         for (int i = 0; i < B; i++)
             sgemm(out + (size_t)i * M * N, N, a + (size_t)i * M * K, K, bm + (size_t)i * K * N, ldb, NULL, M, N, K,
                   b_transposed);

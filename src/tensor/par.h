@@ -13,28 +13,27 @@
 
 // Row-wise kernels with real arithmetic per element (softmax's exponentials, layer norm's
 // sums): split once a tensor has this many elements.
-#define PAR_ROWS(total) ((total) > 4096 && !omp_in_parallel())
+#define PAR_ROWS(total) ((total) > 4096)
 // Element-wise loops and copies: every output is written to a fresh part of the trace, so
 // they wait on memory, and two cores keep twice as many lines in flight.
-#define PAR_N(n) ((n) > 8192 && !omp_in_parallel())
-// Whether a loop is worth a region at all: not inside one already.
-#define PAR_ANY(worth) ((worth) && !omp_in_parallel())
+#define PAR_N(n) ((n) > 8192)
 
 // Runs the for statement `...` under the OpenMP directive `directive` (a string: "omp parallel
-// for", with its clauses) when `split`, else as a plain loop. Each iteration computes the same
-// either way, so the bits do not depend on the choice. It reads as the pragma it replaces:
+// for", with its clauses) when `split` holds and no region is running already, else as a
+// plain loop. Each iteration computes the same either way, so the bits do not depend on the
+// choice. It reads as the pragma it replaces:
 //
 //     PAR_LOOP(PAR_N(n), "omp parallel for simd",
 //         for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 //     );
-#define PAR_LOOP(split, directive, ...) \
-    do {                                \
-        if (split) {                    \
-            _Pragma(directive)          \
-            __VA_ARGS__                 \
-        } else {                        \
-            __VA_ARGS__                 \
-        }                               \
+#define PAR_LOOP(split, directive, ...)      \
+    do {                                     \
+        if ((split) && !omp_in_parallel()) { \
+            _Pragma(directive)               \
+            __VA_ARGS__                      \
+        } else {                             \
+            __VA_ARGS__                      \
+        }                                    \
     } while (0)
 
 #endif

@@ -182,7 +182,7 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
         stride[j] = op_in_stride(st, j);
         shared = shared || (dst[j] && stride[j] == 0);
     }
-    PAR_LOOP(PAR_ANY(B > 1 && !shared), "omp parallel for schedule(static)",
+    PAR_LOOP(B > 1 && !shared, "omp parallel for schedule(static)",
         for (int b = 0; b < B; b++) {
             float *db[STAGE_MAX_IN] = {0};
             const float *ib[STAGE_MAX_IN] = {0};

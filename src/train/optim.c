@@ -33,7 +33,7 @@ void adam_update(Adam *a, float *p, const float *g, float lr) {
     const float step = lr / bc1, root_bc2 = sqrtf(bc2);
     float *m = a->m, *v = a->v;
     const long n = (long)a->n;
-    PAR_LOOP(PAR_ANY(n > 65536), "omp parallel for schedule(static)",
+    PAR_LOOP(n > 65536, "omp parallel for schedule(static)",
         for (long i = 0; i < n; i++) {
             m[i] = m[i] * b1 + g[i] * (1.0f - b1);
             v[i] = v[i] * b2 + g[i] * g[i] * (1.0f - b2);
