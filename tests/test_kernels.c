@@ -114,8 +114,8 @@ static void test_sgemm_small_bits(void) {
 
 // The gradients' products, C += A·op(B) and C += Aᵀ·B, on matrices that sit inside wider ones
 // (lda, ldb, ldc past the row), against a double-precision loop: op(A) is read in place, with
-// either stride, and the rows of a short last panel must not spill into C. B whose columns are
-// whole panels (64, 256) is read in place too, rows ldb apart.
+// either stride, and the rows of a short last panel must not spill into C; B of whole panels
+// (64 and 256 columns) with rows ldb apart as well.
 static void test_sgemm_accumulate(void) {
     const int shapes[][3] = {{7, 33, 5}, {132, 100, 257}, {40, 17, 600}, {13, 64, 64}, {270, 31, 3}, {70, 64, 300}, {133, 256, 64}};
     for (int s = 0; s < (int)(sizeof shapes / sizeof *shapes); s++)

@@ -5,8 +5,7 @@
 // with op(A) = A or Aᵀ and op(B) = B or Bᵀ, so no caller ever transposes a matrix to multiply
 // it. The usual blocking for cache: C is cut into tiles of MB rows by NB columns, K into KC-deep
 // slices; for each slice the tile's part of op(B) is packed into NR-column panels, contiguous,
-// whatever the layout (a linear's weight is packed once, by sgemm_pack; an untransposed B of
-// whole panels is read where it lies, its rows already panel rows), while op(A) is read
+// whatever the layout (a linear's weight is packed once, by sgemm_pack), while op(A) is read
 // where it lies, MR rows at a time (packing it cost as much as the product for the small
 // inner sizes of training, K = 64). An MR x NR register tile of C is then
 // accumulated by a micro-kernel written with GCC vector extensions. Three micro-kernels are
@@ -32,9 +31,7 @@ enum { SMALL_REGS = 65536, SMALL_PLAIN = 32768 };
 typedef struct {
     const float *a;     // op(A) at the tile's first row and the slice's first column
     size_t rs, cs;      // strides of a row and of a column of op(A)
-    const float *pb;    // [kc][ldpb] the panel of op(B): packed (ldpb = 2W; columns past nr
-                        // are zero) or, when whole and not transposed, op(B) where it lies
-    size_t ldpb;        // floats from one row of the panel to the next
+    const float *pb;    // [kc][2W] the packed panel of op(B); columns past nr are zero
     float *c;           // C at the tile's first row and the panel's first column
     const float *bias;  // [nr] or NULL
     const float *pf;    // [pf_rows][2W] the next packed panel, prefetched meanwhile, or NULL
@@ -71,7 +68,6 @@ typedef void (*PanelKernel)(const Panel *p);
         const int nr = p->nr, kc = p->kc, ldc = p->ldc, blocks = (p->mb + RM - 1) / RM;         \
         const size_t cs = p->cs;                                                                \
         const float *pb = p->pb;                                                                \
-        const size_t ldpb = p->ldpb;                                                            \
         for (int ib = 0; ib < blocks; ib++) {                                                   \
             const int i = ib * RM, mr = p->mb - i < RM ? p->mb - i : RM;                        \
             const bool full = mr == RM && nr == 2 * (W);                                        \
@@ -96,8 +92,8 @@ typedef void (*PanelKernel)(const Panel *p);
             size_t kk = 0;                                                                      \
             int due = 0, next = 0; /* rows of the next panel spread evenly over the k loop */   \
             for (int k = 0; k < kc; k++, kk += cs) {                                            \
-                const vf b0 = *(const vfu *)(pb + (size_t)k * ldpb);                            \
-                const vf b1 = *(const vfu *)(pb + (size_t)k * ldpb + (W));                      \
+                const vf b0 = *(const vfu *)(pb + (size_t)k * 2 * (W));                         \
+                const vf b1 = *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                   \
                 due += f1 - f0;                                                                 \
                 if (due >= kc) { /* a row of the next panel: one or two cache lines */          \
                     due -= kc;                                                                  \
@@ -261,26 +257,19 @@ static const float *next_panel(const Gemm *g, const GemmImpl *impl, int j0, int 
 }
 
 // Rows i0 .. i0+rows of C by columns j0 .. j0+nb, in row blocks of mb: each KC slice of op(B)
-// is packed once (unless it came packed) and then serves every row block. An op(B) = B whose
-// tile is whole panels is not packed at all: the micro-kernel reads its rows where they lie
-// (the same numbers in the same order, so the same bits), which saves a copy of B per product
-// (a training step's products are thin: K = 64, copying B cost a tenth of multiplying by it).
+// is packed once (unless it came packed) and then serves every row block.
 static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, int next_j0, const GemmImpl *impl) {
     float own_pb[NB_MAX * KC];
     const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;
-    const bool in_place = !g->packed && !g->bt && nb % impl->nr == 0;
     for (int k0 = 0; k0 < g->K; k0 += KC) {
         const int kc = g->K - k0 < KC ? g->K - k0 : KC;
         // The whole op(B) packed is, per KC slice, every panel of that slice in turn.
-        const float *pb = g->packed ? g->packed + (size_t)k0 * padded_n(g->N, impl->nr) + (size_t)j0 * kc
-                        : in_place ? g->b + (size_t)k0 * g->ldb + j0
-                                   : own_pb;
-        const size_t ldpb = in_place ? (size_t)g->ldb : (size_t)impl->nr, panel = in_place ? 1 : (size_t)kc;
-        if (!g->packed && !in_place) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
+        const float *pb = g->packed ? g->packed + (size_t)k0 * padded_n(g->N, impl->nr) + (size_t)j0 * kc : own_pb;
+        if (!g->packed) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
         const bool load_c = k0 > 0 || g->accumulate;
         for (int i = i0; i < i0 + rows; i += mb)
             for (int jp = 0; jp < nb; jp += impl->nr) {
-                Panel p = {g->a + (size_t)i * rs + (size_t)k0 * cs, rs, cs, pb + (size_t)jp * panel, ldpb,
+                Panel p = {g->a + (size_t)i * rs + (size_t)k0 * cs, rs, cs, pb + (size_t)jp * kc,
                            g->c + (size_t)i * g->ldc + j0 + jp, g->bias ? g->bias + j0 + jp : NULL, NULL,
                            g->ldc, i0 + rows - i < mb ? i0 + rows - i : mb, nb - jp < impl->nr ? nb - jp : impl->nr,
                            kc, 0, load_c};
