@@ -373,6 +373,20 @@ static void test_replay_files(void) {
           "the wheel turns at (10, 20)");
     CHECK(replayer_failures(r) == 0, "every event delivered");
     replayer_close(r);
+    // A directive waits one frame only for events pushed in the same call: a quit with none
+    // before it comes at the first frame (bench's start-to-first-frame relies on this).
+    write_text(path, "0 quit\n");
+    r = replayer_open(path, &e);
+    CHECK(r && replayer_poll(r, 0, arg, sizeof arg) == REPLAY_QUIT, "a quit with nothing before it is due at once");
+    replayer_close(r);
+    write_text(path, "0 key Right\n0 shot a.png\n0 quit\n");
+    r = replayer_open(path, &e);
+    ReplayStep got[3] = {REPLAY_DONE, REPLAY_DONE, REPLAY_DONE};
+    for (int i = 0; r && i < 3; i++) got[i] = replayer_poll(r, 0, arg, sizeof arg);
+    CHECK(got[0] == REPLAY_IDLE && got[1] == REPLAY_SHOT && got[2] == REPLAY_QUIT,
+          "after a key: a frame, then the shot, then the quit at once (%d %d %d)", got[0], got[1], got[2]);
+    replayer_close(r);
+    SDL_FlushEvents(SDL_FIRSTEVENT, SDL_LASTEVENT);
     static const char *const bad[][2] = {
         {"0 uit\n", "unknown event 'uit'"},       {"0 ey Right\n", "unknown event 'ey'"},
         {"0 click 1 2 3\n", "TIME click X Y"},    {"0 wheel 1 2\n", "TIME wheel X Y STEPS"},

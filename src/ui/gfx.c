@@ -4,6 +4,7 @@
 #include <SDL.h>
 #include <SDL_image.h>
 #include <SDL_ttf.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "fonts.h"
 
 enum { N_BUCKETS = 1024, MAX_FONTS = 64, TEXT_KEEP_FRAMES = 90 };
+enum { FRAME_MS = 16 };  // frames are held this far apart when the renderer does not wait for vsync
 
 typedef struct TextEntry {
     struct TextEntry *next;
@@ -35,7 +37,9 @@ struct Gfx {
     int n_fonts;
     TextEntry *text[N_BUCKETS];
     unsigned frame;
-    bool reported;  // an SDL drawing error has been reported once
+    bool reported;         // an SDL drawing error has been reported once
+    bool vsync;            // the window's renderer waits for the display between frames
+    Uint64 last_present;   // SDL_GetTicks64 at the last present, to pace frames without vsync
 };
 
 struct GfxImage {
@@ -70,6 +74,21 @@ static Gfx *finish_open(Gfx *g, Err *e) {
     return g;
 }
 
+// Whether this machine has a GPU to draw with: a DRM device (card or render node) or NVIDIA's.
+// Without one, OpenGL is Mesa's llvmpipe on the CPU: loading LLVM added 50 ms to start-up and
+// each frame took 15 ms to present under Xvfb, where SDL's own software renderer, drawing into
+// the window's surface, takes under 1 ms.
+static bool has_gpu(void) {
+    DIR *d = opendir("/dev/dri");
+    bool found = false;
+    for (struct dirent *en; d && !found && (en = readdir(d));)
+        found = !strncmp(en->d_name, "card", 4) || !strncmp(en->d_name, "renderD", 7);
+    if (d) closedir(d);
+    FILE *nv = found ? NULL : fopen("/dev/nvidia0", "r");
+    if (nv) fclose(nv);
+    return found || nv;
+}
+
 Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
     const char *disp = getenv("DISPLAY"), *way = getenv("WAYLAND_DISPLAY");
     if ((!disp || !*disp) && (!way || !*way) && !getenv("SDL_VIDEODRIVER"))
@@ -83,6 +102,10 @@ Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
     if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     if (!start_libraries(g, e)) return gfx_close(g), NULL;
     SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0");
+    if (!has_gpu()) {  // at default priority: SDL_RENDER_DRIVER and the like in the environment win
+        SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, "software", SDL_HINT_DEFAULT);
+        SDL_SetHintWithPriority(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0", SDL_HINT_DEFAULT);
+    }
     g->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
                               SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
     if (!g->win) {
@@ -93,6 +116,8 @@ Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
     }
     g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
     if (!g->r) g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE);
+    SDL_RendererInfo info;
+    g->vsync = g->r && SDL_GetRendererInfo(g->r, &info) == 0 && (info.flags & SDL_RENDERER_PRESENTVSYNC);
     return finish_open(g, e);
 }
 
@@ -182,8 +207,15 @@ void gfx_begin(Gfx *g, Rgba bg) {
 }
 
 void gfx_present(Gfx *g) {
-    if (g->win) SDL_RenderPresent(g->r);
-    else check(g, SDL_RenderFlush(g->r), "RenderFlush");  // off screen: finish the drawing
+    if (!g->win) {
+        check(g, SDL_RenderFlush(g->r), "RenderFlush");  // off screen: finish the drawing
+        return;
+    }
+    SDL_RenderPresent(g->r);
+    const Uint64 now = SDL_GetTicks64();  // without vsync, no more frames than the display shows
+    if (!g->vsync && g->last_present && now - g->last_present < FRAME_MS)
+        SDL_Delay((Uint32)(FRAME_MS - (now - g->last_present)));
+    g->last_present = SDL_GetTicks64();
 }
 
 void gfx_rect(Gfx *g, Rect r, Rgba c) {

@@ -182,7 +182,6 @@ enum { REPLAY_MAX_LINES = 200000 };
 struct Replayer {
     ReplayLine *lines;
     int n, cap, next;
-    bool waited;   // a frame has passed since the last pushed event
     int failures;  // events SDL would not take
 };
 
@@ -321,16 +320,13 @@ static bool push_event(const ReplayLine *l) {
 }
 
 ReplayStep replayer_poll(Replayer *r, double ms, char *arg, size_t n) {
+    bool pushed = false;  // events pushed by this call, which this frame has yet to handle
     while (r->next < r->n && r->lines[r->next].ms <= ms) {
         const ReplayLine *l = &r->lines[r->next];
         ReplayStep step = !strcmp(l->verb, "shot") ? REPLAY_SHOT : !strcmp(l->verb, "expect") ? REPLAY_EXPECT
                         : !strcmp(l->verb, "quit") ? REPLAY_QUIT : REPLAY_IDLE;
         if (step != REPLAY_IDLE) {
-            if (!r->waited) {  // let the events before it take effect in a drawn frame first
-                r->waited = true;
-                return REPLAY_IDLE;
-            }
-            r->waited = false;
+            if (pushed) return REPLAY_IDLE;  // the events before it take effect in a drawn frame first
             r->next++;
             snprintf(arg, n, "%s", l->arg);
             return step;
@@ -339,7 +335,7 @@ ReplayStep replayer_poll(Replayer *r, double ms, char *arg, size_t n) {
             fprintf(stderr, "stepformer: replay: SDL would not take '%s %s': %s\n", l->verb, l->arg, SDL_GetError());
             r->failures++;
         }
-        r->waited = false;
+        pushed = true;
         r->next++;
     }
     return r->next >= r->n ? REPLAY_DONE : REPLAY_IDLE;

@@ -33,7 +33,8 @@ typedef struct Replayer Replayer;
 Replayer *replayer_open(const char *path, Err *e);
 // Pushes the input events due by `ms` into SDL's queue. Returns the next due directive (with
 // its argument in arg), REPLAY_IDLE if none is due yet, REPLAY_DONE at the end of the file.
-// A directive is returned only after every event before it was pushed and one frame passed.
+// A directive is returned only after every event before it was pushed and drawn: one that
+// follows events due in the same call waits a frame; one with none before it comes at once.
 ReplayStep replayer_poll(Replayer *r, double ms, char *arg, size_t n);
 // Events the replay could not deliver (each also reported on stderr); the window exits 1.
 int replayer_failures(const Replayer *r);
