@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fonts.h"
 
@@ -74,19 +75,21 @@ static Gfx *finish_open(Gfx *g, Err *e) {
     return g;
 }
 
-// Whether this machine has a GPU to draw with: a DRM device (card or render node) or NVIDIA's.
-// Without one, OpenGL is Mesa's llvmpipe on the CPU: loading LLVM added 50 ms to start-up and
-// each frame took 15 ms to present under Xvfb, where SDL's own software renderer, drawing into
-// the window's surface, takes under 1 ms.
+// Whether this process can draw with a GPU: a DRM device (card or render node) or NVIDIA's that
+// it may open. Without one, OpenGL is Mesa's llvmpipe on the CPU: loading LLVM added 50 ms to
+// start-up and each frame took 15 ms to present under Xvfb, where SDL's own software renderer,
+// drawing into the window's surface, takes under 1 ms.
+static bool usable_device(const char *path) { return access(path, R_OK | W_OK) == 0; }
+
 static bool has_gpu(void) {
     DIR *d = opendir("/dev/dri");
     bool found = false;
+    char path[300];
     for (struct dirent *en; d && !found && (en = readdir(d));)
-        found = !strncmp(en->d_name, "card", 4) || !strncmp(en->d_name, "renderD", 7);
+        if (!strncmp(en->d_name, "card", 4) || !strncmp(en->d_name, "renderD", 7))
+            found = snprintf(path, sizeof path, "/dev/dri/%s", en->d_name) < (int)sizeof path && usable_device(path);
     if (d) closedir(d);
-    FILE *nv = found ? NULL : fopen("/dev/nvidia0", "r");
-    if (nv) fclose(nv);
-    return found || nv;
+    return found || usable_device("/dev/nvidia0");
 }
 
 Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
