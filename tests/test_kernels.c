@@ -285,16 +285,18 @@ static void test_softmax_fast(void) {
     x[5 * N] = NAN;                                          // a NaN spreads through its row, as expf's would
     softmax_forward(y, x, R, N);
     softmax_reference(r, x, R, N);
-    // Both against softmax in double from the same floats. A float sum of N positive terms, in any
-    // order, is within (N - 1) units of rounding of the true sum; e^x adds 2 units in the last
-    // place (4 of rounding) and the division one: so each output within (N + 4) 2^-24 of it.
+    // Both against softmax in double from the same differences x - max, which both round to
+    // float first. With u = 2^-24: e^d within 2 ulps (4u); a float sum of N positive terms, in
+    // any order, within (N - 1)u of the true sum of its terms, which are within 4u; the division
+    // (a reciprocal, then a product) 2u: so each output within (N + 9)u of the double softmax.
     for (int row = 0; row < R; row++) {
         if (row == 5) continue;
-        double m = -INFINITY, sum = 0;
-        for (int i = 0; i < N; i++) m = fmax(m, (double)x[row * N + i]);
-        for (int i = 0; i < N; i++) sum += exp((double)x[row * N + i] - m);
+        float m = -INFINITY;
+        double sum = 0;
+        for (int i = 0; i < N; i++) m = fmaxf(m, x[row * N + i]);
+        for (int i = 0; i < N; i++) sum += exp((double)(x[row * N + i] - m));
         for (int i = row * N; i < (row + 1) * N; i++) {
-            const double t = exp((double)x[i] - m) / sum, tol = (N + 4) * 0x1p-24 * t + 1e-30;
+            const double t = exp((double)(x[i] - m)) / sum, tol = (N + 9) * 0x1p-24 * t + 1e-30;
             CHECK(fabs(y[i] - t) <= tol && fabs(r[i] - t) <= tol, "softmax [%d, %d]: %.9g, the loop %.9g, in double %.9g",
                   row, i % N, (double)y[i], (double)r[i], t);
         }

@@ -267,7 +267,7 @@ static void task_gemm(const void *arg, BenchReply *r) {
         // A linear's weight is packed once, as a run does (RunSpec.pack_weights); matmul's
         // operands are activations, packed on every call.
         const bool weight = !strcmp(s->op, "linear");
-        float *pk = weight && r->ok ? malloc(sizeof(float) * sgemm_packed_floats(s->N, s->K)) : NULL;
+        float *pk = weight && r->ok ? sgemm_packed_new(s->N, s->K) : NULL;
         if (pk) sgemm_pack(pk, b, s->K, s->N, s->K, true);
         r->ok = r->ok && (!weight || pk);
         int reps = 0;

@@ -17,9 +17,7 @@ const float *packs_get(Packs *ps, const Model *m, const Stage *st) {
         ps->p = p, ps->cap = cap;
     }
     const size_t floats = sgemm_packed_floats(N, K);
-    // On a cache line, so no row of a panel the micro-kernel loads as one vector straddles two.
-    const size_t bytes = (sizeof(float) * (floats ? floats : 1) + 63) / 64 * 64;
-    float *data = aligned_alloc(64, bytes);
+    float *data = sgemm_packed_new(N, K);
     if (!data) return NULL;
     sgemm_pack(data, m->weights.entries[w->index].data + w->offset, K, N, K, true);
     ps->p[ps->n++] = (Pack){w->index, w->offset, N, K, data};

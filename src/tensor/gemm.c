@@ -13,6 +13,7 @@
 // both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
 // result does not depend on the number of threads.
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -20,10 +21,12 @@
 #include "simd.h"
 #include "simd_avx2.h"
 
-// K is cut into slices of KC: 512 covers the base model's d_model in one slice, so C's tile is
-// loaded and stored once (at 256 the base forward took 1-2% longer). A packed tile of op(B) is
-// then 256 KB, too much for a stack: one buffer a thread.
-enum { KC = 512, MB_MAX = 132, NB_MAX = 128 };
+// K is cut into slices: KC for weights packed whole (sgemm_pack), 512 so the base model's
+// d_model is one slice and C's tile is loaded and stored once (at 256 the base forward took
+// 1-2% longer); KC_OWN for a tile packed as it runs, on the stack (128 KB), where 512 gained
+// nothing. Either way each element of C is one chain of fused multiply-adds in k order, a later
+// slice continuing from C as the earlier left it, so the slice depth never changes a bit.
+enum { KC = 512, KC_OWN = 256, MB_MAX = 132, NB_MAX = 128 };
 // Products of at most SMALL_PLAIN multiply-adds (M N K) go to the small path: in registers
 // when a row fits, else plain loops. Up to SMALL_REGS, those whose rows are two vectors or
 // more and fit too (AVX-512: one head's products at 32 tokens, 32 x 32 x 64 and 32 x 64 x 32).
@@ -259,13 +262,14 @@ static const float *next_panel(const Gemm *g, const GemmImpl *impl, int j0, int 
     return g->packed + (size_t)(k0 + kc) * np + (size_t)j0 * *rows;
 }
 
-// Rows i0 .. i0+rows of C by columns j0 .. j0+nb, in row blocks of mb: each KC slice of op(B)
+// Rows i0 .. i0+rows of C by columns j0 .. j0+nb, in row blocks of mb: each K slice of op(B)
 // is packed once (unless it came packed) and then serves every row block.
 static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, int next_j0, const GemmImpl *impl) {
-    static _Thread_local float own_pb[NB_MAX * KC];  // this thread's packed tile of op(B)
+    float own_pb[NB_MAX * KC_OWN];
     const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;
-    for (int k0 = 0; k0 < g->K; k0 += KC) {
-        const int kc = g->K - k0 < KC ? g->K - k0 : KC;
+    const int depth = g->packed ? KC : KC_OWN;
+    for (int k0 = 0; k0 < g->K; k0 += depth) {
+        const int kc = g->K - k0 < depth ? g->K - k0 : depth;
         // The whole op(B) packed is, per KC slice, every panel of that slice in turn.
         const float *pb = g->packed ? g->packed + (size_t)k0 * padded_n(g->N, impl->nr) + (size_t)j0 * kc : own_pb;
         if (!g->packed) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
@@ -456,6 +460,11 @@ void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb, 
 }
 
 size_t sgemm_packed_floats(int N, int K) { return (size_t)padded_n(N, gemm_impl().nr) * (size_t)(K > 0 ? K : 0); }
+
+float *sgemm_packed_new(int N, int K) {
+    const size_t floats = sgemm_packed_floats(N, K);
+    return aligned_alloc(64, (sizeof(float) * (floats ? floats : 1) + 63) / 64 * 64);
+}
 
 void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_transposed) {
     const Gemm g = {.b = b, .ldb = ldb, .N = N, .K = K, .bt = b_transposed};

@@ -162,6 +162,9 @@ void matmul_reference(float *out,       // [B, M, N]
 // multiplying by it). The packed product is sgemm's, bit for bit: the same micro-kernel adds
 // the same terms in the same order.
 size_t sgemm_packed_floats(int N, int K);       // room the packed op(B) [K, N] takes
+// That room, allocated on a cache line (no row of a panel the micro-kernel loads as one vector
+// straddles two); NULL when out of memory. Release it with free().
+float *sgemm_packed_new(int N, int K);
 void sgemm_pack(float *packed,                   // [sgemm_packed_floats(N, K)]
                 const float *b, int ldb,         // [K, N] or [N, K]
                 int N, int K, bool b_transposed);

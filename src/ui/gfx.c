@@ -13,7 +13,7 @@
 #include "fonts.h"
 
 enum { N_BUCKETS = 1024, MAX_FONTS = 64, TEXT_KEEP_FRAMES = 90 };
-enum { FRAME_MS = 16 };  // frames are held this far apart when the renderer does not wait for vsync
+enum { FRAME_MS = 16 };  // frames of the software renderer are held this far apart, as vsync would
 
 typedef struct TextEntry {
     struct TextEntry *next;
@@ -39,7 +39,7 @@ struct Gfx {
     TextEntry *text[N_BUCKETS];
     unsigned frame;
     bool reported;         // an SDL drawing error has been reported once
-    bool vsync;            // the window's renderer waits for the display between frames
+    bool paced;            // SDL's software renderer: it never waits for the display, so we do
     Uint64 last_present;   // SDL_GetTicks64 at the last present, to pace frames without vsync
 };
 
@@ -119,8 +119,10 @@ Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
     }
     g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
     if (!g->r) g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE);
+    // SDL 2.26's software renderer claims SDL_RENDERER_PRESENTVSYNC, and so keeps SDL from
+    // simulating vsync, yet presents at once: left alone, a playing window spins a core.
     SDL_RendererInfo info;
-    g->vsync = g->r && SDL_GetRendererInfo(g->r, &info) == 0 && (info.flags & SDL_RENDERER_PRESENTVSYNC);
+    g->paced = g->r && SDL_GetRendererInfo(g->r, &info) == 0 && !strcmp(info.name, "software");
     return finish_open(g, e);
 }
 
@@ -215,8 +217,8 @@ void gfx_present(Gfx *g) {
         return;
     }
     SDL_RenderPresent(g->r);
-    const Uint64 now = SDL_GetTicks64();  // without vsync, no more frames than the display shows
-    if (!g->vsync && g->last_present && now - g->last_present < FRAME_MS)
+    const Uint64 now = SDL_GetTicks64();  // no more frames than the display shows
+    if (g->paced && g->last_present && now - g->last_present < FRAME_MS)
         SDL_Delay((Uint32)(FRAME_MS - (now - g->last_present)));
     g->last_present = SDL_GetTicks64();
 }
