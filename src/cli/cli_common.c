@@ -328,53 +328,11 @@ void cli_print_stage_line(FILE *out, const Interp *it, int i) {
             op_info[st->op].name, st->line);
 }
 
-// The id without a greedy round's "step.K." in front (the id itself when it has none).
-static const char *round_rest(const char *id) {
-    if (strncmp(id, "step.", 5) != 0) return id;
-    const char *s = id + 5;
-    while (*s >= '0' && *s <= '9') s++;
-    return s > id + 5 && *s == '.' ? s + 1 : id;
-}
-
-// Whether `id` is `tail`, or ends in "." + tail.
-static bool ends_in(const char *id, const char *tail) {
-    const size_t n = strlen(id), k = strlen(tail);
-    return n == k ? !strcmp(id, tail) : n > k && id[n - k - 1] == '.' && !strcmp(id + n - k, tail);
-}
-
-// No stage `id`: names up to four ids (without their round) that end in it, and the rounds.
-static int no_stage(const Interp *it, const char *id, const char *what, int rounds, Err *e) {
-    const char *near[4], *tail = round_rest(id);
-    int n_near = 0;
-    for (int i = 0; i < interp_n_stages(it) && n_near < 4; i++) {
-        const char *rest = round_rest(interp_stage(it, i)->id);
-        bool seen = !ends_in(rest, tail);
-        for (int k = 0; k < n_near && !seen; k++) seen = !strcmp(near[k], rest);
-        if (!seen) near[n_near++] = rest;
-    }
-    char list[400] = "", steps[120] = "";
-    for (int k = 0, m = 0; k < n_near; k++)
-        m += k ? snprintf(list + m, sizeof list - (size_t)m, ", %s", near[k])
-               : snprintf(list, sizeof list, "; ids ending in '%s': %s", tail, near[k]);
-    if (rounds >= 0)
-        snprintf(steps, sizeof steps, "; greedy decoding names round K's stages step.K.ID, K = 0 to %d", rounds);
-    err_set(e, "%s has no stage '%s'%s%s", what, id, list, steps);
-    return -1;
-}
-
 int cli_find_stage(const Interp *it, const char *id, const char *what, Err *e) {
-    const int k = interp_find(it, id);
-    if (k >= 0) return k;
-    int last = -1, rounds = -1;
-    for (int i = 0; i < interp_n_stages(it); i++) {
-        const Stage *st = interp_stage(it, i);
-        const char *rest = round_rest(st->id);
-        if (rest == st->id) continue;
-        rounds = st->step > rounds ? st->step : rounds;
-        if (!strcmp(rest, id)) last = i;
-    }
-    if (last < 0) return no_stage(it, id, what, rounds, e);
-    fprintf(stderr, "stepformer: %s: the %s, %s\n", id, interp_done(it) ? "last round's" : "latest round's so far",
-            interp_stage(it, last)->id);
-    return last;
+    bool by_round;
+    const int k = interp_find_stage(it, id, what, &by_round, e);
+    if (k >= 0 && by_round)
+        fprintf(stderr, "stepformer: %s: the %s, %s\n", id, interp_done(it) ? "last round's" : "latest round's so far",
+                interp_stage(it, k)->id);
+    return k;
 }

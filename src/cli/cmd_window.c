@@ -23,6 +23,8 @@ static const char window_usage[] =
     "\n"
     "Other commands: run, trace, lesson, stages, export, init, bench (stepformer COMMAND --help).\n";
 
+static void keep_status(int status, void *ctx) { *(int *)ctx = status; }
+
 // The folder of lessons the window switches between: the lesson's own, else the course among
 // stepformer's data (data.h).
 int cli_open_window(const CliOptions *o) {
@@ -33,8 +35,10 @@ int cli_open_window(const CliOptions *o) {
                          slash ? lesson : ".");
     WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
                        .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800,
-                       .course_dir = dir};
-    return window_run(&w);
+                       .course_dir = dir, .view = -1};
+    int status = 1;
+    window_run(&w, keep_status, &status);  // on the desktop it returns when the window closes
+    return status;
 }
 
 int cmd_window(int argc, char **argv) {

@@ -64,6 +64,10 @@ int interp_n_done(const Interp *it);    // stages run (their outputs are in the 
 const Stage *interp_stage(const Interp *it, int i);
 const float *interp_output(const Interp *it, int i);  // NULL if stage i has not run
 int interp_find(const Interp *it, const char *id);    // stage index, or -1
+// A stage as a user names it (--to, a link's stage=): its exact id, or else an id without a
+// greedy round's "step.K." prefix, which names the latest round's stage of that name
+// (*by_round set). Otherwise -1 with an error naming `what` and up to four ids that end in it.
+int interp_find_stage(const Interp *it, const char *id, const char *what, bool *by_round, Err *e);
 // The data behind input j of stage i (weights, inputs or earlier outputs).
 const float *interp_input(const Interp *it, int i, int j);
 const ProgramOutput *interp_outputs(const Interp *it, int *n);

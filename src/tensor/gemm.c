@@ -12,14 +12,15 @@
 // built (AVX-512, AVX2+FMA, baseline SSE2) and picked once at run time. Tiles are spread over
 // both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
 // result does not depend on the number of threads.
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
 #include "par.h"
 #include "simd.h"
+#if SIMD_X86
 #include "simd_avx2.h"
+#endif
 
 // K is cut into slices: KC for weights packed whole (sgemm_pack), 512 so the base model's
 // d_model is one slice and C's tile is loaded and stored once (at 256 the base forward took
@@ -118,8 +119,10 @@ typedef void (*PanelKernel)(const Panel *p);
         }                                                                                       \
     }
 
+#if SIMD_X86
 DEFINE_MICRO_KERNEL(micro_avx512, 16, 8, __attribute__((target("avx512f,fma"))))
 DEFINE_MICRO_KERNEL(micro_avx2, 8, 6, __attribute__((target("avx2,fma"))))
+#endif
 DEFINE_MICRO_KERNEL(micro_base, 4, 6, )
 
 // One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of 2W columns: the
@@ -153,8 +156,10 @@ enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its rea
         }                                                                                         \
     }
 
+#if SIMD_X86
 DEFINE_ROW_KERNEL(row_avx512, 16, __attribute__((target("avx512f,fma"))))
 DEFINE_ROW_KERNEL(row_avx2, 8, __attribute__((target("avx2,fma"))))
+#endif
 DEFINE_ROW_KERNEL(row_base, 4, )
 
 struct Gemm;
@@ -170,15 +175,21 @@ typedef struct {
     const char *name;
 } GemmImpl;
 
+#if SIMD_X86
 static bool small_avx512(const struct Gemm *g);
 static bool small_avx2(const struct Gemm *g);
+#endif
 static bool small_base(const struct Gemm *g);
 
 static GemmImpl gemm_impl(void) {
     static const GemmImpl impls[] = {
+#if SIMD_X86
         [SIMD_BASE] = {micro_base, row_base, small_base, 6, 8, "baseline"},
         [SIMD_AVX2] = {micro_avx2, row_avx2, small_avx2, 6, 16, "avx2"},
         [SIMD_AVX512] = {micro_avx512, row_avx512, small_avx512, 8, 32, "avx512"},
+#else
+        [SIMD_BASE] = {micro_base, row_base, small_base, 6, 8, "simd128"},
+#endif
     };
     return impls[simd_level()];
 }
@@ -207,19 +218,23 @@ COPY_PANEL_ROWS(32)
 
 // Eight rows of a matrix, eight floats each (s, rows lds apart), written transposed: d's row
 // k (rows ldd apart) is column k of s.
+#if SIMD_X86
 __attribute__((target("avx2"))) static void transpose_8x8(float *d, size_t ldd, const float *s, size_t lds) {
     __m256 r[8];
     load_columns8(r, s, lds, 0);
     for (int i = 0; i < 8; i++) _mm256_storeu_ps(d + (size_t)i * ldd, r[i]);
 }
+#endif
 
 // d[k * ldd + j] = s[j * lds + k] for j < n, k < kc: n rows of s (kc floats each) become n
 // columns of d. Eight by eight through registers where the CPU has AVX2, the rest one by one.
 static void transpose_into(float *d, size_t ldd, const float *s, size_t lds, int n, int kc) {
     int k = 0;
+#if SIMD_X86
     if (simd_level() >= SIMD_AVX2 && n % 8 == 0)
         for (; k + 8 <= kc; k += 8)
             for (int j = 0; j < n; j += 8) transpose_8x8(d + (size_t)k * ldd + j, ldd, s + (size_t)j * lds + k, lds);
+#endif
     for (; k < kc; k++)
         for (int j = 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
 }
@@ -417,8 +432,10 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
 
 // AVX-512's 32 registers hold four rows of four vectors (one head's weights x V at 32 x 64);
 // the others' 16 hold four rows of two.
+#if SIMD_X86
 DEFINE_SMALL(small_avx512, 16, 4, __attribute__((target("avx512f,fma"))))
 DEFINE_SMALL(small_avx2, 8, 2, __attribute__((target("avx2,fma"))))
+#endif
 DEFINE_SMALL(small_base, 4, 2, )
 
 static void run(const Gemm *g) {

@@ -9,7 +9,16 @@
 #ifndef STEPFORMER_PAR_H
 #define STEPFORMER_PAR_H
 
+#ifdef _OPENMP
 #include <omp.h>
+#else
+// Built without OpenMP (the browser's WebAssembly has no threads here): one thread, and the
+// directives below are never compiled in.
+static inline int omp_in_parallel(void) { return 0; }
+static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
 
 // Row-wise kernels with real arithmetic per element (softmax's exponentials, layer norm's
 // sums): split once a tensor has this many elements.
@@ -26,6 +35,7 @@
 //     PAR_LOOP(PAR_N(n), "omp parallel for simd",
 //         for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 //     );
+#ifdef _OPENMP
 #define PAR_LOOP(split, directive, ...)      \
     do {                                     \
         if ((split) && !omp_in_parallel()) { \
@@ -35,5 +45,12 @@
             __VA_ARGS__                      \
         }                                    \
     } while (0)
+#else
+#define PAR_LOOP(split, directive, ...) \
+    do {                                \
+        (void)(split);                  \
+        __VA_ARGS__                     \
+    } while (0)
+#endif
 
 #endif

@@ -107,11 +107,13 @@
 // fused multiply-add: its bits differ, as its GEMM's do). Training's figures stay the same on
 // either kind of machine.
 enum { LANES = 16 };
+#if SIMD_X86
 DEFINE_EXP(exp_avx512, LANES, __attribute__((target("avx512f,fma"))))
 DEFINE_EXP(exp_avx2, LANES, __attribute__((target("avx2,fma"))))
-DEFINE_EXP(exp_base, LANES, )
 DEFINE_SOFTMAX_ROW(softmax_avx512, exp_avx512, LANES, __attribute__((target("avx512f,fma"))))
 DEFINE_SOFTMAX_ROW(softmax_avx2, exp_avx2, LANES, __attribute__((target("avx2,fma"))))
+#endif
+DEFINE_EXP(exp_base, LANES, )
 DEFINE_SOFTMAX_ROW(softmax_base, exp_base, LANES, )
 
 typedef struct {
@@ -121,8 +123,10 @@ typedef struct {
 
 static const SoftmaxImpl impls[] = {
     [SIMD_BASE] = {softmax_base, softmax_base_exp},
+#if SIMD_X86
     [SIMD_AVX2] = {softmax_avx2, softmax_avx2_exp},
     [SIMD_AVX512] = {softmax_avx512, softmax_avx512_exp},
+#endif
 };
 
 void exp_forward(float *out, const float *x, size_t n) { impls[simd_level()].exp(out, x, n); }

@@ -54,6 +54,12 @@ void app_notify(App *a, const char *msg);
 void app_train(App *a, UiCommand cmd, int param);
 // Moves the cursor to stage i, running the pass up to it if needed.
 void app_goto(App *a, int i);
+// The view that suits stage i: attention maps the attention view, the generator the decoding
+// view, the rest the stage view.
+ViewKind app_view_for(const App *a, int i);
+// Opens a place as a link names it: runs the whole pass, moves to the stage `id` (as --to takes
+// it; NULL: stay at the first) and shows `view` (a ViewKind, or -1: the one that suits the stage).
+bool app_place(App *a, const char *id, int view, Err *e);
 // After a session opened: the title, the positions explorer on its model (app.c).
 void app_loaded(App *a);
 
@@ -64,8 +70,12 @@ void app_ablate(App *a, Action act);
 // Reads the lessons of `dir` (NULL: none) and finds the one open (open_path) among them.
 void app_set_course(App *a, const char *dir, const char *open_path);
 // Opens lesson k of the course in place of the session; on failure the window stays empty
-// with the error, and the lesson is marked in the list.
+// with the error, and the lesson is marked in the list. A lesson whose files are still being
+// fetched waits (a->waiting) and opens from app_tick when they are here.
 void app_open_lesson(App *a, int k);
+// Opens what spec names in place of the session, as app_open_lesson does (k: its place in the
+// course, or -1). Returns false when it failed or waits for its files.
+bool app_open_spec(App *a, const SessionSpec *spec, int k);
 // The next (+1) or previous (-1) lesson of the course.
 void app_step_lesson(App *a, int dir);
 // The list's keys while it is open; false for keys it does not take.

@@ -9,6 +9,7 @@
 
 #include "actions.h"
 #include "heat.h"
+#include "platform.h"
 
 const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions", "Training", "Compare"};
 
@@ -76,11 +77,8 @@ bool app_open(App *a, const SessionSpec *spec, Err *e) {
 }
 
 void app_init(App *a, const SessionSpec *spec) {
-    Err e = {{0}};
-    if (app_open(a, spec, &e)) return;
-    char msg[sizeof a->error];  // no other lesson instead: the error, and the lesson list (L)
-    snprintf(msg, sizeof msg, "%s  (L: the lesson list)", e.msg);
-    app_set_error(a, msg);
+    app_defaults(a);
+    app_open_spec(a, spec, -1);  // on failure no other lesson instead: the error, and the list (L)
 }
 
 // C: pins the stage on screen (its output copied), or unpins.
@@ -119,6 +117,24 @@ static void run_to(App *a, int i) {
     while (a->loaded && interp_n_done(a->session.it) <= i && (s = interp_step(a->session.it, &e)) == STEP_RAN)
         ;
     if (s == STEP_FAILED) app_set_error(a, e.msg);
+}
+
+ViewKind app_view_for(const App *a, int i) {
+    const Stage *st = interp_stage(a->session.it, i);
+    if (st->shape.ndim == 3 && st->axes.slot[0] == AXIS_HEADS && st->axes.slot[1] >= 0 && st->axes.slot[2] >= 0)
+        return VIEW_ATTENTION;
+    return st->where.part == PART_GENERATOR ? VIEW_DECODE : VIEW_STAGE;
+}
+
+bool app_place(App *a, const char *id, int view, Err *e) {
+    if (!a->loaded) return err_set(e, "no lesson is open");
+    if (!interp_run(a->session.it, e)) return false;
+    bool by_round;
+    const int k = id ? interp_find_stage(a->session.it, id, a->source, &by_round, e) : 0;
+    if (k < 0) return false;
+    app_goto(a, k);
+    a->view = view >= 0 ? (ViewKind)view : app_view_for(a, k);
+    return true;
 }
 
 void app_goto(App *a, int i) {
@@ -259,8 +275,9 @@ void app_train(App *a, UiCommand cmd, int param) {
             app_set_error(a, e.msg);
             return;
         }
-        snprintf(msg, sizeof msg, "saved stepformer-%s.safetensors", task_names[a->train_snap.task]);
-        app_notify(a, msg);
+        char said[sizeof msg + 40];
+        platform_deliver(msg, said, sizeof said);  // in the browser: a download
+        app_notify(a, said);
         break;
     case CMD_TRAIN_USE:
         if (running) {
@@ -426,6 +443,11 @@ void app_drag(App *a, const Ui *ui, int x, int y) {
 }
 
 void app_tick(App *a, double now, double budget_ms) {
+    if (a->waiting.on) {  // its files may have arrived
+        const SessionSpec spec = a->waiting.spec;
+        if (app_open_spec(a, &spec, a->waiting.k) && a->waiting.k < 0)
+            a->lesson_at = a->lesson_pick = course_find(&a->course, spec.lesson_path);
+    }
     if (a->playing && now >= a->next_tick) {
         if (a->next_tick > 0) {
             app_goto(a, a->cursor + 1);

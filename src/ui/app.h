@@ -68,6 +68,14 @@ typedef struct App {
     bool lesson_list;         // L: the lesson list is open
     int lesson_pick;          // the row chosen in it
     bool lesson_failed[COURSE_MAX];  // lessons that could not be opened (marked in the list)
+    // What waits to be opened until its files are here (in the browser a lesson's model is
+    // fetched when the lesson opens); app_tick opens it once they are.
+    struct {
+        bool on;
+        SessionSpec spec;
+        int k;            // its place in the course, or -1
+        double progress;  // how much of its files has arrived, 0-1 (the progress bar)
+    } waiting;
     int scroll[SCROLL_COUNT]; // the lesson panel: narration offset (pixels), kernel offset (lines)
     TrainJob *train;          // the training view's worker (owned here, never by a view)
     Task train_task;          // the task it trains next

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "actions.h"
+#include "platform.h"
 
 void app_set_course(App *a, const char *dir, const char *open_path) {
     Err e = {{0}};
@@ -15,12 +16,26 @@ void app_set_course(App *a, const char *dir, const char *open_path) {
     if (!dir) return;
     if (!course_load(&a->course, dir, &e)) return;  // no folder: N / P and L say there are no lessons
     a->lesson_at = course_find(&a->course, open_path);
-    if (a->lesson_at >= 0 && !a->loaded) a->lesson_failed[a->lesson_at] = true;
+    if (a->lesson_at >= 0 && !a->loaded && !a->waiting.on) a->lesson_failed[a->lesson_at] = true;
     a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0;
 }
 
-void app_open_lesson(App *a, int k) {
-    if (k < 0 || k >= a->course.n) return;
+// Whether the files spec needs can be opened now: its model, named by the spec or by its
+// lesson. In the browser one that is not there yet is fetched meanwhile (*progress: how far).
+// A fetch that failed sets e.
+static bool files_ready(const SessionSpec *spec, double *progress, Err *e) {
+    *progress = 1.0;
+    if (spec->model_path) return platform_file_ready(spec->model_path, progress, e);
+    if (!spec->lesson_path) return true;
+    Lesson l;
+    Err parse = {{0}};
+    if (!lesson_load(&l, spec->lesson_path, &parse)) return true;  // opening it reports what is wrong
+    const bool ready = !l.setup.model_path[0] || platform_file_ready(l.setup.model_path, progress, e);
+    lesson_free(&l);
+    return ready;
+}
+
+bool app_open_spec(App *a, const SessionSpec *spec, int k) {
     if (a->loaded) session_close(&a->session);
     a->loaded = false, a->lesson_at = a->lesson_pick = k, a->lesson_list = false;
     a->cursor = 0, a->head = 0, a->playing = false, a->editing = false;
@@ -28,15 +43,28 @@ void app_open_lesson(App *a, int k) {
     memset(a->scroll, 0, sizeof a->scroll);
     a->generation++, a->model_serial++;
     Err e = {{0}};
-    const SessionSpec spec = {.lesson_path = a->course.items[k].path};
-    a->lesson_failed[k] = !session_open(&a->session, &spec, &e);
-    if (a->lesson_failed[k]) {
+    a->waiting.on = false;
+    if (!files_ready(spec, &a->waiting.progress, &e) && !e.msg[0]) {
+        a->waiting.on = true, a->waiting.spec = *spec, a->waiting.k = k;
+        return false;
+    }
+    const bool failed = e.msg[0] || !session_open(&a->session, spec, &e);
+    if (k >= 0) a->lesson_failed[k] = failed;
+    if (failed) {
         char msg[sizeof a->error];
-        snprintf(msg, sizeof msg, "lesson %d, %s: %s", k + 1, a->course.items[k].title, e.msg);
+        if (k >= 0) snprintf(msg, sizeof msg, "lesson %d, %s: %s", k + 1, a->course.items[k].title, e.msg);
+        else snprintf(msg, sizeof msg, "%s  (L: the lesson list)", e.msg);
         app_set_error(a, msg);
-        return;
+        return false;
     }
     app_loaded(a);
+    return true;
+}
+
+void app_open_lesson(App *a, int k) {
+    if (k < 0 || k >= a->course.n) return;
+    const SessionSpec spec = {.lesson_path = a->course.items[k].path};
+    app_open_spec(a, &spec, k);
 }
 
 // The keys while the list is open: Up / Down choose, Enter opens, Esc or L closes.

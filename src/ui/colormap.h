@@ -8,11 +8,8 @@
 #define STEPFORMER_COLORMAP_H
 
 #include <stddef.h>
-#include <stdint.h>
 
-typedef struct {
-    uint8_t r, g, b, a;
-} Rgba;
+#include "gfx.h"  // Rgba
 
 typedef enum { CMAP_DIVERGING, CMAP_SEQUENTIAL, CMAP_COUNT } Colormap;
 

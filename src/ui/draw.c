@@ -121,6 +121,21 @@ static void columns(int w, int *map_w, int *lesson_w) {
     if (w - *map_w - *lesson_w < w / 2) *map_w = 0;
 }
 
+// A lesson whose files are on their way (the browser fetches a lesson's model when it opens):
+// what it is, and a bar of how much has arrived.
+static void loading_state(Ui *ui, const App *a, Rect r) {
+    const char *path = a->waiting.spec.lesson_path ? a->waiting.spec.lesson_path : a->waiting.spec.model_path;
+    const char *name = path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path ? path : "";
+    char msg[300];
+    snprintf(msg, sizeof msg, "Loading %s: %.0f%%", name, 100.0 * a->waiting.progress);
+    r = rect_inset(r, ui->pad * 2);
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
+    ui_text_fit(ui, FONT_SANS, ui->px, ui->th->text, r.x, r.y, msg, r.w);
+    const Rect bar = {r.x, r.y + lh + ui->pad, r.w, ui->pad * 2};
+    gfx_frame(ui->g, bar, 1, ui->th->border);
+    gfx_rect(ui->g, (Rect){bar.x, bar.y, (int)(bar.w * a->waiting.progress), bar.h}, ui->th->accent);
+}
+
 static void empty_state(Ui *ui, Rect r) {
     ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, rect_inset(r, ui->pad * 2),
                  "Nothing is loaded. Press L for the lesson list, N / P for the next or previous lesson, "
@@ -157,6 +172,8 @@ void app_draw(Ui *ui, const App *a) {
         }
         if (lesson_w > 0) view_lesson(ui, a, lesson);
         view_timeline(ui, a, timeline);
+    } else if (a->waiting.on) {
+        loading_state(ui, a, center);
     } else {
         empty_state(ui, center);
     }

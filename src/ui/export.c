@@ -12,14 +12,6 @@
 #include "heat.h"
 #include "window.h"
 
-// Attention maps get the attention view, the generator the decoding view, the rest the stage.
-static ViewKind view_for(const App *a, int i) {
-    const Stage *st = interp_stage(a->session.it, i);
-    if (st->shape.ndim == 3 && st->axes.slot[0] == AXIS_HEADS && st->axes.slot[1] >= 0 && st->axes.slot[2] >= 0)
-        return VIEW_ATTENTION;
-    return st->where.part == PART_GENERATOR ? VIEW_DECODE : VIEW_STAGE;
-}
-
 static bool make_dir(const char *dir, Err *e) {
     struct stat sb;
     if (stat(dir, &sb) == 0) return S_ISDIR(sb.st_mode) || err_set(e, "%s exists and is not a folder", dir);
@@ -46,7 +38,7 @@ int export_run(const ExportOptions *o) {
     int written = 0;
     for (int i = 0; i < n; i++) {
         app_goto(&a, i);
-        a.view = o->view >= 0 ? (ViewKind)o->view : view_for(&a, i);
+        a.view = o->view >= 0 ? (ViewKind)o->view : app_view_for(&a, i);
         app_draw(&ui, &a);
         gfx_present(g);
         char path[1200];

@@ -1,24 +1,37 @@
-// train_job.c: the training worker thread and its snapshots (see train_job.h).
+// train_job.c: the training worker and its snapshots (see train_job.h). Where the build has
+// threads (STEPFORMER_THREADS, the desktop) the worker is a thread; without them (the browser
+// build) train_job_pump runs its steps in slices between frames, and the locks are no-ops.
 #define _DEFAULT_SOURCE  // syscall(SYS_gettid): the worker's own priority
 #include "train_job.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#if STEPFORMER_THREADS
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
+#define LOCK(j) pthread_mutex_lock(&(j)->lock)
+#define UNLOCK(j) pthread_mutex_unlock(&(j)->lock)
+#else
+#define LOCK(j) (void)(j)
+#define UNLOCK(j) (void)(j)
+#endif
 
 enum { EXAMPLE_EVERY = 20, EVAL_EVERY = 250, EVAL_SIZE = 200 };
 
 struct TrainJob {
+#if STEPFORMER_THREADS
     pthread_mutex_t lock;
     pthread_t thread;
-    bool thread_live;
+#endif
+    bool thread_live;     // a worker runs (a thread, or slices from train_job_pump)
+    double seconds;       // of training before the current slice (train_job_pump)
     atomic_bool stop;
     Trainer *trainer;
     TrainSnapshot snap;  // guarded by lock
@@ -40,7 +53,9 @@ static double now(void) {
 
 TrainJob *train_job_new(void) {
     TrainJob *j = calloc(1, sizeof *j);
+#if STEPFORMER_THREADS
     if (j) pthread_mutex_init(&j->lock, NULL);
+#endif
     return j;
 }
 
@@ -48,7 +63,9 @@ void train_job_free(TrainJob *j) {
     if (!j) return;
     train_job_stop(j);
     trainer_free(j->trainer);
+#if STEPFORMER_THREADS
     pthread_mutex_destroy(&j->lock);
+#endif
     free(j);
 }
 
@@ -115,56 +132,78 @@ static void add_point(TrainJob *j, const StepStats *st) {
 static void observe(TrainJob *j, int steps) {
     if (steps % EXAMPLE_EVERY == 1 || steps == 1) {
         TrainSnapshot tmp;
-        pthread_mutex_lock(&j->lock);
+        LOCK(j);
         tmp = j->snap;
-        pthread_mutex_unlock(&j->lock);
+        UNLOCK(j);
         decode_example(j->trainer, &tmp);
-        pthread_mutex_lock(&j->lock);
+        LOCK(j);
         memcpy(j->snap.src, tmp.src, sizeof tmp.src), memcpy(j->snap.out, tmp.out, sizeof tmp.out);
         memcpy(j->snap.src_tok, tmp.src_tok, sizeof tmp.src_tok), memcpy(j->snap.out_tok, tmp.out_tok, sizeof tmp.out_tok);
         j->snap.heads = tmp.heads, j->snap.T = tmp.T, j->snap.S = tmp.S;
         memcpy(j->snap.cross, tmp.cross, sizeof tmp.cross);
         j->snap.example_step = steps, j->snap.version++;
-        pthread_mutex_unlock(&j->lock);
+        UNLOCK(j);
     }
     double acc;
     Err e = {{0}};
     if (steps % EVAL_EVERY == 0 && trainer_eval(j->trainer, EVAL_SIZE, &acc, &e)) {
-        pthread_mutex_lock(&j->lock);
+        LOCK(j);
         if (j->snap.n_evals < TRAIN_EVALS)
             j->snap.eval[j->snap.n_evals] = (float)acc, j->snap.eval_step[j->snap.n_evals++] = steps;
-        pthread_mutex_unlock(&j->lock);
+        UNLOCK(j);
     }
 }
 
+// One training step and what the view learns of it; false when the step failed (the snapshot
+// then holds the error). t0: when the current run of steps started.
+static bool work_one(TrainJob *j, double t0) {
+    Err e = {{0}};
+    StepStats st;
+    const bool ok = trainer_step(j->trainer, &st, &e);
+    LOCK(j);
+    if (ok) {
+        j->snap.steps = trainer_steps_done(j->trainer), j->snap.seconds = j->seconds + now() - t0;
+        j->snap.lr = trainer_lr(j->trainer);
+        add_point(j, &st);
+    } else {
+        snprintf(j->snap.error, sizeof j->snap.error, "%s", e.msg);
+    }
+    const int steps = j->snap.steps;
+    UNLOCK(j);
+    if (ok) observe(j, steps);
+    return ok;
+}
+
+static void finished(TrainJob *j) {
+    LOCK(j);
+    j->snap.running = false, j->snap.stopping = false;
+    UNLOCK(j);
+}
+
+#if STEPFORMER_THREADS
 static void *worker(void *arg) {
     TrainJob *j = arg;
     // The window's thread comes first: training runs niced (the OpenMP threads this thread
     // starts inherit it), so frames keep time when training takes every core.
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
     const double t0 = now();
-    Err e = {{0}};
-    while (!atomic_load(&j->stop)) {
-        StepStats st;
-        const bool ok = trainer_step(j->trainer, &st, &e);
-        pthread_mutex_lock(&j->lock);
-        if (ok) {
-            j->snap.steps = trainer_steps_done(j->trainer), j->snap.seconds = now() - t0;
-            j->snap.lr = trainer_lr(j->trainer);
-            add_point(j, &st);
-        } else {
-            snprintf(j->snap.error, sizeof j->snap.error, "%s", e.msg);
-        }
-        const int steps = j->snap.steps;
-        pthread_mutex_unlock(&j->lock);
-        if (!ok) break;
-        observe(j, steps);
+    while (!atomic_load(&j->stop) && work_one(j, t0)) {
     }
-    pthread_mutex_lock(&j->lock);
-    j->snap.running = false, j->snap.stopping = false;
-    pthread_mutex_unlock(&j->lock);
+    finished(j);
     return NULL;
 }
+
+void train_job_pump(TrainJob *j, double budget_ms) { (void)j, (void)budget_ms; }
+#else
+void train_job_pump(TrainJob *j, double budget_ms) {
+    if (!j->thread_live) return;
+    const double t0 = now();
+    bool ok = true;
+    while (ok && !atomic_load(&j->stop) && (now() - t0) * 1000.0 < budget_ms) ok = work_one(j, t0);
+    j->seconds += now() - t0;
+    if (!ok || atomic_load(&j->stop)) finished(j), j->thread_live = false;
+}
+#endif
 
 bool train_job_start(TrainJob *j, Task task, Err *e) {
     train_job_stop(j);
@@ -173,47 +212,53 @@ bool train_job_start(TrainJob *j, Task task, Err *e) {
     c.steps = INT_MAX, c.held_out = EVAL_SIZE;
     j->trainer = trainer_new(&c, e);
     if (!j->trainer) return false;
-    pthread_mutex_lock(&j->lock);
+    LOCK(j);
     memset(&j->snap, 0, sizeof j->snap);
     j->snap.task = task, j->snap.cfg = trainer_model(j->trainer)->cfg, j->snap.every = 1, j->snap.running = true;
-    j->loss_sum = j->acc_sum = 0, j->in_point = 0;
-    pthread_mutex_unlock(&j->lock);
+    j->loss_sum = j->acc_sum = 0, j->in_point = 0, j->seconds = 0;
+    UNLOCK(j);
     atomic_store(&j->stop, false);
+#if STEPFORMER_THREADS
     if (pthread_create(&j->thread, NULL, worker, j) != 0) {
         j->snap.running = false;
         return err_set(e, "could not start the training thread");
     }
+#endif
     j->thread_live = true;
     return true;
 }
 
 void train_job_ask_stop(TrainJob *j) {
     if (!j->thread_live) return;
-    pthread_mutex_lock(&j->lock);
+    LOCK(j);
     j->snap.stopping = j->snap.running;
-    pthread_mutex_unlock(&j->lock);
+    UNLOCK(j);
     atomic_store(&j->stop, true);
 }
 
 void train_job_stop(TrainJob *j) {
     train_job_ask_stop(j);
     if (!j->thread_live) return;
+#if STEPFORMER_THREADS
     pthread_join(j->thread, NULL);
+#else
+    finished(j);  // between slices: nothing runs
+#endif
     j->thread_live = false;
 }
 
 bool train_job_running(TrainJob *j) {
-    pthread_mutex_lock(&j->lock);
+    LOCK(j);
     const bool r = j->snap.running;
-    pthread_mutex_unlock(&j->lock);
+    UNLOCK(j);
     if (!r && j->thread_live) train_job_stop(j);  // it has finished: collect the thread
     return r;
 }
 
 void train_job_snapshot(TrainJob *j, TrainSnapshot *out) {
-    pthread_mutex_lock(&j->lock);
+    LOCK(j);
     *out = j->snap;
-    pthread_mutex_unlock(&j->lock);
+    UNLOCK(j);
 }
 
 bool train_job_save(TrainJob *j, const char *path, Err *e) {

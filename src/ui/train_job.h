@@ -42,6 +42,9 @@ void train_job_free(TrainJob *j);  // stops the worker first
 // Starts training `task` from fresh weights (the defaults of train.h). Any earlier job's model
 // is dropped.
 bool train_job_start(TrainJob *j, Task task, Err *e);
+// Runs the worker's steps for about budget_ms where the build has no threads (the browser):
+// call it once a frame. A no-op where the worker is a thread.
+void train_job_pump(TrainJob *j, double budget_ms);
 // Asks the worker to stop after its current step, without waiting: the snapshot shows
 // `stopping` until it has, then `running` turns false.
 void train_job_ask_stop(TrainJob *j);

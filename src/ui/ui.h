@@ -7,6 +7,7 @@
 #ifndef STEPFORMER_UI_H
 #define STEPFORMER_UI_H
 
+#include "colormap.h"
 #include "gfx.h"
 #include "tensor.h"
 

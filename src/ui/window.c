@@ -1,27 +1,44 @@
-// window.c: the window's main loop: events (live or replayed), playback, drawing.
+// window.c: the window's main loop: events (live or replayed), playback, drawing. The loop
+// itself is the platform's (platform.h): a blocking loop on the desktop, the page's animation
+// frames in the browser; each turn calls frame() below.
 #include "window.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "heat.h"
 #include "input.h"
+#include "platform.h"
 
 typedef struct {
-    App *a;
+    App a;
     Gfx *g;
     Ui ui;
+    WindowOptions o;
     double t0;  // when the loop started: recordings and replays count from here
     Recorder *rec;
     Replayer *rep;
     int failures;  // replay expectations that did not hold
+    char first_failure[300];
     int shots;
+    bool placed;   // the place asked for has been reached (or failed)
+    bool told;     // the title has announced it
+    void (*done)(int status, void *ctx);
+    void *done_ctx;
 } Loop;
 
 static void notice(App *a, const char *msg) {
     snprintf(a->notice, sizeof a->notice, "%s", msg);
     a->notice_until = (double)SDL_GetTicks64() + 3000.0;
+}
+
+static void announce(const Loop *L, const char *what, const char *detail) {
+    if (!L->o.announce) return;
+    char title[800];
+    snprintf(title, sizeof title, "stepformer: %s%s%s", what, detail ? " " : "", detail ? detail : "");
+    platform_title(title);
 }
 
 static void screenshot(Loop *L, const char *path) {
@@ -35,15 +52,16 @@ static void screenshot(Loop *L, const char *path) {
     }
     Err e = {{0}};
     char msg[600];
-    if (!gfx_save_png(L->g, path, &e)) app_set_error(L->a, e.msg);
-    else if (!quiet) snprintf(msg, sizeof msg, "saved %s", path), notice(L->a, msg);
+    if (!gfx_save_png(L->g, path, &e)) app_set_error(&L->a, e.msg);
+    else if (!quiet) platform_deliver(path, msg, sizeof msg), notice(&L->a, msg);
 }
 
 static void expect_stage(Loop *L, const char *id) {
-    const App *a = L->a;
+    const App *a = &L->a;
     const char *at = a->loaded ? interp_stage(a->session.it, a->cursor)->id : "(nothing loaded)";
     if (strcmp(at, id) != 0) {
         fprintf(stderr, "stepformer: replay: expected stage %s on screen, found %s\n", id, at);
+        if (!L->failures) snprintf(L->first_failure, sizeof L->first_failure, "replay: expected stage %s on screen, found %s", id, at);
         L->failures++;
     }
 }
@@ -52,16 +70,48 @@ static void handle_events(Loop *L, bool *shot) {
     SDL_Event ev;
     while (SDL_PollEvent(&ev)) {
         recorder_log(L->rec, &ev, (double)SDL_GetTicks64() - L->t0);
-        if (input_handle(L->a, &L->ui, &ev)) *shot = true;
+        if (input_handle(&L->a, &L->ui, &ev)) *shot = true;
+    }
+}
+
+// The place asked for, once its lesson is open: before the first frame that shows it.
+static void place(Loop *L) {
+    App *a = &L->a;
+    if (L->placed || a->waiting.on) return;
+    L->placed = true;
+    Err e = {{0}};
+    if (L->o.error) app_set_error(a, L->o.error);
+    else if (a->loaded && (L->o.stage || L->o.view >= 0) && !app_place(a, L->o.stage, L->o.view, &e)) app_set_error(a, e.msg);
+}
+
+// After a frame is drawn: the title says what it shows (once), and how a replay ended.
+static void tell(Loop *L, ReplayStep step) {
+    const App *a = &L->a;
+    if (L->placed && !L->told) {
+        L->told = true;
+        if (a->error[0]) announce(L, "error", a->error);
+        else if (a->loaded) announce(L, "ready", interp_stage(a->session.it, a->cursor)->id);
+        else announce(L, "error", "nothing is loaded");
+    }
+    if (L->rep && (step == REPLAY_DONE || step == REPLAY_QUIT)) {
+        const int failed = L->failures + replayer_failures(L->rep);
+        if (failed && !L->first_failure[0]) snprintf(L->first_failure, sizeof L->first_failure, "replay: an event could not be delivered");
+        if (failed) announce(L, "error", L->first_failure);
+        else announce(L, "replay passed", NULL);
     }
 }
 
 // One frame: input, playback, drawing, and replay directives that act on the drawn frame.
-static void frame(Loop *L) {
-    App *a = L->a;
+// Returns how long the loop may wait for an event, or -1 to end it.
+static int frame(void *ctx) {
+    Loop *L = ctx;
+    App *a = &L->a;
     const double now = (double)SDL_GetTicks64();
+    place(L);
+    if (!L->placed) L->t0 = now;  // a replay's clock starts at the place asked for
     char arg[480] = "";
-    ReplayStep step = L->rep ? replayer_poll(L->rep, now - L->t0, arg, sizeof arg) : REPLAY_IDLE;
+    const bool replaying = L->placed && L->rep;  // a replay starts at the place asked for
+    ReplayStep step = replaying ? replayer_poll(L->rep, now - L->t0, arg, sizeof arg) : REPLAY_IDLE;
     if (step == REPLAY_QUIT) a->quit = true;
     if (step == REPLAY_EXPECT) expect_stage(L, arg);
     bool shot = false;
@@ -70,47 +120,63 @@ static void frame(Loop *L) {
     if (a->fullscreen != was_full) gfx_set_fullscreen(L->g, a->fullscreen);
     if (a->editing) SDL_StartTextInput();
     app_tick(a, now, 8.0);
-    if (a->train) train_job_snapshot(a->train, &a->train_snap);
+    if (a->train) train_job_pump(a->train, 12.0), train_job_snapshot(a->train, &a->train_snap);
     if (a->notice[0] && a->notice_until == 0) a->notice_until = now + 3000.0;
     if (a->notice[0] && now > a->notice_until) a->notice[0] = '\0';
-    SDL_GetMouseState(&L->ui.mx, &L->ui.my);
+    if (SDL_GetMouseFocus()) SDL_GetMouseState(&L->ui.mx, &L->ui.my);
+    else L->ui.mx = L->ui.my = -1;  // the pointer is elsewhere: nothing hovers
     app_draw(&L->ui, a);
     if (shot) screenshot(L, NULL);
     if (step == REPLAY_SHOT) screenshot(L, arg);
     gfx_present(L->g);
     gfx_trim_cache(L->g);
+    tell(L, step);
+    if (a->quit) return -1;
+    const bool busy = a->playing || L->rep || a->waiting.on || a->train_snap.running;
+    return busy ? (a->train_snap.running && !a->playing && !L->rep ? 100 : 0) : 50;
 }
 
-int window_run(const WindowOptions *o) {
-    App a;
+static void finish(void *ctx) {
+    Loop *L = ctx;
+    recorder_close(L->rec);
+    L->failures += replayer_failures(L->rep);
+    replayer_close(L->rep);
+    heat_cache_free(L->ui.heat);
+    app_free(&L->a);
+    gfx_close(L->g);
+    SDL_Quit();
+    const int status = L->failures ? 1 : 0;
+    void (*done)(int, void *) = L->done;
+    void *done_ctx = L->done_ctx;
+    free(L);
+    if (done) done(status, done_ctx);
+}
+
+void window_run(const WindowOptions *o, void (*done)(int status, void *ctx), void *ctx) {
     Err e = {{0}};
-    Gfx *g = gfx_open_window("stepformer", o->w, o->h, &e);
+    Loop *L = calloc(1, sizeof *L);  // outlives this call in the browser
+    Gfx *g = L ? gfx_open_window("stepformer", o->w, o->h, &e) : NULL;
     if (!g) {
-        fprintf(stderr, "stepformer: %s\n", e.msg);
-        return 1;
+        fprintf(stderr, "stepformer: %s\n", L ? e.msg : "out of memory");
+        free(L);
+        if (done) done(1, ctx);
+        return;
     }
+    L->g = g, L->o = *o, L->done = done, L->done_ctx = ctx;
+    L->ui = (Ui){.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
     gfx_set_min_size(g, WINDOW_MIN_W, WINDOW_MIN_H);
-    app_init(&a, &o->spec);
-    app_set_course(&a, o->course_dir, o->spec.lesson_path ? o->spec.lesson_path : a.loaded ? a.session.lesson.path : NULL);
-    Loop L = {.a = &a, .g = g, .ui = {.g = g, .heat = heat_cache_new()}};
-    if (o->record && !(L.rec = recorder_open(o->record, &e))) app_set_error(&a, e.msg);
-    if (o->replay && !(L.rep = replayer_open(o->replay, &e))) {
+    App *a = &L->a;
+    app_init(a, &o->spec);
+    app_set_course(a, o->course_dir, o->spec.lesson_path ? o->spec.lesson_path : a->loaded ? a->session.lesson.path : NULL);
+    if (o->record && !(L->rec = recorder_open(o->record, &e))) app_set_error(a, e.msg);
+    if (o->replay && !(L->rep = replayer_open(o->replay, &e))) {
         fprintf(stderr, "stepformer: %s\n", e.msg);
-        L.failures++;
-        a.quit = true;
+        snprintf(L->first_failure, sizeof L->first_failure, "%s", e.msg);
+        announce(L, "error", e.msg);
+        L->failures++;
+        a->quit = true;
     }
     SDL_StartTextInput();
-    L.t0 = (double)SDL_GetTicks64();
-    while (!a.quit) {
-        frame(&L);
-        if (!a.playing && !L.rep) SDL_WaitEventTimeout(NULL, a.train_snap.running ? 100 : 50);  // idle
-    }
-    recorder_close(L.rec);
-    L.failures += replayer_failures(L.rep);
-    replayer_close(L.rep);
-    heat_cache_free(L.ui.heat);
-    app_free(&a);
-    gfx_close(g);
-    SDL_Quit();
-    return L.failures ? 1 : 0;
+    L->t0 = (double)SDL_GetTicks64();
+    platform_loop(frame, finish, L);
 }

@@ -11,11 +11,22 @@ typedef struct {
     const char *record, *replay;  // files, or NULL
     int w, h;                     // initial window size
     const char *course_dir;       // the folder whose lessons N / P and L switch between (or NULL)
+    // A place to open at (a link in the browser): the stage (an id as --to takes it) and the
+    // view (a ViewKind, or -1 for the one the stage suits), or NULL and -1.
+    const char *stage;
+    int view;
+    const char *error;  // a message to show from the first frame (a bad link), or NULL
+    // Whether the title announces the window's state, as tests of the page read it:
+    // "stepformer: ready STAGE" once the first frame of the place asked for is drawn,
+    // "stepformer: error MESSAGE" when it cannot be, and after a replay "stepformer: replay
+    // passed" or "stepformer: error replay: ..." .
+    bool announce;
 } WindowOptions;
 
-// Opens the window and runs until the user quits. Returns the exit status (1 when the window
-// cannot open, or a replayed expectation failed).
-int window_run(const WindowOptions *o);
+// Opens the window and runs it until the user quits, then calls done(status, ctx) (may be
+// NULL) with the exit status (1 when the window cannot open, or a replayed expectation failed).
+// On the desktop this returns after done; in the browser it returns as soon as the loop runs.
+void window_run(const WindowOptions *o, void (*done)(int status, void *ctx), void *ctx);
 
 typedef struct {
     SessionSpec spec;

@@ -4,13 +4,12 @@
 #include <SDL.h>
 #include <SDL_image.h>
 #include <SDL_ttf.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fonts.h"
+#include "platform.h"
 
 enum { N_BUCKETS = 1024, MAX_FONTS = 64, TEXT_KEEP_FRAMES = 90 };
 enum { FRAME_MS = 16 };  // frames of the software renderer are held this far apart, as vsync would
@@ -75,40 +74,13 @@ static Gfx *finish_open(Gfx *g, Err *e) {
     return g;
 }
 
-// Whether this process can draw with a GPU: a DRM device (card or render node) or NVIDIA's that
-// it may open. Without one, OpenGL is Mesa's llvmpipe on the CPU: loading LLVM added 50 ms to
-// start-up and each frame took 15 ms to present under Xvfb, where SDL's own software renderer,
-// drawing into the window's surface, takes under 1 ms.
-static bool usable_device(const char *path) { return access(path, R_OK | W_OK) == 0; }
-
-static bool has_gpu(void) {
-    DIR *d = opendir("/dev/dri");
-    bool found = false;
-    char path[300];
-    for (struct dirent *en; d && !found && (en = readdir(d));)
-        if (!strncmp(en->d_name, "card", 4) || !strncmp(en->d_name, "renderD", 7))
-            found = snprintf(path, sizeof path, "/dev/dri/%s", en->d_name) < (int)sizeof path && usable_device(path);
-    if (d) closedir(d);
-    return found || usable_device("/dev/nvidia0");
-}
-
 Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
-    const char *disp = getenv("DISPLAY"), *way = getenv("WAYLAND_DISPLAY");
-    if ((!disp || !*disp) && (!way || !*way) && !getenv("SDL_VIDEODRIVER"))
-        return err_set(e, "no display (DISPLAY is not set). Without a window, `stepformer export "
-                       "LESSON --out DIR` writes every stage as a PNG"), NULL;
-    if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0)
-        return err_set(e, "no display: SDL could not start video (%s). Without a window, "
-                       "`stepformer export LESSON --out DIR` writes every stage as a PNG",
-                       SDL_GetError()), NULL;
+    const bool software = platform_prefers_software();
+    bool may_pace = false;
+    if (!platform_video_prepare(software, &may_pace, e)) return NULL;
     Gfx *g = calloc(1, sizeof *g);
     if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     if (!start_libraries(g, e)) return gfx_close(g), NULL;
-    SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0");
-    if (!has_gpu()) {  // at default priority: SDL_RENDER_DRIVER and the like in the environment win
-        SDL_SetHintWithPriority(SDL_HINT_RENDER_DRIVER, "software", SDL_HINT_DEFAULT);
-        SDL_SetHintWithPriority(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0", SDL_HINT_DEFAULT);
-    }
     g->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
                               SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
     if (!g->win) {
@@ -119,10 +91,8 @@ Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
     }
     g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
     if (!g->r) g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE);
-    // SDL 2.26's software renderer claims SDL_RENDERER_PRESENTVSYNC, and so keeps SDL from
-    // simulating vsync, yet presents at once: left alone, a playing window spins a core.
     SDL_RendererInfo info;
-    g->paced = g->r && SDL_GetRendererInfo(g->r, &info) == 0 && !strcmp(info.name, "software");
+    g->paced = may_pace && g->r && SDL_GetRendererInfo(g->r, &info) == 0 && !strcmp(info.name, "software");
     return finish_open(g, e);
 }
 

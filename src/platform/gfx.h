@@ -9,8 +9,13 @@
 
 #include <stdbool.h>
 
-#include "colormap.h"
+#include <stdint.h>
+
 #include "err.h"
+
+typedef struct {
+    uint8_t r, g, b, a;
+} Rgba;
 
 typedef struct Gfx Gfx;
 typedef struct GfxImage GfxImage;

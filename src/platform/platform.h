@@ -1,0 +1,41 @@
+// platform.h: what differs between the desktop and the browser, below the window's code.
+//
+// The window is SDL on both: the render vocabulary (gfx.h) and SDL's events are shared. What
+// is not shared lives behind these calls, with one side for each platform:
+//   platform_desktop.c  a Linux desktop: X11 or Wayland, fontconfig, files on disk, a blocking loop
+//   platform_web.c      a browser page (emscripten): the canvas, fonts that come with the page,
+//                       files fetched from the site as they are needed, requestAnimationFrame
+// The app and the views above never ask which one runs.
+#ifndef STEPFORMER_PLATFORM_H
+#define STEPFORMER_PLATFORM_H
+
+#include <stdbool.h>
+
+#include "err.h"
+
+// Before the window opens: whether there is a display, and hints for the renderer. Sets *paced
+// when the window must hold frames apart itself (a renderer that does not wait for the display).
+bool platform_video_prepare(bool software_renderer, bool *paced, Err *e);
+// Whether SDL's software renderer is the one to use (no GPU to draw with).
+bool platform_prefers_software(void);
+
+// One frame of the main loop: returns how many milliseconds the loop may sleep waiting for an
+// event before the next frame (0: at once), or a negative number to end the loop.
+typedef int (*PlatformFrame)(void *ctx);
+// Runs `frame` until it asks to end, then calls `done(ctx)`. On the desktop this returns after
+// `done`; in the browser it returns at once and the page's animation frames drive the loop, so
+// ctx must outlive the call (allocate it, never on the caller's stack).
+void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx);
+
+// A file the program reads (a lesson's model): true when it can be opened now. Otherwise it
+// is being fetched (in the browser, from the site): *progress gets the fraction so far (0-1),
+// and a fetch that failed sets e and returns false with *progress < 0.
+bool platform_file_ready(const char *path, double *progress, Err *e);
+// A file the program has written for the user (a PNG, a trained model): in the browser it is
+// offered as a download, on the desktop it stays where it was written. Returns a message that
+// says where it went ("saved shot.png", "downloaded shot.png").
+void platform_deliver(const char *path, char *msg, unsigned long n);
+// The window's title (the page's document.title in the browser).
+void platform_title(const char *title);
+
+#endif

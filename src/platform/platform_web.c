@@ -1,0 +1,131 @@
+// platform_web.c: the browser side of platform.h (emscripten). The page's animation frames run
+// the loop; a file that is not in the in-memory file system yet is fetched from the site, next
+// to index.html, under the same path below WEB_ROOT; files written for the user are downloads.
+#include <SDL.h>
+#include <emscripten.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform.h"
+#include "web_root.h"
+
+bool platform_prefers_software(void) { return true; }  // the same pixels as `stepformer export`
+
+bool platform_video_prepare(bool software_renderer, bool *paced, Err *e) {
+    if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0) return err_set(e, "SDL could not start video in the page: %s", SDL_GetError());
+    if (software_renderer) SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
+    *paced = false;  // requestAnimationFrame holds frames to the display's rate
+    return true;
+}
+
+typedef struct {
+    PlatformFrame frame;
+    void (*done)(void *ctx);
+    void *ctx;
+} LoopState;
+
+static LoopState loop_state;  // the one loop the page runs; only this file sees it
+
+static void one_frame(void *arg) {
+    LoopState *s = arg;
+    if (s->frame(s->ctx) >= 0) return;
+    emscripten_cancel_main_loop();
+    s->done(s->ctx);
+}
+
+void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx) {
+    loop_state = (LoopState){frame, done, ctx};
+    emscripten_set_main_loop_arg(one_frame, &loop_state, 0, 0);
+}
+
+// ---- files fetched on demand ----
+enum { MAX_FETCHES = 64 };
+typedef enum { FETCH_RUNNING, FETCH_FAILED } FetchState;
+typedef struct {
+    char path[512];
+    FetchState state;
+    double progress;
+    char why[160];
+} Fetch;
+
+static Fetch fetches[MAX_FETCHES];
+static int n_fetches;
+
+static void fetched(unsigned handle, void *arg, const char *file) {
+    (void)handle, (void)file;
+    Fetch *f = arg;
+    f->progress = 1.0;  // the file now exists: the next platform_file_ready finds it
+}
+
+static void fetch_failed(unsigned handle, void *arg, int status) {
+    (void)handle;
+    Fetch *f = arg;
+    f->state = FETCH_FAILED;
+    snprintf(f->why, sizeof f->why, "the site answered %d", status);
+}
+
+static void fetch_progress(unsigned handle, void *arg, int percent) {
+    (void)handle;
+    ((Fetch *)arg)->progress = percent / 100.0;
+}
+
+static bool make_parents(const char *path) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST) return false;
+            *p = '/';
+        }
+    return true;
+}
+
+bool platform_file_ready(const char *path, double *progress, Err *e) {
+    *progress = 1.0;
+    if (access(path, R_OK) == 0) return true;
+    const size_t root = strlen(WEB_ROOT);
+    if (strncmp(path, WEB_ROOT "/", root + 1) != 0 || strstr(path, "/../"))
+        return true;  // not one of the site's files: whoever opens it reports it missing
+    for (int i = 0; i < n_fetches; i++)
+        if (!strcmp(fetches[i].path, path)) {
+            *progress = fetches[i].state == FETCH_FAILED ? -1.0 : fetches[i].progress;
+            if (fetches[i].state == FETCH_FAILED) err_set(e, "%s could not be fetched: %s", path + root + 1, fetches[i].why);
+            return false;
+        }
+    if (n_fetches == MAX_FETCHES) return err_set(e, "too many files fetched at once (%d)", MAX_FETCHES), *progress = -1, false;
+    Fetch *f = &fetches[n_fetches++];
+    *f = (Fetch){.state = FETCH_RUNNING};
+    snprintf(f->path, sizeof f->path, "%s", path);
+    if (!make_parents(path)) {
+        f->state = FETCH_FAILED;
+        snprintf(f->why, sizeof f->why, "its folder could not be made");
+    } else {
+        emscripten_async_wget2(path + root + 1, path, "GET", "", f, fetched, fetch_failed, fetch_progress);
+    }
+    *progress = 0.0;
+    return false;
+}
+
+void platform_deliver(const char *path, char *msg, unsigned long n) {
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    // clang-format off
+    EM_ASM({
+        const data = FS.readFile(UTF8ToString($0));
+        const a = document.createElement('a');
+        a.href = URL.createObjectURL(new Blob([data], {type: 'application/octet-stream'}));
+        a.download = UTF8ToString($1);
+        document.body.appendChild(a);
+        a.click();
+        setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+    }, path, name);
+    // clang-format on
+    snprintf(msg, n, "downloaded %s", name);
+}
+
+void platform_title(const char *title) {
+    EM_ASM({ document.title = UTF8ToString($0); }, title);
+}
