@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # deps.sh: installs the Debian 12 packages stepformer needs, skipping those already present.
 #   scripts/deps.sh          what building and running need
-#   scripts/deps.sh --test   plus what the test suite needs (and clang with libFuzzer, for fuzzing)
+#   scripts/deps.sh --test   plus what the test suite needs (and clang with libFuzzer, for fuzzing,
+#                            and what building and testing the browser page need)
+#   scripts/deps.sh --web    plus what building the browser page needs (scripts/web.sh)
 set -euo pipefail
 packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libsdl2-dev libsdl2-ttf-dev
           libsdl2-image-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-dejavu-extra)
+web=(emscripten ninja-build dpkg-dev python3-fonttools libfreetype-dev)  # scripts/web.sh build
+if [ "${1:-}" = "--web" ]; then
+  packages+=("${web[@]}")
+fi
 if [ "${1:-}" = "--test" ]; then
+  packages+=("${web[@]}" chromium-headless-shell python3-websocket imagemagick)  # scripts/web.sh test
   packages+=(xvfb xauth)   # the real-window test runs under xvfb-run
   packages+=(clang libclang-rt-dev libomp-dev)   # scripts/fuzz.sh: libFuzzer, and OpenMP for clang
 fi

@@ -154,7 +154,7 @@ static void test_self_attention(void) {
 static void test_scaling(void) {
     Session s;
     if (!run_lesson(&s, "scaling.md", false, NULL, NULL, NULL, false)) return;
-    const char *ids[3] = {"encoder.layers.0.self_attn.unscaled.weights", "encoder.layers.0.self_attn.by_sqrt_dk.weights",
+    const char *ids[3] = {"encoder.layers.0.self_attn.unscaled.weights", "encoder.layers.0.self_attn.weights",
                           "encoder.layers.0.self_attn.by_sqrt_dmodel.weights"};
     // The table of head 2's largest weight per row.
     const double table[3][10] = {{0.33, 0.32, 0.51, 0.43, 0.54, 0.77, 0.96, 0.99, 0.99, 0.98},
@@ -189,7 +189,7 @@ static void test_scaling(void) {
         CHECK_STATED(lo, -9.5, 1, "the smallest score");
         CHECK_STATED(hi, 14.2, 1, "the largest score");
     }
-    const float *scaled = stage(&s, "encoder.layers.0.self_attn.by_sqrt_dk.scaled", NULL);
+    const float *scaled = stage(&s, "encoder.layers.0.self_attn.scaled", NULL);
     const double spread[4] = {1.10, 1.22, 0.82, 0.70};
     for (int h = 0; scaled && h < 4; h++) {
         double m = 0, v = 0;

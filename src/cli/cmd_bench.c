@@ -10,6 +10,7 @@
 
 #include "bench.h"
 #include "data.h"
+#include "pass_timing.h"
 #include "cli.h"
 #include "window.h"
 
@@ -37,7 +38,9 @@ static const char bench_usage[] =
     "Each path also gets the least time its work could take at this machine's fused multiply-add\n"
     "peak, measured at the start of the run.\n"
     "\n"
-    "  --only LIST   some of forward, greedy, train, matmul (comma-separated)\n"
+    "  --only LIST   some of forward, greedy, train, matmul (comma-separated), or browser: the\n"
+    "                two passes the browser's benchmark page times (index.html?bench=1), here on\n"
+    "                one thread, to compare with the page (scripts/web.sh bench)\n"
     "  --repeat N    timed runs of each path (default: forward 20, greedy 3, train 50)\n"
     "  --json        one JSON object instead of the table\n"
     "  --no-peer     stepformer's figures alone (no PyTorch, no OpenBLAS)\n"
@@ -45,16 +48,18 @@ static const char bench_usage[] =
     "                2 to 12, d_model 256 to 1024 (the README's scale table)\n"
     "  --ui          the window: frame times of the busiest views at 1920x1080, off screen\n";
 
-enum { SECTION_FORWARD = 1, SECTION_GREEDY = 2, SECTION_TRAIN = 4, SECTION_MATMUL = 8, SECTION_ALL = 15 };
+enum { SECTION_FORWARD = 1, SECTION_GREEDY = 2, SECTION_TRAIN = 4, SECTION_MATMUL = 8, SECTION_ALL = 15,
+       SECTION_BROWSER = 16 };  // only when asked for
 
 static bool parse_only(const char *list, unsigned *out) {
-    static const char *const names[] = {"forward", "greedy", "train", "matmul"};
+    static const char *const names[] = {"forward", "greedy", "train", "matmul", "browser"};
+    enum { N_NAMES = sizeof names / sizeof names[0] };
     *out = 0;
     for (const char *p = list; *p;) {
         const size_t n = strcspn(p, ",");
         size_t k = 0;
-        while (k < 4 && !(strlen(names[k]) == n && !strncmp(p, names[k], n))) k++;
-        if (k == 4) return false;
+        while (k < N_NAMES && !(strlen(names[k]) == n && !strncmp(p, names[k], n))) k++;
+        if (k == N_NAMES) return false;
         *out |= 1u << k;
         p += n + (p[n] == ',');
     }
@@ -114,6 +119,40 @@ static void bench_row(const Row *row, bool no_peer, double peak, cJSON *json) {
                row->c.path == PATH_TRAIN ? "matrix products" : "work");
         if (peer) printf(" (%.2fx PyTorch's time)", floor_ms / torch.median_ms);
         printf("\n");
+    }
+}
+
+// The browser page's two passes (pass_timing.h) on one thread, in a child process: v[2k] and
+// v[2k + 1] are pass k's median and least time.
+static void task_browser(const void *arg, BenchReply *r) {
+    const int runs = *(const int *)arg;
+    char dir[4352];
+    PassTiming t[PASS_TIMINGS];
+    Err e = {{0}};
+    omp_set_num_threads(1);
+    r->ok = pass_timings(data_path("lessons", dir, sizeof dir), runs, t, &e);
+    if (!r->ok) snprintf(r->why, sizeof r->why, "%s", e.msg);
+    for (int k = 0; k < PASS_TIMINGS && r->ok; k++) r->v[2 * k] = t[k].median_ms, r->v[2 * k + 1] = t[k].min_ms;
+    snprintf(r->about, sizeof r->about, "1 thread, gemm micro-kernel %s", sgemm_kernel_name());
+}
+
+static void bench_browser(int repeat, cJSON *json) {
+    const int runs = repeat ? repeat : 10;
+    static const char *const names[PASS_TIMINGS] = {"dates model, whole pass (greedy decoding)",
+                                                    "base model, forward at 32 tokens"};
+    BenchReply r;
+    double rss;
+    const bool ok = bench_in_child(task_browser, &runs, &r, &rss);
+    if (!json) printf("\nthe browser page's passes, natively on one thread (%s):\n", ok ? r.about : r.why);
+    cJSON *rows = json ? cJSON_AddArrayToObject(json, "browser") : NULL;
+    for (int k = 0; k < PASS_TIMINGS && ok; k++) {
+        if (!json) printf("  %-44s median %8.2f ms  least %8.2f ms\n", names[k], r.v[2 * k], r.v[2 * k + 1]);
+        cJSON *o = rows ? cJSON_CreateObject() : NULL;
+        if (!o) continue;
+        cJSON_AddStringToObject(o, "name", names[k]);
+        cJSON_AddNumberToObject(o, "median_ms", r.v[2 * k]);
+        cJSON_AddNumberToObject(o, "min_ms", r.v[2 * k + 1]);
+        cJSON_AddItemToArray(rows, o);
     }
 }
 
@@ -273,6 +312,7 @@ int cmd_bench(int argc, char **argv) {
         for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
             if (sections & row_section[i]) bench_row(&rows[i], o.no_peer, peak, json);
         if (sections & SECTION_MATMUL) bench_matmul(o.no_peer, json);
+        if (sections & SECTION_BROWSER) bench_browser(o.repeat, json);
     }
     if (json) {
         char *text = cJSON_Print(json);

@@ -27,12 +27,16 @@ static void keep_status(int status, void *ctx) { *(int *)ctx = status; }
 
 // The folder of lessons the window switches between: the lesson's own, else the course among
 // stepformer's data (data.h).
+static const char *course_of(const char *lesson, char *dir, size_t n) {
+    data_path("lessons", dir, n);
+    const char *slash = lesson ? strrchr(lesson, '/') : NULL;
+    if (lesson) snprintf(dir, n, "%.*s", slash ? (slash == lesson ? 1 : (int)(slash - lesson)) : 1, slash ? lesson : ".");
+    return dir;
+}
+
 int cli_open_window(const CliOptions *o) {
     char dir[4352];
-    data_path("lessons", dir, sizeof dir);
-    const char *lesson = o->spec.lesson_path, *slash = lesson ? strrchr(lesson, '/') : NULL;
-    if (lesson) snprintf(dir, sizeof dir, "%.*s", slash ? (slash == lesson ? 1 : (int)(slash - lesson)) : 1,
-                         slash ? lesson : ".");
+    course_of(o->spec.lesson_path, dir, sizeof dir);
     WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
                        .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800,
                        .course_dir = dir, .view = -1};
@@ -78,6 +82,8 @@ int cmd_export(int argc, char **argv) {
                        .h = o.height ? o.height : 1080, .view = -1};
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
     else e.spec.lesson_path = o.positional[0];
+    char dir[4352];
+    if (e.spec.lesson_path) e.course_dir = course_of(e.spec.lesson_path, dir, sizeof dir);
     if (o.view) {
         for (int v = 0; v < VIEW_COUNT; v++)  // not training: it does not follow the stages
             if ((v != VIEW_TRAIN && v != VIEW_COMPARE && !strcasecmp(o.view, view_names[v])) || (!strcasecmp(o.view, "decoding") && v == VIEW_DECODE) ||

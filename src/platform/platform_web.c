@@ -84,11 +84,37 @@ static bool make_parents(const char *path) {
     return true;
 }
 
-bool platform_file_ready(const char *path, double *progress, Err *e) {
+// An absolute path with its "." and ".." parts resolved (lesson files name their models as
+// ../assets/models/...); false if it climbs above the root or does not fit.
+static bool normalise(char *out, size_t cap, const char *path) {
+    size_t k = 0;
+    if (path[0] != '/') return false;
+    for (const char *p = path; *p;) {
+        while (*p == '/') p++;
+        const size_t n = strcspn(p, "/");
+        if (n == 0) break;
+        if (n == 1 && p[0] == '.') {
+        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+            if (k == 0) return false;
+            while (k > 0 && out[k - 1] != '/') k--;
+            if (k > 0) k--;  // the slash before the part dropped
+        } else {
+            if (k + 1 + n + 1 > cap) return false;
+            out[k++] = '/';
+            memcpy(out + k, p, n), k += n;
+        }
+        p += n;
+    }
+    out[k] = '\0';
+    return true;
+}
+
+bool platform_file_ready(const char *asked, double *progress, Err *e) {
     *progress = 1.0;
-    if (access(path, R_OK) == 0) return true;
+    if (access(asked, R_OK) == 0) return true;
+    char path[512];
     const size_t root = strlen(WEB_ROOT);
-    if (strncmp(path, WEB_ROOT "/", root + 1) != 0 || strstr(path, "/../"))
+    if (!normalise(path, sizeof path, asked) || strncmp(path, WEB_ROOT "/", root + 1) != 0)
         return true;  // not one of the site's files: whoever opens it reports it missing
     for (int i = 0; i < n_fetches; i++)
         if (!strcmp(fetches[i].path, path)) {
@@ -115,8 +141,8 @@ void platform_deliver(const char *path, char *msg, unsigned long n) {
     // clang-format off
     EM_ASM({
         const data = FS.readFile(UTF8ToString($0));
-        const a = document.createElement('a');
-        a.href = URL.createObjectURL(new Blob([data], {type: 'application/octet-stream'}));
+        const a = document.createElement("a");
+        a.href = URL.createObjectURL(new Blob([data], {type: "application/octet-stream"}));
         a.download = UTF8ToString($1);
         document.body.appendChild(a);
         a.click();

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,7 +24,10 @@ long long limit_value(LimitId id) {
     return s && *s && !*end && v > 0 && v < (1LL << 40) ? v : limits[id].fallback;
 }
 
-size_t limit_bytes(LimitId id) { return (size_t)limit_value(id) << 20; }
+size_t limit_bytes(LimitId id) {  // at most SIZE_MAX: a 32-bit size_t (WebAssembly) holds under 4096 MB
+    const unsigned long long b = (unsigned long long)limit_value(id) << 20;
+    return b > SIZE_MAX ? SIZE_MAX : (size_t)b;
+}
 
 const char *limit_env(LimitId id) { return limits[id].env; }
 

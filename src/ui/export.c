@@ -33,6 +33,7 @@ int export_run(const ExportOptions *o) {
         app_free(&a);
         return 1;
     }
+    app_set_course(&a, o->course_dir, a.session.lesson.path);  // drawn as the window draws it
     Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
     const int n = interp_n_done(a.session.it);
     int written = 0;

@@ -220,7 +220,7 @@ static void axes(Ui *ui, Rect p, int P, int label_w) {
     const Theme *t = ui->th;
     const int slh = lh_of(ui, FONT_SANS, ui->small);
     static const float lines[] = {1.0f, 0.0f, -1.0f};
-    static const char *const names[] = {"+1", "0", "\xe2\x88\x92" "1"};
+    static const char *const names[] = {"+1", "0", "\u22121"};  // U+2212 (minus sign), then 1
     for (int k = 0; k < 3; k++) {
         int y = plot_y(p, lines[k]);
         gfx_rect(ui->g, (Rect){p.x, y, p.w, 1}, k == 1 ? t->border : t->grid);

@@ -33,6 +33,7 @@ typedef struct {
     const char *out_dir;
     int w, h;
     int view;  // a ViewKind, or -1: the view that suits each stage
+    const char *course_dir;  // the lesson's course, for its place in the top bar ("2/24"), or NULL
 } ExportOptions;
 
 // Writes one PNG per stage into out_dir, with no display. Returns the exit status.

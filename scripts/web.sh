@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# web.sh: stepformer in a browser page, built with Debian's emscripten (WebAssembly + SIMD128).
+#   scripts/web.sh build          installs what is missing, builds the page; the last line printed
+#                                 is the site folder (build-web/site), which any static server serves
+#   scripts/web.sh serve [PORT]   serves the site folder on 127.0.0.1 (default port 8000)
+#   scripts/web.sh test           builds, then tests the page in headless Chromium (tests/web)
+#   scripts/web.sh bench          the benchmark page beside the same passes run natively
+# The libraries are built once and cached outside the clone (scripts/web_libs.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH=/usr/share/nodejs  # emcc needs Debian's node modules (acorn)
+out=build-web
+
+# The four DejaVu faces, cut to the scripts the window shows (Latin, Greek, punctuation, arrows,
+# maths, boxes and shapes): a quarter of their size. Cached beside the libraries.
+fonts() {
+  local cache=${STEPFORMER_WEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stepformer-web}
+  local ranges="U+0020-007E,U+00A0-024F,U+0370-03FF,U+1D00-1DBF,U+2000-2BFF,U+FFFD"
+  local key
+  key=$( { dpkg-query -W -f='${Version}' fonts-dejavu-core; echo "$ranges"; } | sha256sum | cut -c1-16)
+  local dir=$cache/fonts-$key
+  if [ ! -f "$dir/.done" ]; then
+    mkdir -p "$dir"
+    for f in DejaVuSans DejaVuSans-Bold DejaVuSans-Oblique DejaVuSansMono; do
+      /usr/bin/python3 -m fontTools.subset "/usr/share/fonts/truetype/dejavu/$f.ttf" --unicodes="$ranges" \
+        --layout-features='*' --notdef-outline --output-file="$dir/$f.ttf" 2>/dev/null
+    done
+    touch "$dir/.done"
+  fi
+  echo "$dir"
+}
+
+build() {
+  scripts/deps.sh --web
+  local libs fontdir
+  libs=$(scripts/web_libs.sh | tail -n 1)
+  fontdir=$(fonts)
+  # What the page carries in its file system: every lesson (and the course's order) and the fonts.
+  rm -rf "$out/pack" && mkdir -p "$out/pack/lessons" "$out/pack/fonts"
+  cp lessons/*.md "$out/pack/lessons/"
+  cp "$fontdir"/*.ttf "$out/pack/fonts/"
+  emcmake cmake -S . -B "$out/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTEPFORMER_WERROR=ON \
+    -DSTEPFORMER_WEB_LIBS="$libs" -DSTEPFORMER_WEB_PACK="$(pwd)/$out/pack" >"$out/cmake.log" 2>&1 ||
+    { tail -n 30 "$out/cmake.log" >&2; exit 1; }
+  cmake --build "$out/cmake" -j"$(nproc)" >"$out/build.log" 2>&1 || { grep -A5 -E 'error|warning' "$out/build.log" | head -n 60 >&2; exit 1; }
+  # The site: the page, the program, its packed files, and the models fetched as lessons open.
+  rm -rf "$out/site" && mkdir -p "$out/site/assets/models"
+  cp src/web/index.html "$out/cmake/stepformer.js" "$out/cmake/stepformer.wasm" "$out/cmake/stepformer.data" "$out/site/"
+  cp assets/models/*.safetensors "$out/site/assets/models/"
+  echo "$(pwd)/$out/site"
+}
+
+case "${1:-}" in
+  build) build ;;
+  serve)
+    site=$(build | tail -n 1)
+    port=${2:-8000}
+    echo "stepformer: serving $site on http://127.0.0.1:$port/ (Ctrl+C stops)" >&2
+    exec /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory "$site" ;;
+  test)
+    scripts/deps.sh --test
+    site=$(build | tail -n 1)
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" >/dev/null
+    exec /usr/bin/python3 tests/web/test_page.py --site "$site" --stepformer build/stepformer ;;
+  bench)
+    scripts/deps.sh --test
+    site=$(build | tail -n 1)
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" >/dev/null
+    exec /usr/bin/python3 tests/web/bench_page.py --site "$site" --stepformer build/stepformer ;;
+  *) echo "usage: scripts/web.sh build | serve [PORT] | test | bench" >&2; exit 2 ;;
+esac

@@ -1,0 +1,55 @@
+// pass_timing.c: see pass_timing.h.
+#include "pass_timing.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "session.h"
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int by_value(const void *x, const void *y) {
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+// Runs the session's pass from its first stage `runs` times after one warm-up run.
+static bool time_pass(Session *s, const char *name, int runs, PassTiming *out, Err *e) {
+    double *t = calloc((size_t)runs, sizeof *t);
+    if (!t) return err_code(e, ERR_MEMORY, "out of memory");
+    bool ok = true;
+    for (int k = -1; k < runs && ok; k++) {
+        interp_rewind(s->it, 0);
+        const double t0 = now_ms();
+        ok = interp_run(s->it, e);
+        if (k >= 0) t[k] = now_ms() - t0;
+    }
+    if (ok) {
+        qsort(t, (size_t)runs, sizeof *t, by_value);
+        *out = (PassTiming){name, runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]), t[0], runs,
+                            interp_n_stages(s->it)};
+    }
+    free(t);
+    return ok;
+}
+
+bool pass_timings(const char *lessons_dir, int runs, PassTiming *out, Err *e) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/forward-pass.md", lessons_dir);
+    Session s;
+    const SessionSpec spec = {.lesson_path = path};
+    if (!session_open(&s, &spec, e)) return false;
+    bool ok = time_pass(&s, "dates model, whole pass (greedy decoding)", runs, &out[0], e);
+    session_close(&s);
+    if (!ok) return false;
+    const ModelConfig base = config_base();
+    if (!session_open_random(&s, &base, NULL, 42, 32, 32, e)) return false;
+    ok = time_pass(&s, "base model, forward at 32 tokens", runs, &out[1], e);
+    session_close(&s);
+    return ok;
+}

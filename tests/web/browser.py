@@ -1,0 +1,157 @@
+"""browser.py: Debian's headless Chromium driven over the DevTools protocol, and a static
+server for the site folder, both on 127.0.0.1 only. Used by test_page.py and bench_page.py.
+
+Every request the page makes is recorded; a test fails on any that leaves 127.0.0.1.
+"""
+import base64
+import functools
+import http.server
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+
+import websocket  # Debian's python3-websocket
+
+CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
+                      ".js": "text/javascript"}
+
+    def log_message(self, *args):
+        pass
+
+
+class Server:
+    """The site folder on 127.0.0.1, in a thread: what any static host does."""
+
+    def __init__(self, site):
+        self.port = free_port()
+        handler = functools.partial(QuietHandler, directory=site)
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.base = f"http://127.0.0.1:{self.port}/"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class Browser:
+    """One headless Chromium with one page, over the DevTools protocol."""
+
+    def __init__(self, width=1280, height=800):
+        self.profile = tempfile.mkdtemp(prefix="stepformer-chromium-")
+        self.port = free_port()
+        args = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-quic", "--disable-extensions",
+                "--hide-scrollbars", "--force-device-scale-factor=1", f"--window-size={width},{height}",
+                f"--user-data-dir={self.profile}", f"--remote-debugging-port={self.port}", "about:blank"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+        self.ws = None
+        deadline = time.time() + 30
+        while time.time() < deadline and self.ws is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/list", timeout=2) as r:
+                    pages = [t for t in json.load(r) if t.get("type") == "page"]
+                if pages:
+                    self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60,
+                                                          suppress_origin=True)
+            except OSError:
+                time.sleep(0.2)
+        if self.ws is None:
+            self.close()
+            raise RuntimeError("headless Chromium did not start (is chromium-headless-shell installed?)")
+        self.next_id = 0
+        self.requests = []   # every URL the page asked for
+        self.console = []    # what the page printed
+        self.send("Network.enable")
+        self.send("Runtime.enable")
+        self.send("Page.enable")
+
+    def send(self, method, **params):
+        self.next_id += 1
+        my = self.next_id
+        self.ws.send(json.dumps({"id": my, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == my:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self.event(msg)
+
+    def event(self, msg):
+        m = msg.get("method")
+        if m == "Network.requestWillBeSent":
+            self.requests.append(msg["params"]["request"]["url"])
+        elif m == "Runtime.consoleAPICalled":
+            self.console.append(" ".join(str(a.get("value", "")) for a in msg["params"]["args"]))
+
+    def pump(self, seconds):
+        """Reads events for up to `seconds` (requests, console lines)."""
+        self.ws.settimeout(seconds)
+        try:
+            while True:
+                self.event(json.loads(self.ws.recv()))
+        except websocket.WebSocketTimeoutException:
+            pass
+        finally:
+            self.ws.settimeout(60)
+
+    def size(self, width, height):
+        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                  mobile=False)
+
+    def open(self, url):
+        self.send("Page.navigate", url=url)
+
+    def eval(self, expr):
+        r = self.send("Runtime.evaluate", expression=expr, returnByValue=True)
+        return r.get("result", {}).get("value")
+
+    def wait_title(self, prefixes, timeout=30):
+        """Waits until document.title starts with one of prefixes; returns it (or the last seen)."""
+        deadline = time.time() + timeout
+        title = ""
+        while time.time() < deadline:
+            title = self.eval("document.title") or ""
+            if any(title.startswith(p) for p in prefixes):
+                return title
+            self.pump(0.05)
+        return title
+
+    def screenshot(self, path, width, height):
+        r = self.send("Page.captureScreenshot", format="png",
+                      clip={"x": 0, "y": 0, "width": width, "height": height, "scale": 1})
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(r["data"]))
+
+    def close(self):
+        try:
+            if self.ws:
+                self.ws.close()
+        finally:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+            shutil.rmtree(self.profile, ignore_errors=True)
