@@ -64,7 +64,7 @@ static void test_usage(void) {
     EXPECT(run("lesson - --headless --record r.txt"), 2, err, "--record is for the window");
     EXPECT(run("--headless --size 800x600"), 2, err, "--size is for the window");
     EXPECT(run("--program '%s/forward-pass.md' --headless --replay r.txt", LESSONS), 2, err, "stepformer: --replay");
-    EXPECT(run("export - --out d --view training"), 2, err, "--view is stage, attention, decoding or positions");
+    EXPECT(run("export - --out d --view sideways"), 2, err, "--view is stage, attention, decoding, positions, training or compare");
     EXPECT(run("--size 800x600junk"), 2, err, "not '800x600junk'");
     EXPECT(run("--model x"), 2, err, "stepformer: with --model");
     CHECK(!strstr(err, "stepformer stepformer") && strstr(err, "--help-window"), "the bare command's hint: %s", err);

@@ -39,6 +39,7 @@ typedef struct {
     bool headless, ui_bench, train_bench, scale_bench, no_peer;
     const char *only;             // bench: the paths to run ("forward,greedy")
     const char *view;             // export: a view name
+    const char *stages;           // export: the stages to draw ("a,b"), or NULL: every one
     bool has_seed;
     TrainFlags train;
     const char *positional[4];  // arguments that are not options

@@ -55,6 +55,7 @@ static const struct {
     {{"size", required_argument, 0, 'z'}, OPT_WINDOW | OPT_EXPORT},
     {{"headless", no_argument, 0, 'l'}, OPT_WINDOW},
     {{"view", required_argument, 0, 'w'}, OPT_EXPORT},
+    {{"stages", required_argument, 0, 'g'}, OPT_EXPORT},
     {{"ui", no_argument, 0, 'u'}, OPT_REPEAT},
     {{"train", no_argument, 0, 'x'}, OPT_REPEAT},
     {{"only", required_argument, 0, 'y'}, OPT_REPEAT},
@@ -124,6 +125,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 'Z': o->scale_bench = true; return true;
     case 'W': o->no_peer = true; return true;
     case 'w': o->view = arg; return true;
+    case 'g': o->stages = arg; return true;
     case 'C': s->config = arg; return true;
     }
     return false;

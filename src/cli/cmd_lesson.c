@@ -1,4 +1,5 @@
 // cmd_lesson.c: `lesson FILE` runs a lesson headless, one line per stage.
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,6 +17,8 @@ static const char lesson_usage[] =
     "  --headless      run in the terminal\n"
     "  --to STAGE      stop after this stage\n"
     "  --print STAGE   print this stage's tensor (rows and columns labelled with their tokens)\n"
+    "  --json          with --print: the tensor as JSON, {\"id\", \"shape\", \"values\"}, every\n"
+    "                  float exact (a masked -inf is null)\n"
     "  --input TEXT    replace the lesson's input\n"
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
@@ -61,14 +64,17 @@ int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
     if (ok && o->print) {
         const int k = cli_find_stage(s.it, o->print, s.lesson.path, &e);
         ok = k >= 0;
-        if (ok) cli_print_tensor(stdout, s.it, k);
+        char *json = ok && o->json ? interp_stage_json(s.it, k) : NULL;
+        if (ok && o->json) ok = json ? puts(json) >= 0 : err_code(&e, ERR_MEMORY, "out of memory");
+        else if (ok) cli_print_tensor(stdout, s.it, k);
+        free(json);
     }
     if (ok && listing && !o->to) print_result(&s);
     session_close(&s);
     return ok ? EXIT_OK : cli_fail(&e);
 }
 
-enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
+enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_JSON | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
                      OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW };
 
 int cmd_lesson(int argc, char **argv) {

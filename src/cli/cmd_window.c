@@ -61,13 +61,15 @@ int cmd_window(int argc, char **argv) {
 }
 
 static const char export_usage[] =
-    "usage: stepformer export LESSON --out DIR [--size WxH] [--view NAME]\n"
+    "usage: stepformer export LESSON --out DIR [--size WxH] [--view NAME] [--stages LIST]\n"
     "\n"
     "Writes one PNG per stage of the lesson's pass into DIR, named by index and stage id\n"
     "(0007-encoder.layers.0.self_attn.scores.png), drawn exactly as the window draws it. Needs\n"
     "no display. LESSON may be a file or \"-\" for the built-in lesson. --view picks one view\n"
-    "for every stage (stage, attention, decoding, positions); by default each stage gets the\n"
-    "view that suits it. --size defaults to 1920x1080.\n";
+    "for every stage (stage, attention, decoding, positions, training, compare: the last two as\n"
+    "a window opens with them); by default each stage gets the view that suits it. --size\n"
+    "defaults to 1920x1080. --stages writes only these stages (comma-separated ids, as --to\n"
+    "takes them).\n";
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;
@@ -79,17 +81,16 @@ int cmd_export(int argc, char **argv) {
     if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
     if (!o.out) return cli_usage_error("export", "--out DIR is required");
     ExportOptions e = {.spec = o.spec, .out_dir = o.out, .w = o.width ? o.width : 1920,
-                       .h = o.height ? o.height : 1080, .view = -1};
+                       .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages};
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
     else e.spec.lesson_path = o.positional[0];
     char dir[4352];
     if (e.spec.lesson_path) e.course_dir = course_of(e.spec.lesson_path, dir, sizeof dir);
     if (o.view) {
-        for (int v = 0; v < VIEW_COUNT; v++)  // not training: it does not follow the stages
-            if ((v != VIEW_TRAIN && v != VIEW_COMPARE && !strcasecmp(o.view, view_names[v])) || (!strcasecmp(o.view, "decoding") && v == VIEW_DECODE) ||
-                (!strcasecmp(o.view, "positions") && v == VIEW_PE))
-                e.view = v;
-        if (e.view < 0) return cli_usage_error("export", "--view is stage, attention, decoding or positions, not '%s'", o.view);
+        for (int v = 0; v < VIEW_COUNT; v++)  // training and compare show the state a window opens with
+            if (!strcasecmp(o.view, view_names[v])) e.view = v;
+        if (e.view < 0)
+            return cli_usage_error("export", "--view is stage, attention, decoding, positions, training or compare, not '%s'", o.view);
     }
     return export_run(&e);
 }

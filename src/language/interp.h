@@ -68,6 +68,10 @@ int interp_find(const Interp *it, const char *id);    // stage index, or -1
 // greedy round's "step.K." prefix, which names the latest round's stage of that name
 // (*by_round set). Otherwise -1 with an error naming `what` and up to four ids that end in it.
 int interp_find_stage(const Interp *it, const char *id, const char *what, bool *by_round, Err *e);
+// Stage k's output as JSON, {"id": ..., "shape": [...], "values": [...]}, each float exact (a
+// masked -inf is null); malloc'd, NULL when out of memory. What `lesson --print ID --json`
+// prints, and what the browser page reports of a stage for its tests.
+char *interp_stage_json(const Interp *it, int k);
 // The data behind input j of stage i (weights, inputs or earlier outputs).
 const float *interp_input(const Interp *it, int i, int j);
 const ProgramOutput *interp_outputs(const Interp *it, int *n);

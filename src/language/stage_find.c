@@ -1,4 +1,5 @@
-// stage_find.c: a stage by its id, as a user types it (see interp_find_stage in interp.h).
+// stage_find.c: a stage by its id, as a user types it, and its output as JSON (see interp.h).
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,4 +54,18 @@ int interp_find_stage(const Interp *it, const char *id, const char *what, bool *
     if (last < 0) return no_stage(it, id, what, rounds, e);
     *by_round = true;
     return last;
+}
+
+char *interp_stage_json(const Interp *it, int k) {
+    const Stage *st = interp_stage(it, k);
+    const float *x = interp_output(it, k);
+    cJSON *o = cJSON_CreateObject(), *shape = cJSON_AddArrayToObject(o, "shape"), *values = cJSON_AddArrayToObject(o, "values");
+    cJSON_AddStringToObject(o, "id", st->id);
+    for (int d = 0; d < st->shape.ndim; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber(st->shape.dim[d]));
+    const int64_t n = x ? shape_numel(&st->shape) : 0;
+    for (int64_t i = 0; i < n; i++)  // a float as a double prints exactly; -inf (a mask) prints null
+        cJSON_AddItemToArray(values, cJSON_CreateNumber(x[i]));
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
 }

@@ -36,8 +36,26 @@ int export_run(const ExportOptions *o) {
     app_set_course(&a, o->course_dir, a.session.lesson.path);  // drawn as the window draws it
     Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
     const int n = interp_n_done(a.session.it);
-    int written = 0;
-    for (int i = 0; i < n; i++) {
+    int written = 0, wanted = 0;
+    bool *chosen = calloc((size_t)(n > 0 ? n : 1), sizeof *chosen);  // the stages to write
+    if (!chosen) err_code(&e, ERR_MEMORY, "out of memory");
+    for (int i = 0; chosen && i < n; i++) chosen[i] = !o->stages;
+    for (const char *p = chosen ? o->stages : NULL; p && *p;) {  // "a,b": each as --to takes it
+        const size_t len = strcspn(p, ",");
+        char id[STAGE_ID_MAX];
+        bool by_round;
+        snprintf(id, sizeof id, "%.*s", (int)(len < sizeof id ? len : sizeof id - 1), p);
+        const int k = interp_find_stage(a.session.it, id, a.session.lesson.path, &by_round, &e);
+        if (k < 0) {
+            fprintf(stderr, "stepformer: %s\n", e.msg);
+            break;
+        }
+        wanted += !chosen[k], chosen[k] = true;
+        p += len + (p[len] == ',');
+    }
+    if (!o->stages) wanted = n;
+    for (int i = 0; chosen && i < n; i++) {
+        if (!chosen[i]) continue;
         app_goto(&a, i);
         a.view = o->view >= 0 ? (ViewKind)o->view : app_view_for(&a, i);
         app_draw(&ui, &a);
@@ -51,10 +69,11 @@ int export_run(const ExportOptions *o) {
         written++;
     }
     printf("wrote %d PNGs (%dx%d) to %s\n", written, o->w, o->h, o->out_dir);
+    free(chosen);
     heat_cache_free(ui.heat);
     gfx_close(g);
     app_free(&a);
-    return written == n ? 0 : 1;
+    return written == wanted && !e.msg[0] ? 0 : 1;
 }
 
 // ---- the frame benchmark ----

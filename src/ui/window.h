@@ -34,6 +34,7 @@ typedef struct {
     int w, h;
     int view;  // a ViewKind, or -1: the view that suits each stage
     const char *course_dir;  // the lesson's course, for its place in the top bar ("2/24"), or NULL
+    const char *stages;      // the stages to write, comma-separated ids as --to takes them; NULL: all
 } ExportOptions;
 
 // Writes one PNG per stage into out_dir, with no display. Returns the exit status.

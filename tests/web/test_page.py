@@ -1,0 +1,253 @@
+"""test_page.py: the browser page in Debian's headless Chromium, held to the native program.
+
+  scripts/web.sh test    (builds the page and the native program, then runs this)
+
+1. Links open places: for each place below (every view at least once) the page's title says
+   "stepformer: ready STAGE", and its screenshot is the native `stepformer export` of the same
+   lesson, stage, view and size. Pictures match when at most MAX_DIFFERENT of their pixels differ
+   by more than PIXEL_TOLERANCE (a colour distance, 0-255: room for font antialiasing; on this
+   machine the two are identical). The same screenshot against the export of another stage
+   near it must not match, so the comparison can fail.
+2. The numbers: each place's stage as the page computes it (web_stage_values) equals
+   `stepformer lesson L --print STAGE --json` to 1e-5.
+3. A replay link steps, switches views and lessons, and its expect lines hold; a replay whose
+   expect is wrong is reported as an error.
+4. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
+   markup from the link in the page.
+5. The page asks for nothing outside 127.0.0.1; what it fetches before the first frame of a
+   lesson is at most 4 MB, the site folder at most 10 MB, the first frame within 2 s.
+
+Ends with 'N passed, N failed' and exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser import Browser, Server  # noqa: E402
+
+PIXEL_TOLERANCE = 24     # per channel, 0-255
+MAX_DIFFERENT = 0.001    # of the pixels
+FIRST_LOAD_MAX = 4_000_000
+SITE_MAX = 10_000_000
+FIRST_FRAME_S = 2.0
+
+# lesson, stage, view, size: every view at least once, across the course.
+PLACES = [
+    ("scaling", "encoder.layers.0.self_attn.weights", "attention", (1280, 800)),
+    ("forward-pass", "step.3.decoder.layers.1.cross_attn.weights", "attention", (1920, 1080)),
+    ("greedy-decoding", "step.2.generator.probs", "decoding", (1280, 720)),
+    ("positional-encoding", "table.pe", "positions", (1280, 720)),
+    ("multi-head", "decoder.layers.0.self_attn.weights", "stage", (1280, 800)),
+    ("mistake-no-causal-mask", "encoder.layers.0.self_attn.q", "stage", (1920, 1080)),
+    ("training", "encoder.embed", "training", (1280, 800)),
+    ("cross-attention", "decoder.layers.0.cross_attn.weights", "compare", (1280, 720)),
+]
+
+# For each place, another stage near it: its export must not match the place's screenshot.
+OTHER_STAGE = {
+    "scaling": "encoder.layers.0.self_attn.by_sqrt_dmodel.weights",
+    "forward-pass": "step.3.decoder.layers.0.cross_attn.weights",
+    "greedy-decoding": "step.3.generator.probs",
+    "positional-encoding": "table.pe8",
+    "multi-head": "decoder.layers.0.self_attn.scores",
+    "mistake-no-causal-mask": "encoder.layers.0.self_attn.k",
+    "training": "encoder.pos",
+    "cross-attention": "decoder.layers.1.cross_attn.weights",
+}
+
+BAD_LINKS = [
+    ("lesson=no-such-lesson", "is not a lesson of the course"),
+    ("lesson=scaling&stage=encoder.no.such.stage", "has no stage"),
+    ("size=0x0", "size='0x0' is out of range"),
+    ("size=100000x100000", "is out of range"),
+    ("view=sideways", "is not a view"),
+    ("lesson=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E", "is not a lesson's name"),
+    ("stage=%3Cscript%3Ealert(1)%3C%2Fscript%3E", "is not a stage id"),
+    ("colour=red", "is not a parameter"),
+]
+
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}", flush=True)
+
+
+def different_fraction(a_path, b_path):
+    """The share of pixels that differ by more than PIXEL_TOLERANCE (ImageMagick's fuzz: the
+    distance between two colours, scaled to 0-255)."""
+    r = subprocess.run(["compare", "-alpha", "off", "-metric", "AE", "-fuzz", f"{100 * PIXEL_TOLERANCE / 255:.2f}%",
+                        a_path, b_path, "null:"], capture_output=True, text=True)
+    if r.returncode > 1:  # 2: the pictures could not be compared (another size)
+        return 1.0
+    w, h = (int(v) for v in subprocess.run(["identify", "-format", "%w %h", a_path], capture_output=True,
+                                           text=True, check=True).stdout.split())
+    return float(r.stderr.split()[0]) / (w * h)
+
+
+def colours(path):
+    out = subprocess.run(["convert", path, "-alpha", "off", "-format", "%k", "info:"], capture_output=True,
+                         text=True, check=True).stdout
+    return int(out.strip() or 0)
+
+
+def export(stepformer, lesson, view, size, stages, out):
+    """The native export of these stages; returns {stage id: path}."""
+    subprocess.run([stepformer, "export", f"lessons/{lesson}.md", "--out", out, "--view", view,
+                    "--size", f"{size[0]}x{size[1]}", "--stages", ",".join(stages)], check=True, capture_output=True)
+    return {f[5:-4]: os.path.join(out, f) for f in os.listdir(out) if f.endswith(".png")}
+
+
+def native_values(stepformer, lesson, stage):
+    r = subprocess.run([stepformer, "lesson", f"lessons/{lesson}.md", "--print", stage, "--json"],
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def page_values(b, lesson, stage):
+    text = b.eval("Module.ccall('web_stage_values', 'string', ['string', 'string'], [%s, %s])"
+                  % (json.dumps(lesson), json.dumps(stage)))
+    return json.loads(text or "{}")
+
+
+def same_values(page, native, tol=1e-5):
+    if "error" in page or page.get("shape") != native.get("shape"):
+        return False, page.get("error", f"shape {page.get('shape')} against {native.get('shape')}")
+    worst = 0.0
+    for x, y in zip(page["values"], native["values"]):
+        if x is None or y is None:
+            if x != y:
+                return False, "a masked cell differs"
+            continue
+        worst = max(worst, abs(x - y))
+    return worst <= tol, f"largest difference {worst:.3g}"
+
+
+def test_places(b, srv, stepformer, tmp):
+    for lesson, stage, view, size in PLACES:
+        b.size(*size)
+        link = f"index.html?lesson={lesson}&stage={stage}&view={view}&size={size[0]}x{size[1]}"
+        t0 = time.time()
+        b.open(srv.base + link)
+        title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        took = time.time() - t0
+        check(title == f"stepformer: ready {stage}", f"{link}: title '{title}'")
+        if not title.startswith("stepformer: ready"):
+            continue
+        check(took <= FIRST_FRAME_S + 1.0, f"{link}: first frame after {took:.2f} s")
+        shot = os.path.join(tmp, f"page-{lesson}.png")
+        b.screenshot(shot, *size)
+        other = OTHER_STAGE[lesson]
+        exported = export(stepformer, lesson, view, size, [stage, other], os.path.join(tmp, f"export-{lesson}"))
+        if stage not in exported or other not in exported:
+            check(False, f"{lesson}: the export has no {stage} or {other}")
+            continue
+        diff = different_fraction(shot, exported[stage])
+        check(diff <= MAX_DIFFERENT, f"{link}: {100 * diff:.3f}% of pixels differ from the native export")
+        wrong = different_fraction(shot, exported[other])
+        check(wrong > MAX_DIFFERENT, f"{link}: the export of {other} matched too ({100 * wrong:.3f}%)")
+        ok, why = same_values(page_values(b, lesson, stage), native_values(stepformer, lesson, stage))
+        check(ok, f"{lesson} {stage}: the page's numbers against the native ones: {why}")
+        print(f"place {link}: ready in {took:.2f} s, {100 * diff:.3f}% of pixels differ "
+              f"(another stage: {100 * wrong:.1f}%), numbers: {why}", flush=True)
+
+
+def replay_link(lines):
+    return "index.html?lesson=forward-pass&size=1280x720&replay=" + urllib.parse.quote(";".join(lines))
+
+
+def test_replay(b, srv):
+    b.size(1280, 720)
+    good = ["0 key Right", "150 key Right", "300 expect encoder.layers.0.self_attn.q", "400 key Tab",
+            "500 key End", "700 key Home", "800 expect encoder.embed", "900 text n", "2500 expect encoder.embed",
+            "2600 key Tab", "2700 key Right", "2800 expect encoder.pos", "2900 text p", "4500 key Right",
+            "4600 expect encoder.pos", "4700 quit"]
+    b.open(srv.base + replay_link(good))
+    title = b.wait_title(["stepformer: replay passed", "stepformer: error"], timeout=30)
+    check(title == "stepformer: replay passed", f"the replay link: '{title}'")
+    bad = ["0 key Right", "300 expect encoder.layers.9.nothing", "400 quit"]
+    b.open(srv.base + replay_link(bad))
+    title = b.wait_title(["stepformer: replay passed", "stepformer: error"], timeout=30)
+    check(title.startswith("stepformer: error replay: expected stage encoder.layers.9.nothing"),
+          f"a replay with a wrong expect: '{title}'")
+    print(f"replay links: checked", flush=True)
+
+
+def test_bad_links(b, srv, tmp):
+    b.size(1280, 720)
+    for i, (query, says) in enumerate(BAD_LINKS):
+        b.open(srv.base + "index.html?" + query)
+        title = b.wait_title(["stepformer: error", "stepformer: ready"])
+        check(title.startswith("stepformer: error") and says in title, f"?{query}: title '{title}'")
+        check("<" not in title and ">" not in title, f"?{query}: markup in the title")
+        injected = b.eval("document.querySelectorAll('img, iframe, script:not([src]):not(:first-of-type)').length"
+                          " + (document.body.innerHTML.includes('alert(1)') ? 1 : 0)")
+        check(injected == 0, f"?{query}: the page holds markup from the link")
+        shot = os.path.join(tmp, f"bad-{i}.png")
+        b.pump(0.2)
+        b.screenshot(shot, 1280, 720)
+        check(colours(shot) > 20, f"?{query}: a blank page")
+    print(f"bad links: {len(BAD_LINKS)} checked", flush=True)
+
+
+def test_budget(b, srv, site):
+    sizes = {}
+    for root, _, files in os.walk(site):
+        for f in files:
+            p = os.path.join(root, f)
+            sizes["/" + os.path.relpath(p, site)] = os.path.getsize(p)
+    total = sum(sizes.values())
+    check(total <= SITE_MAX, f"the site folder holds {total} bytes")
+    b.size(1280, 800)
+    b.requests.clear()
+    t0 = time.time()
+    b.open(srv.base + "index.html?lesson=greedy-decoding")
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    took = time.time() - t0
+    fetched = sum(sizes.get(urllib.parse.urlparse(u).path, 0) for u in b.requests)
+    check(title.startswith("stepformer: ready"), f"the default place: '{title}'")
+    check(fetched <= FIRST_LOAD_MAX, f"{fetched} bytes fetched before the first frame")
+    check(took <= FIRST_FRAME_S, f"the first frame after {took:.2f} s")
+    print(f"budget: site {total / 1e6:.2f} MB, first load {fetched / 1e6:.2f} MB, first frame {took:.2f} s", flush=True)
+
+
+def test_requests(b, srv):
+    outside = [u for u in b.requests if not (u.startswith(srv.base) or u.startswith("data:") or u.startswith("blob:"))]
+    check(not outside, f"requests outside 127.0.0.1: {outside[:5]}")
+    print(f"requests: {len(b.requests)}, all to {srv.base}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--site", required=True)
+    ap.add_argument("--stepformer", required=True)
+    args = ap.parse_args()
+    srv = Server(args.site)
+    b = Browser(1920, 1080)
+    try:
+        with tempfile.TemporaryDirectory(prefix="stepformer-web-") as tmp:
+            test_budget(b, srv, args.site)
+            test_places(b, srv, os.path.abspath(args.stepformer), tmp)
+            test_replay(b, srv)
+            test_bad_links(b, srv, tmp)
+            test_requests(b, srv)
+    finally:
+        b.close()
+        srv.close()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
