@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: installs what is missing, then builds and runs every test twice: an optimised build
 # with warnings as errors, and a build under AddressSanitizer + UndefinedBehaviorSanitizer; then
-# runs each fuzzing harness for 30 s (scripts/fuzz.sh), when clang has libFuzzer.
+# builds the browser page and tests it in headless Chromium (scripts/web.sh test); then runs
+# each fuzzing harness for 30 s (scripts/fuzz.sh), when clang has libFuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
@@ -15,6 +16,8 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_WERROR=O
       -DSTEPFORMER_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ctest --output-on-failure -j"$jobs")
+echo "== the browser page: WebAssembly, in headless Chromium against the native program (scripts/web.sh test) =="
+scripts/web.sh test
 echo "== fuzzing: every reader of outside input, 30 s each (scripts/fuzz.sh) =="
 probe=$(mktemp -d)
 if echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' >"$probe/p.c" &&

@@ -35,6 +35,13 @@ bool platform_file_ready(const char *path, double *progress, Err *e);
 // offered as a download, on the desktop it stays where it was written. Returns a message that
 // says where it went ("saved shot.png", "downloaded shot.png").
 void platform_deliver(const char *path, char *msg, unsigned long n);
+// The link that opens the browser page at `query` ("?lesson=...&stage=...&view=..."): copied to
+// the clipboard; msg says what it is. In the browser it is the page's own address with the
+// query; on the desktop, index.html of the site (scripts/web.sh build) with it.
+void platform_share_link(const char *query, char *msg, unsigned long n);
+// Whether Q and Esc may end the program: not in a page, where an Esc meant for something else
+// would leave the class a blank canvas (a page is left by closing its tab).
+bool platform_may_quit(void);
 // The window's title (the page's document.title in the browser).
 void platform_title(const char *title);
 

@@ -59,6 +59,15 @@ bool platform_file_ready(const char *path, double *progress, Err *e) {
 
 void platform_deliver(const char *path, char *msg, unsigned long n) { snprintf(msg, n, "saved %s", path); }
 
+void platform_share_link(const char *query, char *msg, unsigned long n) {
+    char link[600];
+    snprintf(link, sizeof link, "index.html%s", query);
+    const bool copied = SDL_SetClipboardText(link) == 0;
+    snprintf(msg, n, "%s%s (the page that scripts/web.sh build makes)", copied ? "copied: " : "", link);
+}
+
+bool platform_may_quit(void) { return true; }
+
 void platform_title(const char *title) {
     SDL_Window *w = SDL_GetWindowFromID(1);  // the one window
     if (w) SDL_SetWindowTitle(w, title);

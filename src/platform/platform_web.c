@@ -34,6 +34,13 @@ static void one_frame(void *arg) {
     if (s->frame(s->ctx) >= 0) return;
     emscripten_cancel_main_loop();
     s->done(s->ctx);
+    // The loop ends only when a replay says quit: say so, rather than leave a blank canvas.
+    EM_ASM({
+        document.getElementById("canvas").style.display = "none";
+        document.getElementById("loading").style.display = "block";
+        document.getElementById("what").textContent = "stepformer has stopped: its replay ended. Reload the page to start again.";
+        document.getElementById("bar").style.display = "none";
+    });
 }
 
 void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx) {
@@ -151,6 +158,20 @@ void platform_deliver(const char *path, char *msg, unsigned long n) {
     // clang-format on
     snprintf(msg, n, "downloaded %s", name);
 }
+
+void platform_share_link(const char *query, char *msg, unsigned long n) {
+    char link[900];
+    // clang-format off
+    EM_ASM({
+        const url = location.origin + location.pathname + UTF8ToString($0);
+        stringToUTF8(url, $1, $2);
+        if (navigator.clipboard) navigator.clipboard.writeText(url).catch(function () {});
+    }, query, link, (int)sizeof link);
+    // clang-format on
+    snprintf(msg, n, "copied: %s", link);
+}
+
+bool platform_may_quit(void) { return false; }
 
 void platform_title(const char *title) {
     EM_ASM({ document.title = UTF8ToString($0); }, title);

@@ -1,5 +1,6 @@
 // app.c: opening a session for the window and everything that changes the app's state.
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ const char *const action_names[DO_COUNT] = {
     "all_heads", "next_view", "prev_view", "edit", "fullscreen", "bigger", "smaller", "theme",
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
-    "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo"};
+    "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link"};
 
 // Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
 bool action_names_complete(void) {
@@ -79,6 +80,24 @@ bool app_open(App *a, const SessionSpec *spec, Err *e) {
 void app_init(App *a, const SessionSpec *spec) {
     app_defaults(a);
     app_open_spec(a, spec, -1);  // on failure no other lesson instead: the error, and the list (L)
+}
+
+// K: the link of the place on screen (the browser page's query, src/web/link.h), copied to the
+// clipboard and shown, so a teacher can send the class to it.
+static void share_link(App *a) {
+    if (!a->loaded) return app_set_error(a, "nothing is open to link to");
+    const char *path = a->session.lesson.path, *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    const size_t len = strlen(name) > 3 && !strcmp(name + strlen(name) - 3, ".md") ? strlen(name) - 3 : strlen(name);
+    if (a->lesson_at < 0 || !course_is_lesson_name(name))
+        return app_set_error(a, "this lesson is not one of the course's, so the page has no link to it");
+    char query[400], view[16], msg[sizeof a->notice];
+    snprintf(view, sizeof view, "%s", view_names[a->view]);
+    for (char *c = view; *c; c++) *c = (char)tolower((unsigned char)*c);
+    snprintf(query, sizeof query, "?lesson=%.*s&stage=%s&view=%s", (int)len, name,
+             interp_stage(a->session.it, a->cursor)->id, view);
+    platform_share_link(query, msg, sizeof msg);
+    app_notify(a, msg);
 }
 
 // C: pins the stage on screen (its output copied), or unpins.
@@ -339,6 +358,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_SCREENSHOT: return true;
     case DO_HELP: a->help = !a->help; break;
     case DO_PIN: toggle_pin(a); break;
+    case DO_LINK: share_link(a); break;
     case DO_ABLATE_HEAD:
     case DO_ABLATE_MASK:
     case DO_ABLATE_POSITIONS:
@@ -350,7 +370,8 @@ bool app_act(App *a, Action act, int param) {
     case DO_QUIT:
         if (a->help) a->help = false;
         else if (a->editing) a->editing = false;
-        else a->quit = true;
+        else if (platform_may_quit()) a->quit = true;
+        else app_notify(a, "a page stays open: close its tab to leave stepformer");
         break;
     case DO_PARAM_UP:
     case DO_PARAM_DOWN:

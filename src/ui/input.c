@@ -34,7 +34,7 @@ static const struct {
     {'P', DO_PREV_LESSON, 0}, {'l', DO_LESSONS, 0}, {'L', DO_LESSONS, 0},
     {'c', DO_PIN, 0}, {'C', DO_PIN, 0}, {'x', DO_ABLATE_HEAD, 0}, {'X', DO_ABLATE_HEAD, 0},
     {'m', DO_ABLATE_MASK, 0}, {'M', DO_ABLATE_MASK, 0}, {'o', DO_ABLATE_POSITIONS, 0}, {'O', DO_ABLATE_POSITIONS, 0},
-    {'u', DO_ABLATE_UNDO, 0}, {'U', DO_ABLATE_UNDO, 0},
+    {'u', DO_ABLATE_UNDO, 0}, {'U', DO_ABLATE_UNDO, 0}, {'k', DO_LINK, 0}, {'K', DO_LINK, 0},
 };
 
 // While the input line is being edited.
@@ -66,9 +66,11 @@ const KeyHelp key_help[] = {
     {"+ / -", "bigger / smaller (for a projector)"},
     {"H", "high-contrast presenter theme"},
     {"F or F11", "fullscreen"},
-    {"S", "save a PNG of the window"},
+    {"S", "save a PNG of the window (in the browser: a download)"},
+    {"K", "copy the link of this place for the browser page: index.html?lesson=&stage=&view="},
+    {"page links", "?lesson=NAME&stage=ID&view=NAME&size=WxH&replay=TEXT (the README lists them)"},
     {"?", "this list"},
-    {"Q or Esc", "quit (Esc first closes this list or the editor)"},
+    {"Q or Esc", "quit (Esc first closes this list or the editor; in a browser, close the tab)"},
 };
 const int key_help_count = sizeof key_help / sizeof key_help[0];
 

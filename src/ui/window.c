@@ -121,7 +121,7 @@ static int frame(void *ctx) {
     if (a->editing) SDL_StartTextInput();
     app_tick(a, now, 8.0);
     if (a->train) train_job_pump(a->train, 12.0), train_job_snapshot(a->train, &a->train_snap);
-    if (a->notice[0] && a->notice_until == 0) a->notice_until = now + 3000.0;
+    if (a->notice[0] && a->notice_until == 0) a->notice_until = now + 3000.0 + 40.0 * (double)strlen(a->notice);  // time to read it
     if (a->notice[0] && now > a->notice_until) a->notice[0] = '\0';
     if (SDL_GetMouseFocus()) SDL_GetMouseState(&L->ui.mx, &L->ui.my);
     else L->ui.mx = L->ui.my = -1;  // the pointer is elsewhere: nothing hovers

@@ -10,8 +10,8 @@
    near it must not match, so the comparison can fail.
 2. The numbers: each place's stage as the page computes it (web_stage_values) equals
    `stepformer lesson L --print STAGE --json` to 1e-5.
-3. A replay link steps, switches views and lessons, and its expect lines hold; a replay whose
-   expect is wrong is reported as an error.
+3. A replay link steps, switches views and lessons, saves a PNG (a download), presses Esc (the
+   page stays), and its expect lines hold; a replay whose expect is wrong is reported as an error.
 4. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
    markup from the link in the page.
 5. The page asks for nothing outside 127.0.0.1; what it fetches before the first frame of a
@@ -167,15 +167,25 @@ def replay_link(lines):
     return "index.html?lesson=forward-pass&size=1280x720&replay=" + urllib.parse.quote(";".join(lines))
 
 
-def test_replay(b, srv):
+def test_replay(b, srv, tmp):
     b.size(1280, 720)
+    downloads = os.path.join(tmp, "downloads")
+    os.makedirs(downloads)
+    b.send("Browser.setDownloadBehavior", behavior="allow", downloadPath=downloads)
     good = ["0 key Right", "150 key Right", "300 expect encoder.layers.0.self_attn.q", "400 key Tab",
             "500 key End", "700 key Home", "800 expect encoder.embed", "900 text n", "2500 expect encoder.embed",
             "2600 key Tab", "2700 key Right", "2800 expect encoder.pos", "2900 text p", "4500 key Right",
-            "4600 expect encoder.pos", "4700 quit"]
+            "4600 expect encoder.pos", "4700 text s", "4800 key Escape", "4900 expect encoder.pos", "5000 quit"]
     b.open(srv.base + replay_link(good))
     title = b.wait_title(["stepformer: replay passed", "stepformer: error"], timeout=30)
     check(title == "stepformer: replay passed", f"the replay link: '{title}'")
+    b.pump(1.0)
+    pngs = [f for f in os.listdir(downloads) if f.endswith(".png")]
+    check(len(pngs) == 1, f"S offers the window as one PNG download: {pngs}")
+    if pngs:
+        size = subprocess.run(["identify", "-format", "%w %h", os.path.join(downloads, pngs[0])], capture_output=True,
+                              text=True).stdout
+        check(size == "1280 720", f"the downloaded PNG is {size}")
     bad = ["0 key Right", "300 expect encoder.layers.9.nothing", "400 quit"]
     b.open(srv.base + replay_link(bad))
     title = b.wait_title(["stepformer: replay passed", "stepformer: error"], timeout=30)
@@ -239,7 +249,7 @@ def main():
         with tempfile.TemporaryDirectory(prefix="stepformer-web-") as tmp:
             test_budget(b, srv, args.site)
             test_places(b, srv, os.path.abspath(args.stepformer), tmp)
-            test_replay(b, srv)
+            test_replay(b, srv, tmp)
             test_bad_links(b, srv, tmp)
             test_requests(b, srv)
     finally:
