@@ -63,7 +63,7 @@ void platform_share_link(const char *query, char *msg, unsigned long n) {
     char link[600];
     snprintf(link, sizeof link, "index.html%s", query);
     const bool copied = SDL_SetClipboardText(link) == 0;
-    snprintf(msg, n, "%s%s (the page that scripts/web.sh build makes)", copied ? "copied: " : "", link);
+    snprintf(msg, n, "%s%s", copied ? "copied: " : "link: ", link);
 }
 
 bool platform_may_quit(void) { return true; }

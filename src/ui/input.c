@@ -67,8 +67,8 @@ const KeyHelp key_help[] = {
     {"H", "high-contrast presenter theme"},
     {"F or F11", "fullscreen"},
     {"S", "save a PNG of the window (in the browser: a download)"},
-    {"K", "copy the link of this place for the browser page: index.html?lesson=&stage=&view="},
-    {"page links", "?lesson=NAME&stage=ID&view=NAME&size=WxH&replay=TEXT (the README lists them)"},
+    {"K", "copy the link of this place, for the browser page"},
+    {"page links", "index.html?lesson=&stage=&view=&size=WxH&replay= (README)"},
     {"?", "this list"},
     {"Q or Esc", "quit (Esc first closes this list or the editor; in a browser, close the tab)"},
 };
