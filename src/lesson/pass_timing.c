@@ -18,16 +18,20 @@ static int by_value(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-// Runs the session's pass from its first stage `runs` times after one warm-up run.
+// Runs the session's pass from its first stage `runs` times after warm-up runs: at least 3, and
+// at least 300 ms of them, so that a browser has compiled the hot code with its optimising
+// compiler (V8 starts WebAssembly on a quick baseline compiler and tiers up what runs often).
 static bool time_pass(Session *s, const char *name, int runs, PassTiming *out, Err *e) {
     double *t = calloc((size_t)runs, sizeof *t);
     if (!t) return err_code(e, ERR_MEMORY, "out of memory");
     bool ok = true;
-    for (int k = -1; k < runs && ok; k++) {
+    const double warm_from = now_ms();
+    for (int w = 0; ok && (w < 3 || now_ms() - warm_from < 300.0); w++) interp_rewind(s->it, 0), ok = interp_run(s->it, e);
+    for (int k = 0; k < runs && ok; k++) {
         interp_rewind(s->it, 0);
         const double t0 = now_ms();
         ok = interp_run(s->it, e);
-        if (k >= 0) t[k] = now_ms() - t0;
+        t[k] = now_ms() - t0;
     }
     if (ok) {
         qsort(t, (size_t)runs, sizeof *t, by_value);

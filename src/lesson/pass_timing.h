@@ -18,7 +18,7 @@ enum { PASS_TIMINGS = 2 };
 
 // The dates model's whole pass (lessons/forward-pass.md in lessons_dir: its input, greedy
 // decoding to the end) and the base model's forward at 32 tokens (d_model 512, 6+6 layers,
-// random weights, teacher forcing), each after a warm-up run. out[PASS_TIMINGS].
+// random weights, teacher forcing), each after warm-up runs (pass_timing.c). out[PASS_TIMINGS].
 bool pass_timings(const char *lessons_dir, int runs, PassTiming *out, Err *e);
 
 #endif

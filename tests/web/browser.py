@@ -155,3 +155,22 @@ class Browser:
                 pass
             self.proc.wait()
             shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def key_event(b, key, code, vk, text=None):
+    """A real key press in the page (the browser's own events, as a user's keyboard sends them)."""
+    down = dict(type="keyDown", key=key, code=code, windowsVirtualKeyCode=vk, nativeVirtualKeyCode=vk)
+    if text:
+        down["text"] = text
+    b.send("Input.dispatchKeyEvent", **down)
+    b.send("Input.dispatchKeyEvent", type="keyUp", key=key, code=code, windowsVirtualKeyCode=vk, nativeVirtualKeyCode=vk)
+
+
+def click(b, x, y):
+    for t in ("mouseMoved", "mousePressed", "mouseReleased"):
+        b.send("Input.dispatchMouseEvent", type=t, x=x, y=y, button="left", clickCount=1)
+
+
+def wheel(b, x, y, dy):
+    b.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+    b.send("Input.dispatchMouseEvent", type="mouseWheel", x=x, y=y, deltaX=0, deltaY=dy)

@@ -12,9 +12,10 @@
    `stepformer lesson L --print STAGE --json` to 1e-5.
 3. A replay link steps, switches views and lessons, saves a PNG (a download), presses Esc (the
    page stays), and its expect lines hold; a replay whose expect is wrong is reported as an error.
-4. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
+4. The browser's own key, mouse and wheel events step, zoom and click as in the window.
+5. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
    markup from the link in the page.
-5. The page asks for nothing outside 127.0.0.1; what it fetches before the first frame of a
+6. The page asks for nothing outside 127.0.0.1; what it fetches before the first frame of a
    lesson is at most 4 MB, the site folder at most 10 MB, the first frame within 2 s.
 
 Ends with 'N passed, N failed' and exits 1 on any failure.
@@ -29,7 +30,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import Browser, Server  # noqa: E402
+from browser import Browser, Server, click, key_event, wheel  # noqa: E402
 
 PIXEL_TOLERANCE = 24     # per channel, 0-255
 MAX_DIFFERENT = 0.001    # of the pixels
@@ -194,6 +195,45 @@ def test_replay(b, srv, tmp):
     print(f"replay links: checked", flush=True)
 
 
+def test_real_input(b, srv, stepformer, tmp):
+    """The browser's own key, mouse and wheel events (not a replay): each leaves the page showing
+    what the native export shows for the stage it should have reached."""
+    b.size(1280, 720)
+    b.open(srv.base + "index.html?lesson=self-attention&size=1280x720")
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title == "stepformer: ready encoder.embed", f"self-attention opens: '{title}'")
+    exported = export(stepformer, "self-attention", "stage", (1280, 720), ["encoder.pos", "encoder.bare.x"],
+                      os.path.join(tmp, "export-input"))
+
+    def shows(stage, what):
+        b.pump(0.3)
+        shot = os.path.join(tmp, "input.png")
+        b.screenshot(shot, 1280, 720)
+        diff = different_fraction(shot, exported[stage])
+        check(diff <= MAX_DIFFERENT, f"{what}: the page is not at {stage} ({100 * diff:.2f}% of pixels differ)")
+        return diff
+
+    key_event(b, "ArrowRight", "ArrowRight", 39)
+    key_event(b, "ArrowRight", "ArrowRight", 39)
+    shows("encoder.bare.x", "two Right keys")
+    key_event(b, "ArrowLeft", "ArrowLeft", 37)
+    shows("encoder.pos", "a Left key")
+    key_event(b, "Home", "Home", 36)
+    key_event(b, "ArrowRight", "ArrowRight", 39)
+    wheel(b, 500, 300, -120)  # zoom the large heatmap in: the picture must change
+    b.pump(0.3)
+    shot = os.path.join(tmp, "wheel.png")
+    b.screenshot(shot, 1280, 720)
+    check(different_fraction(shot, exported["encoder.pos"]) > MAX_DIFFERENT, "the wheel zooms the heatmap")
+    key_event(b, "0", "Digit0", 48, "0")  # all heads, and the zoom reset
+    shows("encoder.pos", "0 resets the zoom")
+    click(b, 1200, 700)  # the timeline (the window's foot), near its right end: a later stage
+    b.pump(0.3)
+    b.screenshot(shot, 1280, 720)
+    check(different_fraction(shot, exported["encoder.pos"]) > MAX_DIFFERENT, "a click on the timeline moves the cursor")
+    print("real key, mouse and wheel events: checked", flush=True)
+
+
 def test_bad_links(b, srv, tmp):
     b.size(1280, 720)
     for i, (query, says) in enumerate(BAD_LINKS):
@@ -250,6 +290,7 @@ def main():
             test_budget(b, srv, args.site)
             test_places(b, srv, os.path.abspath(args.stepformer), tmp)
             test_replay(b, srv, tmp)
+            test_real_input(b, srv, os.path.abspath(args.stepformer), tmp)
             test_bad_links(b, srv, tmp)
             test_requests(b, srv)
     finally:
