@@ -103,10 +103,11 @@ def colours(path):
     return int(out.strip() or 0)
 
 
-def export(stepformer, lesson, view, size, stages, out):
+def export(stepformer, lesson, view, size, stages, out, extra=()):
     """The native export of these stages; returns {stage id: path}."""
     subprocess.run([stepformer, "export", f"lessons/{lesson}.md", "--out", out, "--view", view,
-                    "--size", f"{size[0]}x{size[1]}", "--stages", ",".join(stages)], check=True, capture_output=True)
+                    "--size", f"{size[0]}x{size[1]}", "--stages", ",".join(stages), *extra], check=True,
+                   capture_output=True)
     return {f[5:-4]: os.path.join(out, f) for f in os.listdir(out) if f.endswith(".png")}
 
 
@@ -231,7 +232,21 @@ def test_real_input(b, srv, stepformer, tmp):
     b.pump(0.3)
     b.screenshot(shot, 1280, 720)
     check(different_fraction(shot, exported["encoder.pos"]) > MAX_DIFFERENT, "a click on the timeline moves the cursor")
-    print("real key, mouse and wheel events: checked", flush=True)
+    # E: a new sentence typed, Enter runs it; the page then shows what export shows for that input.
+    b.open(srv.base + "index.html?lesson=forward-pass&stage=encoder.pos&view=stage&size=1280x720")
+    b.wait_title(["stepformer: ready", "stepformer: error"])
+    typed = "1 May 2020"
+    edited = export(stepformer, "forward-pass", "stage", (1280, 720), ["encoder.pos"], os.path.join(tmp, "export-edit"),
+                    ["--input", typed])
+    key_event(b, "e", "KeyE", 69, "e")
+    for ch in typed:
+        key_event(b, ch, "Space" if ch == " " else "Key" + ch.upper() if ch.isalpha() else "Digit" + ch, ord(ch.upper()), ch)
+    key_event(b, "Enter", "Enter", 13, "\r")
+    b.pump(0.5)
+    b.screenshot(shot, 1280, 720)
+    diff = different_fraction(shot, edited["encoder.pos"])
+    check(diff <= MAX_DIFFERENT, f"E, '{typed}', Enter: {100 * diff:.2f}% of pixels differ from export --input")
+    print("real key, mouse and wheel events, and editing the input: checked", flush=True)
 
 
 def test_bad_links(b, srv, tmp):
