@@ -1,5 +1,5 @@
-// soak.c: the window's code under a long stream of random input, off screen. Each event is an
-// SDL event fed through the same handler the window uses (keys, typed text, clicks, drags, the
+// soak.c: the window's code under a long stream of random input, off screen. Each event is a
+// platform event (events.h) fed through the same handler the window uses (keys, typed text, clicks, drags, the
 // wheel), plus window resizes and lesson switches; every few events a frame is drawn. The run
 // must end without a crash or leak (run it under ASan) and with resident memory flat: the last
 // quarter of the run may not reach much above the peak of the three before it.
@@ -24,40 +24,40 @@ static long rss_kb(void) {
     return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static const SDL_Keycode keys[] = {SDLK_RIGHT, SDLK_LEFT, SDLK_PAGEDOWN, SDLK_PAGEUP, SDLK_HOME, SDLK_END, SDLK_TAB,
-                                   SDLK_UP, SDLK_DOWN, SDLK_RETURN, SDLK_ESCAPE, SDLK_BACKSPACE, SDLK_F1};
+static const Key keys[] = {KEY_RIGHT, KEY_LEFT, KEY_PAGEDOWN, KEY_PAGEUP, KEY_HOME, KEY_END, KEY_TAB,
+                           KEY_UP, KEY_DOWN, KEY_RETURN, KEY_ESCAPE, KEY_BACKSPACE, KEY_F1, KEY_OTHER};
 static const char texts[] = "0123456789cmoxunplLCeE+-[]<>h? ab/";
 
 // One random event; what could leave the run (quit, fullscreen, screenshots, training) is not sent.
-static SDL_Event random_event(Rng *r, int w, int h) {
-    SDL_Event ev = {0};
+static Event random_event(Rng *r, int w, int h) {
+    Event ev = {0};
     const int kind = rng_below(r, 10);
     if (kind < 3) {
-        ev.type = SDL_KEYDOWN, ev.key.keysym.sym = keys[rng_below(r, (int)(sizeof keys / sizeof keys[0]))];
-        ev.key.keysym.mod = rng_below(r, 4) == 0 ? KMOD_LSHIFT : KMOD_NONE;
+        ev.kind = EV_KEY, ev.key = keys[rng_below(r, (int)(sizeof keys / sizeof keys[0]))];
+        ev.shift = rng_below(r, 4) == 0;
     } else if (kind < 6) {
-        ev.type = SDL_TEXTINPUT;
-        ev.text.text[0] = texts[rng_below(r, (int)sizeof texts - 1)];
+        ev.kind = EV_TEXT;
+        ev.text[0] = texts[rng_below(r, (int)sizeof texts - 1)];
     } else if (kind < 8) {
-        ev.type = rng_below(r, 2) ? SDL_MOUSEBUTTONDOWN : SDL_MOUSEBUTTONUP;
-        ev.button.button = SDL_BUTTON_LEFT, ev.button.x = rng_below(r, w), ev.button.y = rng_below(r, h);
+        ev.kind = rng_below(r, 2) ? EV_PRESS : EV_RELEASE;
+        ev.x = rng_below(r, w), ev.y = rng_below(r, h);
     } else if (kind < 9) {
-        ev.type = SDL_MOUSEWHEEL, ev.wheel.y = rng_below(r, 2) ? 1 : -1;
-        ev.wheel.mouseX = rng_below(r, w), ev.wheel.mouseY = rng_below(r, h);
+        ev.kind = EV_WHEEL, ev.steps = rng_below(r, 2) ? 1 : -1;
+        ev.x = rng_below(r, w), ev.y = rng_below(r, h);
     } else {
-        ev.type = SDL_MOUSEMOTION, ev.motion.x = rng_below(r, w), ev.motion.y = rng_below(r, h);
+        ev.kind = EV_MOTION, ev.x = rng_below(r, w), ev.y = rng_below(r, h);
     }
     return ev;
 }
 
 // Events that would leave the soak or start long work are not delivered.
-static bool allowed(const App *a, const Ui *ui, const SDL_Event *ev) {
-    if (ev->type == SDL_TEXTINPUT && strchr("qQfFsS", ev->text.text[0]) && !a->editing) return false;
-    if (ev->type == SDL_KEYDOWN && ev->key.keysym.sym == SDLK_ESCAPE && !a->help && !a->editing && !a->lesson_list)
+static bool allowed(const App *a, const Ui *ui, const Event *ev) {
+    if (ev->kind == EV_TEXT && strchr("qQfFsS", ev->text[0]) && !a->editing) return false;
+    if (ev->kind == EV_KEY && ev->key == KEY_ESCAPE && !a->help && !a->editing && !a->lesson_list)
         return false;
-    if (ev->type == SDL_TEXTINPUT && ev->text.text[0] == ' ' && a->view == VIEW_TRAIN) return false;
-    if (ev->type == SDL_MOUSEBUTTONDOWN) {
-        const HotZone *z = ui_hot_at(ui, ev->button.x, ev->button.y);
+    if (ev->kind == EV_TEXT && ev->text[0] == ' ' && a->view == VIEW_TRAIN) return false;
+    if (ev->kind == EV_PRESS) {
+        const HotZone *z = ui_hot_at(ui, ev->x, ev->y);
         if (z && z->cmd >= CMD_TRAIN_TOGGLE && z->cmd <= CMD_TRAIN_USE) return false;
     }
     return true;
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
             ui = (Ui){.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
         }
         if (i % 1499 == 1498) app_act(&a, rng_below(&r, 2) ? DO_NEXT_LESSON : DO_PREV_LESSON, 0);
-        SDL_Event ev = random_event(&r, w, h);
+        Event ev = random_event(&r, w, h);
         if (allowed(&a, &ui, &ev)) input_handle(&a, &ui, &ev);
         a.quit = false, a.fullscreen = false;
         app_tick(&a, (double)i * 16, 4);

@@ -11,8 +11,8 @@
 
 #include "actions.h"
 #include "check.h"
+#include "events.h"
 #include "heat.h"
-#include "input.h"
 #include "window.h"
 
 static void write_text(const char *path, const char *text);

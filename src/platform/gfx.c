@@ -133,7 +133,7 @@ void gfx_close(Gfx *g) {
     for (int i = 0; i < g->n_fonts; i++) TTF_CloseFont(g->fonts[i].font);
     if (g->r) SDL_DestroyRenderer(g->r);
     if (g->surface) SDL_FreeSurface(g->surface);
-    if (g->win) SDL_DestroyWindow(g->win);
+    if (g->win) SDL_DestroyWindow(g->win), SDL_Quit();  // the one window: SDL goes with it
     free(g);
 }
 

@@ -30,7 +30,7 @@ typedef enum { FONT_SANS, FONT_BOLD, FONT_ITALIC, FONT_MONO, FONT_COUNT } FontFa
 Gfx *gfx_open_window(const char *title, int w, int h, Err *e);
 // An off-screen canvas of w x h pixels; needs no display.
 Gfx *gfx_open_offscreen(int w, int h, Err *e);
-void gfx_close(Gfx *g);
+void gfx_close(Gfx *g);  // a window's closes SDL too
 
 void gfx_size(const Gfx *g, int *w, int *h);
 bool gfx_resize_offscreen(Gfx *g, int w, int h, Err *e);

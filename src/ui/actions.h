@@ -1,4 +1,4 @@
-// actions.h: what a key press means to the app, and the tables that map SDL input onto it.
+// actions.h: what a key press means to the app (input.c's tables map the platform's keys onto it).
 #ifndef STEPFORMER_ACTIONS_H
 #define STEPFORMER_ACTIONS_H
 

@@ -31,7 +31,7 @@ typedef struct {
 
 static void notice(App *a, const char *msg) {
     snprintf(a->notice, sizeof a->notice, "%s", msg);
-    a->notice_until = (double)SDL_GetTicks64() + 3000.0;
+    a->notice_until = events_ms() + 3000.0;
 }
 
 static void announce(const Loop *L, const char *what, const char *detail) {
@@ -67,9 +67,9 @@ static void expect_stage(Loop *L, const char *id) {
 }
 
 static void handle_events(Loop *L, bool *shot) {
-    SDL_Event ev;
-    while (SDL_PollEvent(&ev)) {
-        recorder_log(L->rec, &ev, (double)SDL_GetTicks64() - L->t0);
+    Event ev;
+    while (events_poll(&ev)) {
+        recorder_log(L->rec, events_ms() - L->t0);
         if (input_handle(&L->a, &L->ui, &ev)) *shot = true;
     }
 }
@@ -106,7 +106,7 @@ static void tell(Loop *L, ReplayStep step) {
 static int frame(void *ctx) {
     Loop *L = ctx;
     App *a = &L->a;
-    const double now = (double)SDL_GetTicks64();
+    const double now = events_ms();
     place(L);
     if (!L->placed) L->t0 = now;  // a replay's clock starts at the place asked for
     char arg[480] = "";
@@ -118,13 +118,12 @@ static int frame(void *ctx) {
     const bool was_full = a->fullscreen;
     handle_events(L, &shot);
     if (a->fullscreen != was_full) gfx_set_fullscreen(L->g, a->fullscreen);
-    if (a->editing) SDL_StartTextInput();
+    if (a->editing) events_text_input();
     app_tick(a, now, 8.0);
     if (a->train) train_job_pump(a->train, 12.0), train_job_snapshot(a->train, &a->train_snap);
     if (a->notice[0] && a->notice_until == 0) a->notice_until = now + 3000.0 + 40.0 * (double)strlen(a->notice);  // time to read it
     if (a->notice[0] && now > a->notice_until) a->notice[0] = '\0';
-    if (SDL_GetMouseFocus()) SDL_GetMouseState(&L->ui.mx, &L->ui.my);
-    else L->ui.mx = L->ui.my = -1;  // the pointer is elsewhere: nothing hovers
+    if (!events_pointer(&L->ui.mx, &L->ui.my)) L->ui.mx = L->ui.my = -1;  // the pointer is elsewhere: nothing hovers
     app_draw(&L->ui, a);
     if (shot) screenshot(L, NULL);
     if (step == REPLAY_SHOT) screenshot(L, arg);
@@ -143,8 +142,7 @@ static void finish(void *ctx) {
     replayer_close(L->rep);
     heat_cache_free(L->ui.heat);
     app_free(&L->a);
-    gfx_close(L->g);
-    SDL_Quit();
+    gfx_close(L->g);  // the last window: the platform closes with it
     const int status = L->failures ? 1 : 0;
     void (*done)(int, void *) = L->done;
     void *done_ctx = L->done_ctx;
@@ -176,7 +174,7 @@ void window_run(const WindowOptions *o, void (*done)(int status, void *ctx), voi
         L->failures++;
         a->quit = true;
     }
-    SDL_StartTextInput();
-    L->t0 = (double)SDL_GetTicks64();
+    events_text_input();
+    L->t0 = events_ms();
     platform_loop(frame, finish, L);
 }

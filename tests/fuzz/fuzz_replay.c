@@ -1,13 +1,14 @@
 // fuzz_replay.c: a replay file (--replay). The bytes are written to a file, which
 // replayer_open reads as the window does; a file it accepts is played to its end into SDL's
 // event queue (SDL's video is the dummy driver: no window, no display).
+#include <SDL.h>
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "fuzz.h"
-#include "input.h"
 
 static char path[64];
 
