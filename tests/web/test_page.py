@@ -23,6 +23,7 @@ Ends with 'N passed, N failed' and exits 1 on any failure.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -287,10 +288,31 @@ def test_budget(b, srv, site):
     print(f"budget: site {total / 1e6:.2f} MB, first load {fetched / 1e6:.2f} MB, first frame {took:.2f} s", flush=True)
 
 
-def test_requests(b, srv):
-    outside = [u for u in b.requests if not (u.startswith(srv.base) or u.startswith("data:") or u.startswith("blob:"))]
+def test_missing_model(b, site, tmp):
+    """A site without a lesson's model: the page says so, with the file, and does not hang."""
+    broken = os.path.join(tmp, "broken-site")
+    shutil.copytree(site, broken)
+    os.remove(os.path.join(broken, "assets", "models", "mistake-no-positions.safetensors"))
+    srv = Server(broken)
+    try:
+        b.size(1280, 720)
+        b.open(srv.base + "index.html?lesson=mistake-no-positions&size=1280x720")
+        title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        check(title.startswith("stepformer: error") and "mistake-no-positions.safetensors could not be fetched" in title
+              and "404" in title, f"a missing model: '{title}'")
+        shot = os.path.join(tmp, "missing.png")
+        b.screenshot(shot, 1280, 720)
+        check(colours(shot) > 20, "a missing model: a blank page")
+    finally:
+        srv.close()
+    print("a missing model: checked", flush=True)
+
+
+def test_requests(b):
+    outside = [u for u in b.requests
+               if not (urllib.parse.urlparse(u).hostname == "127.0.0.1" or u.startswith(("data:", "blob:")))]
     check(not outside, f"requests outside 127.0.0.1: {outside[:5]}")
-    print(f"requests: {len(b.requests)}, all to {srv.base}", flush=True)
+    print(f"requests: {len(b.requests)}, all to 127.0.0.1", flush=True)
 
 
 def main():
@@ -307,7 +329,8 @@ def main():
             test_replay(b, srv, tmp)
             test_real_input(b, srv, os.path.abspath(args.stepformer), tmp)
             test_bad_links(b, srv, tmp)
-            test_requests(b, srv)
+            test_missing_model(b, args.site, tmp)
+            test_requests(b)  # every request the page made in all of the above
     finally:
         b.close()
         srv.close()
