@@ -17,7 +17,7 @@ static const char window_usage[] =
     "  --model FILE      step through this model's forward pass (with --input or --src-ids;\n"
     "                    --target TEXT for teacher forcing, else greedy decoding)\n"
     "  --record FILE     save this session's input events\n"
-    "  --replay FILE     play a recorded (or written) session back; see src/platform/events.h\n"
+    "  --replay FILE     play a recorded (or written) session back; see src/ui/platform/events.h\n"
     "  --size WxH        the window's size (default 1280x800)\n"
     "  --headless        no window: run the lesson in the terminal, one line per stage\n"
     "\n"

@@ -4,7 +4,7 @@
 //   stage=ID      a stage id, as `stepformer lesson --to` takes it
 //   view=NAME     stage, attention, decoding, positions, training or compare
 //   size=WxH      the canvas, fixed, at the page's top-left corner (default: the browser window)
-//   replay=TEXT   a replay (src/platform/events.h's format), lines split by new lines or ';'
+//   replay=TEXT   a replay (src/ui/platform/events.h's format), lines split by new lines or ';'
 //   bench=1       the benchmark page instead of the window
 // Pure C with no browser in it, so the tests run it natively.
 #ifndef STEPFORMER_LINK_H
