@@ -37,8 +37,8 @@ build() {
   fontdir=$(fonts)
   # What the page carries in its file system: every lesson (and the course's order) and the fonts.
   rm -rf "$out/pack" && mkdir -p "$out/pack/lessons" "$out/pack/fonts"
-  cp lessons/*.md "$out/pack/lessons/"
-  cp "$fontdir"/*.ttf "$out/pack/fonts/"
+  cp -p lessons/*.md "$out/pack/lessons/"  # -p: an unchanged file does not relink the page
+  cp -p "$fontdir"/*.ttf "$out/pack/fonts/"
   emcmake cmake -S . -B "$out/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTEPFORMER_WERROR=ON \
     -DSTEPFORMER_WEB_LIBS="$libs" -DSTEPFORMER_WEB_PACK="$(pwd)/$out/pack" >"$out/cmake.log" 2>&1 ||
     { tail -n 30 "$out/cmake.log" >&2; exit 1; }
