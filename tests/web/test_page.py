@@ -12,7 +12,9 @@
    `stepformer lesson L --print STAGE --json` to 1e-5.
 3. A replay link steps, switches views and lessons, saves a PNG (a download), presses Esc (the
    page stays), and its expect lines hold; a replay whose expect is wrong is reported as an error.
-4. The browser's own key, mouse and wheel events step, zoom and click as in the window.
+4. The browser's own key, mouse and wheel events step, zoom and click as in the window; and
+   replays of interactive features (pin and Compare, a head switched off, the positions
+   explorer, the lesson list) leave the page showing what the native window under Xvfb shows.
 5. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
    markup from the link in the page.
 6. The page asks for nothing outside 127.0.0.1; what it fetches before the first frame of a
@@ -250,6 +252,64 @@ def test_real_input(b, srv, stepformer, tmp):
     print("real key, mouse and wheel events, and editing the input: checked", flush=True)
 
 
+# Interactive features, played by one replay in the native window (under Xvfb) and in the page;
+# the page's last picture must be the window's. Each ends with the pointer moved to the corner
+# of the top bar, where nothing hovers.
+PARITY = [
+    ("pin, then Compare", "forward-pass",  # q pinned, k on screen: the same shape, so a difference
+     ["0 key Right", "100 key Right", "200 text c", "300 key Right", "400 key Tab", "500 key Tab", "600 key Tab",
+      "700 key Tab", "800 key Tab"]),
+    ("a head switched off", "multi-head",  # head 2 of layer 0's self-attention, the pass re-run
+     ["0 key Tab"] + [f"{100 + 50 * i} key Right" for i in range(11)] + ["800 text 2", "900 text x", "1500 key Right"]),
+    ("the positions explorer", "positional-encoding",
+     ["0 text 3", "0 key Tab", "100 key Tab", "200 key Tab", "300 text ]", "400 key Down", "500 text ]", "600 text ]",
+      "700 key Down", "800 text [", "900 text h"]),
+    ("the lesson list", "masks", ["0 text l", "100 key Down", "200 key Down", "300 key Up", "400 text +"]),
+]
+
+
+def native_replay(stepformer, lesson, lines, size, out):
+    """The native window under a fresh Xvfb, playing `lines`, then a shot into out."""
+    replay = out + ".replay"
+    last = max(int(line.split()[0]) for line in lines)
+    with open(replay, "w") as f:
+        f.write("\n".join(lines + [f"{last + 300} move 2 2", f"{last + 600} shot {out}", f"{last + 700} quit"]) + "\n")
+    display = f":{100 + os.getpid() % 100}"
+    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "2560x1440x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        env = dict(os.environ, DISPLAY=display)
+        r = subprocess.run([stepformer, "lesson", f"lessons/{lesson}.md", "--size", f"{size[0]}x{size[1]}",
+                            "--replay", replay], env=env, capture_output=True, text=True, timeout=120)
+        return r.returncode == 0 and os.path.exists(out), r.stderr.strip()[-300:]
+    finally:
+        xvfb.kill()
+        xvfb.wait()
+
+
+def test_window_parity(b, srv, stepformer, tmp):
+    size = (1280, 720)
+    b.size(*size)
+    for what, lesson, lines in PARITY:
+        native = os.path.join(tmp, f"window-{lesson}.png")
+        ok, err = native_replay(stepformer, lesson, lines, size, native)
+        check(ok, f"{what}: the native window's replay: {err}")
+        if not ok:
+            continue
+        b.open(srv.base + f"index.html?lesson={lesson}&size={size[0]}x{size[1]}&replay="
+               + urllib.parse.quote(";".join(lines)))
+        title = b.wait_title(["stepformer: replay passed", "stepformer: error"], timeout=30)
+        check(title == "stepformer: replay passed", f"{what}: the page's replay: '{title}'")
+        b.pump(0.5)
+        page = os.path.join(tmp, f"page-replay-{lesson}.png")
+        b.screenshot(page, *size)
+        diff = different_fraction(page, native)
+        check(diff <= MAX_DIFFERENT, f"{what}: {100 * diff:.3f}% of pixels differ from the native window")
+        print(f"{what}: the page against the native window after the same replay: {100 * diff:.3f}% of pixels differ",
+              flush=True)
+
+
 def test_bad_links(b, srv, tmp):
     b.size(1280, 720)
     for i, (query, says) in enumerate(BAD_LINKS):
@@ -328,6 +388,7 @@ def main():
             test_places(b, srv, os.path.abspath(args.stepformer), tmp)
             test_replay(b, srv, tmp)
             test_real_input(b, srv, os.path.abspath(args.stepformer), tmp)
+            test_window_parity(b, srv, os.path.abspath(args.stepformer), tmp)
             test_bad_links(b, srv, tmp)
             test_missing_model(b, args.site, tmp)
             test_requests(b)  # every request the page made in all of the above
