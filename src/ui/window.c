@@ -90,7 +90,7 @@ static void tell(Loop *L, ReplayStep step) {
     if (L->placed && !L->told) {
         L->told = true;
         if (a->error[0]) announce(L, "error", a->error);
-        else if (a->loaded) announce(L, "ready", interp_stage(a->session.it, a->cursor)->id);
+        else if (a->loaded) announce(L, "ready", L->o.stage ? L->o.stage : interp_stage(a->session.it, a->cursor)->id);
         else announce(L, "error", "nothing is loaded");
     }
     if (L->rep && (step == REPLAY_DONE || step == REPLAY_QUIT)) {

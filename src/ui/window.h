@@ -17,7 +17,8 @@ typedef struct {
     int view;
     const char *error;  // a message to show from the first frame (a bad link), or NULL
     // Whether the title announces the window's state, as tests of the page read it:
-    // "stepformer: ready STAGE" once the first frame of the place asked for is drawn,
+    // "stepformer: ready STAGE" once the first frame of the place asked for is drawn (STAGE as
+    // it was asked for: an id without its "step.K." names the last round's stage),
     // "stepformer: error MESSAGE" when it cannot be, and after a replay "stepformer: replay
     // passed" or "stepformer: error replay: ..." .
     bool announce;
