@@ -23,6 +23,7 @@
 Ends with 'N passed, N failed' and exits 1 on any failure.
 """
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -313,6 +314,29 @@ def test_window_parity(b, srv, stepformer, tmp):
               flush=True)
 
 
+def test_high_density(b, srv, stepformer, tmp):
+    """A screen of two device pixels a page pixel (a Mac's, a Chromebook's): the picture fills the
+    canvas. Halved, it is the export of the same place (the browser's scaling blurs its edges: a
+    colour distance of up to 30% is allowed there, on at most 0.5% of pixels)."""
+    stage = "encoder.layers.0.self_attn.weights"
+    b.send("Emulation.setDeviceMetricsOverride", width=1280, height=720, deviceScaleFactor=2, mobile=False)
+    b.open(srv.base + f"index.html?lesson=scaling&stage={stage}&view=attention&size=1280x720")
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title == f"stepformer: ready {stage}", f"at devicePixelRatio 2: '{title}'")
+    b.pump(0.3)
+    big, small = os.path.join(tmp, "dpr2.png"), os.path.join(tmp, "dpr2-halved.png")
+    with open(big, "wb") as f:
+        f.write(base64.b64decode(b.send("Page.captureScreenshot", format="png")["data"]))
+    subprocess.run(["convert", big, "-filter", "box", "-resize", "1280x720", small], check=True)
+    exported = export(stepformer, "scaling", "attention", (1280, 720), [stage], os.path.join(tmp, "export-dpr"))
+    r = subprocess.run(["compare", "-alpha", "off", "-metric", "AE", "-fuzz", "30%", small, exported[stage], "null:"],
+                       capture_output=True, text=True)
+    differ = float(r.stderr.split()[0]) / (1280 * 720) if r.returncode <= 1 else 1.0
+    check(differ <= 0.005, f"at devicePixelRatio 2, halved: {100 * differ:.2f}% of pixels differ from the export")
+    b.size(1280, 720)  # back to one device pixel a page pixel
+    print(f"devicePixelRatio 2: {100 * differ:.3f}% of pixels differ from the export (halved)", flush=True)
+
+
 def test_bad_links(b, srv, tmp):
     b.size(1280, 720)
     for i, (query, says) in enumerate(BAD_LINKS):
@@ -392,6 +416,7 @@ def main():
             test_replay(b, srv, tmp)
             test_real_input(b, srv, os.path.abspath(args.stepformer), tmp)
             test_window_parity(b, srv, os.path.abspath(args.stepformer), tmp)
+            test_high_density(b, srv, os.path.abspath(args.stepformer), tmp)
             test_bad_links(b, srv, tmp)
             test_missing_model(b, args.site, tmp)
             test_requests(b)  # every request the page made in all of the above

@@ -76,13 +76,13 @@ static Gfx *finish_open(Gfx *g, Err *e) {
 
 Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
     const bool software = platform_prefers_software();
-    bool may_pace = false;
-    if (!platform_video_prepare(software, &may_pace, e)) return NULL;
+    bool may_pace = false, high_dpi = false;
+    if (!platform_video_prepare(software, &may_pace, &high_dpi, e)) return NULL;
     Gfx *g = calloc(1, sizeof *g);
     if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     if (!start_libraries(g, e)) return gfx_close(g), NULL;
     g->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
-                              SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+                              SDL_WINDOW_RESIZABLE | (high_dpi ? SDL_WINDOW_ALLOW_HIGHDPI : 0));
     if (!g->win) {
         err_set(e, "no display: SDL could not open a window (%s). Without a window, `stepformer "
                 "export LESSON --out DIR` writes every stage as a PNG", SDL_GetError());

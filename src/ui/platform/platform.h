@@ -14,8 +14,9 @@
 #include "err.h"
 
 // Before the window opens: whether there is a display, and hints for the renderer. Sets *paced
-// when the window must hold frames apart itself (a renderer that does not wait for the display).
-bool platform_video_prepare(bool software_renderer, bool *paced, Err *e);
+// when the window must hold frames apart itself (a renderer that does not wait for the display),
+// and *high_dpi when the window may draw at the screen's own pixel density.
+bool platform_video_prepare(bool software_renderer, bool *paced, bool *high_dpi, Err *e);
 // Whether SDL's software renderer is the one to use (no GPU to draw with).
 bool platform_prefers_software(void);
 

@@ -25,7 +25,7 @@ bool platform_prefers_software(void) {
     return !(found || usable_device("/dev/nvidia0"));
 }
 
-bool platform_video_prepare(bool software_renderer, bool *paced, Err *e) {
+bool platform_video_prepare(bool software_renderer, bool *paced, bool *high_dpi, Err *e) {
     const char *disp = getenv("DISPLAY"), *way = getenv("WAYLAND_DISPLAY");
     if ((!disp || !*disp) && (!way || !*way) && !getenv("SDL_VIDEODRIVER"))
         return err_set(e, "no display (DISPLAY is not set). Without a window, `stepformer export "
@@ -42,6 +42,7 @@ bool platform_video_prepare(bool software_renderer, bool *paced, Err *e) {
     // simulating vsync, yet presents at once: left alone, a playing window spins a core. gfx.c
     // paces it when this is set and the renderer it got is the software one.
     *paced = true;
+    *high_dpi = true;
     return true;
 }
 

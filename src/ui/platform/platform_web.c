@@ -14,10 +14,14 @@
 
 bool platform_prefers_software(void) { return true; }  // the same pixels as `stepformer export`
 
-bool platform_video_prepare(bool software_renderer, bool *paced, Err *e) {
+bool platform_video_prepare(bool software_renderer, bool *paced, bool *high_dpi, Err *e) {
     if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0) return err_set(e, "SDL could not start video in the page: %s", SDL_GetError());
     if (software_renderer) SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
     *paced = false;  // requestAnimationFrame holds frames to the display's rate
+    // SDL 2.26's software framebuffer in a page fills the canvas at the page's pixels, not the
+    // screen's: at a devicePixelRatio of 2 a high-density canvas got a picture in its top-left
+    // quarter. The browser scales the canvas instead (and the pointer's pixels stay the picture's).
+    *high_dpi = false;
     return true;
 }
 
