@@ -12,7 +12,7 @@
    `stepformer lesson L --print STAGE --json` to 1e-5.
 3. A replay link steps, switches views and lessons, saves a PNG (a download), presses Esc (the
    page stays), and its expect lines hold; a replay whose expect is wrong is reported as an error.
-4. The browser's own key, mouse and wheel events step, zoom and click as in the window; and
+4. The browser's own key, mouse, wheel and touch events step, zoom and click as in the window; and
    replays of interactive features (pin and Compare, a head switched off, the positions
    explorer, the lesson list) leave the page showing what the native window under Xvfb shows.
 5. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
@@ -253,7 +253,20 @@ def test_real_input(b, srv, stepformer, tmp):
     b.screenshot(shot, 1280, 720)
     diff = different_fraction(shot, edited["encoder.pos"])
     check(diff <= MAX_DIFFERENT, f"E, '{typed}', Enter: {100 * diff:.2f}% of pixels differ from export --input")
-    print("real key, mouse and wheel events, and editing the input: checked", flush=True)
+    # A tap (a tablet's finger) on the timeline's right end: the last stage, as the export draws it.
+    last = "encoder.layers.0.self_attn.by_sqrt_dmodel.weights"
+    tapped = export(stepformer, "scaling", "stage", (1280, 720), [last], os.path.join(tmp, "export-tap"))
+    b.send("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=1)
+    b.open(srv.base + "index.html?lesson=scaling&size=1280x720")
+    b.wait_title(["stepformer: ready", "stepformer: error"])
+    b.send("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": 1200, "y": 700}])
+    b.send("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+    b.pump(0.5)
+    b.screenshot(shot, 1280, 720)
+    diff = different_fraction(shot, tapped[last])
+    check(diff <= MAX_DIFFERENT, f"a tap on the timeline: {100 * diff:.2f}% of pixels differ from the last stage's export")
+    b.send("Emulation.setTouchEmulationEnabled", enabled=False)
+    print("real key, mouse, wheel and touch events, and editing the input: checked", flush=True)
 
 
 # Interactive features, played by one replay in the native window (under Xvfb) and in the page;
