@@ -23,6 +23,8 @@
 Ends with 'N passed, N failed' and exits 1 on any failure.
 """
 import argparse
+import glob
+import re
 import base64
 import json
 import os
@@ -408,6 +410,34 @@ def test_missing_model(b, site, tmp):
     print("a missing model: checked", flush=True)
 
 
+def used_characters():
+    """Every non-ASCII character of the lessons and of the C's string literals (escapes decoded)."""
+    chars = set()
+    for path in glob.glob("lessons/*.md"):
+        chars |= {c for c in open(path, encoding="utf-8").read() if ord(c) > 127}
+    for path in glob.glob("src/**/*.[ch]", recursive=True):
+        for lit in re.findall(r'"((?:[^"\\\n]|\\.)*)"', open(path, encoding="utf-8").read()):
+            raw = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: "%" + m.group(1), lit)
+            text = urllib.parse.unquote(raw, errors="ignore")
+            text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+            chars |= {c for c in text if ord(c) > 127}
+    return chars
+
+
+def test_fonts(site):
+    """The page's cut fonts keep every character the window and the course draw that DejaVu has."""
+    from fontTools.ttLib import TTFont  # Debian's python3-fonttools, which the build uses
+    pack = os.path.join(os.path.dirname(site), "pack", "fonts")
+    chars = used_characters()
+    check(len(chars) > 10, f"the characters the window draws were found ({len(chars)})")
+    for name in ("DejaVuSans", "DejaVuSans-Bold", "DejaVuSans-Oblique", "DejaVuSansMono"):
+        full = TTFont(f"/usr/share/fonts/truetype/dejavu/{name}.ttf").getBestCmap()
+        cut = TTFont(os.path.join(pack, name + ".ttf")).getBestCmap()
+        lost = sorted(c for c in chars if ord(c) in full and ord(c) not in cut)
+        check(not lost, f"{name}: the page's font lost {''.join(lost)}")
+    print(f"fonts: the {len(chars)} non-ASCII characters of the lessons and the window are kept", flush=True)
+
+
 def test_requests(b):
     outside = [u for u in b.requests
                if not (urllib.parse.urlparse(u).hostname == "127.0.0.1" or u.startswith(("data:", "blob:")))]
@@ -424,6 +454,7 @@ def main():
     b = Browser(1920, 1080)
     try:
         with tempfile.TemporaryDirectory(prefix="stepformer-web-") as tmp:
+            test_fonts(args.site)
             test_budget(b, srv, args.site)
             test_places(b, srv, os.path.abspath(args.stepformer), tmp)
             test_replay(b, srv, tmp)
