@@ -14,7 +14,8 @@
    page stays), and its expect lines hold; a replay whose expect is wrong is reported as an error.
 4. The browser's own key, mouse, wheel and touch events step, zoom and click as in the window; and
    replays of interactive features (pin and Compare, a head switched off, the positions
-   explorer, the lesson list) leave the page showing what the native window under Xvfb shows.
+   explorer, the lesson list) leave the page showing what the native window under Xvfb shows;
+   the Training view trains live while the page keeps drawing.
 5. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
    markup from the link in the page.
 6. The page asks for nothing outside 127.0.0.1; what it fetches before the first frame of a
@@ -329,6 +330,30 @@ def test_window_parity(b, srv, stepformer, tmp):
               flush=True)
 
 
+def test_training(b, srv, tmp):
+    """The Training view trains live: the picture moves on, and the page never stops drawing for
+    long (its animation frames keep coming)."""
+    b.size(1280, 720)
+    b.open(srv.base + "index.html?lesson=training&view=training&size=1280x720")
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title.startswith("stepformer: ready"), f"the training lesson: '{title}'")
+    b.eval("window.gaps = []; (function () { let last = performance.now(); function f(t) { window.gaps.push(t - last);"
+           " last = t; requestAnimationFrame(f); } requestAnimationFrame(f); })(); 1")
+    key_event(b, " ", "Space", 32, " ")  # start
+    shots = []
+    for k in range(3):
+        b.pump(2.0)
+        shots.append(os.path.join(tmp, f"training-{k}.png"))
+        b.screenshot(shots[-1], 1280, 720)
+    gaps = b.eval("window.gaps") or [1e9]
+    key_event(b, " ", "Space", 32, " ")  # stop
+    check(different_fraction(shots[0], shots[1]) > MAX_DIFFERENT and different_fraction(shots[1], shots[2]) > MAX_DIFFERENT,
+          "the training view moves on while it trains")
+    check(len(gaps) >= 20 and max(gaps) < 1000, f"the page kept drawing: {len(gaps)} frames in 6 s, the longest "
+          f"gap {max(gaps):.0f} ms")
+    print(f"training in the page: {len(gaps)} frames in 6 s, the longest gap {max(gaps):.0f} ms", flush=True)
+
+
 def test_high_density(b, srv, stepformer, tmp):
     """A screen of two device pixels a page pixel (a Mac's, a Chromebook's): the picture fills the
     canvas. Halved, it is the export of the same place (the browser's scaling blurs its edges: a
@@ -460,6 +485,7 @@ def main():
             test_replay(b, srv, tmp)
             test_real_input(b, srv, os.path.abspath(args.stepformer), tmp)
             test_window_parity(b, srv, os.path.abspath(args.stepformer), tmp)
+            test_training(b, srv, tmp)
             test_high_density(b, srv, os.path.abspath(args.stepformer), tmp)
             test_bad_links(b, srv, tmp)
             test_missing_model(b, args.site, tmp)
