@@ -294,11 +294,13 @@ def native_replay(stepformer, lesson, lines, size, out):
     last = max(int(line.split()[0]) for line in lines)
     with open(replay, "w") as f:
         f.write("\n".join(lines + [f"{last + 300} move 2 2", f"{last + 600} shot {out}", f"{last + 700} quit"]) + "\n")
-    display = f":{100 + os.getpid() % 100}"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "2560x1440x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    read_fd, write_fd = os.pipe()  # Xvfb picks a free display and writes its number here
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "2560x1440x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_fd,))
+    os.close(write_fd)
     try:
-        time.sleep(0.5)
+        with os.fdopen(read_fd) as f:
+            display = ":" + f.readline().strip()
         env = dict(os.environ, DISPLAY=display)
         r = subprocess.run([stepformer, "lesson", f"lessons/{lesson}.md", "--size", f"{size[0]}x{size[1]}",
                             "--replay", replay], env=env, capture_output=True, text=True, timeout=120)
