@@ -175,6 +175,37 @@ def test_places(b, srv, stepformer, tmp):
               f"(another stage: {100 * wrong:.1f}%), numbers: {why}", flush=True)
 
 
+def course_lessons():
+    """The course's lessons, as `lesson=` names them: the lessons/ files that are lessons."""
+    return sorted(f[:-3] for f in os.listdir("lessons") if f.endswith(".md") and not f[0].isupper())
+
+
+def test_every_lesson(b, srv, stepformer, tmp):
+    """Every lesson of the course opens in the page at its last stage, drawn as the export draws it."""
+    b.size(1280, 720)
+    opened = 0
+    for lesson in course_lessons():
+        b.open(srv.base + f"index.html?lesson={lesson}&size=1280x720")
+        title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        check(title.startswith("stepformer: ready"), f"lesson {lesson}: '{title}'")
+        if not title.startswith("stepformer: ready"):
+            continue
+        key_event(b, "End", "End", 35)
+        b.pump(0.3)
+        shot = os.path.join(tmp, f"lesson-{lesson}.png")
+        b.screenshot(shot, 1280, 720)
+        out = os.path.join(tmp, f"export-last-{lesson}")
+        ids = subprocess.run([stepformer, "lesson", f"lessons/{lesson}.md", "--headless"], capture_output=True,
+                             text=True).stdout.split("\n")
+        last = [line.split()[1] for line in ids if line[:6].strip().isdigit()][-1]
+        exported = export(stepformer, lesson, "stage", (1280, 720), [last], out)  # End keeps the Stage view
+        diff = different_fraction(shot, next(iter(exported.values())))
+        check(diff <= MAX_DIFFERENT, f"lesson {lesson} at its last stage: {100 * diff:.3f}% of pixels differ")
+        opened += 1
+    print(f"every lesson: {opened} of {len(course_lessons())} open in the page and match the export at their last stage",
+          flush=True)
+
+
 def replay_link(lines):
     return "index.html?lesson=forward-pass&size=1280x720&replay=" + urllib.parse.quote(";".join(lines))
 
@@ -485,6 +516,7 @@ def main():
             test_budget(b, srv, args.site)
             test_places(b, srv, os.path.abspath(args.stepformer), tmp)
             test_replay(b, srv, tmp)
+            test_every_lesson(b, srv, os.path.abspath(args.stepformer), tmp)
             test_real_input(b, srv, os.path.abspath(args.stepformer), tmp)
             test_window_parity(b, srv, os.path.abspath(args.stepformer), tmp)
             test_training(b, srv, tmp)
