@@ -277,8 +277,10 @@ static void test_train(void) {
 
 // bench's measured peak bounds what any path achieved: a pass's work at that peak takes no
 // longer than the pass took (a peak loop measured too low, as one without fused multiply-adds
-// was, breaks this), and one core is at most all of them.
-static void test_bench_peak(void) {
+// was, breaks this), and one core is at most all of them. The machines are shared: a
+// neighbour's burst once throttled a core to a twentieth mid-run, and the bounds broke by a few
+// per cent. So a run that breaks them is measured once more; a wrong peak loop breaks them in both.
+static bool peak_bounds(char *why, size_t n) {
     cJSON *j = cJSON_Parse(out);
     const cJSON *fw = cJSON_GetObjectItem(j, "base forward, length 32"), *ours = cJSON_GetObjectItem(fw, "stepformer");
     const double one = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_gflops_one_core"));
@@ -286,11 +288,22 @@ static void test_bench_peak(void) {
     const double at_peak = cJSON_GetNumberValue(cJSON_GetObjectItem(fw, "ms_at_peak"));
     const double took = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "median_ms"));
     const double gflop = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "gflop"));
-    CHECK(one > 0 && all >= one, "bench peak: %g GFLOP/s on one core, %g on all", one, all);
     CHECK(fabs(at_peak - gflop / all * 1e3) < 1e-6 * at_peak, "bench: %g ms at peak for %g GFLOP at %g GFLOP/s", at_peak, gflop, all);
-    CHECK(at_peak > 0 && at_peak <= took, "bench: the forward's work at the measured peak takes %g ms, yet the forward took %g",
-          at_peak, took);
     cJSON_Delete(j);
+    snprintf(why, n, "bench peak: %g GFLOP/s on one core, %g on all; the forward's work at that peak takes %g ms, "
+             "the forward took %g", one, all, at_peak, took);
+    return one > 0 && all >= one && at_peak > 0 && at_peak <= took;
+}
+
+static void test_bench_peak(void) {
+    char why[400];
+    bool ok = peak_bounds(why, sizeof why);
+    if (!ok) {
+        fprintf(stderr, "test_cli: measuring again: %s\n", why);
+        EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
+        ok = peak_bounds(why, sizeof why);
+    }
+    CHECK(ok, "%s", why);
 }
 
 int main(void) {
@@ -311,7 +324,7 @@ int main(void) {
     EXPECT(run("bench --only forward,matmul --repeat 2 --no-peer"), 0, out, "GFLOP/s");
     EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
     test_bench_peak();
-    EXPECT(run("bench --only forwards"), 2, err, "--only takes forward, greedy, train or matmul");
+    EXPECT(run("bench --only forwards"), 2, err, "--only takes forward, greedy, train, matmul or browser");
     test_train();
     // init writes a model that loads back with its configuration and runs.
     char m[300];

@@ -296,7 +296,8 @@ int cmd_bench(int argc, char **argv) {
     unsigned sections = SECTION_ALL;
     if (o.train_bench) sections = SECTION_TRAIN;
     if (o.only && !parse_only(o.only, &sections))
-        return cli_usage_error("bench", "--only takes forward, greedy, train or matmul, comma-separated (got '%s')", o.only);
+        return cli_usage_error("bench", "--only takes forward, greedy, train, matmul or browser, comma-separated (got '%s')",
+                               o.only);
     cJSON *json = o.json ? cJSON_CreateObject() : NULL;
     const double peak = print_machine(json);
     if (o.scale_bench) bench_scale(o.repeat, json);
