@@ -298,6 +298,13 @@ static bool peak_bounds(char *why, size_t n) {
 static void test_bench_peak(void) {
     char why[400];
     bool ok = peak_bounds(why, sizeof why);
+#ifdef __SANITIZE_ADDRESS__
+    // Under AddressSanitizer the peak loop and the forward are slowed by different factors (here
+    // the loop to a sixteenth, the forward less), so the bounds say nothing: the optimised build,
+    // which runs this same test, checks them.
+    printf("test_cli: the peak bounds are checked in the optimised build, not under ASan (%s)\n", why);
+    return;
+#endif
     if (!ok) {
         fprintf(stderr, "test_cli: measuring again: %s\n", why);
         EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
