@@ -277,9 +277,9 @@ static void test_train(void) {
 
 // bench's measured peak bounds what any path achieved: a pass's work at that peak takes no
 // longer than the pass took (a peak loop measured too low, as one without fused multiply-adds
-// was, breaks this), and one core is at most all of them. The machines are shared: a
-// neighbour's burst once throttled a core to a twentieth mid-run, and the bounds broke by a few
-// per cent. So a run that breaks them is measured once more; a wrong peak loop breaks them in both.
+// was, breaks this), and one core is at most all of them. Another busy process (a build beside
+// the tests) once halved the all-core peak and broke them; so a run that breaks them is
+// measured once more, and a wrong peak loop breaks them in both.
 static bool peak_bounds(char *why, size_t n) {
     cJSON *j = cJSON_Parse(out);
     const cJSON *fw = cJSON_GetObjectItem(j, "base forward, length 32"), *ours = cJSON_GetObjectItem(fw, "stepformer");
