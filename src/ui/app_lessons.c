@@ -22,9 +22,10 @@ void app_set_course(App *a, const char *dir, const char *open_path) {
 
 // Whether the files spec needs can be opened now: its model, named by the spec or by its
 // lesson. In the browser one that is not there yet is fetched meanwhile (*progress: how far).
-// A fetch that failed sets e.
+// A fetch that failed sets e. Where every file is on disk, the lesson is not read twice for this.
 static bool files_ready(const SessionSpec *spec, double *progress, Err *e) {
     *progress = 1.0;
+    if (!platform_fetches_files()) return true;
     if (spec->model_path) return platform_file_ready(spec->model_path, progress, e);
     if (!spec->lesson_path) return true;
     Lesson l;

@@ -25,6 +25,7 @@ typedef struct {
     int shots;
     bool placed;   // the place asked for has been reached (or failed)
     bool told;     // the title has announced it
+    bool replay_told;  // ... and how the replay ended
     void (*done)(int status, void *ctx);
     void *done_ctx;
 } Loop;
@@ -93,7 +94,8 @@ static void tell(Loop *L, ReplayStep step) {
         else if (a->loaded) announce(L, "ready", L->o.stage ? L->o.stage : interp_stage(a->session.it, a->cursor)->id);
         else announce(L, "error", "nothing is loaded");
     }
-    if (L->rep && (step == REPLAY_DONE || step == REPLAY_QUIT)) {
+    if (L->rep && !L->replay_told && (step == REPLAY_DONE || step == REPLAY_QUIT)) {
+        L->replay_told = true;
         const int failed = L->failures + replayer_failures(L->rep);
         if (failed && !L->first_failure[0]) snprintf(L->first_failure, sizeof L->first_failure, "replay: an event could not be delivered");
         if (failed) announce(L, "error", L->first_failure);

@@ -28,6 +28,9 @@ typedef int (*PlatformFrame)(void *ctx);
 // ctx must outlive the call (allocate it, never on the caller's stack).
 void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx);
 
+// Whether files may have to be fetched before they open (the browser); false where every file
+// the program reads is on disk already, and asking platform_file_ready is never needed.
+bool platform_fetches_files(void);
 // A file the program reads (a lesson's model): true when it can be opened now. Otherwise it
 // is being fetched (in the browser, from the site): *progress gets the fraction so far (0-1),
 // and a fetch that failed sets e and returns false with *progress < 0.

@@ -52,6 +52,8 @@ void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx) {
     done(ctx);
 }
 
+bool platform_fetches_files(void) { return false; }
+
 bool platform_file_ready(const char *path, double *progress, Err *e) {
     (void)path, (void)e;
     *progress = 1.0;
