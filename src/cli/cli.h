@@ -15,7 +15,10 @@ enum {
     OPT_TO = 1 << 8, OPT_PRINT = 1 << 9, OPT_PROGRAM = 1 << 10, OPT_MODEL_FLAGS = 1 << 11,
     OPT_REPEAT = 1 << 12, OPT_INIT = 1 << 13, OPT_WINDOW = 1 << 14, OPT_EXPORT = 1 << 15,
     OPT_TRAIN = 1 << 16, OPT_TOKEN_FLAGS = 1 << 17,  // --bos --eos --pad
+    OPT_GRADS = 1 << 18,  // --labels --grads --gradcheck
 };
+// What every command that runs a model takes.
+enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
 
 // train's settings, as given (0 or NULL: not given).
 typedef struct {
@@ -30,6 +33,7 @@ typedef struct {
     SessionSpec spec;
     bool json;
     const char *dump, *to, *print;
+    const char *labels, *grads, *gradcheck;  // trace: the loss's labels, where its gradients go, what to check
     int repeat;
     const char *out;  // init, export, train (--out)
     long seed;
@@ -55,6 +59,8 @@ bool cli_open_session(Session *s, const SessionSpec *spec, Err *e);
 // Prints "stepformer: <msg>" on stderr and returns EXIT_FAIL.
 int cli_fail(const Err *e);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// A usage error unless --model was given and nothing else stands alone; -1 to go on.
+int cli_need_model(const CliOptions *o, const char *cmd);
 
 // Prints one stage's tensor: shape, and rows labelled with tokens where they have them.
 void cli_print_tensor(FILE *out, const Interp *it, int stage);

@@ -61,6 +61,9 @@ static const struct {
     {{"only", required_argument, 0, 'y'}, OPT_REPEAT},
     {{"scale", no_argument, 0, 'Z'}, OPT_REPEAT},
     {{"no-peer", no_argument, 0, 'W'}, OPT_REPEAT},
+    {{"labels", required_argument, 0, 1015}, OPT_GRADS},
+    {{"grads", required_argument, 0, 1016}, OPT_GRADS},
+    {{"gradcheck", required_argument, 0, 1017}, OPT_GRADS},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -127,6 +130,9 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 'w': o->view = arg; return true;
     case 'g': o->stages = arg; return true;
     case 'C': s->config = arg; return true;
+    case 1015: o->labels = arg; return true;
+    case 1016: o->grads = arg; return true;
+    case 1017: o->gradcheck = arg; return true;
     }
     return false;
 }

@@ -1,4 +1,4 @@
-// cmd_run.c: `run` (greedy decoding), `trace` (dump every stage) and `stages` (list them).
+// cmd_run.c: `run` (greedy decoding) and `stages` (list them); `trace` is in cmd_trace.c.
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,26 +20,13 @@ static const char run_usage[] =
     "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
     "  --activation relu|gelu, --eps X, --bos ID, --eos ID, --pad ID\n";
 
-static const char trace_usage[] =
-    "usage: stepformer trace --model FILE (--src-ids LIST | --input TEXT)\n"
-    "                        (--tgt-ids LIST | --target TEXT) [--dump OUT.safetensors]\n"
-    "\n"
-    "One teacher-forced forward pass. With --dump, writes every stage's output under its stage\n"
-    "id, plus src_ids, tgt_ids, memory [S, d_model] and logits [T, tgt_vocab]; the attention\n"
-    "maps are encoder.layers.{i}.self_attn.weights, decoder.layers.{i}.self_attn.weights and\n"
-    "decoder.layers.{i}.cross_attn.weights ([nhead, queries, keys]). Without --dump, lists the\n"
-    "stages. --tgt-ids are used as given; --target TEXT is fed after bos.\n"
-    "Model flags as for `stepformer run`.\n";
-
 static const char stages_usage[] =
     "usage: stepformer stages --model FILE [--src-ids LIST | --input TEXT] [--tgt-ids LIST]\n"
     "\n"
     "Lists the stages of one teacher-forced pass in order: index, id, output shape, op and the\n"
     "program line. Shapes are for the given inputs (by default one source and one target token).\n";
 
-enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
-
-static int need_model(const CliOptions *o, const char *cmd) {
+int cli_need_model(const CliOptions *o, const char *cmd) {
     if (o->n_positional) return cli_usage_error(cmd, "unexpected argument '%s'", o->positional[0]);
     if (!o->spec.model_path) return cli_usage_error(cmd, "--model FILE is required");
     return -1;
@@ -97,7 +84,7 @@ int cmd_run(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_MAX_LEN | OPT_JSON,
                          run_usage, &o);
-    if (code >= 0 || (code = need_model(&o, "run")) >= 0) return code;
+    if (code >= 0 || (code = cli_need_model(&o, "run")) >= 0) return code;
     if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("run", "give --input TEXT or --src-ids LIST");
     o.spec.greedy = true;
     if (!o.spec.max_len) o.spec.max_len = 64;
@@ -123,56 +110,11 @@ int cmd_run(int argc, char **argv) {
     return EXIT_OK;
 }
 
-static bool dump_trace(const Session *s, const char *path, Err *e) {
-    const Interp *it = s->it;
-    int n_out, n = interp_n_done(it);
-    const ProgramOutput *outs = interp_outputs(it, &n_out);
-    StTensor *t = calloc((size_t)(n + n_out + 2), sizeof *t);
-    if (!t) return err_code(e, ERR_MEMORY, "out of memory");
-    int k = 0;
-    t[k++] = (StTensor){"src_ids", shape1(s->run.S), s->run.src};
-    if (s->run.tgt) t[k++] = (StTensor){"tgt_ids", shape1(s->run.T), s->run.tgt};
-    for (int i = 0; i < n_out; i++) {
-        const Stage *st = interp_stage(it, outs[i].stage);
-        t[k++] = (StTensor){outs[i].name, st->shape, interp_output(it, outs[i].stage)};
-    }
-    for (int i = 0; i < n; i++) {
-        const Stage *st = interp_stage(it, i);
-        t[k++] = (StTensor){st->id, st->shape, interp_output(it, i)};
-    }
-    const StMeta meta[] = {{"producer", "stepformer trace"}, {"model", (char *)s->model.source}};
-    bool ok = st_save(path, t, k, meta, 2, e);
-    free(t);
-    return ok;
-}
-
-int cmd_trace(int argc, char **argv) {
-    CliOptions o;
-    int code = cli_parse(argc, argv,
-                         MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_DUMP,
-                         trace_usage, &o);
-    if (code >= 0 || (code = need_model(&o, "trace")) >= 0) return code;
-    if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("trace", "give --src-ids LIST or --input TEXT");
-    Session s;
-    Err e = {{0}};
-    if (!cli_open_session(&s, &o.spec, &e)) return cli_fail(&e);
-    if (program_has_decoder(&s.lesson.program) && !s.run.tgt) {  // a decoder needs its target
-        session_close(&s);
-        return cli_usage_error("trace", "teacher forcing needs a target: --tgt-ids LIST or --target TEXT");
-    }
-    bool ok = interp_run(s.it, &e);
-    if (ok && o.dump) ok = dump_trace(&s, o.dump, &e);
-    else if (ok)
-        for (int i = 0; i < interp_n_done(s.it); i++) cli_print_stage_line(stdout, s.it, i);
-    session_close(&s);
-    return ok ? EXIT_OK : cli_fail(&e);
-}
-
 int cmd_stages(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_TGT_IDS,
                          stages_usage, &o);
-    if (code >= 0 || (code = need_model(&o, "stages")) >= 0) return code;
+    if (code >= 0 || (code = cli_need_model(&o, "stages")) >= 0) return code;
     if (!o.spec.input && !o.spec.src_ids) o.spec.src_ids = "0";
     if (!o.spec.tgt_ids) o.spec.tgt_ids = "0";
     Session s;

@@ -441,7 +441,8 @@ static bool run_stmt(Expander *x, int i, Err *e) {
     case ST_FOR: return run_for(x, s, i, e);
     case ST_DEF:
     case ST_PARAM:    // declarations: the model holds them (declare.c)
-    case ST_DEFAULT: return true;
+    case ST_DEFAULT:
+    case ST_TIE: return true;  // read by the backward pass (backward.h)
     case ST_RETURN: {
         Binding *b = find(x, s->text);
         if (!b || x->call_depth == 0)

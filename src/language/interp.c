@@ -472,6 +472,17 @@ void interp_rewind(Interp *it, int index) {
     if (index < it->n_done) it->n_done = index;  // later buffers stay allocated for re-use
 }
 
+bool interp_set_values(Interp *it, int i, size_t first, const float *v, size_t n, Err *e) {
+    if (it->greedy) return err_set(e, "values can be changed only in a teacher-forced pass, not while decoding greedily");
+    if (i < 0 || i >= it->n_done) return err_set(e, "stage %d has not run", i);
+    const size_t total = (size_t)shape_numel(&interp_stage(it, i)->shape) * (size_t)it->B;
+    if (first > total || n > total - first)
+        return err_set(e, "%s holds %zu values; %zu from %zu do not fit", interp_stage(it, i)->id, total, n, first);
+    memcpy(it->out[i] + first, v, sizeof(float) * n);
+    interp_rewind(it, i + 1);
+    return true;
+}
+
 bool interp_done(const Interp *it) {
     return it->n_done == interp_n_stages(it) && it->phase == PH_FINISHED;
 }

@@ -48,6 +48,11 @@ bool interp_run_to(Interp *it, const char *id, Err *e);
 // Forgets the outputs from stage `index` on, so stepping resumes there.
 void interp_rewind(Interp *it, int index);
 bool interp_done(const Interp *it);
+// Writes n values into stage i's output from element `first` (of its [B, shape]) and forgets
+// every later stage, so the pass re-runs from there on the changed numbers: what activation
+// patching and the gradient checks do. Stage i must have run, in a teacher-forced pass (a
+// greedy pass recomputes old rounds and would lose the change).
+bool interp_set_values(Interp *it, int i, size_t first, const float *v, size_t n, Err *e);
 
 // New inputs: everything that depends on them is forgotten and the stage list rebuilt;
 // stages that do not depend on them keep their outputs. Returns the first stage to re-run.

@@ -199,6 +199,16 @@ static bool parse_stmt(Lex *l, Stmt *st) {
         return true;
     }
     l->s = save;
+    if (keyword(l, "tie") && (skip_ws(l), *l->s == '@')) {  // `tie = ...` names a tensor
+        st->kind = ST_TIE;
+        for (; *l->s == '@'; skip_ws(l)) {
+            l->s++;
+            char *name = path(l);
+            if (!name || !push_arg(l, st, ARG_WEIGHT, NULL, name)) return name ? false : fail(l, "expected: tie @NAME @NAME ...");
+        }
+        return st->n_args >= 2 || fail(l, "expected: tie @NAME @NAME ... (two names or more)");
+    }
+    l->s = save;
     if (keyword(l, "input")) {
         st->kind = ST_INPUT;
         return (st->name = word(l)) || fail(l, "expected: input NAME");
@@ -307,15 +317,15 @@ static bool check_structure(Program *p, Err *e) {
             p->decode = i;
         }
     }
-    // decode and def must stand at the top level.
+    // decode, def and tie must stand at the top level.
+    static const char *const top_only[ST_COUNT] = {[ST_DECODE] = "decode", [ST_DEF] = "def", [ST_TIE] = "tie"};
     for (int i = 0; i < p->n; i++) {
         const Stmt *st = &p->stmts[i];
         if (!is_block(st->kind)) continue;
         for (int j = i + 1; j < st->end; j++)
-            if (p->stmts[j].kind == ST_DECODE || p->stmts[j].kind == ST_DEF)
+            if (top_only[p->stmts[j].kind])
                 return err_set(e, "%s:%d: '%s' must stand at the top level, not inside another "
-                               "block", p->file, p->stmts[j].line,
-                               p->stmts[j].kind == ST_DEF ? "def" : "decode");
+                               "block", p->file, p->stmts[j].line, top_only[p->stmts[j].kind]);
     }
     return check_inputs(p, e);
 }

@@ -26,6 +26,10 @@
 //   buffer @w [d0, ...] INIT          the same for a fixed tensor saved with the model (a
 //                                     positional table): never trained
 //   default NAME = EXPR               a configuration value for when nothing else sets it
+//   tie @a @b ...                     the original shares one tensor under these names (the
+//                                     file holds each with the same numbers): when they are
+//                                     equal in the model, each name's gradient is the sum of
+//                                     all of theirs, as PyTorch gives a shared parameter
 //
 // Arguments: a tensor name, `@weight.name`, `transpose(name)` (matmul's second argument),
 // numbers (reshape's and permute's dimensions), or key=expr attributes. Expressions use
@@ -63,6 +67,7 @@ typedef enum {
     ST_PARAM,   // name = weight template, args = dims (ARG_EXPR), text = init kind, key of an
                 // optional last ARG_KEYWORD "init" = its argument; fixed: a buffer
     ST_DEFAULT, // name = configuration name, text = expression
+    ST_TIE,     // args = two or more ARG_WEIGHT names (top level, written out in full)
     ST_COUNT
 } StmtKind;
 

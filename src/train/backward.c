@@ -1,6 +1,7 @@
 // backward.c: the backward pass over the interpreter's stages (see backward.h).
 #include "backward.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,10 @@ struct Grads {
     size_t *cap;     // [n] floats allocated for each
     bool *live;      // [n] a gradient reached this stage in the current pass
     int n;
+    int *tied;       // [n_tied] weight indices, group after group
+    int *group_end;  // [n_groups] one past the last index of each group in `tied`
+    int n_tied, n_groups;
+    bool check_finite;
 };
 
 static size_t arena_size(const Model *m) {
@@ -44,7 +49,7 @@ Grads *grads_new(const Model *m, Err *e) {
 void grads_free(Grads *g) {
     if (!g) return;
     for (int i = 0; i < g->n; i++) free(g->d[i]);
-    free(g->d), free(g->cap), free(g->live), free(g->dw);
+    free(g->d), free(g->cap), free(g->live), free(g->dw), free(g->tied), free(g->group_end);
     free(g);
 }
 
@@ -58,6 +63,68 @@ static bool frozen(const Model *m, int index) { return m->params[index].fixed; }
 float *grads_of(Grads *g, const char *name) {
     const int i = model_weight_index(g->m, name);
     return i >= 0 && !frozen(g->m, i) ? g->dw + (g->m->weights.entries[i].data - g->m->weights.arena) : NULL;
+}
+
+const float *grads_stage(const Grads *g, int k) { return k >= 0 && k < g->n && g->live[k] ? g->d[k] : NULL; }
+void grads_check_finite(Grads *g, bool on) { g->check_finite = on; }
+
+// Whether a tie group's tensors hold the same numbers (then the original shared one tensor).
+static bool same_numbers(const Model *m, const int *idx, int n) {
+    const StEntry *a = &m->weights.entries[idx[0]];
+    for (int k = 1; k < n; k++)
+        if (memcmp(a->data, m->weights.entries[idx[k]].data, sizeof(float) * (size_t)shape_numel(&a->shape)))
+            return false;
+    return true;
+}
+
+// One `tie` statement: its names as weight indices, checked; appended when the numbers agree.
+static bool tie_group(Grads *g, const Program *p, const Stmt *s, int *untied, Err *e) {
+    const Model *m = g->m;
+    int *idx = g->tied + g->n_tied;  // room for every name of every group (grads_tie)
+    for (int k = 0; k < s->n_args; k++) {
+        const int w = model_weight_index(m, s->args[k].text);
+        if (w < 0) return err_set(e, "%s:%d: tie names @%s, which the program does not declare", p->file, s->line, s->args[k].text);
+        if (frozen(m, w)) return err_set(e, "%s:%d: tie names @%s, a buffer: buffers are never trained", p->file, s->line, s->args[k].text);
+        if (k > 0 && !shape_eq(&m->weights.entries[w].shape, &m->weights.entries[idx[0]].shape))
+            return err_set(e, "%s:%d: tie: @%s and @%s have different shapes", p->file, s->line, s->args[0].text, s->args[k].text);
+        idx[k] = w;
+    }
+    if (!same_numbers(m, idx, s->n_args)) {
+        if (untied && !*untied) *untied = s->line;
+        return true;
+    }
+    g->n_tied += s->n_args;
+    g->group_end[g->n_groups++] = g->n_tied;
+    return true;
+}
+
+bool grads_tie(Grads *g, const Program *p, int *untied, Err *e) {
+    int names = 0, groups = 0;
+    if (untied) *untied = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->stmts[i].kind == ST_TIE) names += p->stmts[i].n_args, groups++;
+    free(g->tied), free(g->group_end);
+    g->n_tied = g->n_groups = 0;
+    g->tied = malloc(sizeof *g->tied * (size_t)(names + 1));
+    g->group_end = malloc(sizeof *g->group_end * (size_t)(groups + 1));
+    if (!g->tied || !g->group_end) return err_code(e, ERR_MEMORY, "out of memory");
+    for (int i = 0; i < p->n; i++)
+        if (p->stmts[i].kind == ST_TIE && !tie_group(g, p, &p->stmts[i], untied, e)) return false;
+    return true;
+}
+
+void grads_sum_ties(Grads *g) {
+    const StFile *f = &g->m->weights;
+    for (int q = 0, first = 0; q < g->n_groups; first = g->group_end[q++]) {
+        const int *idx = g->tied + first, n = g->group_end[q] - first;
+        float *sum = g->dw + (f->entries[idx[0]].data - f->arena);
+        const size_t len = (size_t)shape_numel(&f->entries[idx[0]].shape);
+        for (int k = 1; k < n; k++) {
+            const float *d = g->dw + (f->entries[idx[k]].data - f->arena);
+            for (size_t i = 0; i < len; i++) sum[i] += d[i];
+        }
+        for (int k = 1; k < n; k++) memcpy(g->dw + (f->entries[idx[k]].data - f->arena), sum, sizeof(float) * len);
+    }
 }
 
 // Room for every stage's gradient; none has received one yet.
@@ -278,6 +345,32 @@ bool backward_check(const Interp *it, int from, Err *e) {
     return ok;
 }
 
+// The first element of n that is not finite, or n.
+static size_t first_bad(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
+// After stage i's backward kernel: every gradient it wrote must be finite.
+static bool finite_after(Grads *g, const Interp *it, int i, Err *e) {
+    const Stage *st = interp_stage(it, i);
+    for (int j = 0; j < st->n_in; j++) {
+        const Ref *r = &st->in[j];
+        const float *d = NULL;
+        size_t n = (size_t)shape_numel(&st->in_shape[j]);
+        if (r->kind == REF_STAGE) d = g->live[r->index] ? g->d[r->index] : NULL, n *= (size_t)interp_batch(it);
+        else if (r->kind == REF_WEIGHT && !frozen(g->m, r->index))
+            d = g->dw + (g->m->weights.entries[r->index].data - g->m->weights.arena) + r->offset;
+        const size_t bad = d ? first_bad(d, n) : n;
+        if (bad < n)
+            return err_set(e, "%s:%d: the backward pass of %s (%s) made a gradient that is not finite (%g at element %zu "
+                           "of d%s)", interp_program(it)->file, st->line, st->id, op_info[st->op].name, (double)d[bad],
+                           bad, st->in_name[j]);
+    }
+    return true;
+}
+
 bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) {
     if (!prepare(g, it, e)) return false;
     float *d = stage_grad_for(g, it, from, true);  // written whole just below
@@ -286,6 +379,7 @@ bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) 
     for (int i = from; i >= 0; i--) {
         const Stage *st = interp_stage(it, i);
         if (g->live[i]) stage_backward(g, it, i);
+        if (g->live[i] && g->check_finite && !finite_after(g, it, i, e)) return false;
         for (int j = 0; j < st->n_in && g->live[i]; j++)
             if (st->in[j].kind == REF_STAGE && !g->d[st->in[j].index])
                 return err_set(e, "out of memory for the gradient of %s", interp_stage(it, st->in[j].index)->id);

@@ -21,6 +21,19 @@ size_t grads_size(const Grads *g);
 float *grads_of(Grads *g, const char *name);
 void grads_zero(Grads *g);
 
+// The program's `tie` groups (program.h) whose tensors hold the same numbers in the model:
+// each such group is one tensor of the original, so grads_sum_ties gives every name of it the
+// sum of their gradients. False, naming the line, for a name the program does not declare or
+// names of different shapes. A group whose numbers differ stays untied (said in *untied, may be
+// NULL: the first such group's line, or 0).
+bool grads_tie(Grads *g, const Program *p, int *untied, Err *e);
+void grads_sum_ties(Grads *g);
+// The gradient that reached stage k's output in the last pass ([B, shape]), or NULL if none did.
+const float *grads_stage(const Grads *g, int k);
+// Check every gradient the pass writes: the first that is not finite stops the pass, naming the
+// stage whose backward kernel made it (off by default: the trainer checks its loss instead).
+void grads_check_finite(Grads *g, bool on);
+
 // Whether gradients from stage `from` reach every weight it depends on: false, naming the op
 // and its program line, when an op with no backward pass (argmax) lies between them.
 bool backward_check(const Interp *it, int from, Err *e);

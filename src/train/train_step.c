@@ -48,7 +48,10 @@ TrainState *train_state_new(Model *m, const Program *p, const StepConfig *c, Err
         h->g = grads_new(m, e);
         ok = h->g;
     }
-    if (!ok || !adam_init(&ts->adam, grads_size(ts->sh[0].g), c->beta1, c->beta2, c->eps, e)) {
+    // Tensors the original shares (the program's `tie`) take the sum of their gradients and so
+    // stay equal through training.
+    if (!ok || !grads_tie(ts->sh[0].g, p, NULL, e) ||
+        !adam_init(&ts->adam, grads_size(ts->sh[0].g), c->beta1, c->beta2, c->eps, e)) {
         train_state_free(ts);
         return NULL;
     }
@@ -190,6 +193,7 @@ bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, con
             for (size_t i = 0; i < n; i++) a[i] += b[i];
         );
     }
+    grads_sum_ties(ts->sh[0].g);
     return true;
 }
 

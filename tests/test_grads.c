@@ -1,0 +1,134 @@
+// test_grads.c: the gradient of a pass's loss (grad_pass.h, what `trace --labels --grads`
+// writes) against PyTorch autograd for the standard program and the four implementation
+// lessons on their own state_dicts (fixtures made by scripts/make_grad_fixtures.py), the
+// gradient check (gradcheck.h), ties, and the messages for bad labels.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gradcheck.h"
+#include "session.h"
+
+static void ids_string(const StEntry *en, char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; en && i < en->shape.dim[0] && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", (int)en->data[i]);
+}
+
+typedef struct {
+    Session s;
+    Grads *g;
+    LossInfo li;
+    float labels[64], *d;
+    int n;
+    char src[512], tgt[512], model[512], program[512];
+} Pass;
+
+// Opens the fixture's model and program on its inputs and runs the loss's backward pass.
+static bool open_pass(Pass *p, const StFile *f, Err *e) {
+    memset(p, 0, sizeof *p);
+    ids_string(st_find(f, "src_ids"), p->src, sizeof p->src);
+    ids_string(st_find(f, "tgt_ids"), p->tgt, sizeof p->tgt);
+    snprintf(p->model, sizeof p->model, "%s/%s", FIXTURES, st_meta(f, "model"));
+    snprintf(p->program, sizeof p->program, "%s/%s", FIXTURES, st_meta(f, "program"));
+    const StEntry *lab = st_find(f, "labels");
+    p->n = lab->shape.dim[0];
+    memcpy(p->labels, lab->data, sizeof(float) * (size_t)p->n);
+    SessionSpec spec = {.model_path = p->model, .src_ids = p->src};
+    if (st_meta(f, "program")[0]) spec.program_path = p->program;
+    if (p->tgt[0]) spec.tgt_ids = p->tgt;
+    if (!session_open(&p->s, &spec, e)) return false;
+    if (!loss_target(p->s.it, &p->li, e)) return false;
+    p->g = grads_new(&p->s.model, e);
+    p->d = malloc(sizeof(float) * (size_t)p->li.rows * (size_t)p->li.V);
+    return p->g && p->d && grad_pass(p->g, p->s.it, p->labels, p->n, p->d, &p->li, e);
+}
+
+static void close_pass(Pass *p) {
+    grads_free(p->g);
+    free(p->d);
+    if (p->s.it) session_close(&p->s);
+}
+
+// Every trained weight's gradient within 1e-4 of PyTorch's (relative to its largest |gradient|
+// when that exceeds 1), the loss to 1e-5, and the same set of names on both sides.
+static void against_torch(const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/grads/%s.safetensors", FIXTURES, name);
+    StFile f;
+    Err e = {{0}};
+    CHECK(st_load(&f, path, &e), "%s", e.msg);
+    Pass p;
+    bool ok = open_pass(&p, &f, &e);
+    CHECK(ok, "%s: %s", name, e.msg);
+    if (ok) {
+        const float want = st_find(&f, "loss")->data[0];
+        CHECK(fabs(p.li.loss - want) <= 1e-5 * fmax(1.0, fabs(want)), "%s: loss %.7g, PyTorch %.7g", name, p.li.loss, want);
+        int compared = 0;
+        for (int w = 0; w < p.s.model.n_params; w++) {
+            const ParamDecl *d = &p.s.model.params[w];
+            char key[300];
+            snprintf(key, sizeof key, "grad.%s", d->name);
+            const StEntry *ref = st_find(&f, key);
+            CHECK(d->fixed == !ref, "%s: %s is %s here but %s in PyTorch", name, d->name, d->fixed ? "a buffer" : "trained",
+                  ref ? "a parameter" : "absent (a buffer)");
+            if (!ref || d->fixed) continue;
+            const int64_t n = shape_numel(&d->shape);
+            CHECK(shape_numel(&ref->shape) == n, "%s: %s has another size in PyTorch", name, d->name);
+            double big = 0;
+            for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(ref->data[i]));
+            CHECK_CLOSE(grads_of(p.g, d->name), ref->data, n, 1e-4 * fmax(1.0, big), key);
+            compared++;
+        }
+        int refs = 0;
+        for (int i = 0; i < f.n_entries; i++) refs += !strncmp(f.entries[i].name, "grad.", 5);
+        CHECK(compared == refs && compared > 10, "%s: %d gradients compared, PyTorch has %d", name, compared, refs);
+    }
+    close_pass(&p);
+    st_free(&f);
+}
+
+// The gradient check agrees with the backward pass on a fresh model and on the trained dates
+// model (whose gradients are near 1e-4), for stage outputs and for weights.
+static void gradcheck_agrees(void) {
+    StFile f;
+    Err e = {{0}};
+    CHECK(st_load(&f, FIXTURES "/grads/post_2x2.case0.safetensors", &e), "%s", e.msg);
+    Pass p;
+    bool ok = open_pass(&p, &f, &e);
+    CHECK(ok, "%s", e.msg);
+    RunSpec spec = p.s.run;
+    spec.pack_weights = false;
+    Interp *it = ok ? interp_new(&p.s.lesson.program, &p.s.model, &spec, &e) : NULL;
+    ok = it && interp_run(it, &e);
+    const char *ids[] = {"decoder.layers.1.cross_attn.scores", "encoder.layers.0.norm1", "decoder.layers.0.self_attn.weights",
+                         "generator.weight", "transformer.encoder.layers.0.self_attn.in_proj_weight"};
+    for (int k = 0; ok && k < 5; k++) {
+        GradCheck c;
+        CHECK(gradcheck(&c, it, &p.s.model, p.g, &p.li, p.labels, ids[k], &e), "%s: %s", ids[k], e.msg);
+        CHECK(c.passed && c.n == GRADCHECK_POINTS, "%s: worst relative error %.3g over %d points", ids[k], c.worst, c.n);
+        CHECK(c.weight == (k >= 3), "%s is %s", ids[k], k >= 3 ? "a weight" : "a stage");
+    }
+    // The pass is left as it was: the logits are the same bits as before the checks.
+    const int lg = interp_find(it, "generator.logits");
+    CHECK(ok && memcmp(interp_output(it, lg), interp_output(p.s.it, lg), sizeof(float) * 6 * 29) == 0,
+          "the checks changed the pass");
+    GradCheck c;
+    CHECK(!gradcheck(&c, it, &p.s.model, p.g, &p.li, p.labels, "no.such.stage", &e) && strstr(e.msg, "neither a stage"),
+          "unknown id: %s", e.msg);
+    CHECK(!gradcheck(&c, it, &p.s.model, p.g, &p.li, p.labels, "positional_encoding.pos_embedding", &e) &&
+          strstr(e.msg, "a buffer"), "buffer: %s", e.msg);
+    interp_free(it);
+    close_pass(&p);
+    st_free(&f);
+}
+
+int main(void) {
+    const char *cases[] = {"post_2x2.case0", "post_2x2.case1", "pre_1x3_gelu.case0", "annotated.case0", "annotated.case1",
+                           "jadore.case0", "jadore.case1", "bloem.case0", "bloem.case1"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) against_torch(cases[i]);
+    gradcheck_agrees();
+    return check_finish("test_grads");
+}
