@@ -120,6 +120,51 @@ static void test_trace_dump(const StFile *c) {
     st_free(&d);
 }
 
+// The contract `trace --program L --model W --src-ids .. --labels IDS --grads OUT` as the
+// outside tests run it: the file holds PyTorch's gradients (fixtures/grads) under the weights'
+// own names, and `loss`; --dump adds each stage's gradient; bad labels are one line, exit 1.
+static void test_trace_grads(void) {
+    StFile want, got, dump;
+    Err e;
+    CHECK(st_load(&want, FIXTURES "/grads/bloem.case0.safetensors", &e), "%s", e.msg);
+    char s[256], path[300], d[300];
+    ids_csv(st_find(&want, "src_ids"), s, sizeof s);
+    snprintf(path, sizeof path, "%s/grads.safetensors", dir);
+    snprintf(d, sizeof d, "%s/gdump.safetensors", dir);
+    const char *base = "trace --program '" FIXTURES "/../../lessons/transformers-from-scratch.md' --model '" FIXTURES
+                       "/seeds/bloem.safetensors'";
+    const int label = (int)st_find(&want, "labels")->data[0];
+    EXPECT(run("%s --src-ids %s --labels %d --grads '%s' --dump '%s'", base, s, label, path, d), 0, out, "loss 4.73526 over 1 label");
+    if (st_load(&got, path, &e)) {
+        CHECK(fabsf(st_find(&got, "loss")->data[0] - st_find(&want, "loss")->data[0]) < 1e-5f, "loss as PyTorch's");
+        int n = 0;
+        for (int i = 0; i < want.n_entries; i++) {
+            const char *name = want.entries[i].name;
+            if (strncmp(name, "grad.", 5)) continue;
+            const StEntry *g = st_find(&got, name + 5);
+            CHECK(g && shape_eq(&g->shape, &want.entries[i].shape), "%s in the file with its shape", name + 5);
+            if (!g) continue;
+            CHECK_CLOSE(g->data, want.entries[i].data, shape_numel(&g->shape), 1e-4, name);
+            n++;
+        }
+        CHECK(n == 30 && got.n_entries == 31, "30 gradients and the loss: %d compared, %d in the file", n, got.n_entries);
+        st_free(&got);
+    } else CHECK(false, "%s", e.msg);
+    if (st_load(&dump, d, &e)) {
+        CHECK(st_find(&dump, "grad.encoder.layers.0.self_attn.weights") && st_find(&dump, "grad.toprobs.weight") &&
+              st_find(&dump, "encoder.layers.0.self_attn.weights"), "the dump holds the stages and their gradients");
+        st_free(&dump);
+    } else CHECK(false, "%s", e.msg);
+    EXPECT(run("%s --src-ids %s --labels %d --gradcheck encoder.layers.1.norm1", base, s, label), 0, out, "passed: the largest");
+    EXPECT(run("%s --src-ids %s --labels 1,2", base, s), 1, err, "--labels has 2 ids, but logits is [5], one row of class scores: give one id, the class");
+    EXPECT(run("%s --src-ids %s --labels 9", base, s), 1, err, "id 9 at position 0 is outside the 5 classes of logits [5]");
+    EXPECT(run("%s --src-ids %s --labels 1 --gradcheck nope", base, s), 1, err, "'nope' is neither a stage");
+    EXPECT(run("%s --src-ids %s --grads x.st", base, s), 2, err, "--grads needs --labels IDS");
+    EXPECT(run("trace --program '" FIXTURES "/../../lessons/encoder-from-scratch.md' --model '" FIXTURES
+               "/seeds/scratch_encoder.safetensors' --src-ids 4,5 --labels 1"), 1, err, "publishes neither 'logits' nor 'log_probs'");
+    st_free(&want);
+}
+
 static void write_bytes(const char *path, const void *p, size_t n) {
     FILE *f = fopen(path, "wb");
     fwrite(p, 1, n, f);
@@ -325,6 +370,7 @@ int main(void) {
     test_usage();
     test_run_json(&c, &src, &tgt);
     test_trace_dump(&c);
+    test_trace_grads();
     test_bad_input();
     test_lesson_and_stages();
     test_lesson_rounds();

@@ -125,10 +125,67 @@ static void gradcheck_agrees(void) {
     st_free(&f);
 }
 
+// Labels of the wrong count, out of range or all pad, and text that is not ids: one message each.
+static void bad_labels(void) {
+    StFile f;
+    Err e = {{0}};
+    CHECK(st_load(&f, FIXTURES "/grads/post_2x2.case0.safetensors", &e), "%s", e.msg);
+    Pass p;
+    CHECK(open_pass(&p, &f, &e), "%s", e.msg);
+    float lab[8] = {4, 5, 6, 7, 8, 9, 1, 1};
+    CHECK(!grad_pass(p.g, p.s.it, lab, 5, p.d, &p.li, &e) && strstr(e.msg, "--labels has 5 ids, but logits is [6 x 29]"),
+          "count: %s", e.msg);
+    lab[2] = 29;
+    CHECK(!grad_pass(p.g, p.s.it, lab, 6, p.d, &p.li, &e) && strstr(e.msg, "id 29 at position 2 is outside the 29 classes"),
+          "range: %s", e.msg);
+    for (int k = 0; k < 6; k++) lab[k] = 1;
+    CHECK(!grad_pass(p.g, p.s.it, lab, 6, p.d, &p.li, &e) && strstr(e.msg, "every id is the pad id 1"), "pad: %s", e.msg);
+    int n;
+    CHECK(!labels_parse("4,x,5", "--labels", lab, 8, &n, &e) && strstr(e.msg, "at item 2"), "text: %s", e.msg);
+    CHECK(!labels_parse("4,5,", "--labels", lab, 8, &n, &e) && strstr(e.msg, "ends with a comma"), "comma: %s", e.msg);
+    CHECK(labels_parse("4,5,6", "--labels", lab, 8, &n, &e) && n == 3 && lab[2] == 6.0f, "good ids: %s", e.msg);
+    // A gradient that is not finite stops the pass at the stage whose backward kernel made it.
+    for (int k = 0; k < 6 * 29; k++) p.d[k] = k == 40 ? NAN : 0.0f;
+    grads_check_finite(p.g, true);
+    CHECK(!backward(p.g, p.s.it, p.li.scored, p.d, &e) && strstr(e.msg, "the backward pass of generator.logits (linear) made "
+          "a gradient that is not finite"), "NaN: %s", e.msg);
+    close_pass(&p);
+    st_free(&f);
+    // An encoder that publishes only its memory has no loss.
+    SessionSpec spec = {.model_path = FIXTURES "/seeds/scratch_encoder.safetensors",
+                        .program_path = LESSONS "/encoder-from-scratch.md", .src_ids = "4,5,6"};
+    Session s;
+    LossInfo li;
+    CHECK(session_open(&s, &spec, &e), "%s", e.msg);
+    CHECK(!loss_target(s.it, &li, &e) && strstr(e.msg, "publishes neither 'logits' nor 'log_probs'"), "no loss: %s", e.msg);
+    session_close(&s);
+}
+
+// jadore's three embeddings are tied when they hold the same numbers, and apart when not.
+static void ties(void) {
+    StFile f;
+    Err e = {{0}};
+    CHECK(st_load(&f, FIXTURES "/grads/jadore.case0.safetensors", &e), "%s", e.msg);
+    Pass p;
+    CHECK(open_pass(&p, &f, &e) && p.li.untied == 0, "%s (untied at line %d)", e.msg, p.li.untied);
+    const int64_t n = 27 * 32;
+    const float *a = grads_of(p.g, "trg_word_prj.weight"), *b = grads_of(p.g, "encoder.src_word_emb.weight");
+    CHECK(!memcmp(a, b, sizeof(float) * (size_t)n), "tied names hold the same gradient");
+    // The same file with one of the three changed: they are trained apart, said with the line.
+    float *w = (float *)st_find(&p.s.model.weights, "trg_word_prj.weight")->data;
+    w[0] += 0.5f;
+    CHECK(grad_pass(p.g, p.s.it, p.labels, p.n, p.d, &p.li, &e) && p.li.untied > 0, "untied: %s, line %d", e.msg, p.li.untied);
+    CHECK(memcmp(a, b, sizeof(float) * (size_t)n) != 0, "untied names keep their own gradients");
+    close_pass(&p);
+    st_free(&f);
+}
+
 int main(void) {
     const char *cases[] = {"post_2x2.case0", "post_2x2.case1", "pre_1x3_gelu.case0", "annotated.case0", "annotated.case1",
                            "jadore.case0", "jadore.case1", "bloem.case0", "bloem.case1"};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) against_torch(cases[i]);
     gradcheck_agrees();
+    bad_labels();
+    ties();
     return check_finish("test_grads");
 }

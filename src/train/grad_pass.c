@@ -72,9 +72,11 @@ static bool check_labels(const Interp *it, LossInfo *li, const float *labels, in
     char sh[64];
     shape_str(&st->shape, sh, sizeof sh);
     const char *name = li->log_probs ? "log_probs" : "logits";
+    if (n != li->rows && st->shape.ndim == 1)
+        return err_set(e, "--labels has %d ids, but %s is %s, one row of class scores: give one id, the class", n, name, sh);
     if (n != li->rows)
-        return err_set(e, "--labels has %d id%s, but %s is %s: give one id per row (%d)%s", n, n == 1 ? "" : "s", name,
-                       sh, li->rows, st->shape.ndim == 1 ? ", the class" : ", the next token at each target position");
+        return err_set(e, "--labels has %d id%s, but %s is %s: give one id per row (%d), the next token at each target "
+                       "position", n, n == 1 ? "" : "s", name, sh, li->rows);
     li->counted = 0;
     for (int k = 0; k < n; k++) {
         if (!counts(m, labels[k])) continue;
