@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "back_pass.h"
 #include "gradcheck.h"
 #include "session.h"
 
@@ -180,6 +181,63 @@ static void ties(void) {
     st_free(&f);
 }
 
+// The stepped backward pass: each kernel's shares, summed over the readers of a tensor, are
+// the fused pass's gradient of it; Adam's first step is lr * g / (|g| + eps) for each weight;
+// the loss after the step is below the loss before.
+static void stepped(void) {
+    SessionSpec spec = {.model_path = MODELS "/dates.safetensors", .input = "22 November 2026", .target = "2026-11-22"};
+    Session s;
+    Err e = {{0}};
+    BackPass bp;
+    float labels[64];
+    int n = 0;
+    bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
+    CHECK(ok && back_pass_next_tokens(s.it, &s.model, labels, 64, &n) && n == 11 && labels[10] == 3.0f, "next tokens");
+    ok = ok && back_pass_build(&bp, s.it, &s.model, labels, n, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return;
+    CHECK(bp.steps[0].kind == BACK_LOSS && bp.steps[bp.n_steps - 1].kind == BACK_AFTER, "loss first, loss after last");
+    const int N = interp_n_done(s.it);
+    float **sum = calloc((size_t)N, sizeof *sum);
+    int stage_steps = 0;
+    for (int k = 0; k < bp.n_steps; k++) {
+        const BackStep *b = &bp.steps[k];
+        if (b->kind != BACK_STAGE) continue;
+        stage_steps++;
+        CHECK(k == 1 || bp.steps[k - 1].stage > b->stage, "stages last to first");
+        const Stage *st = interp_stage(s.it, b->stage);
+        for (int j = 0; j < st->n_in; j++) {
+            if (st->in[j].kind != REF_STAGE || !b->share[j]) continue;
+            const int r = st->in[j].index;
+            const size_t len = backward_input_floats(s.it, b->stage, j);
+            if (!sum[r]) sum[r] = calloc(len, sizeof(float));
+            for (size_t q = 0; q < len; q++) sum[r][q] += b->share[j][q];
+        }
+    }
+    int compared = 0;
+    for (int i = 0; i < N; i++) {
+        if (!sum[i] || !grads_stage(bp.g, i)) continue;
+        const int64_t len = shape_numel(&interp_stage(s.it, i)->shape);
+        double big = 0;
+        for (int64_t q = 0; q < len; q++) big = fmax(big, fabs(grads_stage(bp.g, i)[q]));
+        CHECK_CLOSE(sum[i], grads_stage(bp.g, i), len, 1e-6 * fmax(big, 1e-3), interp_stage(s.it, i)->id);
+        compared++;
+        free(sum[i]);
+    }
+    free(sum);
+    CHECK(stage_steps > 100 && compared > 100, "%d backward steps, %d gradients compared", stage_steps, compared);
+    const float *g = grads_weights(bp.g);
+    double worst = 0;
+    for (size_t i = 0; i < grads_size(bp.g); i++) {
+        const double want = (double)BACK_LR * g[i] / (fabs((double)g[i]) + BACK_EPS);
+        worst = fmax(worst, fabs(bp.update[i] - want));
+    }
+    CHECK(worst < 1e-7, "Adam's first step is lr * g / (|g| + eps): off by %.3g", worst);
+    CHECK(bp.loss_after < bp.li.loss, "the step lowers the loss: %.6f -> %.6f", bp.li.loss, bp.loss_after);
+    back_pass_free(&bp);
+    session_close(&s);
+}
+
 int main(void) {
     const char *cases[] = {"post_2x2.case0", "post_2x2.case1", "pre_1x3_gelu.case0", "annotated.case0", "annotated.case1",
                            "jadore.case0", "jadore.case1", "bloem.case0", "bloem.case1"};
@@ -187,5 +245,6 @@ int main(void) {
     gradcheck_agrees();
     bad_labels();
     ties();
+    stepped();
     return check_finish("test_grads");
 }

@@ -262,18 +262,14 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
     );
 }
 
-static void stage_backward(Grads *g, const Interp *it, int i) {
+// Stage i's backward kernel: dy ([B, its shape]) into the input gradients dst (NULL: not wanted).
+static void run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
+                       const float *dy) {
     const Stage *st = interp_stage(it, i);
     const int B = interp_batch(it);
-    const float *dy = g->d[i], *y = interp_output(it, i);
+    const float *y = interp_output(it, i);
     const float *in[STAGE_MAX_IN] = {0};
-    float *dst[STAGE_MAX_IN] = {0};
-    bool fresh[STAGE_MAX_IN] = {0};  // decided for every input before any buffer is handed out
-    for (int j = 0; j < st->n_in; j++) fresh[j] = first_writer(g, st, j);
-    for (int j = 0; j < st->n_in; j++) {
-        in[j] = interp_input(it, i, j);
-        dst[j] = destination(g, it, i, j, fresh[j]);
-    }
+    for (int j = 0; j < st->n_in; j++) in[j] = interp_input(it, i, j);
     const Shape *s0 = &st->in_shape[0];
     const size_t n = (size_t)shape_numel(&st->shape) * B;
     switch (st->op) {
@@ -316,6 +312,37 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
     case OP_COUNT: return;  // ids and fixed tables pass no gradient
     default: per_example(st, dst, fresh, dy, in, y, B); return;
     }
+}
+
+static void stage_backward(Grads *g, const Interp *it, int i) {
+    const Stage *st = interp_stage(it, i);
+    float *dst[STAGE_MAX_IN] = {0};
+    bool fresh[STAGE_MAX_IN] = {0};  // decided for every input before any buffer is handed out
+    for (int j = 0; j < st->n_in; j++) fresh[j] = first_writer(g, st, j);
+    for (int j = 0; j < st->n_in; j++) dst[j] = destination(g, it, i, j, fresh[j]);
+    run_kernel(it, i, dst, fresh, g->d[i]);
+}
+
+size_t backward_input_floats(const Interp *it, int i, int j) {
+    const Stage *st = interp_stage(it, i);
+    const size_t n = (size_t)shape_numel(&st->in_shape[j]);
+    return st->in[j].kind == REF_STAGE ? n * (size_t)interp_batch(it) : n;
+}
+
+bool backward_contributions(const Grads *g, const Interp *it, int i, float *const out[STAGE_MAX_IN]) {
+    const Stage *st = interp_stage(it, i);
+    const float *dy = grads_stage(g, i);
+    if (!dy) return false;
+    float *dst[STAGE_MAX_IN] = {0};
+    const bool fresh[STAGE_MAX_IN] = {0};  // added into cleared buffers
+    for (int j = 0; j < st->n_in; j++) {
+        const Ref *r = &st->in[j];
+        const bool wanted = r->kind == REF_STAGE || (r->kind == REF_WEIGHT && !frozen(g->m, r->index));
+        dst[j] = wanted ? out[j] : NULL;
+        if (dst[j]) memset(dst[j], 0, sizeof(float) * backward_input_floats(it, i, j));
+    }
+    run_kernel(it, i, dst, fresh, dy);
+    return true;
 }
 
 // An op with no backward pass: argmax's ids are piecewise constant in x, so no gradient exists.

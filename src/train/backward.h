@@ -34,6 +34,15 @@ const float *grads_stage(const Grads *g, int k);
 // stage whose backward kernel made it (off by default: the trainer checks its loss instead).
 void grads_check_finite(Grads *g, bool on);
 
+// The stepped view of the pass (the window's backward stages): what stage i's backward kernel
+// alone sends to each input, given the gradient that reached its output in the last pass.
+// out[j] must hold backward_input_floats(it, i, j) floats (NULL: not wanted); it is cleared and
+// receives input j's share (its part of the input's gradient, or of the weight's: dW). Inputs
+// that take no gradient (token ids, buffers) are left cleared. False if no gradient reached i.
+// Summed over the readers of a tensor, the shares are its gradient (test_grads holds them to it).
+bool backward_contributions(const Grads *g, const Interp *it, int i, float *const out[STAGE_MAX_IN]);
+size_t backward_input_floats(const Interp *it, int i, int j);
+
 // Whether gradients from stage `from` reach every weight it depends on: false, naming the op
 // and its program line, when an op with no backward pass (argmax) lies between them.
 bool backward_check(const Interp *it, int from, Err *e);

@@ -1,0 +1,130 @@
+// back_pass.c: the backward pass as steps (see back_pass.h).
+#include "back_pass.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optim.h"
+
+const char *const back_kind_names[BACK_KIND_COUNT] = {"loss", "backward", "adam", "loss after"};
+_Static_assert(sizeof back_kind_names / sizeof *back_kind_names == BACK_KIND_COUNT, "a name for every BackKind");
+
+bool back_pass_next_tokens(const Interp *it, const Model *m, float *labels, int cap, int *n) {
+    const Program *p = interp_program(it);
+    const int slot = program_has_decoder(p) ? program_input(p, p->stmts[p->decode].name) : -1;
+    int len = 0;
+    const float *tgt = slot >= 0 ? interp_input_ids(it, slot, &len) : NULL;
+    if (!tgt || len < 1 || len > cap || !m->cfg.eos_id.set) return false;
+    for (int t = 0; t + 1 < len; t++) labels[t] = tgt[t + 1];
+    labels[len - 1] = (float)m->cfg.eos_id.id;
+    *n = len;
+    return true;
+}
+
+int back_pass_step_of(const BackPass *bp, int stage) {
+    for (int k = 0; k < bp->n_steps; k++)
+        if (bp->steps[k].kind == BACK_STAGE && bp->steps[k].stage == stage) return k;
+    return -1;
+}
+
+static BackStep *push(BackPass *bp, BackKind kind, int stage, int weight) {
+    BackStep *s = &bp->steps[bp->n_steps++];
+    *s = (BackStep){.kind = kind, .stage = stage, .weight = weight};
+    return s;
+}
+
+// One step per stage the gradient reached, each with its kernel's shares.
+static bool stage_steps(BackPass *bp, const Interp *it, Err *e) {
+    for (int i = bp->li.scored; i >= 0; i--) {
+        if (!grads_stage(bp->g, i)) continue;
+        BackStep *s = push(bp, BACK_STAGE, i, -1);
+        const Stage *st = interp_stage(it, i);
+        for (int j = 0; j < st->n_in; j++) {
+            const bool takes = st->in[j].kind == REF_STAGE ||
+                               (st->in[j].kind == REF_WEIGHT && !interp_model(it)->params[st->in[j].index].fixed);
+            if (takes && !(s->share[j] = malloc(sizeof(float) * backward_input_floats(it, i, j))))
+                return err_code(e, ERR_MEMORY, "out of memory for the backward steps");
+        }
+        backward_contributions(bp->g, it, i, s->share);
+    }
+    return true;
+}
+
+// The last stage that reads weight w (its gradient is complete once that step has run).
+static int last_reader(const Interp *it, int w) {
+    int last = 0;
+    for (int i = 0; i < interp_n_done(it); i++) {
+        const Stage *st = interp_stage(it, i);
+        for (int j = 0; j < st->n_in; j++)
+            if (st->in[j].kind == REF_WEIGHT && st->in[j].index == w) last = i;
+    }
+    return last;
+}
+
+// Adam's first step on copies of the weights, then the loss with them.
+static bool adam_step(BackPass *bp, const Interp *it, const Model *m, Err *e) {
+    const size_t n = grads_size(bp->g);
+    Adam adam = {0};
+    float *arena = malloc(sizeof(float) * (n ? n : 1));
+    StEntry *entries = malloc(sizeof *entries * (size_t)(m->weights.n_entries + 1));
+    bool ok = arena && entries && adam_init(&adam, n, BACK_BETA1, BACK_BETA2, BACK_EPS, e);
+    if (ok) {
+        memcpy(arena, m->weights.arena, sizeof(float) * n);
+        adam_update(&adam, arena, grads_weights(bp->g), BACK_LR);
+        bp->m = adam.m, bp->v = adam.v, adam.m = adam.v = NULL;
+        bp->after = arena, arena = NULL;
+        ok = (bp->update = malloc(sizeof(float) * (n ? n : 1))) != NULL;
+    }
+    for (size_t i = 0; ok && i < n; i++) bp->update[i] = m->weights.arena[i] - bp->after[i];
+    Model moved = *m;  // the same model with the weights after the step
+    Interp *next = NULL;
+    if (ok) {
+        moved.weights.arena = bp->after;
+        moved.weights.entries = entries;
+        for (int k = 0; k < m->weights.n_entries; k++)
+            entries[k] = m->weights.entries[k], entries[k].data = bp->after + (m->weights.entries[k].data - m->weights.arena);
+        RunSpec spec = {0};
+        int len;
+        const Program *p = interp_program(it);
+        const int src = program_input(p, "src"), tgt = program_has_decoder(p) ? program_input(p, p->stmts[p->decode].name) : -1;
+        spec.src = src >= 0 ? interp_input_ids(it, src, &spec.S) : NULL;
+        spec.tgt = tgt >= 0 ? interp_input_ids(it, tgt, &len) : NULL, spec.T = tgt >= 0 ? len : 0;
+        ok = (next = interp_new(p, &moved, &spec, e)) && interp_run(next, e) &&
+             loss_value(next, &bp->li, bp->labels, &bp->loss_after, NULL, e);
+    }
+    if (!ok && !e->msg[0]) err_code(e, ERR_MEMORY, "out of memory for the optimizer step");
+    interp_free(next);
+    adam_free(&adam);
+    free(arena), free(entries);
+    return ok;
+}
+
+bool back_pass_build(BackPass *bp, Interp *it, const Model *m, const float *labels, int n, Err *e) {
+    memset(bp, 0, sizeof *bp);
+    if (!loss_target(it, &bp->li, e)) return false;
+    bp->n_labels = n;
+    bp->labels = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    bp->dscored = malloc(sizeof(float) * (size_t)bp->li.rows * (size_t)bp->li.V);
+    bp->steps = calloc((size_t)interp_n_stages(it) + (size_t)m->n_params + 2, sizeof *bp->steps);
+    bool ok = bp->labels && bp->dscored && bp->steps && (bp->g = grads_new(m, e));
+    if (!ok && !e->msg[0]) err_code(e, ERR_MEMORY, "out of memory for the backward pass");
+    if (ok) memcpy(bp->labels, labels, sizeof(float) * (size_t)n);
+    ok = ok && grad_pass(bp->g, it, labels, n, bp->dscored, &bp->li, e);
+    if (ok) push(bp, BACK_LOSS, bp->li.scored, -1);
+    ok = ok && stage_steps(bp, it, e) && adam_step(bp, it, m, e);
+    for (int w = 0; ok && w < m->n_params; w++)
+        if (!m->params[w].fixed) push(bp, BACK_ADAM, last_reader(it, w), w);
+    if (ok) push(bp, BACK_AFTER, bp->li.scored, -1);
+    if (!ok) back_pass_free(bp);
+    return ok;
+}
+
+void back_pass_free(BackPass *bp) {
+    for (int k = 0; bp->steps && k < bp->n_steps; k++)
+        for (int j = 0; j < STAGE_MAX_IN; j++) free(bp->steps[k].share[j]);
+    grads_free(bp->g);
+    free(bp->labels), free(bp->dscored), free(bp->steps);
+    free(bp->m), free(bp->v), free(bp->update), free(bp->after);
+    memset(bp, 0, sizeof *bp);
+}
