@@ -10,6 +10,39 @@
 const char *const back_kind_names[BACK_KIND_COUNT] = {"loss", "backward", "adam", "loss after"};
 _Static_assert(sizeof back_kind_names / sizeof *back_kind_names == BACK_KIND_COUNT, "a name for every BackKind");
 
+const BackOpInfo back_op_info[OP_COUNT] = {
+    [OP_EMBEDDING] = {"dE[id_t] += scale * g_t   (only the rows of the ids this pass read)", "embedding_backward"},
+    [OP_ADD_POSITIONS] = {"dx = g   (a fixed table takes nothing; a learned one takes g too)", "add_backward"},
+    [OP_LINEAR] = {"dX = g W,   dW = g^T X,   db = sum over rows of g", "linear_backward"},
+    [OP_SPLIT_HEADS] = {"dx = the heads of g put back side by side", "split_heads_backward"},
+    [OP_MERGE_HEADS] = {"dx = g cut into its heads again", "merge_heads_backward"},
+    [OP_MATMUL] = {"dA = g B^T,   dB = A^T g   (one product per head)", "matmul_backward"},
+    [OP_TRANSPOSE] = {"dx = g^T", "transpose_backward"},
+    [OP_SCALE] = {"dx = s g", "scale_backward"},
+    [OP_MASK] = {"dx = g, and 0 where the key was masked", "mask_backward"},
+    [OP_SOFTMAX] = {"dx_j = p_j (g_j - sum_k p_k g_k)   per row: the softmax's Jacobian applied to g", "softmax_backward"},
+    [OP_LOG_SOFTMAX] = {"dx_j = g_j - p_j sum_k g_k   (p = exp of the output)", "log_softmax_backward"},
+    [OP_ADD] = {"da = g,   db = g   (a residual passes the gradient to both sides unchanged)", "add_backward"},
+    [OP_LAYER_NORM] = {"dx = (gain / sigma) (dxh - mean(dxh) - xh mean(dxh * xh)),  dxh = g * gain;  dgain = sum g * xh,  "
+                       "dbias = sum g", "layernorm_backward"},
+    [OP_ACTIVATION] = {"relu: dx = g where x > 0, else 0;  gelu: dx = g (Phi(x) + x phi(x))", "relu_backward"},
+    [OP_RELU] = {"dx = g where x > 0, else 0", "relu_backward"},
+    [OP_GELU] = {"dx = g (Phi(x) + x phi(x))", "gelu_backward"},
+    [OP_ARGMAX] = {"none: the ids do not move when x moves a little", NULL},
+    [OP_POSITIONAL_TABLE] = {"none: a fixed table", NULL},
+    [OP_RESHAPE] = {"dx = g read in x's shape", "add_backward"},
+    [OP_PERMUTE] = {"dx = g with its axes put back", "permute_backward"},
+    [OP_CHUNK] = {"dx = g in piece k, 0 in the others", "chunk_backward"},
+    [OP_MAX_POOL] = {"dx[t, c] = g[c] at the position that held the maximum, else 0", "pool_backward"},
+    [OP_MEAN_POOL] = {"dx[t, c] = g[c] / (positions counted)", "pool_backward"},
+};
+
+bool back_op_info_complete(void) {
+    for (int i = 0; i < OP_COUNT; i++)
+        if (!back_op_info[i].formula) return false;
+    return true;
+}
+
 bool back_pass_next_tokens(const Interp *it, const Model *m, float *labels, int cap, int *n) {
     const Program *p = interp_program(it);
     const int slot = program_has_decoder(p) ? program_input(p, p->stmts[p->decode].name) : -1;

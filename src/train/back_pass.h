@@ -22,6 +22,16 @@ typedef struct {
     float *share[STAGE_MAX_IN];   // BACK_STAGE: what the kernel sent to input j (owned; NULL: nothing)
 } BackStep;
 
+// What an op's backward kernel computes, for the lesson panel: its formula (g is the gradient
+// that reached the stage's output) and the C function that ran (kernels_backward.c,
+// kernels_shape.c), or NULL for ops that pass no gradient.
+typedef struct {
+    const char *formula;
+    const char *kernel;
+} BackOpInfo;
+extern const BackOpInfo back_op_info[OP_COUNT];
+bool back_op_info_complete(void);  // every op has its formula (a test guards this)
+
 // Adam's settings for the step shown (the trainer's: torch.optim.Adam with these).
 #define BACK_LR 1e-3f
 #define BACK_BETA1 0.9f

@@ -19,7 +19,8 @@ const char *const action_names[DO_COUNT] = {
     "all_heads", "next_view", "prev_view", "edit", "fullscreen", "bigger", "smaller", "theme",
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
-    "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link"};
+    "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link", "backward",
+    "gradient", "gradcheck"};
 
 // Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
 bool action_names_complete(void) {
@@ -42,6 +43,7 @@ static const Interp *interp(const App *a) { return a->loaded ? a->session.it : N
 
 static void app_defaults(App *a) {
     memset(a, 0, sizeof *a);
+    a->back.step = a->back.check_stage = -1;
     a->scale = 1.0f, a->play_ms = 700, a->all_heads = true;
     a->zoom = (ZoomBox){0, 0, 1, 1};
     a->train_task = TASK_DATES;
@@ -122,6 +124,7 @@ static void toggle_pin(App *a) {
 }
 
 void app_free(App *a) {
+    app_backward_free(a);
     free(a->pin.data);
     course_free(&a->course);
     train_job_free(a->train);
@@ -158,6 +161,7 @@ bool app_place(App *a, const char *id, int view, Err *e) {
 
 void app_goto(App *a, int i) {
     if (!a->loaded) return;
+    a->back.step = -1;  // a forward stage: out of the backward pass (app_backward_goto steps back in)
     run_to(a, i);
     const int n = interp_n_done(a->session.it);
     if (i >= n) i = n - 1;
@@ -234,6 +238,7 @@ static void set_head(App *a, int h) {
 
 
 bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
+    app_backward_free(a);  // it reads the session's model
     if (a->loaded) session_close(&a->session);  // opened once, in place (a Session cannot move)
     a->loaded = false, a->generation++, a->model_serial++, a->cursor = 0;
     memset(a->scroll, 0, sizeof a->scroll);
@@ -319,6 +324,7 @@ static bool acts_over_help(Action act) {
 bool app_act(App *a, Action act, int param) {
     if (a->help && !acts_over_help(act)) return false;
     if (a->lesson_list && app_lesson_list_act(a, act)) return false;
+    if (!a->editing && app_backward_act(a, act)) return false;
     if (act != DO_SCREENSHOT && act != DO_HELP && act != DO_NONE) a->error[0] = '\0';
     switch (act) {
     case DO_NEXT: app_goto(a, a->cursor + 1); break;
@@ -359,6 +365,9 @@ bool app_act(App *a, Action act, int param) {
     case DO_HELP: a->help = !a->help; break;
     case DO_PIN: toggle_pin(a); break;
     case DO_LINK: share_link(a); break;
+    case DO_BACKWARD:
+    case DO_GRADIENT:
+    case DO_GRADCHECK: break;  // app_backward_act's
     case DO_ABLATE_HEAD:
     case DO_ABLATE_MASK:
     case DO_ABLATE_POSITIONS:
@@ -423,7 +432,12 @@ void app_click(App *a, const Ui *ui, int x, int y) {
     case CMD_ZOOM_AREA:
         a->dragging = true, a->drag_x = x, a->drag_y = y;
         break;
-    case CMD_TIMELINE: app_goto(a, (int)((long)(x - z->r.x) * z->param / (z->r.w > 0 ? z->r.w : 1))); break;
+    case CMD_TIMELINE: {  // the forward stages, then the backward steps when they are shown
+        const int k = (int)((long)(x - z->r.x) * z->param / (z->r.w > 0 ? z->r.w : 1)), n = interp_n_stages(interp(a));
+        if (k < n) app_goto(a, k);
+        else app_backward_goto(a, k - n);
+        break;
+    }
     case CMD_TRAIN_TOGGLE:
     case CMD_TRAIN_TASK:
     case CMD_TRAIN_SAVE:
@@ -470,7 +484,10 @@ void app_tick(App *a, double now, double budget_ms) {
             a->lesson_at = a->lesson_pick = course_find(&a->course, spec.lesson_path);
     }
     if (a->playing && now >= a->next_tick) {
-        if (a->next_tick > 0) {
+        if (a->next_tick > 0 && app_back_step(a)) {  // playing through the backward pass
+            app_backward_goto(a, a->back.step + 1);
+            a->playing = a->back.step < a->back.pass.n_steps - 1;
+        } else if (a->next_tick > 0) {
             app_goto(a, a->cursor + 1);
             if (a->loaded && interp_done(a->session.it) && a->cursor == interp_n_done(a->session.it) - 1)
                 a->playing = false;

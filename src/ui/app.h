@@ -6,7 +6,9 @@
 #ifndef STEPFORMER_APP_H
 #define STEPFORMER_APP_H
 
+#include "back_pass.h"
 #include "course.h"
+#include "gradcheck.h"
 #include "session.h"
 #include "train_job.h"
 #include "ui.h"
@@ -80,6 +82,17 @@ typedef struct App {
     TrainJob *train;          // the training view's worker (owned here, never by a view)
     Task train_task;          // the task it trains next
     TrainSnapshot train_snap; // what the worker last published, copied once a frame
+    // The backward pass (B, or Right past the last stage), built from the pass on screen.
+    struct {
+        BackPass pass;
+        bool built;
+        unsigned generation;  // the a->generation it was built for
+        int step;             // the step on screen (pass.steps), or -1: the forward pass
+        bool values;          // D: the forward tensors instead of their gradients
+        GradCheck check;      // G: the last gradient check, shown while the cursor stays
+        int check_stage;      // on this stage (-1: none shown)
+        bool check_back;      // made in the backward pass (else in the forward one)
+    } back;
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     unsigned model_serial;    // changes whenever another model is opened (weight images' key)
     bool quit;
@@ -98,6 +111,7 @@ void view_top_bar(Ui *ui, const App *a, Rect r);
 void view_help(Ui *ui, const App *a, Rect r);
 void view_lessons(Ui *ui, const App *a, Rect r);  // the lesson list (L)
 void view_compare(Ui *ui, const App *a, Rect r);
+void view_backward(Ui *ui, const App *a, Rect r);  // the Stage view in the backward pass
 
 // Draws the whole window: top bar, map, the current view, lesson panel, timeline, overlays.
 void app_draw(Ui *ui, const App *a);
@@ -111,6 +125,19 @@ bool pe_rebuild(PeExplorer *pe, const Model *m, Err *e);
 // Changes parameter p by one step (dir = +1 / -1) and rebuilds.
 bool pe_adjust(PeExplorer *pe, const Model *m, PeParam p, int dir, Err *e);
 void pe_free(PeExplorer *pe);
+
+// ---- the backward pass (app_backward.c) ----
+// The step on screen, or NULL in the forward pass (or when the trace changed since it was built).
+const BackStep *app_back_step(const App *a);
+// Whether the timeline has the backward steps to show (built for the pass on screen).
+bool app_back_ready(const App *a);
+// The backward view of a forward stage on screen: whether views draw gradients for it.
+bool app_back_gradients(const App *a);
+// The steps' keys (Right, Left, PgDn, ..., B, D, G); false for those it leaves to app_act.
+bool app_backward_act(App *a, int act);
+// Moves to backward step k (k < 0: back to the forward pass's last stage).
+void app_backward_goto(App *a, int k);
+void app_backward_free(App *a);
 
 // ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
 typedef struct {
@@ -130,6 +157,13 @@ BlockRow block_of(const App *a, int i);
 int block_rows(const App *a, int round, BlockRow *rows, int max);
 
 // ---- helpers the views share ----
+// A shorter name for display: an input stage without the prefix it shares with stage `from`
+// ("encoder.layers.0.norm1" seen from "encoder.layers.0.linear1" is "norm1"); a weight by its
+// last two parts ("linear1.weight") (view_stage.c).
+const char *stage_short_name(const char *name, const char *from, bool weight);
+// Labels for the columns of a generator's output: the target vocabulary's tokens (a space shown
+// as a visible mark). Returns how many (0 when cols is not the vocabulary's size).
+int vocab_column_labels(const App *a, int cols, const char **labels, int max);
 // The token strings that label axis `axis` of stage i's output (NULL if it has none).
 // Writes at most max labels; returns how many.
 int stage_axis_labels(const App *a, int stage, int axis, const char **labels, int max);

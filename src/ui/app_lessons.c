@@ -37,6 +37,7 @@ static bool files_ready(const SessionSpec *spec, double *progress, Err *e) {
 }
 
 bool app_open_spec(App *a, const SessionSpec *spec, int k) {
+    app_backward_free(a);  // it reads the session's model
     if (a->loaded) session_close(&a->session);
     a->loaded = false, a->lesson_at = a->lesson_pick = k, a->lesson_list = false;
     a->cursor = 0, a->head = 0, a->playing = false, a->editing = false;

@@ -12,6 +12,7 @@ const Theme theme_light = {
     .error_bg = {176, 32, 40, 255},    .error_text = {255, 255, 255, 255},
     .grid = {225, 227, 232, 255},      .encoder = {220, 233, 248, 255},
     .decoder = {250, 229, 214, 255},   .generator = {226, 242, 222, 255},
+    .backward = {226, 214, 244, 255},
     .line = 1,
 };
 
@@ -25,6 +26,7 @@ const Theme theme_contrast = {
     .error_bg = {160, 0, 0, 255},      .error_text = {255, 255, 255, 255},
     .grid = {120, 120, 120, 255},      .encoder = {190, 215, 255, 255},
     .decoder = {255, 205, 170, 255},   .generator = {190, 240, 180, 255},
+    .backward = {205, 175, 255, 255},
     .line = 2,
 };
 

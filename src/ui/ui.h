@@ -13,7 +13,8 @@
 
 typedef struct {
     Rgba bg, panel, panel_alt, text, muted, accent, on_accent, lit, lit_text, border, error_bg,
-        error_text, grid, encoder, decoder, generator;
+        error_text, grid, encoder, decoder, generator,
+        backward;  // the backward pass's steps on the timeline
     int line;  // line thickness in pixels before scaling (1, or 2 for the presenter theme)
 } Theme;
 

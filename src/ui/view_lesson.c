@@ -196,8 +196,33 @@ static const char *shape_unbroken(const Shape *sh, char *buf, size_t n) {
     return buf;
 }
 
+// The formula section in the backward pass: what the step computes; returns its height.
+static int back_formula_flow(Ui *ui, const BackStep *b, const Stage *st, Rect r, bool draw) {
+    Flow f = {.ui = ui, .draw = draw, .y = r.y, .bottom = r.y + r.h};
+    static const char *const what[BACK_KIND_COUNT] = {
+        [BACK_LOSS] = "the loss: cross-entropy of each row of logits against its label, averaged",
+        [BACK_STAGE] = "backward: the gradient of the loss, sent from the stage's output to its inputs",
+        [BACK_ADAM] = "Adam's update of one weight, from its gradient",
+        [BACK_AFTER] = "the same pass again, with the weights after the step"};
+    static const char *const maths[BACK_KIND_COUNT] = {
+        [BACK_LOSS] = "L = mean_t -log softmax(logits_t)[label_t];  dL/dlogits_t = (p_t - onehot(label_t)) / N",
+        [BACK_ADAM] = "m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  w -= lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)",
+        [BACK_AFTER] = "L(w - update) < L(w) for a small enough step against the gradient"};
+    flow_setup(&f, FONT_SANS, ui->px, ui->th->text, r.x, r.w);
+    flow_text(&f, b->kind == BACK_STAGE ? op_info[st->op].name : back_kind_names[b->kind], STYLE_STRONG);
+    flow_text(&f, ": ", 0);
+    flow_text(&f, what[b->kind], 0);
+    flow_end(&f);
+    f.y += ui->pad / 3;
+    flow_setup(&f, FONT_MONO, ui->px * 9 / 10, ui->th->text, r.x, r.w);
+    flow_text(&f, b->kind == BACK_STAGE ? back_op_info[st->op].formula : maths[b->kind], 0);
+    flow_end(&f);
+    return f.y - r.y;
+}
+
 // What the formula section says; returns its height (drawn if draw).
 static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw) {
+    if (app_back_step(a)) return back_formula_flow(ui, app_back_step(a), st, r, draw);
     const Theme *t = ui->th;
     const OpInfo *op = &op_info[st->op];
     const Activation act = a->session.model.cfg.activation;
@@ -244,21 +269,41 @@ static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw
     return f.y - r.y;
 }
 
-// The C source of the kernel that computed the stage: from `void name(` to the `}` at column 0.
-static const char *kernel_source(const App *a, const Stage *st, int *len) {
-    const char *name = op_info[st->op].kernel;
-    if (st->op == OP_ACTIVATION)
-        name = op_info[a->session.model.cfg.activation == ACT_GELU ? OP_GELU : OP_RELU].kernel;
-    const char *src = session_builtin_lesson("kernels.c", NULL);
+// The C source of function `name` in the built-in copy of `file`: from its first line (a return
+// type at column 0, then the name) to the `}` at column 0.
+static const char *function_source(const char *file, const char *name, int *len) {
+    const char *src = session_builtin_lesson(file, NULL);
     if (!src || !name) return NULL;
     const size_t n = strlen(name);
     for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        if (strncmp(p, "void ", 5) != 0 || strncmp(p + 5, name, n) != 0 || p[5 + n] != '(') continue;
+        const char *sp = strchr(p, ' '), *nl = strchr(p, '\n');
+        if (!sp || (nl && sp > nl) || *p == ' ' || *p == '/' || *p == '#') continue;
+        const char *at = sp + 1 + (sp[1] == '*');
+        if (strncmp(at, name, n) != 0 || at[n] != '(') continue;
         const char *e = strstr(p, "\n}");
         *len = e ? (int)(e - p) + 2 : (int)strlen(p);
         return p;
     }
     return NULL;
+}
+
+// The kernel that computed what is on screen: the stage's forward kernel (kernels.c), or in the
+// backward pass the backward kernel of its op, the loss, or Adam's update. *file names its file.
+static const char *kernel_source(const App *a, const Stage *st, int *len, const char **file) {
+    const Activation act = a->session.model.cfg.activation;
+    const BackStep *b = app_back_step(a);
+    if (!b) {
+        const char *name = op_info[st->op == OP_ACTIVATION ? (act == ACT_GELU ? OP_GELU : OP_RELU) : st->op].kernel;
+        *file = "src/tensor/kernels.c";
+        return function_source("kernels.c", name, len);
+    }
+    if (b->kind == BACK_LOSS) return *file = "src/train/grad_pass.c", function_source("grad_pass.c", "loss_value", len);
+    if (b->kind != BACK_STAGE) return *file = "src/train/optim.c", function_source("optim.c", "adam_update", len);
+    const char *name = back_op_info[st->op == OP_ACTIVATION ? (act == ACT_GELU ? OP_GELU : OP_RELU) : st->op].kernel;
+    const char *src = function_source("kernels_backward.c", name, len);
+    *file = "src/tensor/kernels_backward.c";
+    if (!src) *file = "src/tensor/kernels_shape.c", src = function_source("kernels_shape.c", name, len);
+    return src;
 }
 
 static int count_lines(const char *s, int len) {
@@ -269,8 +314,11 @@ static int count_lines(const char *s, int len) {
 
 // The kernel's lines from line `first` (clamped); when they do not all fit, the area scrolls
 // (registered in ui->scroll) and the last row says how many lines are below.
-static void kernel_section(Ui *ui, Rect r, const char *src, int len, int first, const char *const notes[2]) {
-    section_header(ui, r, notes[0] ? "Kernel (C), the loop it computes, src/tensor/kernels.c" : "Kernel (C), src/tensor/kernels.c");
+static void kernel_section(Ui *ui, Rect r, const char *src, int len, const char *file, int first,
+                           const char *const notes[2]) {
+    char head[160];
+    snprintf(head, sizeof head, "Kernel (C), %s%s", notes[0] ? "the loop it computes, " : "", file);
+    section_header(ui, r, head);
     for (int k = 0; k < 2; k++)  // what ran instead (a faster kernel, the cached decoder), above the loop
         if (notes[k]) {
             ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + header_h(ui), notes[k], r.w);
@@ -382,7 +430,7 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     if (in.w < 40 || in.h < 40) return;
     const Stage *st = interp_stage(it, a->cursor);
     int kern_len = 0;
-    const char *kern = kernel_source(a, st, &kern_len);
+    const char *kern_file = NULL, *kern = kernel_source(a, st, &kern_len, &kern_file);
     const Plan p = plan_layout(ui, a, st, in, kern ? count_lines(kern, kern_len) : 0);
     draw_narration(ui, a, st, p.narr, p.narr_full);
     if (p.prog.h > 0) {
@@ -398,8 +446,10 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     }
     if (p.kern.h > 0) {
         gfx_clip(ui->g, p.kern);
-        const char *const notes[2] = {op_info[st->op].ran, rows_note(st, interp_stage_rows(a->session.it, a->cursor))};
-        kernel_section(ui, p.kern, kern, kern_len, a->scroll[SCROLL_KERNEL], notes);
+        const bool back = app_back_step(a) != NULL;
+        const char *const notes[2] = {back ? NULL : op_info[st->op].ran,
+                                      back ? NULL : rows_note(st, interp_stage_rows(a->session.it, a->cursor))};
+        kernel_section(ui, p.kern, kern, kern_len, kern_file, a->scroll[SCROLL_KERNEL], notes);
         gfx_unclip(ui->g);
     }
 }

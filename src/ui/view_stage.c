@@ -19,10 +19,7 @@ typedef struct {
     unsigned key[4];  // image cache identity: stage or weight, view, slice, model (weights)
 } Operand;
 
-// A shorter name for display: an input stage without the prefix it shares with this stage
-// ("encoder.layers.0.norm1" seen from "encoder.layers.0.linear1" is "norm1"); a weight by its
-// last two parts ("linear1.weight").
-static const char *short_name(const char *name, const char *from, bool weight) {
+const char *stage_short_name(const char *name, const char *from, bool weight) {
     if (weight) {
         const char *last = strrchr(name, '.');
         if (!last) return name;
@@ -34,6 +31,13 @@ static const char *short_name(const char *name, const char *from, bool weight) {
     for (size_t k = 0; name[k] && name[k] == from[k]; k++)
         if (name[k] == '.') common = k + 1;
     return name[common] ? name + common : name;
+}
+
+int vocab_column_labels(const App *a, int cols, const char **labels, int max) {
+    const Vocab *tv = &a->session.model.tgt_vocab;
+    if (cols != tv->n || cols > max) return 0;
+    for (int k = 0; k < cols; k++) labels[k] = strcmp(tv->tokens[k], " ") ? tv->tokens[k] : "\xe2\x90\xa3";
+    return cols;
 }
 
 static Operand operand(const App *a, int i, int slot) {
@@ -48,7 +52,7 @@ static Operand operand(const App *a, int i, int slot) {
     const Ref *ref = &st->in[slot];
     o.data = interp_input(it, i, slot);
     o.shape = st->in_shape[slot];
-    o.name = short_name(st->in_name[slot], st->id, ref->kind == REF_WEIGHT);
+    o.name = stage_short_name(st->in_name[slot], st->id, ref->kind == REF_WEIGHT);
     o.kind = TK_VALUES;
     if (ref->kind == REF_STAGE) {
         o.kind = interp_stage(it, ref->index)->kind, o.label_stage = ref->index;
@@ -141,12 +145,8 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
         }
     }
     // The generator's columns are the target vocabulary: label them with its tokens.
-    const Vocab *tv = &a->session.model.tgt_vocab;
-    if (nc == 0 && o.label_stage >= 0 && cols == tv->n && cols <= MAX_LABELS &&
-        interp_stage(it, o.label_stage)->where.part == PART_GENERATOR) {
-        for (int k = 0; k < cols; k++) cols_l[k] = strcmp(tv->tokens[k], " ") ? tv->tokens[k] : "\xe2\x90\xa3";
-        nc = cols;
-    }
+    if (nc == 0 && o.label_stage >= 0 && interp_stage(it, o.label_stage)->where.part == PART_GENERATOR)
+        nc = vocab_column_labels(a, cols, cols_l, MAX_LABELS);
     const bool att = heads && nc > 0 && nr > 0;
     HeatSpec h = {.title = o.name, .subtitle = sub[0] ? sub : NULL, .shape = o.shape, .kind = o.kind,
                   .data = o.data + (size_t)head * rows * cols, .rows = rows, .cols = cols,
@@ -177,6 +177,7 @@ static int program_line(Ui *ui, const App *a, const Stage *st, Rect r) {
 }
 
 void view_stage(Ui *ui, const App *a, Rect r) {
+    if (app_back_step(a)) return view_backward(ui, a, r);
     Rect in = ui_panel(ui, r, "Stage: the kernel that just ran");
     const Stage *st = interp_stage(a->session.it, a->cursor);
     const int head_h = program_line(ui, a, st, in);

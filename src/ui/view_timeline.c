@@ -1,5 +1,6 @@
 // view_timeline.c: every stage of the pass along the bottom, coloured by part (encoder, decoder,
-// generator), with the decoding rounds marked and the stage on screen pointed at. Click to jump.
+// generator), with the decoding rounds marked and the stage on screen pointed at, then the
+// backward pass's steps once built (B). Click to jump.
 #include <stdio.h>
 
 #include "app.h"
@@ -20,9 +21,18 @@ static Rgba stage_colour(const Theme *t, const Stage *st, bool run) {
 static void caption(Ui *ui, const App *a, Rect r) {
     const Interp *it = a->session.it;
     const Stage *st = interp_stage(it, a->cursor);
+    const BackStep *b = app_back_step(a);
     char sh[64], s[512], right[96];
-    snprintf(s, sizeof s, "stage %d of %d%s   %s  %s   %s", a->cursor + 1, interp_n_stages(it),
-             interp_done(it) ? "" : "+", st->id, shape_str(&st->shape, sh, sizeof sh), op_info[st->op].name);
+    if (b && b->kind == BACK_ADAM)
+        snprintf(s, sizeof s, "backward step %d of %d   Adam on %s", a->back.step + 1, a->back.pass.n_steps,
+                 a->session.model.params[b->weight].name);
+    else if (b)
+        snprintf(s, sizeof s, "backward step %d of %d   %s%s  %s   %s", a->back.step + 1, a->back.pass.n_steps,
+                 b->kind == BACK_STAGE ? "dL/d " : "", b->kind == BACK_STAGE ? st->id : back_kind_names[b->kind],
+                 shape_str(&st->shape, sh, sizeof sh), b->kind == BACK_STAGE ? op_info[st->op].name : "");
+    else
+        snprintf(s, sizeof s, "stage %d of %d%s   %s  %s   %s", a->cursor + 1, interp_n_stages(it),
+                 interp_done(it) ? "" : "+", st->id, shape_str(&st->shape, sh, sizeof sh), op_info[st->op].name);
     if (a->playing) snprintf(right, sizeof right, "playing, %.1f s a stage  (< > speed)", a->play_ms / 1000.0);
     else snprintf(right, sizeof right, "? keys");
     int rw = gfx_text_width(ui->g, FONT_SANS, ui->small, right);
@@ -42,23 +52,30 @@ void view_timeline(Ui *ui, const App *a, Rect r) {
     caption(ui, a, text);
     Rect strip = {r.x + ui->pad, text.y + lh + ui->pad / 2, r.w - 2 * ui->pad, r.h - lh - ui->pad * 3 / 2};
     if (strip.h < 4) return;
-    // One pixel column at a time: the stage under it decides its colour.
+    // One pixel column at a time: the stage under it decides its colour; the backward steps,
+    // when they are built, follow the forward stages in a colour of their own.
+    const int back = app_back_ready(a) ? a->back.pass.n_steps : 0, total = n + back;
     for (int x = 0; x < strip.w; x++) {
-        int i = (int)((long)x * n / strip.w);
-        gfx_rect(ui->g, (Rect){strip.x + x, strip.y, 1, strip.h}, stage_colour(t, interp_stage(it, i), i < done));
+        int i = (int)((long)x * total / strip.w);
+        const BackStep *b = i >= n ? &a->back.pass.steps[i - n] : NULL;
+        Rgba c = !b ? stage_colour(t, interp_stage(it, i), i < done)
+               : shade(t->backward, b->kind != BACK_ADAM);
+        gfx_rect(ui->g, (Rect){strip.x + x, strip.y, 1, strip.h}, c);
     }
+    if (back) gfx_rect(ui->g, (Rect){strip.x + (int)((long)n * strip.w / total), strip.y - 3, t->line * 2, strip.h + 6}, t->text);
     // Round boundaries in greedy decoding.
     int last_step = -1;
     for (int i = 0; i < n; i++) {
         const Stage *st = interp_stage(it, i);
         if (!st->in_decode || st->step == last_step) continue;
         last_step = st->step;
-        int x = strip.x + (int)((long)i * strip.w / n);
+        int x = strip.x + (int)((long)i * strip.w / total);
         gfx_rect(ui->g, (Rect){x, strip.y, t->line, strip.h}, t->muted);
     }
-    int cx = strip.x + (int)((long)a->cursor * strip.w / n);
-    int cw = strip.w / n > 3 ? strip.w / n : 3;
+    const int at = app_back_step(a) ? n + a->back.step : a->cursor;
+    int cx = strip.x + (int)((long)at * strip.w / total);
+    int cw = strip.w / total > 3 ? strip.w / total : 3;
     gfx_rect(ui->g, (Rect){cx - 1, strip.y - 3, cw + 2, strip.h + 6}, t->text);
     gfx_rect(ui->g, (Rect){cx, strip.y, cw, strip.h}, t->lit);
-    ui_hot(ui, strip, CMD_TIMELINE, n);
+    ui_hot(ui, strip, CMD_TIMELINE, total);
 }

@@ -1,0 +1,134 @@
+// app_backward.c: the backward pass in the window. B (or Right past the last stage) builds it
+// from the pass on screen (back_pass.h) and steps from the loss back to the embeddings, then
+// through Adam's step; D shows a tensor or its gradient; G checks the gradient of the stage on
+// screen against finite differences (gradcheck.h). Nothing here changes the model.
+#include <stdio.h>
+#include <string.h>
+
+#include "actions.h"
+
+static bool fresh(const App *a) { return a->back.built && a->back.generation == a->generation; }
+
+bool app_back_ready(const App *a) { return a->loaded && fresh(a); }
+
+const BackStep *app_back_step(const App *a) {
+    return app_back_ready(a) && a->back.step >= 0 ? &a->back.pass.steps[a->back.step] : NULL;
+}
+
+bool app_back_gradients(const App *a) { return app_back_step(a) && !a->back.values; }
+
+void app_backward_free(App *a) {
+    if (a->back.built) back_pass_free(&a->back.pass);
+    a->back.built = false, a->back.step = a->back.check_stage = -1;
+}
+
+// Whether the pass on screen has a target whose next tokens can be its labels.
+static bool has_labels(const App *a) {
+    float labels[1024];
+    int n;
+    return a->session.run.tgt && back_pass_next_tokens(a->session.it, &a->session.model, labels, 1024, &n);
+}
+
+// The labels of the pass on screen: the target's next tokens (teacher forcing).
+static bool build(App *a) {
+    if (fresh(a)) return true;
+    app_backward_free(a);
+    Err e = {{0}};
+    float labels[1024];
+    int n = 0;
+    Interp *it = a->session.it;
+    if (!interp_run(it, &e)) return app_set_error(a, e.msg), false;
+    if (!a->session.run.tgt || !back_pass_next_tokens(it, &a->session.model, labels, 1024, &n)) {
+        app_set_error(a, program_has_decoder(interp_program(it))
+                             ? "the backward pass needs a target to learn from: this lesson decodes greedily (give "
+                               "it a target: line, or open it with --target)"
+                             : "the backward pass needs labels: a classifier's lesson has none to learn from here");
+        return false;
+    }
+    if (!back_pass_build(&a->back.pass, it, &a->session.model, labels, n, &e)) return app_set_error(a, e.msg), false;
+    a->back.built = true, a->back.generation = a->generation;
+    return true;
+}
+
+void app_backward_goto(App *a, int k) {
+    if (!app_back_ready(a)) return;
+    const int last = a->back.pass.n_steps - 1, n = interp_n_done(a->session.it);
+    if (k < 0) return app_goto(a, n - 1);
+    k = k > last ? last : k;
+    app_goto(a, a->back.pass.steps[k].stage);
+    a->back.step = k;
+}
+
+// The block (map row) of step k, for PgDn / PgUp: the kind, then the stage's block.
+static int block_key(const App *a, int k) {
+    const BackStep *s = &a->back.pass.steps[k];
+    return s->kind == BACK_STAGE ? block_of(a, s->stage).first : -1 - (int)s->kind;
+}
+
+static void next_block(App *a, int dir) {
+    int k = a->back.step;
+    const int key = block_key(a, k);
+    while (k + dir >= 0 && k + dir < a->back.pass.n_steps && block_key(a, k + dir) == key) k += dir;
+    if (dir < 0 && k == a->back.step) k--;  // at a block's start: the block before
+    else if (dir > 0) k++;
+    if (dir < 0) {
+        const int prev = k >= 0 ? block_key(a, k) : 0;
+        while (k > 0 && block_key(a, k - 1) == prev) k--;
+    }
+    app_backward_goto(a, k);
+}
+
+// G: the gradient of the stage on screen (or of the weight Adam is stepping) checked.
+static void gradcheck_here(App *a) {
+    if (!build(a)) return;
+    const BackStep *s = app_back_step(a);
+    const Interp *it = a->session.it;
+    const char *id = s && s->kind == BACK_ADAM ? a->session.model.params[s->weight].name : interp_stage(it, a->cursor)->id;
+    Err e = {{0}};
+    RunSpec spec = a->session.run;
+    spec.pack_weights = false;  // the check moves weights: the pass must read them as they are
+    Interp *check = interp_new(&a->session.lesson.program, &a->session.model, &spec, &e);
+    const BackPass *bp = &a->back.pass;
+    if (check && interp_run(check, &e) &&
+        gradcheck(&a->back.check, check, &a->session.model, bp->g, &bp->li, bp->labels, id, &e)) {
+        a->back.check_stage = a->cursor, a->back.check_back = s != NULL;
+        char msg[300];
+        snprintf(msg, sizeof msg, "gradient check of %s: %s, largest relative error %.1e", id,
+                 a->back.check.passed ? "numeric and analytic agree" : "they DISAGREE", a->back.check.worst);
+        app_notify(a, msg);
+    } else app_set_error(a, e.msg);
+    interp_free(check);
+}
+
+bool app_backward_act(App *a, int act) {
+    if (!a->loaded) return false;
+    const bool in = app_back_step(a) != NULL;
+    if (a->back.step >= 0 && !in) a->back.step = -1;  // the trace changed under it: back to the forward pass
+    switch (act) {
+    case DO_BACKWARD:
+        if (in) app_goto(a, a->cursor);
+        else if (build(a)) {
+            const int k = back_pass_step_of(&a->back.pass, a->cursor);
+            app_backward_goto(a, k >= 0 ? k : 0);
+        }
+        return true;
+    case DO_GRADIENT:
+        a->back.values = !a->back.values;
+        if (!in) app_notify(a, "D shows a gradient or its tensor in the backward pass (B)");
+        return true;
+    case DO_GRADCHECK: gradcheck_here(a); return true;
+    case DO_NEXT:  // past the last forward stage: into the backward pass, when it can be built
+        if (in) app_backward_goto(a, a->back.step + 1);
+        else if (a->cursor == interp_n_stages(a->session.it) - 1 && interp_done(a->session.it) &&
+                 has_labels(a) && build(a))
+            app_backward_goto(a, 0);
+        else return false;
+        return true;
+    case DO_PREV: if (in) app_backward_goto(a, a->back.step - 1); return in;
+    case DO_FIRST: if (in) app_backward_goto(a, 0); return in;
+    case DO_LAST: if (in) app_backward_goto(a, a->back.pass.n_steps - 1); return in;
+    case DO_NEXT_BLOCK:
+    case DO_PREV_BLOCK: if (in) next_block(a, act == DO_NEXT_BLOCK ? 1 : -1); return in;
+    default: return false;
+    }
+}

@@ -1,0 +1,165 @@
+// view_backward.c: the Stage view in the backward pass. A backward kernel's step shows the
+// gradient that reached the stage (g, on a signed scale) large, and below it what the kernel
+// sent to each input (dX, dW); D shows the forward tensors instead. The loss's step shows
+// dL/dlogits; Adam's steps show a weight before and after, and its g, m, v and update; the last
+// step the loss before and after the update.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "heat.h"
+
+enum { MAX_LABELS = 512 };
+
+typedef struct {
+    const char *title, *subtitle;
+    const float *data;  // NULL: nothing to draw
+    Shape shape;
+    TensorKind kind;
+    int label_stage;    // the stage whose token axes label it, or -1
+    unsigned slot;      // its place on screen (the image cache key)
+} Panel;
+
+static void panel(Ui *ui, const App *a, const Panel *p, Rect r) {
+    if (!p->data) {
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y, "(no gradient reaches it)", r.w);
+        return;
+    }
+    const int nd = p->shape.ndim;
+    const int rows = nd >= 2 ? p->shape.dim[nd - 2] : 1, cols = nd >= 1 ? p->shape.dim[nd - 1] : 1;
+    const int head = nd == 3 ? (a->head < p->shape.dim[0] ? a->head : 0) : 0;
+    const char *rl[MAX_LABELS], *cl[MAX_LABELS];
+    int nr = 0, nc = 0;
+    if (p->label_stage >= 0 && nd >= 2) {
+        nr = stage_axis_labels(a, p->label_stage, nd - 2, rl, MAX_LABELS);
+        nc = stage_axis_labels(a, p->label_stage, nd - 1, cl, MAX_LABELS);
+    }
+    if (nc == 0 && p->label_stage >= 0 && interp_stage(a->session.it, p->label_stage)->where.part == PART_GENERATOR)
+        nc = vocab_column_labels(a, cols, cl, MAX_LABELS);
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s%s%s", p->subtitle ? p->subtitle : "", p->subtitle && nd == 3 ? ";  " : "",
+             nd == 3 ? "slice shown: 1-9 picks" : "");
+    HeatSpec h = {.title = p->title, .subtitle = sub[0] ? sub : NULL, .shape = p->shape, .kind = p->kind,
+                  .data = p->data + (size_t)head * rows * cols, .rows = rows, .cols = cols, .range = p->data,
+                  .range_n = (size_t)shape_numel(&p->shape), .row_labels = nr ? rl : NULL, .n_row_labels = nr,
+                  .col_labels = nc ? cl : NULL, .n_col_labels = nc, .row_name = nr ? "token" : "row",
+                  .col_name = nc ? "token" : "column",
+                  .key = {a->generation, 0x40000000u | (unsigned)a->back.step, p->slot | (a->back.values ? 0x100u : 0),
+                          (unsigned)head, a->model_serial}};
+    heat_draw(ui, &h, r);
+}
+
+// A header: what the step computes (wrapped), then a line about it; returns its height.
+static int header(Ui *ui, const char *line1, const char *line2, Rect r) {
+    const int h1 = ui_text_wrap(ui, FONT_MONO, ui->px, ui->th->accent, (Rect){r.x, r.y, r.w, r.h / 4}, line1);
+    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + h1, line2, r.w);
+    return h1 + gfx_line_height(ui->g, FONT_SANS, ui->small) + ui->pad / 2;
+}
+
+// One large panel on top, n small ones in a row below.
+static void layout(Ui *ui, const App *a, const Panel *top, const Panel *below, int n, Rect in) {
+    const int gap = ui->pad, top_h = n ? in.h * 3 / 5 : in.h;
+    panel(ui, a, top, (Rect){in.x, in.y, in.w, top_h - gap});
+    if (!n) return;
+    gfx_rect(ui->g, (Rect){in.x, in.y + top_h - gap / 2, in.w, ui->th->line}, ui->th->grid);
+    const int each = (in.w - gap * (n - 1)) / n;
+    for (int j = 0; j < n; j++)
+        panel(ui, a, &below[j], (Rect){in.x + j * (each + gap), in.y + top_h + gap / 2, each, in.h - top_h - gap / 2});
+}
+
+static void kernel_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
+    const Interp *it = a->session.it;
+    const Stage *st = interp_stage(it, s->stage);
+    const bool values = a->back.values;
+    char title[STAGE_ID_MAX + 16], line2[240], names[STAGE_MAX_IN][STAGE_ID_MAX + 16];
+    snprintf(title, sizeof title, values ? "%s" : "dL/d %s", st->id);
+    snprintf(line2, sizeof line2, "the backward of %s (line %d), last to first; %s", op_info[st->op].name, st->line,
+             values ? "D: the gradients again" : "g: the gradient that reached its output;  D: the tensors");
+    const int hh = header(ui, back_op_info[st->op].formula, line2, in);
+    in.y += hh, in.h -= hh;
+    Panel top = {title, values ? NULL : "signed: blue < 0 < red", values ? interp_output(it, s->stage) : grads_stage(a->back.pass.g, s->stage),
+                 st->shape, values ? st->kind : TK_VALUES, s->stage, 0};
+    Panel below[STAGE_MAX_IN];
+    int n = 0;
+    for (int j = 0; j < st->n_in; j++) {
+        const Ref *r = &st->in[j];
+        if (r->kind == REF_INPUT || (!values && !s->share[j])) continue;
+        const char *name = stage_short_name(st->in_name[j], st->id, r->kind == REF_WEIGHT);
+        snprintf(names[n], sizeof names[n], values ? "%s" : "d%s", name);
+        below[n] = (Panel){names[n], values ? NULL : r->kind == REF_WEIGHT ? "dW: this kernel's part" : "dX: sent by this kernel",
+                           values ? interp_input(it, s->stage, j) : s->share[j], st->in_shape[j],
+                           values && r->kind == REF_STAGE ? interp_stage(it, r->index)->kind : TK_VALUES,
+                           r->kind == REF_STAGE ? r->index : -1, (unsigned)j + 1};
+        n++;
+    }
+    layout(ui, a, &top, below, n, in);
+}
+
+static void loss_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
+    const BackPass *bp = &a->back.pass;
+    const Stage *st = interp_stage(a->session.it, s->stage);
+    char l1[200], l2[200];
+    snprintf(l1, sizeof l1, "loss = %.6f: the mean over %d label%s of -log p(label)", bp->li.loss, bp->li.counted,
+             bp->li.counted == 1 ? "" : "s");
+    snprintf(l2, sizeof l2, "%s: dL/dlogits = (softmax(logits) - onehot(label)) / %d; each row sums to 0",
+             bp->li.log_probs ? "log_probs: dL/dlog_probs = -1/N at each label" : "cross-entropy", bp->li.counted);
+    const int hh = header(ui, l1, l2, in);
+    in.y += hh, in.h -= hh;
+    Panel top = {"dL/d logits", "signed: the label's cell is negative, the rest positive", bp->dscored, st->shape, TK_VALUES,
+                 s->stage, 0};
+    Panel below = {st->id, "the scores the loss reads", interp_output(a->session.it, s->stage), st->shape, st->kind, s->stage, 1};
+    layout(ui, a, &top, &below, 1, in);
+}
+
+static void adam_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
+    const BackPass *bp = &a->back.pass;
+    const Model *m = &a->session.model;
+    const StEntry *w = &m->weights.entries[s->weight];
+    const size_t at = (size_t)(w->data - m->weights.arena);
+    char l1[200];
+    snprintf(l1, sizeof l1, "Adam, step 1: m = (1-b1) g,  v = (1-b2) g^2,  w -= lr m^ / (sqrt(v^) + eps)  (lr %g, b %g %g)",
+             (double)BACK_LR, (double)BACK_BETA1, (double)BACK_BETA2);
+    const int hh = header(ui, l1, "at the first step m^ = g and v^ = g^2, so every weight moves by about lr, against its gradient",
+                          in);
+    in.y += hh, in.h -= hh;
+    const int gap = ui->pad, top_h = in.h / 2;
+    const Panel before = {w->name, "before the step", w->data, w->shape, TK_VALUES, -1, 0};
+    const Panel after = {"after the step", NULL, bp->after + at, w->shape, TK_VALUES, -1, 1};
+    panel(ui, a, &before, (Rect){in.x, in.y, (in.w - gap) / 2, top_h - gap});
+    panel(ui, a, &after, (Rect){in.x + (in.w + gap) / 2, in.y, (in.w - gap) / 2, top_h - gap});
+    const Panel four[4] = {{"g: dL/dW", NULL, grads_weights(bp->g) + at, w->shape, TK_VALUES, -1, 2},
+                           {"m: first moment", NULL, bp->m + at, w->shape, TK_VALUES, -1, 3},
+                           {"v: second moment", NULL, bp->v + at, w->shape, TK_VALUES, -1, 4},
+                           {"the update (before - after)", NULL, bp->update + at, w->shape, TK_VALUES, -1, 5}};
+    const int each = (in.w - 3 * gap) / 4;
+    for (int k = 0; k < 4; k++) panel(ui, a, &four[k], (Rect){in.x + k * (each + gap), in.y + top_h, each, in.h - top_h});
+}
+
+static void after_step(Ui *ui, const App *a, Rect in) {
+    const BackPass *bp = &a->back.pass;
+    char s[240];
+    const int big = ui->px * 2, lh = gfx_line_height(ui->g, FONT_BOLD, big);
+    snprintf(s, sizeof s, "loss before the step  %.6f", bp->li.loss);
+    ui_text_fit(ui, FONT_BOLD, big, ui->th->text, in.x, in.y + lh, s, in.w);
+    snprintf(s, sizeof s, "loss after the step    %.6f", bp->loss_after);
+    ui_text_fit(ui, FONT_BOLD, big, ui->th->accent, in.x, in.y + 2 * lh + ui->pad, s, in.w);
+    snprintf(s, sizeof s, "%s by %.6f: the same input, the same labels, the weights after one step of Adam (lr %g).",
+             bp->loss_after < bp->li.loss ? "Lower" : "Not lower", fabs(bp->li.loss - bp->loss_after), (double)BACK_LR);
+    ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->text, (Rect){in.x, in.y + 3 * lh + 3 * ui->pad, in.w, in.h / 3}, s);
+}
+
+void view_backward(Ui *ui, const App *a, Rect r) {
+    const BackStep *s = app_back_step(a);
+    char title[160];
+    snprintf(title, sizeof title, "Backward pass: step %d of %d (%s)", a->back.step + 1, a->back.pass.n_steps,
+             back_kind_names[s->kind]);
+    Rect in = ui_panel(ui, r, title);
+    switch (s->kind) {
+    case BACK_LOSS: loss_step(ui, a, s, in); return;
+    case BACK_STAGE: kernel_step(ui, a, s, in); return;
+    case BACK_ADAM: adam_step(ui, a, s, in); return;
+    case BACK_AFTER: after_step(ui, a, in); return;
+    case BACK_KIND_COUNT: return;
+    }
+}
