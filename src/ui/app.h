@@ -112,6 +112,9 @@ void view_help(Ui *ui, const App *a, Rect r);
 void view_lessons(Ui *ui, const App *a, Rect r);  // the lesson list (L)
 void view_compare(Ui *ui, const App *a, Rect r);
 void view_backward(Ui *ui, const App *a, Rect r);  // the Stage view in the backward pass
+void view_gradcheck(Ui *ui, const App *a, Rect r);  // G's table over the centre
+// The Attention view in the backward pass, for the attention of stage k (one of its steps).
+void view_attention_back(Ui *ui, const App *a, int k, Rect in);
 
 // Draws the whole window: top bar, map, the current view, lesson panel, timeline, overlays.
 void app_draw(Ui *ui, const App *a);

@@ -154,6 +154,7 @@ void view_attention(Ui *ui, const App *a, Rect r) {
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
     ui_text_fit(ui, FONT_BOLD, ui->px, ui->th->text, in.x, in.y, s, in.w);
     in.y += lh + ui->pad / 2, in.h -= lh + ui->pad / 2;
+    if (app_back_gradients(a)) return view_attention_back(ui, a, k, in);
     const int t = phase_tabs(ui, a, st, in);
     in.y += t, in.h -= t;
     Labels L;

@@ -163,3 +163,41 @@ void view_backward(Ui *ui, const App *a, Rect r) {
     case BACK_KIND_COUNT: return;
     }
 }
+
+// G's result over the centre's lower part: each checked element's analytic and numeric gradient
+// and their relative error, and whether the check passed. Shown while the cursor stays.
+void view_gradcheck(Ui *ui, const App *a, Rect r) {
+    const GradCheck *c = &a->back.check;
+    if (a->back.check_stage != a->cursor || a->back.check_back != (app_back_step(a) != NULL) || !a->loaded) return;
+    const Theme *t = ui->th;
+    const int lh = gfx_line_height(ui->g, FONT_MONO, ui->small), rows = c->n + 4 + (c->kinked > 0);
+    Rect box = {r.x + ui->pad, r.y + r.h - rows * lh - 3 * ui->pad, r.w - 2 * ui->pad, rows * lh + 2 * ui->pad};
+    gfx_rect(ui->g, box, t->panel);
+    gfx_frame(ui->g, box, t->line * 2, c->passed ? t->accent : t->error_bg);
+    int x = box.x + ui->pad, y = box.y + ui->pad;
+    char s[300];
+    snprintf(s, sizeof s, "Gradient check of %s %s: central differences (Ridders), the pass in float32", c->weight ? "weight" : "stage",
+             c->what);
+    ui_text_fit(ui, FONT_BOLD, ui->small, t->text, x, y, s, box.w - 2 * ui->pad);
+    y += lh;
+    snprintf(s, sizeof s, "%9s %12s %9s %13s %13s %10s", "element", "value", "h", "analytic", "numeric", "rel. error");
+    ui_text_fit(ui, FONT_MONO, ui->small, t->muted, x, y, s, box.w - 2 * ui->pad);
+    for (int q = 0; q < c->n; q++) {
+        const GradPoint *p = &c->pt[q];
+        y += lh;
+        snprintf(s, sizeof s, "%9zu %12.5g %9.2g %13.6g %13.6g %10.1e", p->index, p->value, p->h, p->analytic, p->numeric,
+                 p->rel_error);
+        ui_text_fit(ui, FONT_MONO, ui->small, p->rel_error <= GRADCHECK_TOLERANCE ? t->text : t->error_bg, x, y, s,
+                    box.w - 2 * ui->pad);
+    }
+    if (c->kinked) {
+        y += lh;
+        snprintf(s, sizeof s, "%d element%s with larger gradients passed over: a ReLU turns over within +-h there", c->kinked,
+                 c->kinked == 1 ? "" : "s");
+        ui_text_fit(ui, FONT_SANS, ui->small, t->muted, x, y, s, box.w - 2 * ui->pad);
+    }
+    y += lh * 3 / 2;
+    snprintf(s, sizeof s, "%s: the largest relative error is %.1e (the check allows %.0e)",
+             c->passed ? "Numeric and analytic agree" : "They DISAGREE", c->worst, GRADCHECK_TOLERANCE);
+    ui_text_fit(ui, FONT_BOLD, ui->small, c->passed ? t->accent : t->error_bg, x, y, s, box.w - 2 * ui->pad);
+}
