@@ -44,6 +44,7 @@ typedef struct {
     const char *only;             // bench: the paths to run ("forward,greedy")
     const char *view;             // export: a view name
     const char *stages;           // export: the stages to draw ("a,b"), or NULL: every one
+    bool backward;                // export: the backward pass's steps too
     bool has_seed;
     TrainFlags train;
     const char *positional[4];  // arguments that are not options

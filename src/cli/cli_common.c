@@ -64,6 +64,7 @@ static const struct {
     {{"labels", required_argument, 0, 1015}, OPT_GRADS},
     {{"grads", required_argument, 0, 1016}, OPT_GRADS},
     {{"gradcheck", required_argument, 0, 1017}, OPT_GRADS},
+    {{"backward", no_argument, 0, 1018}, OPT_EXPORT},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -133,6 +134,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1015: o->labels = arg; return true;
     case 1016: o->grads = arg; return true;
     case 1017: o->gradcheck = arg; return true;
+    case 1018: o->backward = true; return true;
     }
     return false;
 }

@@ -69,7 +69,8 @@ static const char export_usage[] =
     "for every stage (stage, attention, decoding, positions, training, compare: the last two as\n"
     "a window opens with them); by default each stage gets the view that suits it. --size\n"
     "defaults to 1920x1080. --stages writes only these stages (comma-separated ids, as --to\n"
-    "takes them).\n";
+    "takes them). --backward then writes every step of the backward pass (b0000-loss-loss.png,\n"
+    "...): the lesson needs a target (--target TEXT), whose next tokens are the labels.\n";
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;
@@ -81,7 +82,7 @@ int cmd_export(int argc, char **argv) {
     if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
     if (!o.out) return cli_usage_error("export", "--out DIR is required");
     ExportOptions e = {.spec = o.spec, .out_dir = o.out, .w = o.width ? o.width : 1920,
-                       .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages};
+                       .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages, .backward = o.backward};
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
     else e.spec.lesson_path = o.positional[0];
     char dir[4352];

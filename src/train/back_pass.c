@@ -37,6 +37,10 @@ const BackOpInfo back_op_info[OP_COUNT] = {
     [OP_MEAN_POOL] = {"dx[t, c] = g[c] / (positions counted)", "pool_backward"},
 };
 
+const BackOpInfo *back_info_for(const Stage *st, Activation act) {
+    return &back_op_info[st->op == OP_ACTIVATION ? (act == ACT_GELU ? OP_GELU : OP_RELU) : st->op];
+}
+
 bool back_op_info_complete(void) {
     for (int i = 0; i < OP_COUNT; i++)
         if (!back_op_info[i].formula) return false;

@@ -31,6 +31,8 @@ typedef struct {
 } BackOpInfo;
 extern const BackOpInfo back_op_info[OP_COUNT];
 bool back_op_info_complete(void);  // every op has its formula (a test guards this)
+// The row for stage st: its op's, or for `activation` the model's own function's.
+const BackOpInfo *back_info_for(const Stage *st, Activation act);
 
 // Adam's settings for the step shown (the trainer's: torch.optim.Adam with these).
 #define BACK_LR 1e-3f

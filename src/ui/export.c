@@ -68,6 +68,29 @@ int export_run(const ExportOptions *o) {
         }
         written++;
     }
+    if (o->backward && !e.msg[0]) {  // the backward pass after the forward one, as B opens it
+        app_goto(&a, n - 1);
+        a.error[0] = '\0';
+        app_act(&a, DO_BACKWARD, 0);
+        if (!app_back_step(&a)) err_set(&e, "%s", a.error[0] ? a.error : "the backward pass could not be built");
+        const int steps = app_back_step(&a) ? a.back.pass.n_steps : 0;
+        wanted += steps;
+        for (int k = 0; k < steps && !e.msg[0]; k++) {
+            app_backward_goto(&a, k);
+            const BackStep *b = &a.back.pass.steps[k];
+            const bool att = b->kind == BACK_STAGE && interp_stage(a.session.it, b->stage)->role == ROLE_WEIGHTS;
+            a.view = o->view >= 0 ? (ViewKind)o->view : att ? VIEW_ATTENTION : VIEW_STAGE;
+            app_draw(&ui, &a);
+            gfx_present(g);
+            char path[1200];
+            const char *what = b->kind == BACK_ADAM ? a.session.model.params[b->weight].name
+                             : b->kind == BACK_STAGE ? interp_stage(a.session.it, b->stage)->id : back_kind_names[b->kind];
+            snprintf(path, sizeof path, "%s/b%04d-%s-%s.png", o->out_dir, k, back_kind_names[b->kind], what);
+            for (char *c = path + strlen(o->out_dir) + 1; *c; c++) *c = *c == ' ' ? '_' : *c;
+            if (gfx_save_png(g, path, &e)) written++;
+        }
+        if (e.msg[0]) fprintf(stderr, "stepformer: %s\n", e.msg);
+    }
     printf("wrote %d PNGs (%dx%d) to %s\n", written, o->w, o->h, o->out_dir);
     free(chosen);
     heat_cache_free(ui.heat);

@@ -76,7 +76,7 @@ static void kernel_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
     snprintf(title, sizeof title, values ? "%s" : "dL/d %s", st->id);
     snprintf(line2, sizeof line2, "the backward of %s (line %d), last to first; %s", op_info[st->op].name, st->line,
              values ? "D: the gradients again" : "g: the gradient that reached its output;  D: the tensors");
-    const int hh = header(ui, back_op_info[st->op].formula, line2, in);
+    const int hh = header(ui, back_info_for(st, a->session.model.cfg.activation)->formula, line2, in);
     in.y += hh, in.h -= hh;
     Panel top = {title, values ? NULL : "signed: blue < 0 < red", values ? interp_output(it, s->stage) : grads_stage(a->back.pass.g, s->stage),
                  st->shape, values ? st->kind : TK_VALUES, s->stage, 0};

@@ -197,7 +197,7 @@ static const char *shape_unbroken(const Shape *sh, char *buf, size_t n) {
 }
 
 // The formula section in the backward pass: what the step computes; returns its height.
-static int back_formula_flow(Ui *ui, const BackStep *b, const Stage *st, Rect r, bool draw) {
+static int back_formula_flow(Ui *ui, const App *a, const BackStep *b, const Stage *st, Rect r, bool draw) {
     Flow f = {.ui = ui, .draw = draw, .y = r.y, .bottom = r.y + r.h};
     static const char *const what[BACK_KIND_COUNT] = {
         [BACK_LOSS] = "the loss: cross-entropy of each row of logits against its label, averaged",
@@ -215,14 +215,14 @@ static int back_formula_flow(Ui *ui, const BackStep *b, const Stage *st, Rect r,
     flow_end(&f);
     f.y += ui->pad / 3;
     flow_setup(&f, FONT_MONO, ui->px * 9 / 10, ui->th->text, r.x, r.w);
-    flow_text(&f, b->kind == BACK_STAGE ? back_op_info[st->op].formula : maths[b->kind], 0);
+    flow_text(&f, b->kind == BACK_STAGE ? back_info_for(st, a->session.model.cfg.activation)->formula : maths[b->kind], 0);
     flow_end(&f);
     return f.y - r.y;
 }
 
 // What the formula section says; returns its height (drawn if draw).
 static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw) {
-    if (app_back_step(a)) return back_formula_flow(ui, app_back_step(a), st, r, draw);
+    if (app_back_step(a)) return back_formula_flow(ui, a, app_back_step(a), st, r, draw);
     const Theme *t = ui->th;
     const OpInfo *op = &op_info[st->op];
     const Activation act = a->session.model.cfg.activation;
@@ -299,7 +299,7 @@ static const char *kernel_source(const App *a, const Stage *st, int *len, const 
     }
     if (b->kind == BACK_LOSS) return *file = "src/train/grad_pass.c", function_source("grad_pass.c", "loss_value", len);
     if (b->kind != BACK_STAGE) return *file = "src/train/optim.c", function_source("optim.c", "adam_update", len);
-    const char *name = back_op_info[st->op == OP_ACTIVATION ? (act == ACT_GELU ? OP_GELU : OP_RELU) : st->op].kernel;
+    const char *name = back_info_for(st, act)->kernel;
     const char *src = function_source("kernels_backward.c", name, len);
     *file = "src/tensor/kernels_backward.c";
     if (!src) *file = "src/tensor/kernels_shape.c", src = function_source("kernels_shape.c", name, len);

@@ -36,6 +36,7 @@ typedef struct {
     int view;  // a ViewKind, or -1: the view that suits each stage
     const char *course_dir;  // the lesson's course, for its place in the top bar ("2/24"), or NULL
     const char *stages;      // the stages to write, comma-separated ids as --to takes them; NULL: all
+    bool backward;           // then every step of the backward pass (back_pass.h): b0001-....png
 } ExportOptions;
 
 // Writes one PNG per stage into out_dir, with no display. Returns the exit status.
