@@ -1,0 +1,130 @@
+// test_backward_ui.c: the backward pass in the window, driven as a user drives it (app
+// actions) and drawn off screen: Right past the last stage enters it at the loss, Left leaves it,
+// B enters and leaves at the stage on screen, every step draws without an error, G's gradient
+// check agrees, and a lesson without a target says why it has no backward pass.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "check.h"
+#include "heat.h"
+
+typedef struct {
+    Gfx *g;
+    App a;
+    Ui ui;
+} Scene;
+
+static bool scene_open(Scene *s, int w, int h, const SessionSpec *spec) {
+    Err e = {{0}};
+    memset(s, 0, sizeof *s);
+    s->g = gfx_open_offscreen(w, h, &e);
+    const bool ok = s->g && app_open(&s->a, spec, &e) && interp_run(s->a.session.it, &e);
+    CHECK(ok, "%s", e.msg);
+    s->ui = (Ui){.g = s->g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    return ok;
+}
+
+static void scene_close(Scene *s) {
+    heat_cache_free(s->ui.heat);
+    app_free(&s->a);
+    gfx_close(s->g);
+}
+
+static const SessionSpec dates = {.model_path = MODELS "/dates.safetensors", .input = "22 November 2026",
+                                  .target = "2026-11-22"};
+
+static void stepping(void) {
+    Scene s;
+    if (!scene_open(&s, 1280, 720, &dates)) return;
+    App *a = &s.a;
+    const int n = interp_n_stages(a->session.it), logits = interp_find(a->session.it, "generator.logits");
+    app_act(a, DO_LAST, 0);
+    CHECK(a->cursor == n - 1 && !app_back_step(a), "End: the last forward stage");
+    app_act(a, DO_NEXT, 0);
+    const BackStep *b = app_back_step(a);
+    CHECK(b && b->kind == BACK_LOSS && a->cursor == logits, "Right past the end: the loss, on the logits");
+    CHECK(b && fabs(a->back.pass.li.loss - 0.103098) < 1e-6, "the loss on screen is PyTorch's 0.103098: %.7f",
+          b ? a->back.pass.li.loss : 0);
+    app_act(a, DO_NEXT, 0);
+    b = app_back_step(a);
+    CHECK(b && b->kind == BACK_STAGE && b->stage == logits, "then the generator's backward");
+    app_act(a, DO_PREV, 0);
+    app_act(a, DO_PREV, 0);
+    CHECK(!app_back_step(a) && a->cursor == n - 1, "Left from the loss: the forward pass's last stage");
+    const int w = interp_find(a->session.it, "encoder.layers.0.self_attn.weights");
+    app_goto(a, w);
+    app_act(a, DO_BACKWARD, 0);
+    b = app_back_step(a);
+    CHECK(b && b->kind == BACK_STAGE && b->stage == w && a->cursor == w, "B: the backward step of the stage on screen");
+    app_act(a, DO_GRADCHECK, 0);
+    CHECK(a->back.check_stage == w && a->back.check.passed && a->back.check.n >= 3,
+          "G: numeric and analytic agree on %s (worst %.2g over %d)", a->back.check.what, a->back.check.worst, a->back.check.n);
+    app_act(a, DO_BACKWARD, 0);
+    CHECK(!app_back_step(a) && a->cursor == w, "B again: the forward stage, where it was");
+    app_act(a, DO_BACKWARD, 0);
+    app_act(a, DO_NEXT_BLOCK, 0);
+    CHECK(app_back_step(a) && a->cursor < w, "PgDn in the backward pass: on towards the embeddings (%d)", a->cursor);
+    app_act(a, DO_LAST, 0);
+    b = app_back_step(a);
+    CHECK(b && b->kind == BACK_AFTER && a->back.pass.loss_after < a->back.pass.li.loss, "End: the loss after Adam's step, lower");
+    scene_close(&s);
+}
+
+// Every step draws, in its view, with no error, and fills the centre.
+static void drawing(void) {
+    Scene s;
+    if (!scene_open(&s, 1280, 720, &dates)) return;
+    App *a = &s.a;
+    app_act(a, DO_BACKWARD, 0);
+    Rgba *px = malloc(sizeof *px * 1280 * 720);
+    int drawn = 0;
+    for (int k = 0; app_back_step(a) && k < a->back.pass.n_steps; k++) {
+        app_backward_goto(a, k);
+        const BackStep *b = app_back_step(a);
+        const bool att = b->kind == BACK_STAGE && interp_stage(a->session.it, b->stage)->role == ROLE_WEIGHTS;
+        a->view = att ? VIEW_ATTENTION : VIEW_STAGE;
+        a->back.values = k % 7 == 3;  // D now and then: the tensors instead
+        app_draw(&s.ui, a);
+        gfx_present(s.g);
+        gfx_read(s.g, px);
+        long ink = 0;
+        for (int y = 120; y < 600; y++)
+            for (int x = 300; x < 900; x++) ink += px[y * 1280 + x].r < 200 || px[y * 1280 + x].b < 200;
+        CHECK(ink > 3000 && !a->error[0], "step %d (%s) draws: %ld dark pixels, error '%s'", k, back_kind_names[b->kind], ink,
+              a->error);
+        drawn++;
+    }
+    CHECK(drawn > 150, "%d steps drawn", drawn);
+    free(px);
+    scene_close(&s);
+}
+
+// No target, no labels: B says so; a new input forgets the backward pass built before it.
+static void refusals(void) {
+    Scene s;
+    const SessionSpec greedy = {.model_path = MODELS "/dates.safetensors", .input = "22 November 2026"};
+    if (!scene_open(&s, 800, 600, &greedy)) return;
+    app_act(&s.a, DO_BACKWARD, 0);
+    CHECK(!app_back_step(&s.a) && strstr(s.a.error, "needs a target to learn from"), "greedy: %s", s.a.error);
+    scene_close(&s);
+    if (!scene_open(&s, 800, 600, &dates)) return;
+    app_act(&s.a, DO_BACKWARD, 0);
+    CHECK(app_back_step(&s.a) != NULL, "built");
+    int first;
+    Err e = {{0}};
+    CHECK(session_set_input(&s.a.session, "1 May 2025", &first, &e), "%s", e.msg);
+    s.a.generation++;  // as the app does after a new input
+    app_act(&s.a, DO_NEXT, 0);
+    CHECK(!app_back_step(&s.a), "a new input: the old backward pass is not shown");
+    scene_close(&s);
+}
+
+int main(void) {
+    CHECK(back_op_info_complete(), "every op has its backward formula");
+    stepping();
+    drawing();
+    refusals();
+    return check_finish("test_backward_ui");
+}
