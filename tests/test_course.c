@@ -9,6 +9,7 @@
 #include "course.h"
 #include "rows.h"
 #include "session.h"
+#include "back_pass.h"
 #include "train.h"
 
 // ---- helpers ----
@@ -698,11 +699,78 @@ static void test_training(void) {
 
 // lessons/README.md lists the course in its order: these sixteen first (other lessons may be
 // listed after them, or not at all).
+// The sum of the squares of n numbers, rooted.
+static double norm2(const float *x, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
+    return sqrt(s);
+}
+
+static void test_backprop(void) {
+    Session s;
+    if (!run_lesson(&s, "backprop.md", false, NULL, NULL, NULL, false)) return;
+    float labels[32];
+    int n = 0;
+    BackPass bp;
+    Err e = {{0}};
+    CHECK(back_pass_next_tokens(s.it, &s.model, labels, 32, &n) && n == 11, "11 labels, the next characters");
+    if (!back_pass_build(&bp, s.it, &s.model, labels, n, &e)) {
+        CHECK(false, "%s", e.msg);
+        session_close(&s);
+        return;
+    }
+    CHECK_STATED(bp.li.loss, 0.103098, 6, "the loss");
+    const float *logits = stage(&s, "generator.logits", NULL);
+    double lo = 1, hi = 0, worst_sum = 0, min = 0;
+    int min_row = -1;
+    for (int r = 0; logits && r < 11; r++) {
+        double z = 0, top = logits[r * 51];
+        for (int v = 0; v < 51; v++) top = fmax(top, logits[r * 51 + v]);
+        for (int v = 0; v < 51; v++) z += exp(logits[r * 51 + v] - top);
+        const double p = exp(logits[r * 51 + (int)labels[r]] - top) / z;
+        lo = fmin(lo, p), hi = fmax(hi, p);
+        double sum = 0;
+        for (int v = 0; v < 51; v++) {
+            sum += bp.dscored[r * 51 + v];
+            if (bp.dscored[r * 51 + v] < min) min = bp.dscored[r * 51 + v], min_row = r;
+        }
+        worst_sum = fmax(worst_sum, fabs(sum));
+    }
+    CHECK_STATED(lo, 0.893, 3, "the least sure row's p");
+    CHECK_STATED(hi, 0.910, 3, "the surest row's p");
+    CHECK(worst_sum < 1e-9, "every row of dL/dlogits sums to 0: %.3g", worst_sum);
+    CHECK_STATED(min, -0.0097, 4, "the most negative dL/dlogits");
+    CHECK(min_row == 1, "in row 1 (%d)", min_row);
+    // LayerNorm's backward: rows sum to 0 and are orthogonal to the normalised row.
+    const int add1 = interp_find(s.it, "encoder.layers.0.add1");
+    const float *g = grads_stage(bp.g, add1), *x = interp_output(s.it, add1);
+    double worst = 0, big = 0;
+    for (int r = 0; g && r < 16; r++) {
+        double mean = 0, var = 0, sum = 0, dot = 0;
+        for (int c = 0; c < 48; c++) mean += x[r * 48 + c] / 48.0;
+        for (int c = 0; c < 48; c++) var += (x[r * 48 + c] - mean) * (x[r * 48 + c] - mean) / 48.0;
+        for (int c = 0; c < 48; c++) {
+            sum += g[r * 48 + c], dot += g[r * 48 + c] * (x[r * 48 + c] - mean) / sqrt(var + 1e-5);
+            big = fmax(big, fabs(g[r * 48 + c]));
+        }
+        worst = fmax(worst, fmax(fabs(sum), fabs(dot)));
+    }
+    CHECK(g && worst <= 1e-6 * big, "LayerNorm's gradient rows: sum and dot with x-hat within 1e-6 of the largest (%.3g / %.3g)",
+          worst, big);
+    CHECK_STATED(norm2(g, 16 * 48), 0.00350, 5, "|g| at encoder.layers.0.add1");
+    const int out_proj = interp_find(s.it, "encoder.layers.0.self_attn.out_proj");
+    CHECK(!memcmp(grads_stage(bp.g, out_proj), g, sizeof(float) * 16 * 48), "the residual sends g unchanged to out_proj");
+    CHECK_STATED(norm2(grads_stage(bp.g, interp_find(s.it, "encoder.embed")), 16 * 48), 0.00440, 5, "|g| at the embeddings");
+    CHECK_STATED(bp.loss_after, 0.082078, 6, "the loss after Adam's step");
+    back_pass_free(&bp);
+    session_close(&s);
+}
+
 static void test_readme(void) {
     static const char *const order[] = {
         "self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md", "encoder-layer.md",
         "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "pre-norm.md", "training.md",
-        "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
+        "backprop.md", "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
         "attention-is-all-you-need-pytorch.md"};
     const int n = (int)(sizeof order / sizeof order[0]);
     Course c;
@@ -727,5 +795,6 @@ int main(void) {
     test_greedy_decoding();
     test_cached_decoding();
     test_training();
+    test_backprop();
     return check_finish("test_course");
 }
