@@ -155,7 +155,7 @@ static void test_trace_grads(void) {
               st_find(&dump, "encoder.layers.0.self_attn.weights"), "the dump holds the stages and their gradients");
         st_free(&dump);
     } else CHECK(false, "%s", e.msg);
-    EXPECT(run("%s --src-ids %s --labels %d --gradcheck encoder.layers.1.norm1", base, s, label), 0, out, "passed: the largest");
+    EXPECT(run("%s --src-ids %s --labels %d --gradcheck encoder.layers.1.norm1", base, s, label), 0, out, "passed: all 6 agree");
     EXPECT(run("%s --src-ids %s --labels 1,2", base, s), 1, err, "--labels has 2 ids, but logits is [5], one row of class scores: give one id, the class");
     EXPECT(run("%s --src-ids %s --labels 9", base, s), 1, err, "id 9 at position 0 is outside the 5 classes of logits [5]");
     EXPECT(run("%s --src-ids %s --labels 1 --gradcheck nope", base, s), 1, err, "'nope' is neither a stage");

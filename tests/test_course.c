@@ -9,7 +9,9 @@
 #include "course.h"
 #include "rows.h"
 #include "session.h"
+#include "back_mistakes.h"
 #include "back_pass.h"
+#include "gradcheck.h"
 #include "train.h"
 
 // ---- helpers ----
@@ -714,7 +716,7 @@ static void test_backprop(void) {
     BackPass bp;
     Err e = {{0}};
     CHECK(back_pass_next_tokens(s.it, &s.model, labels, 32, &n) && n == 11, "11 labels, the next characters");
-    if (!back_pass_build(&bp, s.it, &s.model, labels, n, &e)) {
+    if (!back_pass_build(&bp, s.it, &s.model, labels, n, 0, &e)) {
         CHECK(false, "%s", e.msg);
         session_close(&s);
         return;
@@ -766,11 +768,77 @@ static void test_backprop(void) {
     session_close(&s);
 }
 
+// One gradient check of `id` on the lesson's pass, with the backward pass built with `mistake`.
+static bool check_with(Session *s, Interp *it, int mistake, const char *id, GradCheck *c) {
+    float labels[32];
+    int n = 0;
+    BackPass bp;
+    Err e = {{0}};
+    bool ok = back_pass_next_tokens(s->it, &s->model, labels, 32, &n) &&
+              back_pass_build(&bp, s->it, &s->model, labels, n, mistake, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!ok) return false;
+    ok = gradcheck(c, it, &s->model, bp.g, &bp.li, bp.labels, id, &e);
+    CHECK(ok, "%s: %s", id, e.msg);
+    back_pass_free(&bp);
+    return ok;
+}
+
+static void test_gradient_checking(void) {
+    Session s;
+    if (!run_lesson(&s, "gradient-checking.md", false, NULL, NULL, NULL, false)) return;
+    RunSpec spec = s.run;
+    spec.pack_weights = false;
+    Err e = {{0}};
+    Interp *it = interp_new(&s.lesson.program, &s.model, &spec, &e);
+    if (!it || !interp_run(it, &e)) {
+        CHECK(false, "%s", e.msg);
+        interp_free(it);
+        session_close(&s);
+        return;
+    }
+    GradCheck c;
+    // Every stage, all 117, and every trained weight pass with the right formulas.
+    float labels[32];
+    int n = 0, stages = 0, weights = 0, passed = 0;
+    BackPass bp;
+    if (back_pass_next_tokens(s.it, &s.model, labels, 32, &n) && back_pass_build(&bp, s.it, &s.model, labels, n, 0, &e)) {
+        for (int i = 0; i < interp_n_stages(it); i++) {
+            if (!grads_stage(bp.g, i)) continue;
+            stages++;
+            passed += gradcheck(&c, it, &s.model, bp.g, &bp.li, bp.labels, interp_stage(it, i)->id, &e) && c.passed;
+        }
+        for (int w = 0; w < s.model.n_params; w++) {
+            if (s.model.params[w].fixed) continue;
+            weights++;
+            passed += gradcheck(&c, it, &s.model, bp.g, &bp.li, bp.labels, s.model.params[w].name, &e) && c.passed;
+        }
+        back_pass_free(&bp);
+    }
+    CHECK(stages == 117 && passed == stages + weights, "%d of %d stages and %d weights pass", passed, stages, weights);
+    if (check_with(&s, it, MISTAKE_SOFTMAX_NO_SUM, "decoder.layers.1.cross_attn.masked", &c)) {
+        CHECK(!c.passed, "softmax-no-sum is caught");
+        CHECK_STATED(c.pt[0].analytic, 0.00082, 5, "the wrong score gradient");
+        CHECK(fabs(c.pt[0].numeric) < 1e-5, "where finite differences find almost nothing (%.3g)", c.pt[0].numeric);
+    }
+    if (check_with(&s, it, MISTAKE_LAYERNORM_NO_MEAN, "encoder.layers.0.add1", &c)) {
+        CHECK(!c.passed && c.pt[0].rel_error > 0.95, "layernorm-no-mean fails by nearly 100%% (%.3f)", c.pt[0].rel_error);
+        CHECK_STATED(c.pt[0].analytic, 0.0182, 4, "the wrong largest element");
+        CHECK_STATED(c.pt[0].numeric, 0.00008, 5, "the true one");
+    }
+    if (check_with(&s, it, MISTAKE_DW_NO_TRANSPOSE, "generator.weight", &c)) CHECK(!c.passed, "dw-no-transpose: a weight fails");
+    if (check_with(&s, it, MISTAKE_DW_NO_TRANSPOSE, "decoder.layers.1.cross_attn.masked", &c))
+        CHECK(c.passed, "dw-no-transpose: a stage still passes");
+    if (check_with(&s, it, MISTAKE_NONE, "generator.weight", &c)) CHECK(c.passed && c.worst < 1e-5, "exact to 1e-5: %.3g", c.worst);
+    interp_free(it);
+    session_close(&s);
+}
+
 static void test_readme(void) {
     static const char *const order[] = {
         "self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md", "encoder-layer.md",
         "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "pre-norm.md", "training.md",
-        "backprop.md", "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
+        "backprop.md", "gradient-checking.md", "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
         "attention-is-all-you-need-pytorch.md"};
     const int n = (int)(sizeof order / sizeof order[0]);
     Course c;
@@ -796,5 +864,6 @@ int main(void) {
     test_cached_decoding();
     test_training();
     test_backprop();
+    test_gradient_checking();
     return check_finish("test_course");
 }

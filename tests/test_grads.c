@@ -193,7 +193,7 @@ static void stepped(void) {
     int n = 0;
     bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
     CHECK(ok && back_pass_next_tokens(s.it, &s.model, labels, 64, &n) && n == 11 && labels[10] == 3.0f, "next tokens");
-    ok = ok && back_pass_build(&bp, s.it, &s.model, labels, n, &e);
+    ok = ok && back_pass_build(&bp, s.it, &s.model, labels, n, 0, &e);
     CHECK(ok, "%s", e.msg);
     if (!ok) return;
     CHECK(bp.steps[0].kind == BACK_LOSS && bp.steps[bp.n_steps - 1].kind == BACK_AFTER, "loss first, loss after last");

@@ -34,6 +34,7 @@ typedef struct {
     bool json;
     const char *dump, *to, *print;
     const char *labels, *grads, *gradcheck;  // trace: the loss's labels, where its gradients go, what to check
+    const char *backward_mistake;            // trace: a learner's wrong formula to run (back_mistakes.h)
     int repeat;
     const char *out;  // init, export, train (--out)
     long seed;

@@ -65,6 +65,7 @@ static const struct {
     {{"grads", required_argument, 0, 1016}, OPT_GRADS},
     {{"gradcheck", required_argument, 0, 1017}, OPT_GRADS},
     {{"backward", no_argument, 0, 1018}, OPT_EXPORT},
+    {{"backward-mistake", required_argument, 0, 1019}, OPT_GRADS},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -135,6 +136,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1016: o->grads = arg; return true;
     case 1017: o->gradcheck = arg; return true;
     case 1018: o->backward = true; return true;
+    case 1019: o->backward_mistake = arg; return true;
     }
     return false;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "back_mistakes.h"
 #include "gradcheck.h"
 
 static const char trace_usage[] =
@@ -28,6 +29,8 @@ static const char trace_usage[] =
     "                     its own name and shape, and `loss` [1]\n"
     "  --gradcheck ID     move the elements of stage or weight ID with the largest gradients by\n"
     "                     +-h, and print the central difference beside the analytic gradient\n"
+    "  --backward-mistake NAME  run a learner's wrong formula in the backward pass, for\n"
+    "                     --gradcheck to catch: softmax-no-sum, layernorm-no-mean, dw-no-transpose\n"
     "  With --labels, --dump also writes grad.ID, the gradient of each stage the loss reaches.\n"
     "Model flags as for `stepformer run`.\n";
 
@@ -106,13 +109,15 @@ static void print_check(const GradCheck *c) {
            "float32)\n", c->weight ? "weight" : "stage", c->what);
     printf("  %10s  %14s  %9s  %14s  %14s  %10s  %10s\n", "element", "value", "h", "analytic", "numeric", "+-", "rel. error");
     for (int q = 0; q < c->n; q++)
-        printf("  %10zu  %14.7g  %9.2g  %14.7g  %14.7g  %10.1e  %10.2e\n", c->pt[q].index, c->pt[q].value, c->pt[q].h,
-               c->pt[q].analytic, c->pt[q].numeric, c->pt[q].error, c->pt[q].rel_error);
+        printf("  %10zu  %14.7g  %9.2g  %14.7g  %14.7g  %10.1e  %10.2e%s\n", c->pt[q].index, c->pt[q].value, c->pt[q].h,
+               c->pt[q].analytic, c->pt[q].numeric, c->pt[q].error, c->pt[q].rel_error, c->pt[q].agrees ? "" : "  DISAGREE");
     if (c->kinked)
         printf("  (%d element%s with larger gradients passed over: a ReLU turns over within +-h, a kink no difference can "
                "measure)\n", c->kinked, c->kinked == 1 ? "" : "s");
-    printf("%s: the largest relative error is %.2e (the check allows %.0e)\n", c->passed ? "passed" : "FAILED", c->worst,
-           GRADCHECK_TOLERANCE);
+    if (!c->n) printf("FAILED: no element could be checked\n");
+    else if (c->passed) printf("passed: all %d agree; the largest relative error is %.2e\n", c->n, c->worst);
+    else printf("FAILED: %d of %d disagree (by more than %.0f%% plus twice the +- estimate); the largest relative error is %.2e\n",
+                c->disagree, c->n, 100 * GRADCHECK_TOLERANCE, c->worst);
 }
 
 // The gradient check runs on a pass of its own that reads the weights as they are (not packed).
@@ -138,6 +143,11 @@ static int backward_pass(Session *s, const CliOptions *o) {
     int n = 0;
     bool ok = labels && loss_target(s->it, &li, &e) && labels_parse(o->labels, "--labels", labels, MAX_LABELS, &n, &e);
     if (ok) ok = (g = grads_new(&s->model, &e)) && (d = malloc(sizeof(float) * (size_t)li.rows * (size_t)li.V));
+    BackwardMistake mistake = MISTAKE_NONE;
+    if (ok && o->backward_mistake && !backward_mistake_lookup(o->backward_mistake, &mistake))
+        ok = err_set(&e, "--backward-mistake is softmax-no-sum, layernorm-no-mean or dw-no-transpose, not '%s'",
+                     o->backward_mistake);
+    if (ok) grads_set_mistake(g, mistake);
     if (ok) ok = grad_pass(g, s->it, labels, n, d, &li, &e);
     if (ok && li.untied)
         fprintf(stderr, "stepformer: note: %s:%d ties tensors that hold different numbers in this model: they are "

@@ -137,7 +137,7 @@ static bool adam_step(BackPass *bp, const Interp *it, const Model *m, Err *e) {
     return ok;
 }
 
-bool back_pass_build(BackPass *bp, Interp *it, const Model *m, const float *labels, int n, Err *e) {
+bool back_pass_build(BackPass *bp, Interp *it, const Model *m, const float *labels, int n, int mistake, Err *e) {
     memset(bp, 0, sizeof *bp);
     if (!loss_target(it, &bp->li, e)) return false;
     bp->n_labels = n;
@@ -146,7 +146,7 @@ bool back_pass_build(BackPass *bp, Interp *it, const Model *m, const float *labe
     bp->steps = calloc((size_t)interp_n_stages(it) + (size_t)m->n_params + 2, sizeof *bp->steps);
     bool ok = bp->labels && bp->dscored && bp->steps && (bp->g = grads_new(m, e));
     if (!ok && !e->msg[0]) err_code(e, ERR_MEMORY, "out of memory for the backward pass");
-    if (ok) memcpy(bp->labels, labels, sizeof(float) * (size_t)n);
+    if (ok) memcpy(bp->labels, labels, sizeof(float) * (size_t)n), grads_set_mistake(bp->g, mistake), bp->mistake = mistake;
     ok = ok && grad_pass(bp->g, it, labels, n, bp->dscored, &bp->li, e);
     if (ok) push(bp, BACK_LOSS, bp->li.scored, -1);
     ok = ok && stage_steps(bp, it, e) && adam_step(bp, it, m, e);

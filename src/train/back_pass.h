@@ -50,12 +50,14 @@ typedef struct {
     int n_steps;
     float *m, *v, *update, *after;  // [arena] Adam's first step, laid out like the weights
     double loss_after;   // the loss with the weights after the step
+    int mistake;         // the BackwardMistake it was built with (0: none)
 } BackPass;
 
 // Runs the loss and the backward pass on `it` (a teacher-forced pass of m, run to its end)
 // against labels [n], and Adam's step on copies of the weights. False, e set, on bad labels,
 // a program whose loss reaches no weight, or memory.
-bool back_pass_build(BackPass *bp, Interp *it, const Model *m, const float *labels, int n, Err *e);
+// mistake: a BackwardMistake (back_mistakes.h) to run in place of the right formula, or 0.
+bool back_pass_build(BackPass *bp, Interp *it, const Model *m, const float *labels, int n, int mistake, Err *e);
 void back_pass_free(BackPass *bp);
 
 // Labels for a teacher-forced pass of an encoder-decoder: the target shifted by one, ending

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "back_mistakes.h"
 #include "kernels_backward.h"
 #include "par.h"
 
@@ -20,6 +21,7 @@ struct Grads {
     int *group_end;  // [n_groups] one past the last index of each group in `tied`
     int n_tied, n_groups;
     bool check_finite;
+    BackwardMistake mistake;  // a learner's wrong formula in place of the right one (none by default)
 };
 
 static size_t arena_size(const Model *m) {
@@ -67,6 +69,7 @@ float *grads_of(Grads *g, const char *name) {
 
 const float *grads_stage(const Grads *g, int k) { return k >= 0 && k < g->n && g->live[k] ? g->d[k] : NULL; }
 void grads_check_finite(Grads *g, bool on) { g->check_finite = on; }
+void grads_set_mistake(Grads *g, int mistake) { g->mistake = (BackwardMistake)mistake; }
 
 // Whether a tie group's tensors hold the same numbers (then the original shared one tensor).
 static bool same_numbers(const Model *m, const int *idx, int n) {
@@ -264,12 +267,13 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
 
 // Stage i's backward kernel: dy ([B, its shape]) into the input gradients dst (NULL: not wanted).
 static void run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
-                       const float *dy) {
+                       const float *dy, BackwardMistake mistake) {
     const Stage *st = interp_stage(it, i);
     const int B = interp_batch(it);
     const float *y = interp_output(it, i);
     const float *in[STAGE_MAX_IN] = {0};
     for (int j = 0; j < st->n_in; j++) in[j] = interp_input(it, i, j);
+    if (mistake != MISTAKE_NONE && mistake_backward(mistake, st, dst, fresh, dy, in, y, B)) return;
     const Shape *s0 = &st->in_shape[0];
     const size_t n = (size_t)shape_numel(&st->shape) * B;
     switch (st->op) {
@@ -320,7 +324,7 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
     bool fresh[STAGE_MAX_IN] = {0};  // decided for every input before any buffer is handed out
     for (int j = 0; j < st->n_in; j++) fresh[j] = first_writer(g, st, j);
     for (int j = 0; j < st->n_in; j++) dst[j] = destination(g, it, i, j, fresh[j]);
-    run_kernel(it, i, dst, fresh, g->d[i]);
+    run_kernel(it, i, dst, fresh, g->d[i], g->mistake);
 }
 
 size_t backward_input_floats(const Interp *it, int i, int j) {
@@ -341,7 +345,7 @@ bool backward_contributions(const Grads *g, const Interp *it, int i, float *cons
         dst[j] = wanted ? out[j] : NULL;
         if (dst[j]) memset(dst[j], 0, sizeof(float) * backward_input_floats(it, i, j));
     }
-    run_kernel(it, i, dst, fresh, dy);
+    run_kernel(it, i, dst, fresh, dy, g->mistake);
     return true;
 }
 

@@ -33,6 +33,9 @@ const float *grads_stage(const Grads *g, int k);
 // Check every gradient the pass writes: the first that is not finite stops the pass, naming the
 // stage whose backward kernel made it (off by default: the trainer checks its loss instead).
 void grads_check_finite(Grads *g, bool on);
+// Runs one of the learners' wrong formulas (a BackwardMistake, back_mistakes.h) in place of the
+// right one, for the gradient-check lesson; MISTAKE_NONE (0) puts the right one back.
+void grads_set_mistake(Grads *g, int mistake);
 
 // The stepped view of the pass (the window's backward stages): what stage i's backward kernel
 // alone sends to each input, given the gradient that reached its output in the last pass.

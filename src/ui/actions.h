@@ -15,6 +15,7 @@ typedef enum {
     DO_NEXT_LESSON, DO_PREV_LESSON, DO_LESSONS, DO_OPEN, DO_PIN,
     DO_ABLATE_HEAD, DO_ABLATE_MASK, DO_ABLATE_POSITIONS, DO_ABLATE_UNDO, DO_LINK,
     DO_BACKWARD, DO_GRADIENT, DO_GRADCHECK,  // B: into / out of the backward pass; D: tensor or gradient; G: check
+    DO_MISTAKE,  // W: the backward pass with a learner's wrong formula (cycles; back to the right one)
     DO_COUNT
 } Action;
 

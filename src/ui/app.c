@@ -20,7 +20,7 @@ const char *const action_names[DO_COUNT] = {
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
     "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link", "backward",
-    "gradient", "gradcheck"};
+    "gradient", "gradcheck", "mistake"};
 
 // Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
 bool action_names_complete(void) {
@@ -367,7 +367,8 @@ bool app_act(App *a, Action act, int param) {
     case DO_LINK: share_link(a); break;
     case DO_BACKWARD:
     case DO_GRADIENT:
-    case DO_GRADCHECK: break;  // app_backward_act's
+    case DO_GRADCHECK:
+    case DO_MISTAKE: break;  // app_backward_act's
     case DO_ABLATE_HEAD:
     case DO_ABLATE_MASK:
     case DO_ABLATE_POSITIONS:

@@ -92,6 +92,7 @@ typedef struct App {
         GradCheck check;      // G: the last gradient check, shown while the cursor stays
         int check_stage;      // on this stage (-1: none shown)
         bool check_back;      // made in the backward pass (else in the forward one)
+        int mistake;          // W: a learner's wrong formula the pass runs (a BackwardMistake; 0: none)
     } back;
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     unsigned model_serial;    // changes whenever another model is opened (weight images' key)

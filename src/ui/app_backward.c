@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "actions.h"
+#include "back_mistakes.h"
 
 static bool fresh(const App *a) { return a->back.built && a->back.generation == a->generation; }
 
@@ -45,7 +46,7 @@ static bool build(App *a) {
                              : "the backward pass needs labels: a classifier's lesson has none to learn from here");
         return false;
     }
-    if (!back_pass_build(&a->back.pass, it, &a->session.model, labels, n, &e)) return app_set_error(a, e.msg), false;
+    if (!back_pass_build(&a->back.pass, it, &a->session.model, labels, n, a->back.mistake, &e)) return app_set_error(a, e.msg), false;
     a->back.built = true, a->back.generation = a->generation;
     return true;
 }
@@ -93,8 +94,7 @@ static void gradcheck_here(App *a) {
         gradcheck(&a->back.check, check, &a->session.model, bp->g, &bp->li, bp->labels, id, &e)) {
         a->back.check_stage = a->cursor, a->back.check_back = s != NULL;
         char msg[300];
-        snprintf(msg, sizeof msg, "gradient check of %s: %s, largest relative error %.1e", id,
-                 a->back.check.passed ? "numeric and analytic agree" : "they DISAGREE", a->back.check.worst);
+        snprintf(msg, sizeof msg, "gradient check of %s: %s", id, a->back.check.passed ? "numeric and analytic agree" : "they DISAGREE");
         app_notify(a, msg);
     } else app_set_error(a, e.msg);
     interp_free(check);
@@ -117,6 +117,15 @@ bool app_backward_act(App *a, int act) {
         if (!in) app_notify(a, "D shows a gradient or its tensor in the backward pass (B)");
         return true;
     case DO_GRADCHECK: gradcheck_here(a); return true;
+    case DO_MISTAKE: {  // the next learner's mistake (or the right formulas again), the pass rebuilt
+        const int at = a->back.step;
+        a->back.mistake = (a->back.mistake + 1) % MISTAKE_COUNT;
+        app_backward_free(a);
+        if (!build(a)) return true;
+        app_notify(a, backward_mistake_text[a->back.mistake]);
+        if (at >= 0) app_backward_goto(a, at);
+        return true;
+    }
     case DO_NEXT:  // past the last forward stage: into the backward pass, when it can be built
         if (in) app_backward_goto(a, a->back.step + 1);
         else if (a->cursor == interp_n_stages(a->session.it) - 1 && interp_done(a->session.it) &&

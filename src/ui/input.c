@@ -36,7 +36,7 @@ static const struct {
     {'m', DO_ABLATE_MASK, 0}, {'M', DO_ABLATE_MASK, 0}, {'o', DO_ABLATE_POSITIONS, 0}, {'O', DO_ABLATE_POSITIONS, 0},
     {'u', DO_ABLATE_UNDO, 0}, {'U', DO_ABLATE_UNDO, 0}, {'k', DO_LINK, 0}, {'K', DO_LINK, 0},
     {'b', DO_BACKWARD, 0}, {'B', DO_BACKWARD, 0}, {'d', DO_GRADIENT, 0}, {'D', DO_GRADIENT, 0},
-    {'g', DO_GRADCHECK, 0}, {'G', DO_GRADCHECK, 0},
+    {'g', DO_GRADCHECK, 0}, {'G', DO_GRADCHECK, 0}, {'w', DO_MISTAKE, 0}, {'W', DO_MISTAKE, 0},
 };
 
 // While the input line is being edited.
@@ -66,6 +66,7 @@ const KeyHelp key_help[] = {
     {"X, M, O;  U", "switch off the head on screen, every mask, the positional encoding;  U: all back on"},
     {"B", "the backward pass: from the loss back to the embeddings, then Adam's step (B again: forward)"},
     {"D;  G", "a gradient or its tensor;  G: check this stage's gradient against finite differences"},
+    {"W", "the backward pass with a learner's wrong formula (softmax, LayerNorm, dW), then the right one again"},
     {"+ / -", "bigger / smaller (for a projector)"},
     {"H", "high-contrast presenter theme"},
     {"F or F11", "fullscreen"},

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "back_mistakes.h"
 #include "heat.h"
 
 enum { MAX_LABELS = 512 };
@@ -152,7 +153,8 @@ static void after_step(Ui *ui, const App *a, Rect in) {
 void view_backward(Ui *ui, const App *a, Rect r) {
     const BackStep *s = app_back_step(a);
     char title[160];
-    snprintf(title, sizeof title, "Backward pass: step %d of %d (%s)", a->back.step + 1, a->back.pass.n_steps,
+    snprintf(title, sizeof title, "Backward pass%s%s: step %d of %d (%s)", a->back.pass.mistake ? " WITH A MISTAKE, " : "",
+             a->back.pass.mistake ? backward_mistake_names[a->back.pass.mistake] : "", a->back.step + 1, a->back.pass.n_steps,
              back_kind_names[s->kind]);
     Rect in = ui_panel(ui, r, title);
     switch (s->kind) {
@@ -180,15 +182,14 @@ void view_gradcheck(Ui *ui, const App *a, Rect r) {
              c->what);
     ui_text_fit(ui, FONT_BOLD, ui->small, t->text, x, y, s, box.w - 2 * ui->pad);
     y += lh;
-    snprintf(s, sizeof s, "%9s %12s %9s %13s %13s %10s", "element", "value", "h", "analytic", "numeric", "rel. error");
+    snprintf(s, sizeof s, "%9s %12s %9s %13s %13s %9s %10s", "element", "value", "h", "analytic", "numeric", "+-", "rel. error");
     ui_text_fit(ui, FONT_MONO, ui->small, t->muted, x, y, s, box.w - 2 * ui->pad);
     for (int q = 0; q < c->n; q++) {
         const GradPoint *p = &c->pt[q];
         y += lh;
-        snprintf(s, sizeof s, "%9zu %12.5g %9.2g %13.6g %13.6g %10.1e", p->index, p->value, p->h, p->analytic, p->numeric,
-                 p->rel_error);
-        ui_text_fit(ui, FONT_MONO, ui->small, p->rel_error <= GRADCHECK_TOLERANCE ? t->text : t->error_bg, x, y, s,
-                    box.w - 2 * ui->pad);
+        snprintf(s, sizeof s, "%9zu %12.5g %9.2g %13.6g %13.6g %9.1e %10.1e", p->index, p->value, p->h, p->analytic, p->numeric,
+                 p->error, p->rel_error);
+        ui_text_fit(ui, FONT_MONO, ui->small, p->agrees ? t->text : t->error_bg, x, y, s, box.w - 2 * ui->pad);
     }
     if (c->kinked) {
         y += lh;
@@ -197,7 +198,8 @@ void view_gradcheck(Ui *ui, const App *a, Rect r) {
         ui_text_fit(ui, FONT_SANS, ui->small, t->muted, x, y, s, box.w - 2 * ui->pad);
     }
     y += lh * 3 / 2;
-    snprintf(s, sizeof s, "%s: the largest relative error is %.1e (the check allows %.0e)",
-             c->passed ? "Numeric and analytic agree" : "They DISAGREE", c->worst, GRADCHECK_TOLERANCE);
+    if (c->passed) snprintf(s, sizeof s, "Numeric and analytic agree at all %d: the largest relative error is %.1e", c->n, c->worst);
+    else snprintf(s, sizeof s, "They DISAGREE at %d of %d (more than %.0f%% apart, beyond the difference's own +-)", c->disagree,
+                  c->n, 100 * GRADCHECK_TOLERANCE);
     ui_text_fit(ui, FONT_BOLD, ui->small, c->passed ? t->accent : t->error_bg, x, y, s, box.w - 2 * ui->pad);
 }
