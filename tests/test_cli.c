@@ -165,6 +165,21 @@ static void test_trace_grads(void) {
     st_free(&want);
 }
 
+// `patch` as a user types it: the sweep, one stage, and its messages for bad requests.
+static void test_patch(void) {
+    const char *base = "patch --model '" MODELS "/dates.safetensors' --clean '22 November 2026' --target 2026-11";
+    EXPECT(run("%s --corrupt '22 December 2026'", base), 0, out, "target token '1' at the last row: logit 5.9675 clean, -0.2009 corrupted");
+    CHECK(strstr(out, "decoder.layers.1") && strstr(out, " 1.000"), "the last layer's last position restores it all: %s", out);
+    EXPECT(run("%s --corrupt '22 December 2026' --sweep heads --json", base), 0, out, "\"sweep\":\"heads\"");
+    EXPECT(run("%s --corrupt '22 December 2026' --stage decoder.layers.1.cross_attn.context --head 2", base), 0, out, "effect 0.59");
+    EXPECT(run("%s --corrupt '22 Dec 2026'", base), 1, err, "patching needs runs of the same length: --clean has 16 tokens, --corrupt has 11");
+    EXPECT(run("%s --corrupt '22 December 2026' --stage nope", base), 1, err, "this pass has no stage 'nope'");
+    EXPECT(run("%s --corrupt '22 December 2026' --sweep rows", base), 1, err, "--sweep is resid or heads, not 'rows'");
+    EXPECT(run("%s", base), 2, err, "give --clean TEXT, --corrupt TEXT and --target TEXT");
+    EXPECT(run("trace --model '" MODELS "/dates.safetensors' --input '22 November 2026' --target 2026-11-22 --lens"), 0, out,
+           "decoder.layers.1.norm3");
+}
+
 static void write_bytes(const char *path, const void *p, size_t n) {
     FILE *f = fopen(path, "wb");
     fwrite(p, 1, n, f);
@@ -371,6 +386,7 @@ int main(void) {
     test_run_json(&c, &src, &tgt);
     test_trace_dump(&c);
     test_trace_grads();
+    test_patch();
     test_bad_input();
     test_lesson_and_stages();
     test_lesson_rounds();

@@ -15,7 +15,8 @@ enum {
     OPT_TO = 1 << 8, OPT_PRINT = 1 << 9, OPT_PROGRAM = 1 << 10, OPT_MODEL_FLAGS = 1 << 11,
     OPT_REPEAT = 1 << 12, OPT_INIT = 1 << 13, OPT_WINDOW = 1 << 14, OPT_EXPORT = 1 << 15,
     OPT_TRAIN = 1 << 16, OPT_TOKEN_FLAGS = 1 << 17,  // --bos --eos --pad
-    OPT_GRADS = 1 << 18,  // --labels --grads --gradcheck
+    OPT_GRADS = 1 << 18,  // --labels --grads --gradcheck --backward-mistake --lens
+    OPT_PROBE = 1 << 19,  // patch: --clean --corrupt --sweep --stage --head --position
 };
 // What every command that runs a model takes.
 enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
@@ -35,6 +36,9 @@ typedef struct {
     const char *dump, *to, *print;
     const char *labels, *grads, *gradcheck;  // trace: the loss's labels, where its gradients go, what to check
     const char *backward_mistake;            // trace: a learner's wrong formula to run (back_mistakes.h)
+    bool lens;                               // trace: the logit lens
+    const char *clean, *corrupt, *sweep, *stage;  // patch
+    int head, position;                      // patch: 0 when not given, else 1-based head, 0-based + 1 position
     int repeat;
     const char *out;  // init, export, train (--out)
     long seed;
@@ -75,6 +79,7 @@ int cli_find_stage(const Interp *it, const char *id, const char *what, Err *e);
 
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_patch(int argc, char **argv);
 int cmd_stages(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 // The lesson in the terminal, stage by stage (cmd names the command in usage errors).

@@ -66,6 +66,13 @@ static const struct {
     {{"gradcheck", required_argument, 0, 1017}, OPT_GRADS},
     {{"backward", no_argument, 0, 1018}, OPT_EXPORT},
     {{"backward-mistake", required_argument, 0, 1019}, OPT_GRADS},
+    {{"lens", no_argument, 0, 1020}, OPT_GRADS},
+    {{"clean", required_argument, 0, 1021}, OPT_PROBE},
+    {{"corrupt", required_argument, 0, 1022}, OPT_PROBE},
+    {{"sweep", required_argument, 0, 1023}, OPT_PROBE},
+    {{"stage", required_argument, 0, 1024}, OPT_PROBE},
+    {{"head", required_argument, 0, 1025}, OPT_PROBE},
+    {{"position", required_argument, 0, 1026}, OPT_PROBE},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -137,6 +144,11 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1017: o->gradcheck = arg; return true;
     case 1018: o->backward = true; return true;
     case 1019: o->backward_mistake = arg; return true;
+    case 1020: o->lens = true; return true;
+    case 1021: o->clean = arg; return true;
+    case 1022: o->corrupt = arg; return true;
+    case 1023: o->sweep = arg; return true;
+    case 1024: o->stage = arg; return true;
     }
     return false;
 }
@@ -214,7 +226,7 @@ static bool take_model_flag(CliOptions *o, int c, const char *cmd, const char *a
 static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
     long v;
     if (take_plain(o, c, arg)) return true;
-    if (c >= 1000) return take_train(o, c, cmd, arg, code);
+    if (c >= 1000 && c <= 1014) return take_train(o, c, cmd, arg, code);  // train's codes
     if (c > 0 && c < 128 && strchr("beaHLAE", c)) return take_model_flag(o, c, cmd, arg, code);
     switch (c) {
     case 'z': {
@@ -241,6 +253,14 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
     case 'r':
         if (parse_whole(arg, 1, 100000, &v)) return o->repeat = (int)v, true;
         *code = cli_usage_error(cmd, "--repeat needs a whole number of at least 1, not '%s'", arg);
+        return false;
+    case 1025:
+        if (parse_whole(arg, 1, 4096, &v)) return o->head = (int)v, true;
+        *code = cli_usage_error(cmd, "--head needs a head number from 1, not '%s'", arg);
+        return false;
+    case 1026:
+        if (parse_whole(arg, 0, 1 << 20, &v)) return o->position = (int)v + 1, true;
+        *code = cli_usage_error(cmd, "--position needs a position from 0, not '%s'", arg);
         return false;
     }
     return false;

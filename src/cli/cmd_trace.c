@@ -1,6 +1,7 @@
 // cmd_trace.c: `trace`: one teacher-forced pass, its stages dumped or listed; with --labels,
 // the loss and the backward pass too (grad_pass.h), the weights' gradients written with
 // --grads, and a gradient check with --gradcheck.
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "cli.h"
 #include "back_mistakes.h"
 #include "gradcheck.h"
+#include "probe.h"
 
 static const char trace_usage[] =
     "usage: stepformer trace --model FILE (--src-ids LIST | --input TEXT)\n"
@@ -32,6 +34,9 @@ static const char trace_usage[] =
     "  --backward-mistake NAME  run a learner's wrong formula in the backward pass, for\n"
     "                     --gradcheck to catch: softmax-no-sum, layernorm-no-mean, dw-no-transpose\n"
     "  With --labels, --dump also writes grad.ID, the gradient of each stage the loss reaches.\n"
+    "  --lens             the logit lens: each layer's output put through the stages that make\n"
+    "                     the logits (the final norm, the output projection); the three likeliest\n"
+    "                     tokens at each position, layer by layer (--json: as JSON)\n"
     "Model flags as for `stepformer run`.\n";
 
 enum { MAX_LABELS = 4096 };
@@ -164,10 +169,51 @@ static int backward_pass(Session *s, const CliOptions *o) {
     return !ok ? cli_fail(&e) : passed ? EXIT_OK : EXIT_FAIL;
 }
 
+static int print_lens(Session *s, bool json) {
+    Err e = {{0}};
+    Lens *l = malloc(sizeof *l);
+    if (!l || !interp_run(s->it, &e) || !logit_lens(l, s->it, &e)) {
+        if (!l) err_code(&e, ERR_MEMORY, "out of memory");
+        free(l);
+        return cli_fail(&e);
+    }
+    const Vocab *v = &s->model.tgt_vocab;
+    cJSON *root = json ? cJSON_CreateArray() : NULL;
+    for (int k = 0; k < l->n_rows; k++) {
+        const LensRow *r = &l->rows[k];
+        cJSON *row = json ? cJSON_CreateObject() : NULL, *pos = json ? cJSON_AddArrayToObject(row, "positions") : NULL;
+        if (json) cJSON_AddStringToObject(row, "stage", r->label), cJSON_AddItemToArray(root, row);
+        else printf("%s\n", r->label);
+        for (int t = 0; t < r->rows; t++) {
+            cJSON *top = json ? cJSON_CreateArray() : NULL;
+            if (!json) printf("  %3d ", t);
+            for (int q = 0; q < 3 && r->top[t][q] >= 0; q++) {
+                if (json) {
+                    cJSON *item = cJSON_CreateObject();
+                    cJSON_AddNumberToObject(item, "id", r->top[t][q]);
+                    cJSON_AddStringToObject(item, "token", vocab_token(v, r->top[t][q]));
+                    cJSON_AddNumberToObject(item, "p", r->prob[t][q]);
+                    cJSON_AddItemToArray(top, item);
+                } else printf("  %-8s %.3f", vocab_token(v, r->top[t][q]), (double)r->prob[t][q]);
+            }
+            if (json) cJSON_AddItemToArray(pos, top);
+            else printf("\n");
+        }
+    }
+    if (json) {
+        char *text = cJSON_PrintUnformatted(root);
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(root);
+    }
+    free(l);
+    return EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv,
-                         MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_DUMP | OPT_GRADS,
+                         MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_DUMP | OPT_GRADS | OPT_JSON,
                          trace_usage, &o);
     if (code >= 0 || (code = cli_need_model(&o, "trace")) >= 0) return code;
     if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("trace", "give --src-ids LIST or --input TEXT");
@@ -179,6 +225,11 @@ int cmd_trace(int argc, char **argv) {
     if (program_has_decoder(&s.lesson.program) && !s.run.tgt) {  // a decoder needs its target
         session_close(&s);
         return cli_usage_error("trace", "teacher forcing needs a target: --tgt-ids LIST or --target TEXT");
+    }
+    if (o.lens) {
+        code = print_lens(&s, o.json);
+        session_close(&s);
+        return code;
     }
     if (o.labels) {
         code = backward_pass(&s, &o);

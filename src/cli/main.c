@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
     {"run", cmd_run, "greedy-decode an input with a model"},
     {"trace", cmd_trace, "one teacher-forced pass; dump every stage to .safetensors"},
+    {"patch", cmd_patch, "activation patching: which layer, position or head carries the answer"},
     {"lesson", cmd_lesson, "run a lesson headless, one line per stage"},
     {"stages", cmd_stages, "list a model's stages in order"},
     {"train", cmd_train, "train a model on a task (copy, reverse, sort, dates) in C"},

@@ -1,0 +1,133 @@
+// cmd_patch.c: `patch`: activation patching from the command line (probe.h). Two teacher-forced
+// passes, clean and corrupted, and the target token's logit restored piece by piece.
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "probe.h"
+
+static const char patch_usage[] =
+    "usage: stepformer patch --model FILE [--program LESSON] --clean TEXT --corrupt TEXT --target TEXT\n"
+    "                        [--sweep resid|heads | --stage ID [--head H | --position P]] [--json]\n"
+    "\n"
+    "Runs the clean and the corrupted input (the same number of tokens), each teacher-forced on\n"
+    "the target but its last token, and reads the logit of that last token at the last row. Then\n"
+    "copies pieces of the clean pass into the corrupted one and re-runs what follows:\n"
+    "  --sweep resid      each layer's output at each position (the default)\n"
+    "  --sweep heads      each attention's heads, one at a time (their part of the context)\n"
+    "  --stage ID         one stage's output; with --head H (from 1) only that head of an\n"
+    "                     attention's context, with --position P (from 0) only that row\n"
+    "The effect is (patched - corrupted) / (clean - corrupted): 1 when the piece carries the\n"
+    "whole difference, 0 when it carries none. A classifier takes its class as --target.\n"
+    "  --json             print the target, both logits and every effect as JSON\n";
+
+typedef struct {
+    Session s[2];  // clean, corrupted
+    bool open[2];
+    int token;     // the target token whose logit is read
+} Runs;
+
+// Opens one run and, for a decoder, feeds it the target without its last token.
+static bool open_run(Runs *r, int k, const CliOptions *o, const char *input, Err *e) {
+    SessionSpec spec = o->spec;
+    spec.input = input, spec.src_ids = NULL, spec.target = NULL, spec.tgt_ids = NULL;
+    spec.target = o->spec.target;
+    Session *s = &r->s[k];
+    if (!(r->open[k] = cli_open_session(s, &spec, e))) return false;
+    if (!program_has_decoder(&s->lesson.program)) {  // a classifier: the target is a class
+        const Vocab *classes = &s->model.tgt_vocab;
+        char *end;
+        const long id = strtol(o->spec.target, &end, 10);
+        r->token = *end || end == o->spec.target ? vocab_find(classes, o->spec.target, strlen(o->spec.target)) : (int)id;
+        if (r->token < 0) return err_set(e, "--target: '%s' is neither a class number nor a class name", o->spec.target);
+        return interp_run(s->it, e);
+    }
+    if (s->run.T < 2) return err_set(e, "--target needs at least one token after bos");
+    r->token = (int)s->run.tgt[s->run.T - 1];
+    s->run.T--;  // the decoder reads the target without its last token, and is scored on it
+    int first;
+    return interp_set_inputs(s->it, &s->run, &first, e) && interp_run(s->it, e);
+}
+
+static void print_sweep(const Runs *r, const PatchSweep *p) {
+    const Session *s = &r->s[0];
+    printf("target %s '%s' at the last row: logit %.4f clean, %.4f corrupted\n", program_has_decoder(&s->lesson.program) ? "token" : "class",
+           vocab_token(&s->model.tgt_vocab, r->token), p->target.clean, p->target.corrupt);
+    printf("effect of patching each %s (1: restores the clean logit, 0: no change)\n",
+           p->sweep == SWEEP_HEADS ? "head" : "layer's output at each position");
+    for (int k = 0; k < p->n_rows; k++) {
+        const PatchRow *row = &p->rows[k];
+        printf("%-36s", row->label);
+        for (int c = 0; c < row->n; c++) printf(" %6.3f", row->effect[c]);
+        printf("\n");
+    }
+}
+
+static void print_json(const Runs *r, const PatchSweep *p) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "target_token", r->token);
+    cJSON_AddStringToObject(root, "target_text", vocab_token(&r->s[0].model.tgt_vocab, r->token));
+    cJSON_AddNumberToObject(root, "clean_logit", p->target.clean);
+    cJSON_AddNumberToObject(root, "corrupt_logit", p->target.corrupt);
+    cJSON_AddStringToObject(root, "sweep", sweep_names[p->sweep]);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (int k = 0; k < p->n_rows; k++) {
+        cJSON *row = cJSON_CreateObject(), *eff = cJSON_AddArrayToObject(row, "effects"), *lg = cJSON_AddArrayToObject(row, "logits");
+        cJSON_AddStringToObject(row, "label", p->rows[k].label);
+        cJSON_AddStringToObject(row, "stage", interp_stage(r->s[0].it, p->rows[k].stage)->id);
+        for (int c = 0; c < p->rows[k].n; c++) {
+            cJSON_AddItemToArray(eff, cJSON_CreateNumber(p->rows[k].effect[c]));
+            cJSON_AddItemToArray(lg, cJSON_CreateNumber(p->rows[k].logit[c]));
+        }
+        cJSON_AddItemToArray(rows, row);
+    }
+    char *text = cJSON_PrintUnformatted(root);
+    printf("%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+}
+
+static bool run_patch(Runs *r, const CliOptions *o, Err *e) {
+    if (!open_run(r, 0, o, o->clean, e) || !open_run(r, 1, o, o->corrupt, e)) return false;
+    if (r->s[0].run.S != r->s[1].run.S)
+        return err_set(e, "patching needs runs of the same length: --clean has %d tokens, --corrupt has %d", r->s[0].run.S,
+                       r->s[1].run.S);
+    if (o->stage) {
+        PatchTarget t;
+        double logit;
+        if (!patch_target(&t, r->s[0].it, r->token, e)) return false;
+        const double corrupt = interp_output(r->s[1].it, t.scored)[(size_t)t.row * shape_last(&interp_stage(r->s[1].it, t.scored)->shape) + t.token];
+        if (!patch_one(r->s[0].it, r->s[1].it, o->stage, o->head - 1, o->position - 1, r->token, &logit, e)) return false;
+        printf(o->json ? "{\"clean_logit\":%.9g,\"corrupt_logit\":%.9g,\"patched_logit\":%.9g,\"effect\":%.9g}\n"
+                       : "logit: clean %.6g, corrupted %.6g, patched %.6g; effect %.4f\n",
+               t.clean, corrupt, logit, (logit - corrupt) / (t.clean - corrupt));
+        return true;
+    }
+    Sweep sweep = SWEEP_RESID;
+    if (o->sweep && !strcmp(o->sweep, "heads")) sweep = SWEEP_HEADS;
+    else if (o->sweep && strcmp(o->sweep, "resid")) return err_set(e, "--sweep is resid or heads, not '%s'", o->sweep);
+    PatchSweep *p = malloc(sizeof *p);
+    if (!p) return err_code(e, ERR_MEMORY, "out of memory");
+    const bool ok = patch_sweep(p, r->s[0].it, r->s[1].it, sweep, r->token, e);
+    if (ok && o->json) print_json(r, p);
+    else if (ok) print_sweep(r, p);
+    free(p);
+    return ok;
+}
+
+int cmd_patch(int argc, char **argv) {
+    CliOptions o;
+    int code = cli_parse(argc, argv, MODEL_OPTS | OPT_TARGET | OPT_JSON | OPT_PROBE, patch_usage, &o);
+    if (code >= 0 || (code = cli_need_model(&o, "patch")) >= 0) return code;
+    if (!o.clean || !o.corrupt || !o.spec.target)
+        return cli_usage_error("patch", "give --clean TEXT, --corrupt TEXT and --target TEXT");
+    if ((o.head || o.position) && !o.stage) return cli_usage_error("patch", "--head and --position go with --stage ID");
+    if (o.stage && o.sweep) return cli_usage_error("patch", "give --sweep or --stage, not both");
+    Runs r = {0};
+    Err e = {{0}};
+    const bool ok = run_patch(&r, &o, &e);
+    for (int k = 0; k < 2; k++)
+        if (r.open[k]) session_close(&r.s[k]);
+    return ok ? EXIT_OK : cli_fail(&e);
+}
