@@ -14,7 +14,9 @@ each position.
 
 Writes tests/fixtures/probe/dates.safetensors: clean_ids [S], corrupt_ids [S], tgt_ids [T],
 token [1], clean_logit [1], corrupt_logit [1], effect.encoder [layers, S], effect.decoder
-[layers, T], lens.top [layers, T] (ids) and lens.p [layers, T], all float32.
+[layers, T], attribution.encoder / .decoder (the same shapes: the gradient of the corrupted
+logit at each layer output, dotted with clean - corrupted per position, over clean - corrupted),
+lens.top [layers, T] (ids) and lens.p [layers, T], all float32.
 
     /usr/bin/python3 scripts/make_probe_fixtures.py
 """
@@ -90,6 +92,23 @@ def main():
             logit = float(run(model, corrupt, tgt, hook_layer=layer, row=p, value=kept[layer])[-1, token])
             row_effects.append((logit - corrupt_logit) / (clean_logit - corrupt_logit))
         effects.append(row_effects)
+    # Attribution: d(corrupted logit)/d(layer output) . (clean - corrupted), per position.
+    grads = {}
+    handles = []
+    for layer in layers:
+        def grab(module, args, output, layer=layer):
+            output.retain_grad()
+            grads[layer] = output
+        handles.append(layer.register_forward_hook(grab))
+    run(model, corrupt, tgt)[-1, token].backward()
+    for h in handles:
+        h.remove()
+    corrupt_kept = {}
+    run(model, corrupt, tgt, capture=corrupt_kept)
+    attribution = []
+    for layer in layers:
+        diff = (kept[layer] - corrupt_kept[layer])[:, 0, :]
+        attribution.append((grads[layer].grad[:, 0, :] * diff).sum(-1).detach() / (clean_logit - corrupt_logit))
     n_enc = cfg["n_enc"]
     tops, probs = [], []
     with torch.no_grad():
@@ -104,7 +123,9 @@ def main():
            "corrupt_logit": torch.tensor([corrupt_logit]),
            "effect.encoder": torch.tensor(effects[:n_enc], dtype=torch.float32),
            "effect.decoder": torch.tensor(effects[n_enc:], dtype=torch.float32),
-           "lens.top": torch.stack(tops), "lens.p": torch.stack(probs).float()}
+           "lens.top": torch.stack(tops), "lens.p": torch.stack(probs).float(),
+           "attribution.encoder": torch.stack(attribution[:n_enc]).float(),
+           "attribution.decoder": torch.stack(attribution[n_enc:]).float()}
     os.makedirs(os.path.join(ROOT, "tests", "fixtures", "probe"), exist_ok=True)
     path = os.path.join(ROOT, "tests", "fixtures", "probe", "dates.safetensors")
     msf.write_safetensors(path, out, {"clean": CLEAN, "corrupt": CORRUPT, "target": TARGET})

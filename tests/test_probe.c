@@ -51,6 +51,11 @@ int main(void) {
         double worst = 0;
         for (int c = 0; c < cols && c < p->rows[r].n; c++) worst = fmax(worst, fabs(p->rows[r].effect[c] - want->data[(r % 2) * cols + c]));
         CHECK(worst < 1e-4, "%s: effects within %.3g of PyTorch's", p->rows[r].label, worst);
+        const StEntry *att = st_find(&f, r < 2 ? "attribution.encoder" : "attribution.decoder");
+        worst = 0;
+        for (int c = 0; att && c < cols && c < p->rows[r].n; c++)
+            worst = fmax(worst, fabs(p->rows[r].attribution[c] - att->data[(r % 2) * cols + c]));
+        CHECK(att && worst < 1e-4, "%s: attribution within %.3g of PyTorch's", p->rows[r].label, worst);
     }
     // Patching left the corrupted pass as it was.
     PatchTarget t;

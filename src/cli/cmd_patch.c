@@ -62,6 +62,13 @@ static void print_sweep(const Runs *r, const PatchSweep *p) {
         for (int c = 0; c < row->n; c++) printf(" %6.3f", row->effect[c]);
         printf("\n");
     }
+    printf("attribution, gradient x (clean - corrupted): what patching would give were the rest linear\n");
+    for (int k = 0; k < p->n_rows; k++) {
+        const PatchRow *row = &p->rows[k];
+        printf("%-36s", row->label);
+        for (int c = 0; c < row->n; c++) printf(" %6.3f", row->attribution[c]);
+        printf("\n");
+    }
 }
 
 static void print_json(const Runs *r, const PatchSweep *p) {
@@ -74,11 +81,13 @@ static void print_json(const Runs *r, const PatchSweep *p) {
     cJSON *rows = cJSON_AddArrayToObject(root, "rows");
     for (int k = 0; k < p->n_rows; k++) {
         cJSON *row = cJSON_CreateObject(), *eff = cJSON_AddArrayToObject(row, "effects"), *lg = cJSON_AddArrayToObject(row, "logits");
+        cJSON *att = cJSON_AddArrayToObject(row, "attribution");
         cJSON_AddStringToObject(row, "label", p->rows[k].label);
         cJSON_AddStringToObject(row, "stage", interp_stage(r->s[0].it, p->rows[k].stage)->id);
         for (int c = 0; c < p->rows[k].n; c++) {
             cJSON_AddItemToArray(eff, cJSON_CreateNumber(p->rows[k].effect[c]));
             cJSON_AddItemToArray(lg, cJSON_CreateNumber(p->rows[k].logit[c]));
+            cJSON_AddItemToArray(att, cJSON_CreateNumber(p->rows[k].attribution[c]));
         }
         cJSON_AddItemToArray(rows, row);
     }

@@ -1,6 +1,8 @@
 // probe.c: activation patching and the logit lens (see probe.h).
 #include "probe.h"
 
+#include "backward.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +95,35 @@ static bool sweep_row(PatchRow *r, const Interp *clean, Interp *corrupt, Sweep s
     return ok && interp_run(corrupt, e);
 }
 
+// Gradient x activation for every row of a sweep: one backward pass of the target's logit on the
+// corrupted run, then each cell's gradient dotted with clean - corrupted there.
+static bool attribute(PatchSweep *out, const Interp *clean, const Interp *corrupt, Err *e) {
+    const PatchTarget *t = &out->target;
+    const Stage *sc = interp_stage(corrupt, t->scored);
+    const size_t n = (size_t)shape_numel(&sc->shape);
+    float *seed = calloc(n, sizeof *seed);
+    Grads *g = seed ? grads_new(interp_model(corrupt), e) : NULL;
+    bool ok = g != NULL;
+    if (ok) {
+        seed[(size_t)t->row * shape_last(&sc->shape) + t->token] = 1.0f;  // d(logit)/d(logits)
+        ok = backward(g, corrupt, t->scored, seed, e);
+    }
+    for (int k = 0; ok && k < out->n_rows; k++) {
+        PatchRow *r = &out->rows[k];
+        const float *d = grads_stage(g, r->stage), *a = interp_output(clean, r->stage), *b = interp_output(corrupt, r->stage);
+        const size_t each = (size_t)shape_numel(&interp_stage(corrupt, r->stage)->shape) / (size_t)r->n;
+        for (int c = 0; c < r->n; c++) {
+            double s = 0;
+            for (size_t q = (size_t)c * each; d && q < (size_t)(c + 1) * each; q++) s += (double)d[q] * (a[q] - b[q]);
+            r->attribution[c] = s / (t->clean - t->corrupt);
+        }
+    }
+    if (!ok && !e->msg[0]) err_code(e, ERR_MEMORY, "out of memory");
+    grads_free(g);
+    free(seed);
+    return ok;
+}
+
 bool patch_sweep(PatchSweep *out, const Interp *clean, Interp *corrupt, Sweep sweep, int token, Err *e) {
     memset(out, 0, sizeof *out);
     out->sweep = sweep;
@@ -116,7 +147,7 @@ bool patch_sweep(PatchSweep *out, const Interp *clean, Interp *corrupt, Sweep sw
         } else layer_label(interp_stage(clean, idx[k]), r->label, sizeof r->label);
         if (!sweep_row(r, clean, corrupt, sweep, &out->target, e)) return false;
     }
-    return true;
+    return attribute(out, clean, corrupt, e);
 }
 
 bool patch_one(const Interp *clean, Interp *corrupt, const char *id, int head, int pos, int token, double *logit, Err *e) {

@@ -6,6 +6,12 @@
 // re-run; the effect is how far that moves the logit of the target token back towards its
 // clean value: (patched - corrupted) / (clean - corrupted), 1 when the piece carries all of it.
 //
+// Attribution: the same cells estimated to first order, from one backward pass of the target's
+// logit on the corrupted run: sum over the cell of dlogit/dx * (clean x - corrupted x), divided
+// by (clean - corrupted) like the effect. It is what patching would give if the model were
+// linear from that cell on; where the two differ, what follows the cell is not (a softmax that
+// saturates, a ReLU that turns over).
+//
 // The logit lens: each layer's output (the residual stream) sent through the stages that turn
 // the last layer's output into logits (the final norm and the output projection, whatever the
 // program calls them, run by the same kernels), to see at which layer the answer appears.
@@ -32,6 +38,7 @@ typedef struct {
     int n;                     // positions (resid) or heads (heads)
     double effect[PROBE_MAX_COLS];  // (patched - corrupt) / (clean - corrupt) for each
     double logit[PROBE_MAX_COLS];   // the patched logit itself
+    double attribution[PROBE_MAX_COLS];  // gradient x activation: the first-order estimate of the effect
 } PatchRow;
 
 typedef struct {
