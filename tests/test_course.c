@@ -12,6 +12,7 @@
 #include "back_mistakes.h"
 #include "back_pass.h"
 #include "gradcheck.h"
+#include "probe.h"
 #include "train.h"
 
 // ---- helpers ----
@@ -834,11 +835,64 @@ static void test_gradient_checking(void) {
     session_close(&s);
 }
 
+static void test_which_head(void) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/which-head.md", LESSONS);
+    Session run[2];
+    Err e = {{0}};
+    int token;
+    SessionSpec spec = {.lesson_path = path};
+    Lesson l;
+    CHECK(lesson_load(&l, path, &e), "%s", e.msg);
+    spec.target = l.setup.target, spec.input = l.setup.input;
+    const bool ok0 = session_open_scored(&run[0], &spec, &token, &e);
+    spec.input = l.setup.corrupt;
+    const bool ok1 = ok0 && session_open_scored(&run[1], &spec, &token, &e);
+    CHECK(ok1, "%s", e.msg);
+    static PatchSweep rs, hs;
+    static Lens lens;
+    if (ok1 && patch_sweep(&rs, run[0].it, run[1].it, SWEEP_RESID, token, &e) &&
+        patch_sweep(&hs, run[0].it, run[1].it, SWEEP_HEADS, token, &e) && logit_lens(&lens, run[0].it, &e)) {
+        CHECK_STATED(rs.target.clean, 5.967, 3, "the clean logit");
+        CHECK_STATED(rs.target.corrupt, -0.201, 3, "the corrupted logit");
+        CHECK_STATED(rs.rows[0].effect[5], 0.980, 3, "encoder layer 0, position 5");
+        CHECK_STATED(rs.rows[1].effect[5], 0.993, 3, "encoder layer 1, position 5");
+        for (int k = 0; k < 2; k++) {
+            CHECK(fabs(rs.rows[k].effect[4] - 0.28) < 0.01, "position 4: about 0.28 (%.3f)", rs.rows[k].effect[4]);
+            CHECK(rs.rows[k].effect[3] <= 0.03, "position 3: 0.03 at most (%.3f)", rs.rows[k].effect[3]);
+            for (int c = 0; c < 16; c++)
+                CHECK(c == 3 || c == 4 || c == 5 || fabs(rs.rows[k].effect[c]) < 0.01, "the day and year carry nothing (%d: %.3f)",
+                      c, rs.rows[k].effect[c]);
+        }
+        CHECK_STATED(rs.rows[3].effect[6], 1.000, 3, "decoder layer 1 at the last position");
+        CHECK_STATED(rs.rows[2].effect[6], 0.206, 3, "decoder layer 0 at the last position");
+        const PatchRow *cross = &hs.rows[hs.n_rows - 1];
+        CHECK(strstr(cross->label, "decoder.layers.1.cross_attn") != NULL, "the last attention swept: %s", cross->label);
+        CHECK_STATED(cross->effect[1], 0.592, 3, "head 2");
+        CHECK_STATED(cross->effect[3], 0.613, 3, "head 4");
+        CHECK_STATED(cross->attribution[1], 0.156, 3, "head 2's attribution");
+        CHECK_STATED(cross->attribution[3], 0.207, 3, "head 4's attribution");
+        double other = 0;
+        for (int k = 0; k < hs.n_rows; k++)
+            for (int c = 0; c < hs.rows[k].n; c++)
+                if (!(k == hs.n_rows - 1 && (c == 1 || c == 3))) other = fmax(other, hs.rows[k].effect[c]);
+        CHECK(other <= 0.0805, "no other head restores more than 0.08 (%.4f)", other);
+        const Vocab *v = &run[0].model.tgt_vocab;
+        CHECK(!strcmp(vocab_token(v, lens.rows[0].top[6][0]), "-") && !strcmp(vocab_token(v, lens.rows[1].top[6][0]), "1"),
+              "the lens at position 6: '-' then '1'");
+        CHECK_STATED(lens.rows[0].prob[6][0], 0.231, 3, "layer 0's '-'");
+        CHECK_STATED(lens.rows[1].prob[6][0], 0.897, 3, "layer 1's '1'");
+    } else CHECK(!ok1, "%s", e.msg);
+    if (ok1) session_close(&run[1]);
+    if (ok0) session_close(&run[0]);
+    lesson_free(&l);
+}
+
 static void test_readme(void) {
     static const char *const order[] = {
         "self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md", "encoder-layer.md",
         "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "pre-norm.md", "training.md",
-        "backprop.md", "gradient-checking.md", "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
+        "backprop.md", "gradient-checking.md", "which-head.md", "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
         "attention-is-all-you-need-pytorch.md"};
     const int n = (int)(sizeof order / sizeof order[0]);
     Course c;
@@ -865,5 +919,6 @@ int main(void) {
     test_training();
     test_backprop();
     test_gradient_checking();
+    test_which_head();
     return check_finish("test_course");
 }

@@ -13,13 +13,7 @@
 static bool open_run(Session *s, const char *input, const char *target, int *token) {
     SessionSpec spec = {.model_path = MODELS "/dates.safetensors", .input = input, .target = target};
     Err e = {{0}};
-    int first;
-    bool ok = session_open(s, &spec, &e);
-    if (ok) {
-        *token = (int)s->run.tgt[s->run.T - 1];
-        s->run.T--;
-        ok = interp_set_inputs(s->it, &s->run, &first, &e) && interp_run(s->it, &e);
-    }
+    const bool ok = session_open_scored(s, &spec, token, &e);
     CHECK(ok, "%s", e.msg);
     return ok;
 }

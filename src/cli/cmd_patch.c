@@ -28,26 +28,13 @@ typedef struct {
     int token;     // the target token whose logit is read
 } Runs;
 
-// Opens one run and, for a decoder, feeds it the target without its last token.
+// Opens one run on `input`, scored on the target's last token.
 static bool open_run(Runs *r, int k, const CliOptions *o, const char *input, Err *e) {
     SessionSpec spec = o->spec;
-    spec.input = input, spec.src_ids = NULL, spec.target = NULL, spec.tgt_ids = NULL;
-    spec.target = o->spec.target;
-    Session *s = &r->s[k];
-    if (!(r->open[k] = cli_open_session(s, &spec, e))) return false;
-    if (!program_has_decoder(&s->lesson.program)) {  // a classifier: the target is a class
-        const Vocab *classes = &s->model.tgt_vocab;
-        char *end;
-        const long id = strtol(o->spec.target, &end, 10);
-        r->token = *end || end == o->spec.target ? vocab_find(classes, o->spec.target, strlen(o->spec.target)) : (int)id;
-        if (r->token < 0) return err_set(e, "--target: '%s' is neither a class number nor a class name", o->spec.target);
-        return interp_run(s->it, e);
-    }
-    if (s->run.T < 2) return err_set(e, "--target needs at least one token after bos");
-    r->token = (int)s->run.tgt[s->run.T - 1];
-    s->run.T--;  // the decoder reads the target without its last token, and is scored on it
-    int first;
-    return interp_set_inputs(s->it, &s->run, &first, e) && interp_run(s->it, e);
+    spec.input = input, spec.src_ids = NULL, spec.tgt_ids = NULL;
+    if (!(r->open[k] = session_open_scored(&r->s[k], &spec, &r->token, e))) return false;
+    if (r->s[k].model.note[0] && k == 0) fprintf(stderr, "stepformer: note: %s\n", r->s[k].model.note);
+    return true;
 }
 
 static void print_sweep(const Runs *r, const PatchSweep *p) {

@@ -59,6 +59,7 @@ typedef struct {
     bool vocab_chars;
     char input[512], src_ids[512], target[512], tgt_ids[512];
     int max_len;
+    char corrupt[512];     // the Patch view's corrupted input, the same length as input ("" if none)
 } LessonSetup;
 
 typedef struct {

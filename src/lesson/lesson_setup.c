@@ -30,13 +30,13 @@ static void resolve_path(char *out, size_t n, const char *lesson_path, const cha
 // describes each, and tests/test_docs.c checks that it does.
 typedef enum {
     KEY_MODEL, KEY_CONFIG, KEY_VOCAB, KEY_SEED, KEY_INPUT, KEY_SRC_IDS, KEY_TARGET, KEY_TGT_IDS,
-    KEY_MAX_LEN, KEY_COUNT
+    KEY_MAX_LEN, KEY_CORRUPT, KEY_COUNT
 } SetupKey;
 
 const char *const lesson_setup_keys[KEY_COUNT] = {
     [KEY_MODEL] = "model", [KEY_CONFIG] = "config", [KEY_VOCAB] = "vocab", [KEY_SEED] = "seed",
     [KEY_INPUT] = "input", [KEY_SRC_IDS] = "src_ids", [KEY_TARGET] = "target",
-    [KEY_TGT_IDS] = "tgt_ids", [KEY_MAX_LEN] = "max_len"};
+    [KEY_TGT_IDS] = "tgt_ids", [KEY_MAX_LEN] = "max_len", [KEY_CORRUPT] = "corrupt"};
 const int lesson_setup_n_keys = KEY_COUNT;
 
 static SetupKey setup_key(const char *key) {
@@ -95,6 +95,7 @@ static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const c
     case KEY_SRC_IDS: return snprintf(s->src_ids, sizeof s->src_ids, "%s", val), true;
     case KEY_TARGET: return snprintf(s->target, sizeof s->target, "%s", val), true;
     case KEY_TGT_IDS: return snprintf(s->tgt_ids, sizeof s->tgt_ids, "%s", val), true;
+    case KEY_CORRUPT: return snprintf(s->corrupt, sizeof s->corrupt, "%s", val), true;
     case KEY_COUNT: break;
     }
     return unknown_key(key, where, e);

@@ -232,3 +232,25 @@ bool session_open_random(Session *s, const ModelConfig *cfg, const char *program
     if (!s->it) session_close(s);
     return s->it != NULL;
 }
+
+bool session_open_scored(Session *s, const SessionSpec *spec, int *token, Err *e) {
+    if (!spec->target || !spec->target[0]) return err_set(e, "patching needs a target: the token whose score it reads");
+    if (!session_open(s, spec, e)) return false;
+    bool ok;
+    if (!program_has_decoder(&s->lesson.program)) {  // a classifier: the target is a class
+        char *end;
+        const long id = strtol(spec->target, &end, 10);
+        *token = *end || end == spec->target ? vocab_find(&s->model.tgt_vocab, spec->target, strlen(spec->target)) : (int)id;
+        ok = *token >= 0 || err_set(e, "the target '%s' is neither a class number nor a class name", spec->target);
+    } else if (s->run.T < 2) {
+        ok = err_set(e, "the target needs at least one token after bos");
+    } else {
+        int first;
+        *token = (int)s->run.tgt[s->run.T - 1];
+        s->run.T--;  // the decoder reads the target without its last token, and is scored on it
+        ok = interp_set_inputs(s->it, &s->run, &first, e);
+    }
+    if (ok) ok = interp_run(s->it, e);
+    if (!ok) session_close(s);
+    return ok;
+}

@@ -45,6 +45,12 @@ bool session_open_random(Session *s, const ModelConfig *cfg, const char *program
 // `lesson_from` are buffers the spec points into).
 void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, char *lesson_from, size_t n);
 
+// A pass that scores one token, for activation patching (probe.h): the spec opened, and for a
+// program with a decoder the target fed without its last token, which becomes *token (read at
+// the last row); for a classifier, spec->target names the class (its number or its name). Runs
+// the pass to its end.
+bool session_open_scored(Session *s, const SessionSpec *spec, int *token, Err *e);
+
 // New source text: tokenised, then the pass re-run from the first stage it affects.
 // On error nothing changes. Returns the first affected stage in *first.
 bool session_set_input(Session *s, const char *text, int *first, Err *e);

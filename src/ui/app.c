@@ -12,7 +12,7 @@
 #include "heat.h"
 #include "platform.h"
 
-const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions", "Training", "Compare"};
+const char *const view_names[VIEW_COUNT] = {"Stage", "Attention", "Decoding", "Positions", "Training", "Compare", "Patch"};
 
 const char *const action_names[DO_COUNT] = {
     "none", "next", "prev", "play", "next_block", "prev_block", "first", "last", "head",
@@ -44,6 +44,7 @@ static const Interp *interp(const App *a) { return a->loaded ? a->session.it : N
 static void app_defaults(App *a) {
     memset(a, 0, sizeof *a);
     a->back.step = a->back.check_stage = -1;
+    a->probe.pick_row = -1;
     a->scale = 1.0f, a->play_ms = 700, a->all_heads = true;
     a->zoom = (ZoomBox){0, 0, 1, 1};
     a->train_task = TASK_DATES;
@@ -125,6 +126,7 @@ static void toggle_pin(App *a) {
 
 void app_free(App *a) {
     app_backward_free(a);
+    app_probe_free(a);
     free(a->pin.data);
     course_free(&a->course);
     train_job_free(a->train);
@@ -444,6 +446,7 @@ void app_click(App *a, const Ui *ui, int x, int y) {
     case CMD_TRAIN_SAVE:
     case CMD_TRAIN_USE: app_train(a, z->cmd, z->param); break;
     case CMD_OPEN_LESSON: app_open_lesson(a, z->param); break;
+    case CMD_PATCH_CELL: app_probe_pick(a, z->param >> 20, (z->param >> 10) & 1023, z->param & 1023); break;
     case CMD_NONE:
     case CMD_COUNT: break;
     }
@@ -495,6 +498,7 @@ void app_tick(App *a, double now, double budget_ms) {
         }
         a->next_tick = now + a->play_ms;
     }
+    if (a->loaded && a->view == VIEW_PATCH) app_probe_prepare(a);
     // Run ahead of the cursor in small slices, so the timeline fills without stalling a frame.
     if (!a->loaded) return;
     Err e = {{0}};

@@ -9,11 +9,12 @@
 #include "back_pass.h"
 #include "course.h"
 #include "gradcheck.h"
+#include "probe.h"
 #include "session.h"
 #include "train_job.h"
 #include "ui.h"
 
-typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COMPARE, VIEW_COUNT } ViewKind;
+typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COMPARE, VIEW_PATCH, VIEW_COUNT } ViewKind;
 extern const char *const view_names[VIEW_COUNT];
 
 // The positional-encoding explorer's settings and its own small trace.
@@ -94,6 +95,20 @@ typedef struct App {
         bool check_back;      // made in the backward pass (else in the forward one)
         int mistake;          // W: a learner's wrong formula the pass runs (a BackwardMistake; 0: none)
     } back;
+    // The Patch view (app_probe.c): the lesson's clean and corrupted runs, patched piece by piece.
+    struct {
+        Session run[2];       // clean (the lesson's input), corrupted (its `corrupt:`)
+        bool open;
+        int token;            // the token scored at the last row
+        PatchSweep *resid, *heads;
+        Lens *lens;
+        char lesson[1024];    // the lesson it was built for
+        char why[400];        // why there is nothing to show, or ""
+        int pick_row, pick_col;  // a clicked cell of the resid sweep (-1: none), and its patched pass:
+        bool pick_heads;
+        double picked_logit;
+        int picked_top;       // the token the patched pass then predicts at the last row
+    } probe;
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     unsigned model_serial;    // changes whenever another model is opened (weight images' key)
     bool quit;
@@ -142,6 +157,15 @@ bool app_backward_act(App *a, int act);
 // Moves to backward step k (k < 0: back to the forward pass's last stage).
 void app_backward_goto(App *a, int k);
 void app_backward_free(App *a);
+
+// ---- the Patch view (app_probe.c) ----
+// Builds the sweeps and the lens for the open lesson when the Patch view is on screen (once per
+// lesson); a->probe.why says why not when it cannot.
+void app_probe_prepare(App *a);
+void app_probe_free(App *a);
+// A click on cell (row, col) of a sweep: that one piece patched, its logit and prediction kept.
+void app_probe_pick(App *a, bool heads, int row, int col);
+void view_patch(Ui *ui, const App *a, Rect r);
 
 // ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
 typedef struct {

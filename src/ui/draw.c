@@ -168,6 +168,7 @@ void app_draw(Ui *ui, const App *a) {
         case VIEW_PE: view_pe(ui, a, center); break;
         case VIEW_TRAIN: view_train(ui, a, center); break;
         case VIEW_COMPARE: view_compare(ui, a, center); break;
+        case VIEW_PATCH: view_patch(ui, a, center); break;
         case VIEW_COUNT: break;
         }
         view_gradcheck(ui, a, center);

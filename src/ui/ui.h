@@ -35,6 +35,7 @@ typedef enum {
     CMD_TRAIN_SAVE,   // save the trained model
     CMD_TRAIN_USE,    // step through the trained model's forward pass
     CMD_OPEN_LESSON,  // param: the lesson's place in the course
+    CMD_PATCH_CELL,   // param: (heads << 20) | (row << 10) | column of a Patch view sweep
     CMD_COUNT
 } UiCommand;
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-const char *const link_view_names[] = {"stage", "attention", "decoding", "positions", "training", "compare"};
+const char *const link_view_names[] = {"stage", "attention", "decoding", "positions", "training", "compare", "patch"};
 const int link_view_count = sizeof link_view_names / sizeof link_view_names[0];
 
 // Decodes %XX and '+' of n bytes of s into out (cap bytes with the NUL); false when it does not fit.

@@ -1,0 +1,77 @@
+// app_probe.c: the Patch view's runs. The lesson's input (clean) and its `corrupt:` input are
+// opened as two more passes scored on the target's last token (session_open_scored), swept
+// once (probe.h: every layer output by position, every attention by head, with attribution),
+// and read through the logit lens; a clicked cell is patched alone and its prediction kept.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+
+void app_probe_free(App *a) {
+    for (int k = 0; a->probe.open && k < 2; k++) session_close(&a->probe.run[k]);
+    free(a->probe.resid), free(a->probe.heads), free(a->probe.lens);
+    a->probe.resid = a->probe.heads = NULL, a->probe.lens = NULL;
+    a->probe.open = false, a->probe.lesson[0] = '\0', a->probe.why[0] = '\0', a->probe.pick_row = -1;
+}
+
+static bool open_runs(App *a, Err *e) {
+    const Lesson *l = &a->session.lesson;
+    if (!l->setup.corrupt[0])
+        return err_set(e, "This lesson has no corrupted input to patch from. Add `corrupt:` to its lesson block (as many "
+                       "tokens as `input:`, and a `target:` whose last token is scored), or use `stepformer patch`.");
+    SessionSpec spec = {.lesson_path = l->path, .input = l->setup.input, .target = l->setup.target};
+    if (!session_open_scored(&a->probe.run[0], &spec, &a->probe.token, e)) return false;
+    spec.input = l->setup.corrupt;
+    if (!session_open_scored(&a->probe.run[1], &spec, &a->probe.token, e)) return session_close(&a->probe.run[0]), false;
+    a->probe.open = true;
+    if (a->probe.run[0].run.S != a->probe.run[1].run.S)
+        return err_set(e, "patching needs inputs of the same length: input has %d tokens, corrupt %d", a->probe.run[0].run.S,
+                       a->probe.run[1].run.S);
+    return true;
+}
+
+void app_probe_prepare(App *a) {
+    if (!a->loaded || !strcmp(a->probe.lesson, a->session.lesson.path)) return;
+    app_probe_free(a);
+    snprintf(a->probe.lesson, sizeof a->probe.lesson, "%s", a->session.lesson.path);
+    Err e = {{0}};
+    a->probe.resid = malloc(sizeof *a->probe.resid), a->probe.heads = malloc(sizeof *a->probe.heads);
+    a->probe.lens = malloc(sizeof *a->probe.lens);
+    bool ok = a->probe.resid && a->probe.heads && a->probe.lens;
+    if (!ok) err_code(&e, ERR_MEMORY, "out of memory");
+    ok = ok && open_runs(a, &e);
+    Interp *clean = ok ? a->probe.run[0].it : NULL, *corrupt = ok ? a->probe.run[1].it : NULL;
+    ok = ok && patch_sweep(a->probe.resid, clean, corrupt, SWEEP_RESID, a->probe.token, &e) &&
+         patch_sweep(a->probe.heads, clean, corrupt, SWEEP_HEADS, a->probe.token, &e) && logit_lens(a->probe.lens, clean, &e);
+    if (!ok) snprintf(a->probe.why, sizeof a->probe.why, "%s", e.msg);
+}
+
+void app_probe_pick(App *a, bool heads, int row, int col) {
+    const PatchSweep *p = heads ? a->probe.heads : a->probe.resid;
+    if (!a->probe.open || !p || row < 0 || row >= p->n_rows || col < 0 || col >= p->rows[row].n) return;
+    Err e = {{0}};
+    Interp *corrupt = a->probe.run[1].it;
+    const Stage *st = interp_stage(corrupt, p->rows[row].stage);
+    // Patch the piece, read the prediction at the last row, and leave the corrupted pass as it was.
+    double logit;
+    if (!patch_one(a->probe.run[0].it, corrupt, st->id, heads ? col : -1, heads ? -1 : col, a->probe.token, &logit, &e))
+        return app_set_error(a, e.msg);
+    a->probe.pick_heads = heads, a->probe.pick_row = row, a->probe.pick_col = col, a->probe.picked_logit = logit;
+    // What the patched pass predicts: patch again, read its argmax, restore (patch_one restores).
+    const size_t total = (size_t)shape_numel(&st->shape), each = total / (size_t)p->rows[row].n, first = (size_t)col * each;
+    float *keep = malloc(sizeof(float) * each);
+    if (!keep) return;
+    memcpy(keep, interp_output(corrupt, p->rows[row].stage) + first, sizeof(float) * each);
+    if (interp_set_values(corrupt, p->rows[row].stage, first, interp_output(a->probe.run[0].it, p->rows[row].stage) + first,
+                          each, &e) && interp_run(corrupt, &e)) {
+        const Stage *sc = interp_stage(corrupt, p->target.scored);
+        const int V = (int)shape_last(&sc->shape);
+        const float *x = interp_output(corrupt, p->target.scored) + (size_t)p->target.row * V;
+        int best = 0;
+        for (int v = 1; v < V; v++) best = x[v] > x[best] ? v : best;
+        a->probe.picked_top = best;
+    }
+    if (!interp_set_values(corrupt, p->rows[row].stage, first, keep, each, &e) || !interp_run(corrupt, &e)) app_set_error(a, e.msg);
+    free(keep);
+}
