@@ -121,10 +121,40 @@ static void refusals(void) {
     scene_close(&s);
 }
 
+// The Patch view on the patching lesson: built when shown, a click patches one head alone.
+static void patch_view(void) {
+    Scene s;
+    const SessionSpec spec = {.lesson_path = LESSONS "/which-head.md"};
+    if (!scene_open(&s, 1280, 720, &spec)) return;
+    s.a.view = VIEW_PATCH;
+    app_tick(&s.a, 0, 10);
+    CHECK(s.a.probe.resid && s.a.probe.open && !s.a.probe.why[0], "the sweeps are built: %s", s.a.probe.why);
+    if (s.a.probe.open) {
+        const int last = s.a.probe.heads->n_rows - 1;
+        app_probe_pick(&s.a, true, last, 3);
+        CHECK(fabs((s.a.probe.picked_logit - s.a.probe.heads->target.corrupt) /
+                   (s.a.probe.heads->target.clean - s.a.probe.heads->target.corrupt) - s.a.probe.heads->rows[last].effect[3]) < 1e-9,
+              "the click patches the cell it is on");
+        CHECK(!strcmp(vocab_token(&s.a.probe.run[0].model.tgt_vocab, s.a.probe.picked_top), "2"),
+              "with head 4 alone the model still writes 2");
+        app_draw(&s.ui, &s.a);
+        CHECK(s.ui.n_hot > 16 * 4 + 6 * 4, "every cell is clickable (%d zones)", s.ui.n_hot);
+    }
+    scene_close(&s);
+    // A lesson without corrupt: says how to get one.
+    const SessionSpec plain = {.lesson_path = LESSONS "/backprop.md"};
+    if (!scene_open(&s, 800, 600, &plain)) return;
+    s.a.view = VIEW_PATCH;
+    app_tick(&s.a, 0, 10);
+    CHECK(strstr(s.a.probe.why, "no corrupted input"), "%s", s.a.probe.why);
+    scene_close(&s);
+}
+
 int main(void) {
     CHECK(back_op_info_complete(), "every op has its backward formula");
     stepping();
     drawing();
     refusals();
+    patch_view();
     return check_finish("test_backward_ui");
 }

@@ -31,6 +31,7 @@ static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attributio
     static float cells[MAX_CELLS];
     static char labels[PROBE_MAX_ROWS][32];
     static const char *rl[PROBE_MAX_ROWS];
+    static const char *const head_names[] = {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16"};
     int cols = 0;
     for (int k = 0; k < p->n_rows; k++) cols = p->rows[k].n > cols ? p->rows[k].n : cols;
     if (!p->n_rows || cols <= 0 || p->n_rows * cols > MAX_CELLS) return;
@@ -42,7 +43,9 @@ static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attributio
     }
     HeatSpec h = {.title = title, .subtitle = p->sweep == SWEEP_HEADS ? "columns: heads" : "columns: positions",
                   .shape = shape2(p->n_rows, cols), .kind = TK_VALUES, .data = cells, .rows = p->n_rows, .cols = cols,
-                  .row_labels = rl, .n_row_labels = p->n_rows, .row_name = p->sweep == SWEEP_HEADS ? "attention" : "layer",
+                  .row_labels = rl, .n_row_labels = p->n_rows,
+                  .col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? head_names : NULL, .n_col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? cols : 0,
+                  .row_name = p->sweep == SWEEP_HEADS ? "attention" : "layer",
                   .col_name = p->sweep == SWEEP_HEADS ? "head" : "position",
                   .key = {a->model_serial, 0x10000000u | slot, (unsigned)p->n_rows, (unsigned)cols, (unsigned)strlen(a->probe.lesson)}};
     const Rect g = heat_draw(ui, &h, r);
