@@ -250,9 +250,11 @@ bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
 }
 
 // Steps through the forward pass of the model trained in the window, on its example, read
-// back from a private temporary file (removed once read: the session holds the weights).
+// back from a private temporary file (removed once read: the session holds the weights). A
+// sequence task's example is teacher-forced on its right answer, so B opens the backward pass of
+// the model as training left it, step by step.
 static void use_trained(App *a) {
-    char path[] = "/tmp/stepformer-trained-XXXXXX", msg[300];
+    char path[] = "/tmp/stepformer-trained-XXXXXX", msg[300], answer[128];
     Err e = {{0}};
     const int fd = mkstemp(path);
     if (fd < 0) {
@@ -262,6 +264,8 @@ static void use_trained(App *a) {
     }
     close(fd);
     SessionSpec spec = {.model_path = path, .input = train_example(a->train_snap.task)};
+    if (!task_classes(a->train_snap.task) && task_solve(a->train_snap.task, spec.input, answer, sizeof answer))
+        spec.target = answer;
     const bool ok = train_job_save(a->train, path, &e) && app_reopen(a, &spec, &e);
     unlink(path);
     if (!ok) {
