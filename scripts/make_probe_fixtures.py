@@ -16,7 +16,10 @@ Writes tests/fixtures/probe/dates.safetensors: clean_ids [S], corrupt_ids [S], t
 token [1], clean_logit [1], corrupt_logit [1], effect.encoder [layers, S], effect.decoder
 [layers, T], attribution.encoder / .decoder (the same shapes: the gradient of the corrupted
 logit at each layer output, dotted with clean - corrupted per position, over clean - corrupted),
-lens.top [layers, T] (ids) and lens.p [layers, T], all float32.
+lens.top [layers, T] (ids), lens.p [layers, T], and effect.heads [attentions, heads]: each
+attention's heads patched one at a time (the encoder's self-attentions, then each decoder layer's
+self- and cross-attention), through nn.MultiheadAttention's forward written out op by op (it is
+asserted to give the model's own logit), all float32.
 
     /usr/bin/python3 scripts/make_probe_fixtures.py
 """
@@ -73,6 +76,57 @@ def run(model, src, tgt, hook_layer=None, row=None, value=None, capture=None):
             h.remove()
 
 
+def manual_attention(mha, query, key, value, attn_mask=None, key_padding_mask=None, replace=None, keep=None, **_):
+    """nn.MultiheadAttention's forward (sequence-first, batch of 1, no padding here) written out
+    op by op, so one head's context can be kept (keep[name]) or replaced (replace = (h, ctx))."""
+    d = mha.embed_dim
+    H = mha.num_heads
+    w, b = mha.in_proj_weight, mha.in_proj_bias
+    q = query[:, 0] @ w[:d].T + b[:d]
+    k = key[:, 0] @ w[d:2 * d].T + b[d:2 * d]
+    v = value[:, 0] @ w[2 * d:].T + b[2 * d:]
+    split = lambda x: x.view(x.shape[0], H, d // H).transpose(0, 1)  # [H, T, d_k]
+    q, k, v = split(q), split(k), split(v)
+    scores = q @ k.transpose(1, 2) / (d // H) ** 0.5
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    ctx = torch.softmax(scores, dim=-1) @ v  # [H, T, d_k]
+    if keep is not None:
+        keep.append(ctx.detach().clone())
+    if replace is not None:
+        ctx = ctx.clone()
+        ctx[replace[0]] = replace[1][replace[0]]
+    out = ctx.transpose(0, 1).reshape(query.shape[0], d) @ mha.out_proj.weight.T + mha.out_proj.bias
+    return out.unsqueeze(1), None
+
+
+def head_sweep(model, clean, corrupt, tgt, token, clean_logit, corrupt_logit):
+    """Every attention of the model, every head: its context patched from the clean run."""
+    attns = [l.self_attn for l in model.transformer.encoder.layers]
+    for l in model.transformer.decoder.layers:
+        attns += [l.self_attn, l.multihead_attn]
+    originals = {m: m.forward for m in attns}
+    kept = {m: [] for m in attns}
+    try:
+        for m in attns:
+            m.forward = lambda *a, m=m, **k: manual_attention(m, *a, keep=kept[m], **k)
+        # the written-out attention gives the model's own logits
+        assert abs(float(model(clean, tgt)[-1, token]) - clean_logit) < 1e-4
+        effects = []
+        for m in attns:
+            row = []
+            for h in range(m.num_heads):
+                m.forward = lambda *a, m=m, h=h, **k: manual_attention(m, *a, replace=(h, kept[m][0]), **k)
+                logit = float(model(corrupt, tgt)[-1, token])
+                row.append((logit - corrupt_logit) / (clean_logit - corrupt_logit))
+                m.forward = lambda *a, m=m, **k: manual_attention(m, *a, **k)
+            effects.append(row)
+        return effects
+    finally:
+        for m, f in originals.items():
+            m.forward = f
+
+
 def main():
     torch.set_num_threads(1)
     model, cfg, src_ids, tgt_ids, bos = load()
@@ -109,6 +163,7 @@ def main():
     for layer in layers:
         diff = (kept[layer] - corrupt_kept[layer])[:, 0, :]
         attribution.append((grads[layer].grad[:, 0, :] * diff).sum(-1).detach() / (clean_logit - corrupt_logit))
+    heads = head_sweep(model, clean, corrupt, tgt, token, clean_logit, corrupt_logit)
     n_enc = cfg["n_enc"]
     tops, probs = [], []
     with torch.no_grad():
@@ -125,7 +180,8 @@ def main():
            "effect.decoder": torch.tensor(effects[n_enc:], dtype=torch.float32),
            "lens.top": torch.stack(tops), "lens.p": torch.stack(probs).float(),
            "attribution.encoder": torch.stack(attribution[:n_enc]).float(),
-           "attribution.decoder": torch.stack(attribution[n_enc:]).float()}
+           "attribution.decoder": torch.stack(attribution[n_enc:]).float(),
+           "effect.heads": torch.tensor(heads, dtype=torch.float32)}
     os.makedirs(os.path.join(ROOT, "tests", "fixtures", "probe"), exist_ok=True)
     path = os.path.join(ROOT, "tests", "fixtures", "probe", "dates.safetensors")
     msf.write_safetensors(path, out, {"clean": CLEAN, "corrupt": CORRUPT, "target": TARGET})

@@ -1,6 +1,7 @@
-// test_probe.c: activation patching and the logit lens (probe.h) on the dates model against
-// PyTorch (fixtures/probe, made by scripts/make_probe_fixtures.py with forward hooks on
-// nn.Transformer's layers), and their messages for bad requests.
+// test_probe.c: activation patching (layer outputs and heads), attribution and the logit lens
+// (probe.h) on the dates model against PyTorch (fixtures/probe, made by
+// scripts/make_probe_fixtures.py: forward hooks on nn.Transformer's layers, its attention
+// written out op by op for the heads), and their messages for bad requests.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,16 @@ int main(void) {
             worst = fmax(worst, fabs(p->rows[r].attribution[c] - att->data[(r % 2) * cols + c]));
         CHECK(att && worst < 1e-4, "%s: attribution within %.3g of PyTorch's", p->rows[r].label, worst);
     }
+    // Every attention's heads, patched one at a time, against nn.MultiheadAttention written out.
+    PatchSweep *hs = malloc(sizeof *hs);
+    const StEntry *heads = st_find(&f, "effect.heads");
+    CHECK(patch_sweep(hs, clean.it, corrupt.it, SWEEP_HEADS, token, &e) && heads && hs->n_rows == heads->shape.dim[0], "%s",
+          e.msg);
+    for (int r = 0; heads && r < hs->n_rows && r < heads->shape.dim[0]; r++)
+        for (int h = 0; h < hs->rows[r].n && h < heads->shape.dim[1]; h++)
+            CHECK(fabs(hs->rows[r].effect[h] - heads->data[r * heads->shape.dim[1] + h]) < 1e-4, "%s head %d: %.5f, PyTorch %.5f",
+                  hs->rows[r].label, h + 1, hs->rows[r].effect[h], heads->data[r * heads->shape.dim[1] + h]);
+    free(hs);
     // Patching left the corrupted pass as it was.
     PatchTarget t;
     CHECK(patch_target(&t, corrupt.it, token, &e) && t.clean == p->target.corrupt, "the corrupted pass is restored");

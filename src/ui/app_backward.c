@@ -112,9 +112,14 @@ bool app_backward_act(App *a, int act) {
             app_backward_goto(a, k >= 0 ? k : 0);
         }
         return true;
-    case DO_GRADIENT:
-        a->back.values = !a->back.values;
-        if (!in) app_notify(a, "D shows a gradient or its tensor in the backward pass (B)");
+    case DO_GRADIENT:  // in the backward pass: the tensors or their gradients; else this stage's gradient
+        if (in) {
+            a->back.values = !a->back.values;
+        } else if (build(a)) {
+            const int k = back_pass_step_of(&a->back.pass, a->cursor);
+            if (k < 0) app_notify(a, "no gradient reaches this stage: the loss does not depend on it");
+            else a->back.values = false, app_backward_goto(a, k);
+        }
         return true;
     case DO_GRADCHECK: gradcheck_here(a); return true;
     case DO_MISTAKE: {  // the next learner's mistake (or the right formulas again), the pass rebuilt
