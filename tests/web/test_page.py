@@ -315,8 +315,10 @@ PARITY = [
      ["0 text 3", "0 key Tab", "100 key Tab", "200 key Tab", "300 text ]", "400 key Down", "500 text ]", "600 text ]",
       "700 key Down", "800 text [", "900 text h"]),
     ("the lesson list", "masks", ["0 text l", "100 key Down", "200 key Down", "300 key Up", "400 text +"]),
-    ("the backward pass, its Attention view and a gradient check", "backprop",  # B builds it in the page as natively
-     ["0 key End", "100 key Right"] + [f"{200 + 50 * i} key Right" for i in range(15)] + ["1000 key Tab", "1100 text g"]),
+    # The backward pass, built in the page as natively. (G is not replayed here: its differences are
+    # taken on the float32 pass, whose last bits differ between AVX2 and WebAssembly's SIMD.)
+    ("the backward pass and its Attention view", "backprop",
+     ["0 key End", "100 key Right"] + [f"{200 + 50 * i} key Right" for i in range(15)] + ["1000 key Tab"]),
     ("the Patch view, a head patched alone", "which-head",
      ["0 key Tab", "100 key Tab", "200 key Tab", "300 key Tab", "400 key Tab", "500 key Tab", "1500 click 835 258"]),
 ]
