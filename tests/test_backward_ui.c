@@ -101,13 +101,20 @@ static void drawing(void) {
     scene_close(&s);
 }
 
-// No target, no labels: B says so; a new input forgets the backward pass built before it.
+// A greedy lesson (the training lesson): B opens it again teacher-forced on the answer it wrote,
+// and steps from the loss; a new input forgets the backward pass built before it.
 static void refusals(void) {
     Scene s;
-    const SessionSpec greedy = {.model_path = MODELS "/dates.safetensors", .input = "22 November 2026"};
+    const SessionSpec greedy = {.lesson_path = LESSONS "/training.md"};
     if (!scene_open(&s, 800, 600, &greedy)) return;
     app_act(&s.a, DO_BACKWARD, 0);
-    CHECK(!app_back_step(&s.a) && strstr(s.a.error, "needs a target to learn from"), "greedy: %s", s.a.error);
+    const BackStep *b = app_back_step(&s.a);
+    CHECK(b && b->kind == BACK_LOSS && s.a.session.run.tgt && s.a.session.run.T == 11 && strstr(s.a.notice, "'2026-11-22'"),
+          "greedy: teacher-forced on its answer, at the loss (%s; %s)", s.a.notice, s.a.error);
+    CHECK(b && fabs(s.a.back.pass.li.loss - 0.103098) < 1e-6, "the same loss as the backprop lesson's");
+    CHECK(strstr(s.a.session.lesson.path, "training.md") != NULL, "still the training lesson");
+    app_act(&s.a, DO_LAST, 0);
+    CHECK(app_back_step(&s.a) && app_back_step(&s.a)->kind == BACK_AFTER, "through Adam's step to the loss after it");
     scene_close(&s);
     if (!scene_open(&s, 800, 600, &dates)) return;
     app_act(&s.a, DO_BACKWARD, 0);

@@ -63,7 +63,7 @@ ViewKind app_view_for(const App *a, int i);
 // it; NULL: stay at the first) and shows `view` (a ViewKind, or -1: the one that suits the stage).
 bool app_place(App *a, const char *id, int view, Err *e);
 // After a session opened: the title, the positions explorer on its model (app.c).
-void app_loaded(App *a);
+void app_loaded(App *a, const SessionSpec *spec);
 
 // ---- app_ablate.c: pieces switched off (a DO_ABLATE_* action), the pass re-run ----
 void app_ablate(App *a, Action act);

@@ -63,8 +63,30 @@ static void pe_from_program(PeExplorer *pe, const Interp *it) {
     }
 }
 
-void app_loaded(App *a) {
+// The spec's strings, in the order of OpenedSpec.text.
+static void spec_texts(SessionSpec *s, const char **out[OPENED_TEXTS]) {
+    const char **f[OPENED_TEXTS] = {&s->lesson_path, &s->builtin_lesson, &s->program_path, &s->model_path, &s->config,
+                                    &s->input, &s->src_ids, &s->target, &s->tgt_ids};
+    memcpy(out, f, sizeof f);
+}
+
+// Keeps a copy of spec whose strings live in the App (spec may point into a->opened itself).
+static void remember(App *a, const SessionSpec *spec) {
+    OpenedSpec aside;  // built aside first: spec's strings may be a->opened's
+    aside.spec = *spec;
+    const char **f[OPENED_TEXTS];
+    spec_texts(&aside.spec, f);
+    for (int k = 0; k < OPENED_TEXTS; k++)
+        if (*f[k]) snprintf(aside.text[k], sizeof aside.text[k], "%s", *f[k]);
+    a->opened = aside;
+    spec_texts(&a->opened.spec, f);
+    for (int k = 0; k < OPENED_TEXTS; k++)
+        if (*f[k]) *f[k] = a->opened.text[k];
+}
+
+void app_loaded(App *a, const SessionSpec *spec) {
     Err e = {{0}};
+    remember(a, spec);
     a->loaded = true;
     snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
     pe_free(&a->pe);  // the explorer of the model before (if any) goes
@@ -76,7 +98,7 @@ void app_loaded(App *a) {
 bool app_open(App *a, const SessionSpec *spec, Err *e) {
     app_defaults(a);
     if (!session_open(&a->session, spec, e)) return false;
-    app_loaded(a);
+    app_loaded(a, spec);
     return true;
 }
 
@@ -245,7 +267,7 @@ bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
     a->loaded = false, a->generation++, a->model_serial++, a->cursor = 0;
     memset(a->scroll, 0, sizeof a->scroll);
     if (!session_open(&a->session, spec, e)) return false;  // the window stays empty, with the error
-    app_loaded(a);  // the title, and the positions explorer on the new model's d_model
+    app_loaded(a, spec);  // the title, and the positions explorer on the new model's d_model
     return true;
 }
 

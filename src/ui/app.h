@@ -40,8 +40,17 @@ typedef struct {
     unsigned serial;      // changes with every pin (heatmap cache key)
 } Pin;
 
+// What the session was opened with, its strings owned here: the backward pass re-opens a greedy
+// lesson teacher-forced on the answer it wrote (app_backward.c).
+enum { OPENED_TEXTS = 9 };
+typedef struct {
+    SessionSpec spec;
+    char text[OPENED_TEXTS][1024];  // what spec's strings point at
+} OpenedSpec;
+
 typedef struct App {
     Session session;
+    OpenedSpec opened;
     bool loaded;              // session holds a lesson and a trace
     char source[600];         // what was opened, for the title bar
     int cursor;               // the stage on screen

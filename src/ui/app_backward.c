@@ -30,6 +30,26 @@ static bool has_labels(const App *a) {
     return a->session.run.tgt && back_pass_next_tokens(a->session.it, &a->session.model, labels, 1024, &n);
 }
 
+// A lesson that decodes greedily has no labels: it is opened again, teacher-forced on the answer
+// it wrote, whose next tokens become the labels (said on screen).
+static bool teacher_force(App *a, Err *e) {
+    int n;
+    StopReason why;
+    const float *ids = interp_generated(a->session.it, &n, &why);
+    char text[1024], msg[1200];
+    if (n < 1) return err_set(e, "the backward pass needs a target: this lesson's model wrote nothing to learn from");
+    vocab_decode(&a->session.model.tgt_vocab, ids, n, text, sizeof text);
+    SessionSpec spec = a->opened.spec;
+    spec.greedy = false, spec.target = text, spec.tgt_ids = NULL;
+    const int k = a->lesson_at;
+    if (!app_reopen(a, &spec, e)) return false;
+    a->lesson_at = k;
+    snprintf(msg, sizeof msg, "this lesson decodes greedily: now teacher-forced on the answer it wrote, '%s', whose next "
+             "tokens are the backward pass's labels", text);
+    app_notify(a, msg);
+    return true;
+}
+
 // The labels of the pass on screen: the target's next tokens (teacher forcing).
 static bool build(App *a) {
     if (fresh(a)) return true;
@@ -37,13 +57,16 @@ static bool build(App *a) {
     Err e = {{0}};
     float labels[1024];
     int n = 0;
+    if (!interp_run(a->session.it, &e)) return app_set_error(a, e.msg), false;
+    if (!a->session.run.tgt && program_has_decoder(&a->session.lesson.program) && !teacher_force(a, &e))
+        return app_set_error(a, e.msg), false;
     Interp *it = a->session.it;
     if (!interp_run(it, &e)) return app_set_error(a, e.msg), false;
     if (!a->session.run.tgt || !back_pass_next_tokens(it, &a->session.model, labels, 1024, &n)) {
         app_set_error(a, program_has_decoder(interp_program(it))
-                             ? "the backward pass needs a target to learn from: this lesson decodes greedily (give "
-                               "it a target: line, or open it with --target)"
-                             : "the backward pass needs labels: a classifier's lesson has none to learn from here");
+                             ? "the backward pass needs a target, and the model names no eos id to end its labels"
+                             : "the backward pass needs labels: a classifier's lesson has none to learn from here "
+                               "(stepformer trace --labels CLASS gives its gradients)");
         return false;
     }
     if (!back_pass_build(&a->back.pass, it, &a->session.model, labels, n, a->back.mistake, &e)) return app_set_error(a, e.msg), false;
@@ -105,17 +128,19 @@ bool app_backward_act(App *a, int act) {
     const bool in = app_back_step(a) != NULL;
     if (a->back.step >= 0 && !in) a->back.step = -1;  // the trace changed under it: back to the forward pass
     switch (act) {
-    case DO_BACKWARD:
+    case DO_BACKWARD: {
+        const unsigned before = a->model_serial;  // build may re-open a greedy lesson teacher-forced
         if (in) app_goto(a, a->cursor);
         else if (build(a)) {
-            const int k = back_pass_step_of(&a->back.pass, a->cursor);
+            const int k = a->model_serial == before ? back_pass_step_of(&a->back.pass, a->cursor) : 0;
             app_backward_goto(a, k >= 0 ? k : 0);
         }
         return true;
+    }
     case DO_GRADIENT:  // in the backward pass: the tensors or their gradients; else this stage's gradient
         if (in) {
             a->back.values = !a->back.values;
-        } else if (build(a)) {
+        } else if (a->session.run.tgt && build(a)) {  // (a greedy lesson: B re-opens it teacher-forced)
             const int k = back_pass_step_of(&a->back.pass, a->cursor);
             if (k < 0) app_notify(a, "no gradient reaches this stage: the loss does not depend on it");
             else a->back.values = false, app_backward_goto(a, k);

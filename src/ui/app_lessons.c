@@ -59,7 +59,7 @@ bool app_open_spec(App *a, const SessionSpec *spec, int k) {
         app_set_error(a, msg);
         return false;
     }
-    app_loaded(a);
+    app_loaded(a, spec);
     return true;
 }
 
