@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "back_pass.h"
@@ -160,6 +161,22 @@ static void bad_labels(void) {
     CHECK(session_open(&s, &spec, &e), "%s", e.msg);
     CHECK(!loss_target(s.it, &li, &e) && strstr(e.msg, "publishes neither 'logits' nor 'log_probs'"), "no loss: %s", e.msg);
     session_close(&s);
+    // Logits that no trained weight reaches: rows of a fixed table (a buffer).
+    char path[] = "/tmp/stepformer-grads-XXXXXX";
+    const int fd = mkstemp(path);
+    const char lesson[] = "# no weights\n\n```lesson\nmodel: random\nconfig: d_model=4 src_vocab_size=99 max_positions=8\n"
+                          "vocab: chars\ninput: ab\n```\n\n```program\ninput src\n"
+                          "buffer @emb [src_vocab_size, d_model] sinusoid\n"
+                          "x = embedding(src, @emb, scale=1)\n"
+                          "output logits = x\n```\n";
+    CHECK(fd >= 0 && write(fd, lesson, sizeof lesson - 1) == (ssize_t)(sizeof lesson - 1), "a scratch lesson");
+    if (fd >= 0) close(fd);
+    SessionSpec none = {.lesson_path = path};
+    if (session_open(&s, &none, &e)) {
+        CHECK(!loss_target(s.it, &li, &e) && strstr(e.msg, "depends on no trained weight"), "no weight: %s", e.msg);
+        session_close(&s);
+    } else CHECK(false, "%s", e.msg);
+    unlink(path);
 }
 
 // jadore's three embeddings are tied when they hold the same numbers, and apart when not.
