@@ -197,13 +197,60 @@ static void test_setup_keys(void) {
         CHECK(strstr(e.msg, lesson_setup_keys[k]) != NULL, "the message lists '%s': %s", lesson_setup_keys[k], e.msg);
 }
 
+// A teacher's slips: an unclosed fence names where it opened; a fence tagged in the wrong case or
+// misspelt is an error, not a block silently skipped; a misspelt weight, op or tensor name and a
+// misspelt configuration name suggest the closest.
+static void test_teacher_slips(void) {
+    Lesson l;
+    Err e = {{0}};
+    CHECK(!lesson_parse(&l, "open.md", "# T\n\n```program\ninput src\n\nmore prose\n", &e) &&
+          strstr(e.msg, "open.md:3: this code fence is never closed"), "%s", e.msg);
+    CHECK(!lesson_parse(&l, "case.md", "# T\n\n```Program\ninput src\n```\n", &e) &&
+          strstr(e.msg, "case.md:3: a code block tagged `Program`: did you mean `program`?"), "%s", e.msg);
+    CHECK(!lesson_parse(&l, "uk.md", "# T\n\n```programme\ninput src\n```\n", &e) && strstr(e.msg, "did you mean `program`?"),
+          "%s", e.msg);
+    CHECK(lesson_parse(&l, "py.md", "# T\n\n```python\nx = 1\n```\n```program\ninput src\n```\n", &e), "python is shown, not run: %s",
+          e.msg);
+    lesson_free(&l);
+    const char *base = "# T\n\n```lesson\nmodel: random\nconfig: d_model=8 src_vocab_size=99\nvocab: chars\ninput: ab\n```\n\n"
+                       "```program\ninput src\nparam @emb.weight [src_vocab_size, d_model] xavier\n";
+    const struct { const char *tail, *want; } slips[] = {
+        {"x = embedding(src, @emb.weihgt)\n```\n", "the weight 'emb.weihgt' is not declared: did you mean 'emb.weight'?"},
+        {"x = embeding(src, @emb.weight)\n```\n", "unknown op 'embeding': did you mean 'embedding'?"},
+        {"x = embedding(src, @emb.weight)\ny = softmax(xx)\n```\n", "undefined tensor 'xx': did you mean 'x'?"},
+    };
+    for (size_t k = 0; k < sizeof slips / sizeof *slips; k++) {
+        char text[600], path[] = "/tmp/stepformer-slip-XXXXXX";
+        snprintf(text, sizeof text, "%s%s", base, slips[k].tail);
+        const int fd = mkstemp(path);
+        CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text), "a scratch lesson");
+        if (fd >= 0) close(fd);
+        Session s;
+        SessionSpec spec = {.lesson_path = path};
+        bool ok = session_open(&s, &spec, &e) && interp_run(s.it, &e);
+        CHECK(!ok && strstr(e.msg, slips[k].want), "%s: %s", slips[k].want, e.msg);
+        if (s.it && ok) session_close(&s);
+        unlink(path);
+    }
+    char text[600], path[] = "/tmp/stepformer-slip-XXXXXX";
+    snprintf(text, sizeof text, "%sx = embedding(src, @emb.weight)\n```\n", base);
+    const int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text), "a scratch lesson");
+    if (fd >= 0) close(fd);
+    Session s;
+    SessionSpec spec = {.lesson_path = path, .config = "d_modle=16"};
+    CHECK(!session_open(&s, &spec, &e) && strstr(e.msg, "--config: 'd_modle' is not a name") &&
+          strstr(e.msg, "did you mean 'd_model'?"), "%s", e.msg);
+    unlink(path);
+}
+
 // Line endings: "\r\n" and a lone "\r" end a line for md4c, so they must for the lesson's line
 // numbers too (a lone "\r" used to put code blocks outside the line array). Files that are not
 // regular (a FIFO would block, /dev/zero never ends) are refused before any read.
 static void test_line_endings_and_files(void) {
     Lesson l;
     Err e = {{0}};
-    CHECK(!lesson_parse(&l, "cr.md", "```lesson\r\r\ra", &e) && strstr(e.msg, "cr.md:4:"), "a lone CR ends a line: %s",
+    CHECK(!lesson_parse(&l, "cr.md", "```lesson\r\r\ra\r```", &e) && strstr(e.msg, "cr.md:4:"), "a lone CR ends a line: %s",
           e.msg);
     const char *crlf = "# T\r\n\r\n```lesson\r\nmodel: random\r\n```\r\n\r\n```program\r\ninput src\r\nx = bogus(src)\r\n```\r\n";
     bool ok = lesson_parse(&l, "crlf.md", crlf, &e);
@@ -226,6 +273,7 @@ static void test_line_endings_and_files(void) {
 
 static void test_bad_lessons(void) {
     test_line_endings_and_files();
+    test_teacher_slips();
     expect_lesson_error("# x\n\n```lesson\nmodle: random\n```\n\n```program\ninput src\n```\n",
                         "bad.md:4:", "unknown setup key 'modle'");
     expect_lesson_error("# x\n\nJust prose.\n", "no program cells", NULL);

@@ -82,6 +82,17 @@ static bool lookup_number(void *ctx, const char *name, double *out) {
 
 static const char *file(const Expander *x) { return x->p->file; }
 
+// "undefined tensor 'x'", with the closest name bound in this scope when one is near.
+static bool undefined(Expander *x, const char *name, int line, Err *e) {
+    const char *names[256];
+    int n = 0;
+    for (int i = x->n_env - 1; i >= x->frame && n < 256; i--) names[n++] = x->env[i].name;
+    const char *near = err_closest(name, names, n);
+    if (near) return err_set(e, "%s:%d: undefined tensor '%s': did you mean '%s'?", file(x), line, name, near);
+    return err_set(e, "%s:%d: undefined tensor '%s'", file(x), line, name);
+}
+
+
 static bool eval(Expander *x, const char *text, int line, double *out, Err *e) {
     char why[160];
     if (!expr_eval(text, lookup_number, x, out, why, sizeof why))
@@ -131,8 +142,13 @@ static bool resolve_weight(Expander *x, const char *tpl, int line, Binding *out,
         snprintf(out->label, sizeof out->label, "%s", full);
         return true;
     }
+    const char *names[512];
+    int n = 0;
+    for (int k = 0; k < x->m->n_params && n < 512; k++) names[n++] = x->m->params[k].name;
+    const char *near = err_closest(full, names, n);
+    if (near) return err_set(e, "%s:%d: the weight '%s' is not declared: did you mean '%s'?", file(x), line, full, near);
     return err_set(e, "%s:%d: the weight '%s' is not declared: add a line `param @%s [dims] INIT` "
-                   "(see program.h)", file(x), line, full, name);
+                   "(docs/lessons.md, \"param and buffer\")", file(x), line, full, name);
 }
 
 // The value of one argument: a tensor by name, a weight, or a number.
@@ -144,7 +160,7 @@ static bool arg_value(Expander *x, const Arg *a, int line, Binding *out, Err *e)
         double v;
         if (a->kind == ARG_TENSOR && conf_get(&x->m->conf, a->text, &v))
             return *out = (Binding){.num = v}, true;
-        return err_set(e, "%s:%d: undefined tensor '%s'", file(x), line, a->text);
+        return undefined(x, a->text, line, e);
     }
     *out = (Binding){.is_tensor = false};
     return eval(x, a->text, line, &out->num, e);
@@ -370,6 +386,14 @@ static bool run_assign(Expander *x, const Stmt *s, Err *e) {
     if (d >= 0) return call_def(x, s, d, e);
     char known[512];
     list_ops_and_defs(x->p, known, sizeof known);
+    const char *names[OP_COUNT + 64];
+    int n = 0;
+    for (int k = 0; k < OP_COUNT; k++) names[n++] = op_info[k].name;
+    for (int k = 0; k < x->p->n && n < OP_COUNT + 64; k = program_next(x->p, k))
+        if (x->p->stmts[k].kind == ST_DEF) names[n++] = x->p->stmts[k].name;
+    const char *near = err_closest(s->text, names, n);
+    if (near)
+        return err_set(e, "%s:%d: unknown op '%s': did you mean '%s'? (%s)", file(x), s->line, s->text, near, known);
     return err_set(e, "%s:%d: unknown op '%s' (not an op and no def by that name): %s", file(x),
                    s->line, s->text, known);
 }
@@ -460,7 +484,7 @@ static bool run_stmt(Expander *x, int i, Err *e) {
         double v;
         if (b) return bind(x, s->name, b, e);
         if (conf_get(&x->m->conf, s->text, &v)) return bind(x, s->name, &(Binding){.num = v}, e);
-        return err_set(e, "%s:%d: undefined tensor '%s'", file(x), s->line, s->text);
+        return undefined(x, s->text, s->line, e);
     }
     case ST_COUNT: break;
     }

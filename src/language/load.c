@@ -1,6 +1,7 @@
 // load.c: a model for a program: the configuration resolved from its sources, the program's
 // declarations settled on it, then the tensors read from a file or initialised (model_io.c).
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "declare.h"
@@ -38,12 +39,37 @@ static void drop_unused(Model *m, const Program *p) {
     m->conf.n = k;
 }
 
+// Whether a configuration item was written by the user in --config or a lesson's config: (the
+// file's metadata and the flags are not typed by hand there).
+static bool typed(const ConfItem *it) { return !strcmp(it->from, "--config") || strstr(it->from, ": config"); }
+
+// A name typed in --config or config: that the program never uses, but within a few letters of
+// one it does (or of a setting): a misspelling, which would otherwise run the lesson at another
+// size. An error naming the closest name.
+static bool misspelt(const Model *m, const Program *p, Err *e) {
+    enum { SETTINGS = 16 };
+    const char **names = malloc(sizeof *names * (size_t)(m->conf.n + SETTINGS));
+    if (!names) return err_code(e, ERR_MEMORY, "out of memory");
+    int n = conf_setting_names(names, SETTINGS);
+    for (int i = 0; i < m->conf.n; i++)
+        if (used(p, m->conf.items[i].name)) names[n++] = m->conf.items[i].name;
+    bool ok = true;
+    for (int i = 0; i < m->conf.n && ok; i++) {
+        const ConfItem *it = &m->conf.items[i];
+        if (!it->given || !typed(it) || used(p, it->name)) continue;
+        const char *near = err_closest(it->name, names, n);
+        if (near) ok = err_set(e, "%s: '%s' is not a name %s uses: did you mean '%s'?", it->from, it->name, p->file, near);
+    }
+    free(names);
+    return ok;
+}
+
 // Resolves the configuration and the declarations (file may be NULL).
 static bool resolve(Model *m, const Program *p, const ConfSpec *cs, const StFile *f, const char *path, Err *e) {
     if (!conf_apply(&m->conf, cs, e)) return false;
     if (f && !conf_from_meta(&m->conf, f, path, e)) return false;
     if (!program_declare(p, &m->conf, f, path, &m->params, &m->n_params, e)) return false;
-    return model_check_config(m, path ? path : p->file, e);
+    return misspelt(m, p, e) && model_check_config(m, path ? path : p->file, e);
 }
 
 bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, const ConfSpec *cs, Err *e) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct {
     Lesson *l;
@@ -214,7 +215,14 @@ static bool build_program(Lesson *l, Err *e) {
             setup_seen = true;
             continue;
         }
-        if (strcmp(r->lang, "program") != 0) continue;
+        static const char *const tags[] = {"program", "lesson"};
+        const char *near = err_closest(r->lang, tags, 2);
+        const bool exact = !strcmp(r->lang, "program");
+        if (!exact && (near || !strcasecmp(r->lang, "program") || !strcasecmp(r->lang, "lesson")))
+            ok = err_set(e, "%s:%d: a code block tagged `%s`: did you mean `%s`? (only `program` and `lesson` blocks run, "
+                         "in lower case; docs/lessons.md)", l->path, first > 1 ? first - 1 : first, r->lang,
+                         near ? near : !strcasecmp(r->lang, "lesson") ? "lesson" : "program");
+        if (!ok || strcmp(r->lang, "program") != 0) continue;
         Cell *nc = realloc(l->cells, sizeof *nc * (size_t)(l->n_cells + 1));
         if (!nc) ok = err_code(e, ERR_MEMORY, "out of memory");
         else {
@@ -241,6 +249,32 @@ static void copy_lines(char *dst, const char *src) {
     *dst = '\0';
 }
 
+// A code fence that is never closed runs to the end of the file in Markdown, swallowing every
+// cell after it: an error naming the line where it opened. A fence is three or more ` or ~ after
+// at most three spaces; it closes at a line of at least as many of the same, and nothing else.
+static bool fences_closed(const Lesson *l, Err *e) {
+    int open_line = 0, open_len = 0;
+    char open_ch = 0;
+    for (int ln = 1; ln <= l->n_lines; ln++) {
+        const char *s = l->lines[ln - 1];
+        int ind = 0;
+        while (s[ind] == ' ' && ind < 4) ind++;
+        if (ind > 3 || (s[ind] != '`' && s[ind] != '~')) continue;
+        int k = ind;
+        while (s[k] == s[ind]) k++;
+        if (k - ind < 3) continue;
+        if (!open_line) {
+            open_line = ln, open_len = k - ind, open_ch = s[ind];
+            continue;
+        }
+        int rest = k;
+        while (s[rest] == ' ' || s[rest] == '\t') rest++;
+        if (s[ind] == open_ch && k - ind >= open_len && !s[rest]) open_line = 0;
+    }
+    return !open_line || err_set(e, "%s:%d: this code fence is never closed: add a line of %d %c after its code", l->path,
+                                 open_line, open_len, open_ch);
+}
+
 bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
     memset(l, 0, sizeof *l);
     l->path = malloc(strlen(path) + 1);
@@ -249,7 +283,7 @@ bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
     strcpy(l->path, path);
     copy_lines(l->source, text);
     l->setup.max_len = 32;
-    if (!split_lines(l, e)) return lesson_free(l), false;
+    if (!split_lines(l, e) || !fences_closed(l, e)) return lesson_free(l), false;
     Builder b = {.l = l, .doc = l->source, .doc_len = strlen(l->source), .cur = -1};
     MD_PARSER parser = {0, MD_FLAG_NOHTML | MD_FLAG_STRIKETHROUGH, enter_block, leave_block,
                         enter_span, leave_span, on_text, NULL, NULL};

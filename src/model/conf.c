@@ -25,6 +25,13 @@ static int word_setting(const char *name) {
     return -1;
 }
 
+int conf_setting_names(const char **out, int max) {
+    int n = 0;
+    for (size_t i = 0; i < sizeof numeric_settings / sizeof numeric_settings[0] && n < max; i++) out[n++] = numeric_settings[i];
+    for (size_t i = 0; i < sizeof word_settings / sizeof word_settings[0] && n < max; i++) out[n++] = word_settings[i].name;
+    return n;
+}
+
 bool conf_is_setting(const char *name) {
     for (size_t i = 0; i < sizeof numeric_settings / sizeof numeric_settings[0]; i++)
         if (!strcmp(numeric_settings[i], name)) return true;

@@ -68,6 +68,8 @@ bool conf_copy(Conf *dst, const Conf *src);
 void conf_free(Conf *c);
 
 // A settings name the C code reads (never reported as unused).
+// The settings' names (at most max written to out); returns how many.
+int conf_setting_names(const char **out, int max);
 bool conf_is_setting(const char *name);
 // The value as text: a whole number, a %.9g number, or a setting's word.
 void conf_value_text(const ConfItem *it, char *buf, size_t n);

@@ -34,4 +34,9 @@ bool err_code(Err *e, ErrCode code, const char *fmt, ...) __attribute__((format(
 // Prefixes an existing message: "where: <old message>".
 bool err_prefix(Err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+// For "did you mean": the candidate closest to `name` by edit distance (insertions, deletions,
+// substitutions, and swaps of two neighbours), if it is within max(1, strlen(name) / 3) edits
+// and not `name` itself; else NULL. Candidates may repeat; NULL entries are skipped.
+const char *err_closest(const char *name, const char *const *candidates, int n);
+
 #endif
