@@ -7,13 +7,39 @@
 
 #include "actions.h"
 
-// The pass's output as text: the generated tokens (greedy), else the largest class or "".
+// The pass's output in words true for the lesson: the tokens greedy decoding wrote; under
+// teacher forcing the likeliest next token at each row; a classifier's largest class; or ""
+// when the program publishes no logits (an encoder's memory).
 static void output_text(const App *a, char *buf, size_t n) {
     buf[0] = '\0';
-    int len;
+    const Interp *it = a->session.it;
+    const Vocab *v = &a->session.model.tgt_vocab;
+    int len, n_out, logits = -1;
     StopReason why;
-    const float *ids = interp_generated(a->session.it, &len, &why);
-    if (ids && len > 0) vocab_decode(&a->session.model.tgt_vocab, ids, len, buf, n);
+    const float *ids = interp_generated(it, &len, &why);
+    if (!a->session.run.tgt && ids && len > 0) {
+        char text[200];
+        vocab_decode(v, ids, len, text, sizeof text);
+        snprintf(buf, n, "'%s'", text);
+        return;
+    }
+    const ProgramOutput *o = interp_outputs(it, &n_out);
+    for (int i = 0; i < n_out; i++)
+        if (!strcmp(o[i].name, "logits")) logits = o[i].stage;
+    const float *x = logits >= 0 ? interp_output(it, logits) : NULL;
+    if (!x) return;
+    const Stage *st = interp_stage(it, logits);
+    const int V = (int)shape_last(&st->shape), rows = (int)(shape_numel(&st->shape) / V);
+    if (st->shape.ndim == 1) {  // a classifier's scores
+        const int best = row_argmax(x, V);
+        snprintf(buf, n, "class %d%s%s", best, v->n == V ? " " : "", v->n == V ? vocab_token(v, best) : "");
+        return;
+    }
+    float best[64];
+    for (int r = 0; r < rows && r < 64; r++) best[r] = (float)row_argmax(x + (size_t)r * V, V);
+    char text[200];
+    vocab_decode(v, best, rows < 64 ? rows : 64, text, sizeof text);
+    snprintf(buf, n, "'%s' (the likeliest token at each row)", text);
 }
 
 // Runs the whole pass with the ablation, keeping the cursor's place.
@@ -63,9 +89,13 @@ void app_ablate(App *a, Action act) {
     char now[256], what[300], msg[sizeof a->notice];
     output_text(a, now, sizeof now);
     ablation_text(&ab, what, sizeof what);
-    if (ablation_any(&ab))
+    if (ablation_any(&ab) && now[0])
         snprintf(msg, sizeof msg, "off: %s. Output %s, was %s. Compare shows the pinned stage before", what, now,
                  a->before);
-    else snprintf(msg, sizeof msg, "everything back on: output %s", now);
+    else if (ablation_any(&ab))
+        snprintf(msg, sizeof msg, "off: %s. This lesson's pass publishes no logits to read an output from: Compare shows the "
+                 "pinned stage before, beside this one", what);
+    else if (now[0]) snprintf(msg, sizeof msg, "everything back on: output %s", now);
+    else snprintf(msg, sizeof msg, "everything back on");
     app_notify(a, msg);
 }

@@ -37,7 +37,7 @@ static void describe(const App *a, const Stage *st, char *s, size_t n) {
 }
 
 // A step's tab label, from the op the program used: "scores  q k^T", "scaled  / sqrt(d_model)".
-static void step_label(const Stage *st, char *label, size_t n) {
+static void step_label(const Stage *st, bool mask_off, char *label, size_t n) {
     const char *by = st->attr_text;
     switch (st->role) {
     case ROLE_SCORES: snprintf(label, n, "scores  q k^T"); break;
@@ -45,7 +45,10 @@ static void step_label(const Stage *st, char *label, size_t n) {
         if (!strncmp(by, "1/", 2) || !strncmp(by, "1 /", 3)) snprintf(label, n, "scaled  / %s", strchr(by, '/') + 1);
         else snprintf(label, n, "scaled  x %s", by[0] ? by : "a number");
         break;
-    case ROLE_MASKED: snprintf(label, n, "masked  %s", st->attr.causal ? "padding + causal" : "padding"); break;
+    case ROLE_MASKED:
+        if (mask_off) snprintf(label, n, "masked  off (M)");
+        else snprintf(label, n, "masked  %s", st->attr.causal ? "padding + causal" : "padding");
+        break;
     default: snprintf(label, n, "weights  softmax"); break;
     }
 }
@@ -59,7 +62,7 @@ static int phase_tabs(Ui *ui, const App *a, const Stage *st, Rect r) {
         const int k = attention_step(a, st->att_weights, p);
         if (k < 0) continue;
         char label[80];
-        step_label(interp_stage(a->session.it, k), label, sizeof label);
+        step_label(interp_stage(a->session.it, k), interp_ablation(a->session.it)->no_mask, label, sizeof label);
         int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, label) + ui->pad * 2;
         if (x + w > r.x + r.w) break;
         const bool on = cursor_role == p && interp_stage(a->session.it, a->cursor)->att_weights == st->att_weights;

@@ -82,8 +82,12 @@ void view_compare(Ui *ui, const App *a, Rect r) {
                       .key = {a->generation, (unsigned)a->cursor, 40u + (unsigned)k, (unsigned)a->head, p->serial}};
         heat_draw(ui, &h, (Rect){in.x, in.y + k * each, in.w, each - ui->pad / 2});
     }
-    if (p->shape.ndim == 3)
-        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, in.y + in.h - lh,
-                    "head shown: the one chosen with 1-9 (the same head of both)", in.w);
+    if (p->shape.ndim == 3) {
+        char which[160];
+        snprintf(which, sizeof which, "%s %d of %d shown in both (1-9 picks another)",
+                 st->axes.slot[0] == AXIS_HEADS ? "head" : "slice", (a->head < p->shape.dim[0] ? a->head : 0) + 1,
+                 p->shape.dim[0]);
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, in.y + in.h - lh, which, in.w);
+    }
     free(diff);
 }
