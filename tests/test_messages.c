@@ -1,6 +1,8 @@
 // test_messages.c: the window's messages say what is true for the lesson on screen (issue:
 // "Output , was ." on a lesson that generates nothing). Switching a piece off (M) on a greedy
 // lesson, a teacher-forced one, a classifier and an encoder names the output each really has.
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "actions.h"
@@ -20,7 +22,41 @@ static void ablate_words(const char *lesson, const char *want) {
     app_free(&a);
 }
 
+// A lesson that fails leaves its error on screen through the keys a teacher presses next, until
+// another lesson opens.
+static void error_stays(void) {
+    char dir[] = "/tmp/stepformer-msg-XXXXXX", path[700];
+    if (!mkdtemp(dir)) return;
+    static const char *const files[3][2] = {
+        {"README.md", "# C\n\n1. [Broken](broken.md)\n2. [Good](good.md)\n"},
+        {"broken.md", "# Broken\n\n```lesson\nmodel: random\nconfig: d_model=4 src_vocab_size=99\nvocab: chars\ninput: ab\n```\n\n"
+                      "```program\ninput src\nparam @e [src_vocab_size, d_model] xavier\nx = embeding(src, @e)\n```\n"},
+        {"good.md", "# Good\n\n```lesson\nmodel: random\nconfig: d_model=4 src_vocab_size=99\nvocab: chars\ninput: ab\n```\n\n"
+                    "```program\ninput src\nparam @e [src_vocab_size, d_model] xavier\nx = embedding(src, @e)\n```\n"}};
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[k][0]);
+        FILE *f = fopen(path, "w");
+        if (f) fputs(files[k][1], f), fclose(f);
+    }
+    App a;
+    Err e = {{0}};
+    snprintf(path, sizeof path, "%s/good.md", dir);
+    CHECK(app_open(&a, &(SessionSpec){.lesson_path = path}, &e), "%s", e.msg);
+    app_set_course(&a, dir, path);
+    app_open_lesson(&a, 0);
+    CHECK(!a.loaded && strstr(a.error, "broken.md:13") && strstr(a.error, "did you mean 'embedding'?"), "%s", a.error);
+    const Action keys[] = {DO_NEXT, DO_PREV, DO_PLAY, DO_NEXT_VIEW, DO_BIGGER, DO_ABLATE_MASK, DO_BACKWARD};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) app_act(&a, keys[k], 0);
+    CHECK(strstr(a.error, "broken.md:13") != NULL, "the error stays through the keys: '%s'", a.error);
+    app_act(&a, DO_NEXT_LESSON, 0);
+    CHECK(a.loaded && !a.error[0], "the next lesson opens and the error goes: '%s'", a.error);
+    app_free(&a);
+    for (int k = 0; k < 3; k++) snprintf(path, sizeof path, "%s/%s", dir, files[k][0]), remove(path);
+    remove(dir);
+}
+
 int main(void) {
+    error_stays();
     ablate_words("forward-pass.md", "off: no mask. Output '");
     ablate_words("masks.md", "(the likeliest token at each row)");
     ablate_words("transformers-from-scratch.md", "Output class ");

@@ -86,6 +86,7 @@ static void remember(App *a, const SessionSpec *spec) {
 
 void app_loaded(App *a, const SessionSpec *spec) {
     Err e = {{0}};
+    a->error[0] = '\0';  // what failed before is replaced by what opened
     remember(a, spec);
     a->loaded = true;
     snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
@@ -353,7 +354,9 @@ bool app_act(App *a, Action act, int param) {
     if (a->help && !acts_over_help(act)) return false;
     if (a->lesson_list && app_lesson_list_act(a, act)) return false;
     if (!a->editing && app_backward_act(a, act)) return false;
-    if (act != DO_SCREENSHOT && act != DO_HELP && act != DO_NONE) a->error[0] = '\0';
+    // An error goes with the next action, except when it left the window empty (a lesson that
+    // failed): then it stays, with its file and line, until something opens (app_loaded).
+    if (a->loaded && act != DO_SCREENSHOT && act != DO_HELP && act != DO_NONE) a->error[0] = '\0';
     switch (act) {
     case DO_NEXT: app_goto(a, a->cursor + 1); break;
     case DO_PREV: app_goto(a, a->cursor - 1); break;
