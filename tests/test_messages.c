@@ -7,6 +7,7 @@
 
 #include "actions.h"
 #include "check.h"
+#include "heat.h"
 
 static void ablate_words(const char *lesson, const char *want) {
     App a;
@@ -55,8 +56,57 @@ static void error_stays(void) {
     remove(dir);
 }
 
+// The Positions view opens on the lesson's own table: base 1000 in the base-1000 mistake, width
+// 8 in the positional-encoding lesson's worked example.
+static void positions_from_lesson(const char *lesson, int d_model, int base) {
+    App a;
+    Err e = {{0}};
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", LESSONS, lesson);
+    CHECK(app_open(&a, &(SessionSpec){.lesson_path = path}, &e), "%s: %s", lesson, e.msg);
+    if (!a.loaded) return;
+    CHECK(a.pe.d_model == d_model && a.pe.base == base, "%s: the explorer at d_model %d, base %d (want %d, %d)", lesson,
+          a.pe.d_model, a.pe.base, d_model, base);
+    app_free(&a);
+}
+
+// The Positions view's first picture of a lesson, drawn after another lesson's in the same window,
+// is the picture a fresh window draws (it used to be the last lesson's, from the image cache).
+static void positions_not_stale(void) {
+    enum { W = 1280, H = 720 };
+    char first[600], second[600];
+    snprintf(first, sizeof first, "%s/forward-pass.md", LESSONS);
+    snprintf(second, sizeof second, "%s/positional-encoding.md", LESSONS);
+    Rgba *px[2] = {malloc(sizeof(Rgba) * W * H), malloc(sizeof(Rgba) * W * H)};
+    for (int run = 0; run < 2 && px[0] && px[1]; run++) {
+        Err e = {{0}};
+        Gfx *g = gfx_open_offscreen(W, H, &e);
+        App a;
+        Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+        CHECK(g && app_open(&a, &(SessionSpec){.lesson_path = run ? second : first}, &e), "%s", e.msg);
+        if (!g || !a.loaded) return;
+        a.view = VIEW_PE;
+        app_draw(&ui, &a);  // run 0: the first lesson's picture is cached, then the second lesson opens
+        if (!run) app_open_spec(&a, &(SessionSpec){.lesson_path = second}, -1);
+        a.view = VIEW_PE;
+        app_draw(&ui, &a);
+        gfx_present(g);
+        gfx_read(g, px[run]);
+        heat_cache_free(ui.heat);
+        app_free(&a);
+        gfx_close(g);
+    }
+    long differ = 0;
+    for (long i = 0; px[0] && px[1] && i < (long)W * H; i++) differ += memcmp(&px[0][i], &px[1][i], sizeof(Rgba)) != 0;
+    CHECK(px[0] && px[1] && differ == 0, "the Positions view after another lesson: %ld pixels differ from a fresh window", differ);
+    free(px[0]), free(px[1]);
+}
+
 int main(void) {
     error_stays();
+    positions_not_stale();
+    positions_from_lesson("mistake-pe-base-1000.md", 48, 1000);
+    positions_from_lesson("positional-encoding.md", 8, 10000);
     ablate_words("forward-pass.md", "off: no mask. Output '");
     ablate_words("masks.md", "(the likeliest token at each row)");
     ablate_words("transformers-from-scratch.md", "Output class ");

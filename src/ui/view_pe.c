@@ -134,11 +134,15 @@ static void mark_cells(Ui *ui, Rect cells, ZoomBox z, int rows, int cols, int ro
     }
 }
 
+// The images are keyed by the model opened and the settings as well as the explorer's own count
+// of rebuilds, which starts again with every lesson: a lesson's first picture is never the last
+// lesson's, cached under the same count.
 static void table_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
     HeatSpec h = {.title = "pe", .subtitle = "positional_table", .shape = t->pe_stage->shape,
                   .kind = t->pe_stage->kind, .data = t->pe, .rows = t->P, .cols = t->D,
                   .row_name = "position", .col_name = "dimension",
-                  .key = {0x50450001u, 0, 0, a->pe.generation}, .zoomable = true, .zoom = a->zoom};
+                  .key = {0x50450001u, a->model_serial, (unsigned)(t->P << 16 | t->D), a->pe.generation, (unsigned)a->pe.base},
+                  .zoomable = true, .zoom = a->zoom};
     Rect cells = heat_draw(ui, &h, r);
     mark_cells(ui, cells, a->zoom, t->P, t->D, a->pe.position, a->pe.dim);
 }
@@ -147,7 +151,7 @@ static void similarity_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
     HeatSpec h = {.title = "similarity", .subtitle = "PE \xc2\xb7 PE\xe1\xb5\x80",
                   .shape = t->sim_stage->shape, .kind = t->sim_stage->kind, .data = t->sim,
                   .rows = t->P, .cols = t->P, .row_name = "position", .col_name = "position",
-                  .key = {0x50450002u, 0, 0, a->pe.generation}};
+                  .key = {0x50450002u, a->model_serial, (unsigned)(t->P << 16 | t->D), a->pe.generation, (unsigned)a->pe.base}};
     Rect cells = heat_draw(ui, &h, r);
     mark_cells(ui, cells, (ZoomBox){0, 0, 1, 1}, t->P, t->P, a->pe.position, -1);
 }
