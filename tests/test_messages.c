@@ -102,8 +102,30 @@ static void positions_not_stale(void) {
     free(px[0]), free(px[1]);
 }
 
+// C after M: the pin that switching the mask off made gives way to the stage on screen; C again
+// unpins as always.
+static void pin_after_ablation(void) {
+    App a;
+    Err e = {{0}};
+    char path[600];
+    snprintf(path, sizeof path, "%s/forward-pass.md", LESSONS);
+    CHECK(app_open(&a, &(SessionSpec){.lesson_path = path}, &e) && interp_run(a.session.it, &e), "%s", e.msg);
+    if (!a.loaded) return;
+    app_goto(&a, interp_find(a.session.it, "encoder.embed"));
+    app_act(&a, DO_ABLATE_MASK, 0);
+    CHECK(a.pin.data && a.pin.automatic && !strcmp(a.pin.stage_id, "encoder.embed"), "M pins the stage as it was");
+    app_goto(&a, interp_find(a.session.it, "encoder.pos"));
+    app_act(&a, DO_PIN, 0);
+    CHECK(a.pin.data && !a.pin.automatic && !strcmp(a.pin.stage_id, "encoder.pos") && strstr(a.notice, "pinned encoder.pos"),
+          "C after M pins the stage on screen: %s", a.notice);
+    app_act(&a, DO_PIN, 0);
+    CHECK(!a.pin.data && strstr(a.notice, "unpinned"), "C again unpins: %s", a.notice);
+    app_free(&a);
+}
+
 int main(void) {
     error_stays();
+    pin_after_ablation();
     positions_not_stale();
     positions_from_lesson("mistake-pe-base-1000.md", 48, 1000);
     positions_from_lesson("positional-encoding.md", 8, 10000);

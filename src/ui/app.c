@@ -126,9 +126,11 @@ static void share_link(App *a) {
     app_notify(a, msg);
 }
 
-// C: pins the stage on screen (its output copied), or unpins.
+// C: pins the stage on screen (its output copied), or unpins. A pin that switching a piece off
+// made by itself is replaced by the stage on screen, not dropped: C after X pins, as C does.
 static void toggle_pin(App *a) {
     Pin *p = &a->pin;
+    if (p->data && p->automatic && a->loaded) free(p->data), p->data = NULL;
     if (p->data || !a->loaded) {
         free(p->data), p->data = NULL;
         if (a->loaded) app_notify(a, "unpinned");
@@ -139,7 +141,7 @@ static void toggle_pin(App *a) {
     const size_t n = (size_t)shape_numel(&st->shape);
     if (!x || !(p->data = malloc(sizeof(float) * n))) return;
     memcpy(p->data, x, sizeof(float) * n);
-    p->shape = st->shape, p->kind = st->kind, p->serial++;
+    p->shape = st->shape, p->kind = st->kind, p->serial++, p->automatic = false;
     snprintf(p->stage_id, sizeof p->stage_id, "%s", st->id);
     snprintf(p->label, sizeof p->label, "%s: %s", a->source, st->id);
     char msg[STAGE_ID_MAX + 80];

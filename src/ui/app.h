@@ -38,6 +38,7 @@ typedef struct {
     char stage_id[STAGE_ID_MAX];
     char label[200];      // "lesson title: stage id"
     unsigned serial;      // changes with every pin (heatmap cache key)
+    bool automatic;       // made by switching a piece off (X, M, O), not by C
 } Pin;
 
 // What the session was opened with, its strings owned here: the backward pass re-opens a greedy

@@ -66,8 +66,9 @@ void app_ablate(App *a, Action act) {
             return;
         }
         output_text(a, a->before, sizeof a->before);
-        if (a->pin.data) app_act(a, DO_PIN, 0);  // an old pin gives way to this one
+        if (a->pin.data && !a->pin.automatic) app_act(a, DO_PIN, 0);  // an old pin gives way to this one
         app_act(a, DO_PIN, 0);
+        a->pin.automatic = true;
     }
     if (act == DO_ABLATE_MASK) ab.no_mask = !ab.no_mask;
     if (act == DO_ABLATE_POSITIONS) ab.no_positions = !ab.no_positions;
