@@ -266,8 +266,10 @@ static void test_lesson_rounds(void) {
           "--print alone begins with the tensor: %.200s", out);
     CHECK(!strstr(out, "model:") && !strstr(out, "encoder.embed") && !strstr(out, "output:"),
           "--print alone lists no stages and no result: %.300s", out);
-    CHECK(strstr(out, "(softmax)\n                     2         2                   N         o         v") &&
-              strstr(out, "\n  <bos>  "), "columns labelled with the source, rows with the target: %.400s", out);
+    CHECK(strstr(out, "(softmax)\n                     2         2         \xe2\x90\xa3         N         o         v") &&
+              strstr(out, "\n  <bos>  "), "columns labelled with the source (a space shown as a mark), rows with the target: %.400s", out);
+    EXPECT(run("lesson '%s/forward-pass.md' --max-len 3 --to step.0.generator.logits --print step.0.generator.logits", LESSONS),
+           0, out, "\n                 <unk>     <pad>     <bos>     <eos>         \xe2\x90\xa3         ,         -");
     EXPECT(run("lesson '%s/forward-pass.md' --max-len 3 --to cross_attn.weights", LESSONS), 1, err,
            "no stage 'cross_attn.weights'; ids ending in 'cross_attn.weights': decoder.layers.0.cross_attn.weights, "
            "decoder.layers.1.cross_attn.weights; greedy decoding names round K's stages step.K.ID, K = 0 to 2");

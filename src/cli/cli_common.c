@@ -304,24 +304,46 @@ static const Vocab *axis_vocab(const Interp *it, const Stage *st, int axis, cons
     return strcmp(p->inputs[slot], "src") == 0 ? &m->src_vocab : &m->tgt_vocab;
 }
 
+// A token as the terminal shows it: a space as the visible mark \u2423, so a column of spaces
+// does not read as a column of nothing.
+static const char *shown(const char *token) { return strcmp(token, " ") ? token : "\xe2\x90\xa3"; }
+
+// Prints s in `width` terminal columns (cut, or padded on the left or right): counted in
+// characters, not bytes, so the space mark lines up.
+static void print_cell(FILE *out, const char *s, int width, bool right) {
+    int cols = 0;
+    size_t bytes = 0;
+    for (; s[bytes] && cols < width; cols++) {
+        bytes++;
+        while ((s[bytes] & 0xC0) == 0x80) bytes++;
+    }
+    if (right) fprintf(out, "%*s", width - cols, "");
+    fwrite(s, 1, bytes, out);
+    if (!right) fprintf(out, "%*s", width - cols, "");
+}
+
 static void print_matrix(FILE *out, const float *x, int R, int C, const Vocab *rv,
                          const float *rids, int rlen) {
     for (int r = 0; r < R; r++) {
-        if (rv && r < rlen) fprintf(out, "  %-10.10s", vocab_token(rv, (int)rids[r]));
+        if (rv && r < rlen) fputs("  ", out), print_cell(out, shown(vocab_token(rv, (int)rids[r])), 10, false);
         else fprintf(out, "  [%3d]     ", r);
         for (int c = 0; c < C; c++) fprintf(out, " %9.4f", (double)x[(size_t)r * C + c]);
         fputc('\n', out);
     }
 }
 
-// The column labels: the tokens of the last axis, when it has them.
+// The column labels: the tokens of the last axis, when it has them; for the generator's scores,
+// the target vocabulary they score.
 static void print_columns(FILE *out, const Interp *it, const Stage *st) {
     const float *ids = NULL;
     int len = 0;
     const Vocab *v = axis_vocab(it, st, st->shape.ndim - 1, &ids, &len);
-    if (!v || len != shape_last(&st->shape)) return;
+    const Vocab *tv = &interp_model(it)->tgt_vocab;
+    const bool vocab = !v && st->where.part == PART_GENERATOR && tv->n == shape_last(&st->shape);
+    if (!vocab && (!v || len != shape_last(&st->shape))) return;
     fprintf(out, "  %-10s", "");
-    for (int c = 0; c < len; c++) fprintf(out, " %9.9s", vocab_token(v, (int)ids[c]));
+    for (int c = 0; c < (vocab ? tv->n : len); c++)
+        fputc(' ', out), print_cell(out, shown(vocab_token(vocab ? tv : v, vocab ? c : (int)ids[c])), 9, true);
     fputc('\n', out);
 }
 
@@ -338,7 +360,7 @@ void cli_print_tensor(FILE *out, const Interp *it, int i) {
     if (st->kind == TK_IDS) {  // argmax over the generator: target tokens
         const Vocab *v = &interp_model(it)->tgt_vocab;
         for (int k = 0; k < st->shape.dim[0]; k++)
-            fprintf(out, "  %d %s\n", (int)x[k], vocab_token(v, (int)x[k]));
+            fprintf(out, "  %d %s\n", (int)x[k], shown(vocab_token(v, (int)x[k])));
         return;
     }
     const int C = st->shape.dim[nd - 1], R = nd >= 2 ? st->shape.dim[nd - 2] : 1;
