@@ -180,6 +180,16 @@ static void test_patch(void) {
            "decoder.layers.1.norm3");
 }
 
+// A model saved for one program and run with another says which program made it.
+static void test_made_for(void) {
+    char m[300];
+    snprintf(m, sizeof m, "%s/classifier.safetensors", dir);
+    EXPECT(run("init --program '%s/transformers-from-scratch.md' --out '%s'", LESSONS, m), 0, out, "30 tensors");
+    EXPECT(run("run --model '%s' --input hello", m), 1, err,
+           "the file was made for the program of transformers-from-scratch.md, not forward-pass.md; run it with --program");
+    EXPECT(run("run --model '%s' --program '%s/transformers-from-scratch.md' --input hello", m, LESSONS), 0, out, "log_probs");
+}
+
 static void write_bytes(const char *path, const void *p, size_t n) {
     FILE *f = fopen(path, "wb");
     fwrite(p, 1, n, f);
@@ -389,6 +399,7 @@ int main(void) {
     test_trace_dump(&c);
     test_trace_grads();
     test_patch();
+    test_made_for();
     test_bad_input();
     test_lesson_and_stages();
     test_lesson_rounds();

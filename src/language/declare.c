@@ -142,7 +142,7 @@ static bool shape_of(Walk *w, const Stmt *s, const char *full, Shape *shape, boo
         double v;
         if (!bind_from_file(w, s, full, d)) return false;
         if (w->strict && w->file && !st_find(w->file, full) && !expr_eval(s->args[d].text, lookup, w, &v, NULL, 0))
-            return err_set(w->e, "%s: missing tensor '%s' (declared at %s:%d)", w->path, full, w->p->file, s->line);
+            return model_missing_tensor(w->file, w->path, full, w->p->file, s->line, w->e);
         if (!eval(w, s, s->args[d].text, &v, skip)) return false;
         if (*skip) return true;
         if (!(v >= 1 && v <= (1 << 24) && v == floor(v)))

@@ -64,8 +64,27 @@ static bool misspelt(const Model *m, const Program *p, Err *e) {
     return ok;
 }
 
+// The program a model is made for: its file's name and an FNV-1a hash of its statements, saved
+// with the model so that a file opened with another program can say which one made it.
+static void made_for(Model *m, const Program *p) {
+    const char *base = strrchr(p->file, '/');
+    snprintf(m->program, sizeof m->program, "%s", base ? base + 1 : p->file);
+    unsigned long long h = 1469598103934665603ull;
+    for (int i = 0; i < p->n; i++) {
+        const Stmt *s = &p->stmts[i];
+        const char *parts[2] = {s->name, s->text};
+        for (int k = 0; k < 2 + s->n_args; k++) {
+            const char *t = k < 2 ? parts[k] : s->args[k - 2].text;
+            for (; t && *t; t++) h = (h ^ (unsigned char)*t) * 1099511628211ull;
+            h = (h ^ 0xFF) * 1099511628211ull;  // a separator: "ab","c" is not "a","bc"
+        }
+    }
+    snprintf(m->program_hash, sizeof m->program_hash, "fnv1a-%016llx", h);  // never read as a number
+}
+
 // Resolves the configuration and the declarations (file may be NULL).
 static bool resolve(Model *m, const Program *p, const ConfSpec *cs, const StFile *f, const char *path, Err *e) {
+    made_for(m, p);
     if (!conf_apply(&m->conf, cs, e)) return false;
     if (f && !conf_from_meta(&m->conf, f, path, e)) return false;
     if (!program_declare(p, &m->conf, f, path, &m->params, &m->n_params, e)) return false;

@@ -64,6 +64,8 @@ typedef struct {
     char source[256];            // the file path, or "random weights (seed N)"
     char note[1024];             // what loading noticed but accepted (ignored tensors, unused
                                  // configuration names): one paragraph for stderr, or ""
+    char program[128];           // the program it was made for (its file's name), saved as metadata
+    char program_hash[24];       // "fnv1a-" and a hash of that program's statements, saved beside it
 } Model;
 
 // The base configuration: d_model 512, 8 heads, 6+6 layers, d_ff 2048, vocab 1000.
@@ -103,5 +105,9 @@ int model_max_len(const Model *m);
 
 extern const char *const activation_names[ACT_COUNT];
 extern const char *const layer_norm_names[LN_COUNT];
+
+// "PATH: missing tensor 'NAME' (declared at FILE:LINE)", and when the file says it was made for
+// another program (its "program" metadata), which one, and how to run it with that program.
+bool model_missing_tensor(const StFile *f, const char *path, const char *name, const char *program_file, int line, Err *e);
 
 #endif

@@ -85,13 +85,22 @@ static void note_extra(Model *m, const StFile *f, const char *path) {
                  n > 6 ? ", ..." : "", n, n > 1 ? "s" : "", path);
 }
 
+bool model_missing_tensor(const StFile *f, const char *path, const char *name, const char *program_file, int line, Err *e) {
+    const char *made = st_meta(f, "program"), *base = strrchr(program_file, '/');
+    base = base ? base + 1 : program_file;
+    if (made && strcmp(made, base))
+        return err_set(e, "%s: missing tensor '%s' (declared at %s:%d): the file was made for the program of %s, not %s; "
+                       "run it with --program and that lesson (lessons/%s in the course)", path, name, program_file, line,
+                       made, base, made);
+    return err_set(e, "%s: missing tensor '%s' (declared at %s:%d)", path, name, program_file, line);
+}
+
 bool model_copy_from(Model *m, const StFile *f, const char *path, const char *program_file, Err *e) {
     char a[64], b[64];
     for (int i = 0; i < m->n_params; i++) {
         const ParamDecl *d = &m->params[i];
         const StEntry *en = st_find(f, d->name);
-        if (!en)
-            return err_set(e, "%s: missing tensor '%s' (declared at %s:%d)", path, d->name, program_file, d->line);
+        if (!en) return model_missing_tensor(f, path, d->name, program_file, d->line, e);
         if (!shape_eq(&en->shape, &d->shape))
             return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares it %s", path, d->name,
                            shape_str(&en->shape, a, sizeof a), program_file, d->line, shape_str(&d->shape, b, sizeof b));
@@ -149,7 +158,7 @@ void model_init_weights(Model *m, uint64_t seed) {
 bool model_save(const Model *m, const char *path, Err *e) {
     const int nc = m->conf.n;
     StTensor *t = calloc((size_t)m->weights.n_entries + 1, sizeof *t);
-    StMeta *meta = calloc((size_t)nc + 3, sizeof *meta);
+    StMeta *meta = calloc((size_t)nc + 5, sizeof *meta);
     char (*v)[40] = calloc((size_t)nc + 1, sizeof *v);
     if (!t || !meta || !v) {
         free(t), free(meta), free(v);
@@ -164,6 +173,8 @@ bool model_save(const Model *m, const char *path, Err *e) {
         conf_value_text(&m->conf.items[i], v[i], sizeof v[i]);
         meta[nm++] = (StMeta){(char *)m->conf.items[i].name, v[i]};
     }
+    if (m->program[0]) meta[nm++] = (StMeta){"program", (char *)m->program};
+    if (m->program_hash[0]) meta[nm++] = (StMeta){"program_hash", (char *)m->program_hash};
     char *src = m->has_vocab ? vocab_to_json(&m->src_vocab) : NULL;
     char *tgt = m->has_vocab ? vocab_to_json(&m->tgt_vocab) : NULL;
     if (src && tgt) {
