@@ -84,11 +84,11 @@ int main(void) {
     CHECK(l->rows[1].top[T - 1][0] == argmax, "the last layer's lens is the model's own prediction");
     // Bad requests: an unknown stage, a head of a stage that has none.
     double logit;
-    CHECK(!patch_one(clean.it, corrupt.it, "no.such", -1, -1, token, &logit, &e) && strstr(e.msg, "no stage 'no.such'"),
+    CHECK(!patch_one(clean.it, corrupt.it, "no.such", -1, -1, token, &logit, NULL, &e) && strstr(e.msg, "no stage 'no.such'"),
           "%s", e.msg);
-    CHECK(!patch_one(clean.it, corrupt.it, "encoder.embed", 1, -1, token, &logit, &e) && strstr(e.msg, "per-head context"),
+    CHECK(!patch_one(clean.it, corrupt.it, "encoder.embed", 1, -1, token, &logit, NULL, &e) && strstr(e.msg, "per-head context"),
           "%s", e.msg);
-    CHECK(patch_one(clean.it, corrupt.it, "decoder.layers.1.norm3", -1, T - 1, token, &logit, &e) &&
+    CHECK(patch_one(clean.it, corrupt.it, "decoder.layers.1.norm3", -1, T - 1, token, &logit, NULL, &e) &&
           fabs(logit - p->target.clean) < 1e-4, "the last layer's last row restores the clean logit: %s", e.msg);
     free(p), free(l);
     session_close(&clean);

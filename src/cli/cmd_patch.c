@@ -94,7 +94,7 @@ static bool run_patch(Runs *r, const CliOptions *o, Err *e) {
         double logit;
         if (!patch_target(&t, r->s[0].it, r->token, e)) return false;
         const double corrupt = interp_output(r->s[1].it, t.scored)[(size_t)t.row * shape_last(&interp_stage(r->s[1].it, t.scored)->shape) + t.token];
-        if (!patch_one(r->s[0].it, r->s[1].it, o->stage, o->head - 1, o->position - 1, r->token, &logit, e)) return false;
+        if (!patch_one(r->s[0].it, r->s[1].it, o->stage, o->head - 1, o->position - 1, r->token, &logit, NULL, e)) return false;
         printf(o->json ? "{\"clean_logit\":%.9g,\"corrupt_logit\":%.9g,\"patched_logit\":%.9g,\"effect\":%.9g}\n"
                        : "logit: clean %.6g, corrupted %.6g, patched %.6g; effect %.4f\n",
                t.clean, corrupt, logit, (logit - corrupt) / (t.clean - corrupt));

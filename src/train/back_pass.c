@@ -78,9 +78,7 @@ static bool stage_steps(BackPass *bp, const Interp *it, Err *e) {
         BackStep *s = push(bp, BACK_STAGE, i, -1);
         const Stage *st = interp_stage(it, i);
         for (int j = 0; j < st->n_in; j++) {
-            const bool takes = st->in[j].kind == REF_STAGE ||
-                               (st->in[j].kind == REF_WEIGHT && !interp_model(it)->params[st->in[j].index].fixed);
-            if (takes && !(s->share[j] = malloc(sizeof(float) * backward_input_floats(it, i, j))))
+            if (backward_input_takes(it, i, j) && !(s->share[j] = malloc(sizeof(float) * backward_input_floats(it, i, j))))
                 return err_code(e, ERR_MEMORY, "out of memory for the backward steps");
         }
         backward_contributions(bp->g, it, i, s->share);

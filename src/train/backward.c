@@ -333,6 +333,11 @@ size_t backward_input_floats(const Interp *it, int i, int j) {
     return st->in[j].kind == REF_STAGE ? n * (size_t)interp_batch(it) : n;
 }
 
+bool backward_input_takes(const Interp *it, int i, int j) {
+    const Ref *r = &interp_stage(it, i)->in[j];
+    return r->kind == REF_STAGE || (r->kind == REF_WEIGHT && !frozen(interp_model(it), r->index));
+}
+
 bool backward_contributions(const Grads *g, const Interp *it, int i, float *const out[STAGE_MAX_IN]) {
     const Stage *st = interp_stage(it, i);
     const float *dy = grads_stage(g, i);
@@ -340,9 +345,7 @@ bool backward_contributions(const Grads *g, const Interp *it, int i, float *cons
     float *dst[STAGE_MAX_IN] = {0};
     const bool fresh[STAGE_MAX_IN] = {0};  // added into cleared buffers
     for (int j = 0; j < st->n_in; j++) {
-        const Ref *r = &st->in[j];
-        const bool wanted = r->kind == REF_STAGE || (r->kind == REF_WEIGHT && !frozen(g->m, r->index));
-        dst[j] = wanted ? out[j] : NULL;
+        dst[j] = backward_input_takes(it, i, j) ? out[j] : NULL;
         if (dst[j]) memset(dst[j], 0, sizeof(float) * backward_input_floats(it, i, j));
     }
     run_kernel(it, i, dst, fresh, dy, g->mistake);

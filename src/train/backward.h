@@ -45,6 +45,8 @@ void grads_set_mistake(Grads *g, int mistake);
 // Summed over the readers of a tensor, the shares are its gradient (test_grads holds them to it).
 bool backward_contributions(const Grads *g, const Interp *it, int i, float *const out[STAGE_MAX_IN]);
 size_t backward_input_floats(const Interp *it, int i, int j);
+// Whether input j of stage i takes a gradient: an earlier stage, or a weight that is not a buffer.
+bool backward_input_takes(const Interp *it, int i, int j);
 
 // Whether gradients from stage `from` reach every weight it depends on: false, naming the op
 // and its program line, when an op with no backward pass (argmax) lies between them.

@@ -71,9 +71,13 @@ static bool same_shapes(const Interp *a, const Interp *b, Err *e) {
 // Writes clean's values of [first, first + n) into corrupt's stage k, runs on, reads the logit,
 // and puts corrupt's own values (saved) back.
 static bool patched(const Interp *clean, Interp *corrupt, int k, size_t first, size_t n, const float *saved,
-                    const PatchTarget *t, double *logit, Err *e) {
+                    const PatchTarget *t, double *logit, int *top, Err *e) {
     if (!interp_set_values(corrupt, k, first, interp_output(clean, k) + first, n, e) || !interp_run(corrupt, e)) return false;
     *logit = logit_now(corrupt, t);
+    if (top) {  // the token the patched pass then predicts at the scored row
+        const int V = (int)shape_last(&interp_stage(corrupt, t->scored)->shape);
+        *top = row_argmax(interp_output(corrupt, t->scored) + (size_t)t->row * V, V);
+    }
     return interp_set_values(corrupt, k, first, saved + first, n, e);
 }
 
@@ -88,7 +92,7 @@ static bool sweep_row(PatchRow *r, const Interp *clean, Interp *corrupt, Sweep s
     const size_t each = total / (size_t)(sweep == SWEEP_HEADS ? st->shape.dim[0] : shape_rows(&st->shape));
     bool ok = true;
     for (int c = 0; c < r->n && ok; c++) {
-        ok = patched(clean, corrupt, r->stage, (size_t)c * each, each, saved, t, &r->logit[c], e);
+        ok = patched(clean, corrupt, r->stage, (size_t)c * each, each, saved, t, &r->logit[c], NULL, e);
         r->effect[c] = (r->logit[c] - t->corrupt) / (t->clean - t->corrupt);
     }
     free(saved);
@@ -150,7 +154,8 @@ bool patch_sweep(PatchSweep *out, const Interp *clean, Interp *corrupt, Sweep sw
     return attribute(out, clean, corrupt, e);
 }
 
-bool patch_one(const Interp *clean, Interp *corrupt, const char *id, int head, int pos, int token, double *logit, Err *e) {
+bool patch_one(const Interp *clean, Interp *corrupt, const char *id, int head, int pos, int token, double *logit, int *top,
+               Err *e) {
     PatchTarget t;
     if (!same_shapes(clean, corrupt, e) || !patch_target(&t, clean, token, e)) return false;
     const int k = interp_find(corrupt, id);
@@ -171,7 +176,7 @@ bool patch_one(const Interp *clean, Interp *corrupt, const char *id, int head, i
     float *saved = malloc(sizeof(float) * total);
     if (!saved) return err_code(e, ERR_MEMORY, "out of memory");
     memcpy(saved, interp_output(corrupt, k), sizeof(float) * total);
-    const bool ok = patched(clean, corrupt, k, first, n, saved, &t, logit, e) && interp_run(corrupt, e);
+    const bool ok = patched(clean, corrupt, k, first, n, saved, &t, logit, top, e) && interp_run(corrupt, e);
     free(saved);
     return ok;
 }

@@ -57,8 +57,10 @@ bool patch_target(PatchTarget *t, const Interp *it, int token, Err *e);
 bool patch_sweep(PatchSweep *out, const Interp *clean, Interp *corrupt, Sweep sweep, int token, Err *e);
 
 // One patch: stage `id`'s output, or only head `head` (>= 0) of an attention's context, or only
-// position `pos` (>= 0, a row). Returns the patched logit in *logit.
-bool patch_one(const Interp *clean, Interp *corrupt, const char *id, int head, int pos, int token, double *logit, Err *e);
+// position `pos` (>= 0, a row). Returns the patched logit in *logit and, when top is not NULL,
+// the token the patched pass then predicts at that row. The corrupted pass is left as it was.
+bool patch_one(const Interp *clean, Interp *corrupt, const char *id, int head, int pos, int token, double *logit, int *top,
+               Err *e);
 
 // ---- the logit lens ----
 typedef struct {

@@ -51,27 +51,12 @@ void app_probe_pick(App *a, bool heads, int row, int col) {
     const PatchSweep *p = heads ? a->probe.heads : a->probe.resid;
     if (!a->probe.open || !p || row < 0 || row >= p->n_rows || col < 0 || col >= p->rows[row].n) return;
     Err e = {{0}};
-    Interp *corrupt = a->probe.run[1].it;
-    const Stage *st = interp_stage(corrupt, p->rows[row].stage);
-    // Patch the piece, read the prediction at the last row, and leave the corrupted pass as it was.
+    const Stage *st = interp_stage(a->probe.run[1].it, p->rows[row].stage);
     double logit;
-    if (!patch_one(a->probe.run[0].it, corrupt, st->id, heads ? col : -1, heads ? -1 : col, a->probe.token, &logit, &e))
+    int top;
+    if (!patch_one(a->probe.run[0].it, a->probe.run[1].it, st->id, heads ? col : -1, heads ? -1 : col, a->probe.token, &logit,
+                   &top, &e))
         return app_set_error(a, e.msg);
-    a->probe.pick_heads = heads, a->probe.pick_row = row, a->probe.pick_col = col, a->probe.picked_logit = logit;
-    // What the patched pass predicts: patch again, read its argmax, restore (patch_one restores).
-    const size_t total = (size_t)shape_numel(&st->shape), each = total / (size_t)p->rows[row].n, first = (size_t)col * each;
-    float *keep = malloc(sizeof(float) * each);
-    if (!keep) return;
-    memcpy(keep, interp_output(corrupt, p->rows[row].stage) + first, sizeof(float) * each);
-    if (interp_set_values(corrupt, p->rows[row].stage, first, interp_output(a->probe.run[0].it, p->rows[row].stage) + first,
-                          each, &e) && interp_run(corrupt, &e)) {
-        const Stage *sc = interp_stage(corrupt, p->target.scored);
-        const int V = (int)shape_last(&sc->shape);
-        const float *x = interp_output(corrupt, p->target.scored) + (size_t)p->target.row * V;
-        int best = 0;
-        for (int v = 1; v < V; v++) best = x[v] > x[best] ? v : best;
-        a->probe.picked_top = best;
-    }
-    if (!interp_set_values(corrupt, p->rows[row].stage, first, keep, each, &e) || !interp_run(corrupt, &e)) app_set_error(a, e.msg);
-    free(keep);
+    a->probe.pick_heads = heads, a->probe.pick_row = row, a->probe.pick_col = col;
+    a->probe.picked_logit = logit, a->probe.picked_top = top;
 }
