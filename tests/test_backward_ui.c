@@ -8,28 +8,16 @@
 
 #include "actions.h"
 #include "check.h"
-#include "heat.h"
+#include "scene.h"
 
-typedef struct {
-    Gfx *g;
-    App a;
-    Ui ui;
-} Scene;
-
-static bool scene_open(Scene *s, int w, int h, const SessionSpec *spec) {
+// The scene with its pass run to the end.
+static bool scene_run(Scene *s, int w, int h, const SessionSpec *spec) {
     Err e = {{0}};
-    memset(s, 0, sizeof *s);
-    s->g = gfx_open_offscreen(w, h, &e);
-    const bool ok = s->g && app_open(&s->a, spec, &e) && interp_run(s->a.session.it, &e);
+    if (!scene_open(s, w, h, spec)) return false;
+    const bool ok = interp_run(s->a.session.it, &e);
     CHECK(ok, "%s", e.msg);
-    s->ui = (Ui){.g = s->g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    if (!ok) scene_close(s);
     return ok;
-}
-
-static void scene_close(Scene *s) {
-    heat_cache_free(s->ui.heat);
-    app_free(&s->a);
-    gfx_close(s->g);
 }
 
 static const SessionSpec dates = {.model_path = MODELS "/dates.safetensors", .input = "22 November 2026",
@@ -37,7 +25,7 @@ static const SessionSpec dates = {.model_path = MODELS "/dates.safetensors", .in
 
 static void stepping(void) {
     Scene s;
-    if (!scene_open(&s, 1280, 720, &dates)) return;
+    if (!scene_run(&s, 1280, 720, &dates)) return;
     App *a = &s.a;
     const int n = interp_n_stages(a->session.it), logits = interp_find(a->session.it, "generator.logits");
     app_act(a, DO_LAST, 0);
@@ -75,7 +63,7 @@ static void stepping(void) {
 // Every step draws, in its view, with no error, and fills the centre.
 static void drawing(void) {
     Scene s;
-    if (!scene_open(&s, 1280, 720, &dates)) return;
+    if (!scene_run(&s, 1280, 720, &dates)) return;
     App *a = &s.a;
     app_act(a, DO_BACKWARD, 0);
     Rgba *px = malloc(sizeof *px * 1280 * 720);
@@ -106,7 +94,7 @@ static void drawing(void) {
 static void refusals(void) {
     Scene s;
     const SessionSpec greedy = {.lesson_path = LESSONS "/training.md"};
-    if (!scene_open(&s, 800, 600, &greedy)) return;
+    if (!scene_run(&s, 800, 600, &greedy)) return;
     app_act(&s.a, DO_BACKWARD, 0);
     const BackStep *b = app_back_step(&s.a);
     CHECK(b && b->kind == BACK_LOSS && s.a.session.run.tgt && s.a.session.run.T == 11 && strstr(s.a.notice, "'2026-11-22'"),
@@ -116,7 +104,7 @@ static void refusals(void) {
     app_act(&s.a, DO_LAST, 0);
     CHECK(app_back_step(&s.a) && app_back_step(&s.a)->kind == BACK_AFTER, "through Adam's step to the loss after it");
     scene_close(&s);
-    if (!scene_open(&s, 800, 600, &dates)) return;
+    if (!scene_run(&s, 800, 600, &dates)) return;
     app_act(&s.a, DO_BACKWARD, 0);
     CHECK(app_back_step(&s.a) != NULL, "built");
     int first;
@@ -132,7 +120,7 @@ static void refusals(void) {
 static void patch_view(void) {
     Scene s;
     const SessionSpec spec = {.lesson_path = LESSONS "/which-head.md"};
-    if (!scene_open(&s, 1280, 720, &spec)) return;
+    if (!scene_run(&s, 1280, 720, &spec)) return;
     s.a.view = VIEW_PATCH;
     app_tick(&s.a, 0, 10);
     CHECK(s.a.probe.resid && s.a.probe.open && !s.a.probe.why[0], "the sweeps are built: %s", s.a.probe.why);
@@ -150,7 +138,7 @@ static void patch_view(void) {
     scene_close(&s);
     // A lesson without corrupt: says how to get one.
     const SessionSpec plain = {.lesson_path = LESSONS "/backprop.md"};
-    if (!scene_open(&s, 800, 600, &plain)) return;
+    if (!scene_run(&s, 800, 600, &plain)) return;
     s.a.view = VIEW_PATCH;
     app_tick(&s.a, 0, 10);
     CHECK(strstr(s.a.probe.why, "no corrupted input"), "%s", s.a.probe.why);

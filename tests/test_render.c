@@ -11,6 +11,7 @@
 
 #include "actions.h"
 #include "check.h"
+#include "scene.h"
 #include "events.h"
 #include "heat.h"
 #include "window.h"
@@ -98,31 +99,6 @@ static double busy(const Rgba *px, int w, Rect r, Rgba bg) {
     for (int y = r.y; y < r.y + r.h; y++)
         for (int x = r.x; x < r.x + r.w; x++, n++) diff += !same(pixel(px, w, x, y), bg);
     return n ? (double)diff / n : 0;
-}
-
-// An app drawn off screen: a canvas, the app and the UI state the window would keep.
-typedef struct {
-    Gfx *g;
-    App a;
-    Ui ui;
-} Scene;
-
-// Opens the scene in place (an App cannot move once open). False, with a failed check, if not.
-static bool scene_open(Scene *s, int w, int h, const SessionSpec *spec) {
-    Err e = {{0}};
-    memset(s, 0, sizeof *s);
-    s->g = gfx_open_offscreen(w, h, &e);
-    const bool ok = s->g && app_open(&s->a, spec, &e);
-    CHECK(ok, "%s", e.msg);
-    if (!ok) return gfx_close(s->g), false;
-    s->ui = (Ui){.g = s->g, .heat = heat_cache_new(), .mx = -1, .my = -1};
-    return true;
-}
-
-static void scene_close(Scene *s) {
-    heat_cache_free(s->ui.heat);
-    app_free(&s->a);
-    gfx_close(s->g);
 }
 
 static void test_views(void) {
