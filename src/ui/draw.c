@@ -5,15 +5,20 @@
 
 #include "actions.h"
 
-void app_metrics(const App *a, Ui *ui, int w, int h) {
-    // Text follows the window: 16 px at 1280x800, larger on a 4K projector, never tiny.
+static void metrics(const App *a, float scale, Ui *ui, int w, int h) {
+    // Text follows the window: 16 px up to 1280x800, larger on a 4K projector; never under 14
+    // px at the default scale (+ and - scale that floor too), whatever the window's size.
     float base = fminf(h / 50.0f, w / 80.0f);
-    base = fmaxf(11.0f, fminf(base, 44.0f)) * a->scale;
+    base = fmaxf(16.0f, fminf(base, 44.0f)) * scale;
     ui->th = a->contrast ? &theme_contrast : &theme_light;
     ui->px = (int)lroundf(base * (a->contrast ? 1.1f : 1.0f));
+    ui->min_px = (int)lroundf(14.0f * scale);
     ui->small = (int)lroundf(ui->px * 0.82f);
+    if (ui->small < ui->min_px) ui->small = ui->min_px;
     ui->pad = ui->px / 2 > 4 ? ui->px / 2 : 4;
 }
+
+void app_metrics(const App *a, Ui *ui, int w, int h) { metrics(a, a->scale, ui, w, h); }
 
 static void banner(Ui *ui, Rect r, const char *msg, Rgba bg, Rgba fg) {
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
@@ -143,10 +148,25 @@ static void empty_state(Ui *ui, Rect r) {
                  "--model FILE --input TEXT). Press Q to quit.");
 }
 
+static void draw_frame(Ui *ui, const App *a, float scale);
+
+// Scaled up (+), the frame is first laid out dry at the default scale: each zoomable heatmap's
+// cells there are the least it is then drawn with (fewer rows and columns shown, panned by a
+// drag, when the larger text leaves less room). + never shrinks a heatmap.
 void app_draw(Ui *ui, const App *a) {
+    ui->n_floor = 0;
+    if (a->scale > 1.0f) {
+        gfx_set_dry(ui->g, true), ui->measuring = true;
+        draw_frame(ui, a, 1.0f);
+        gfx_set_dry(ui->g, false), ui->measuring = false;
+    }
+    draw_frame(ui, a, a->scale);
+}
+
+static void draw_frame(Ui *ui, const App *a, float scale) {
     int w, h;
     gfx_size(ui->g, &w, &h);
-    app_metrics(a, ui, w, h);
+    metrics(a, scale, ui, w, h);
     ui->n_hot = 0;
     ui->zoom_view.cells = (Rect){0, 0, 0, 0};
     memset(ui->scroll, 0, sizeof ui->scroll);

@@ -10,8 +10,11 @@ static FontFace face_of(const Flow *f, unsigned style) {
     return f->face;
 }
 
+// Inline code is a size smaller than the prose around it, but never under the smallest text.
 static int px_of(const Flow *f, unsigned style) {
-    return (style & STYLE_CODE) && f->face != FONT_MONO ? f->px * 9 / 10 : f->px;
+    if (!(style & STYLE_CODE) || f->face == FONT_MONO) return f->px;
+    const int px = f->px * 9 / 10;
+    return px < f->ui->min_px && f->px >= f->ui->min_px ? f->ui->min_px : px;
 }
 
 // The padding either side of inline code, whose background must not touch its neighbours.

@@ -154,8 +154,8 @@ static void col_labels(Ui *ui, const HeatSpec *h, Rect cells, int c0, int c1, in
             const char *t = h->col_labels[c];
             single = t[0] && (!t[1] || ((unsigned char)t[0] >= 0xC0 && strlen(t) <= 4));
         }
-    if (single && widest > cw - 1 && cw >= 7) {
-        px = (int)(cw * 0.95f) > 7 ? (int)(cw * 0.95f) : 7;
+    if (single && widest > cw - 1 && (int)(cw * 0.95f) >= ui->min_px) {  // smaller: thinned out below
+        px = (int)(cw * 0.95f);
         widest = gfx_text_width(ui->g, FONT_SANS, px, "m");
     }
     const bool rotate = h->col_labels && widest > cw - 1 && !single;
@@ -243,10 +243,10 @@ typedef struct {
     int row_px, col_px;    // label sizes: shrunk so that every label fits when possible
 } Geometry;
 
-// Labels shrink to fit their rows, but not below 60% of the label size (then rows are skipped).
+// Labels shrink to fit their rows, but not below the smallest text (then rows are skipped).
 static int label_size(const Ui *ui, float cell) {
-    int px = (int)(cell * 0.8f), floor_px = ui->small * 3 / 5 > 8 ? ui->small * 3 / 5 : 8;
-    return px >= ui->small ? ui->small : px >= floor_px ? px : ui->small;
+    const int px = (int)(cell * 0.8f);
+    return px >= ui->small ? ui->small : px >= ui->min_px ? px : ui->small;
 }
 
 // Cell sizes: square for square tensors (attention maps), otherwise stretched to use the space
@@ -294,13 +294,37 @@ static int upright_room(Ui *ui, const HeatSpec *h, int c0, int c1, int lh) {
     return want < 2 * lh ? 2 * lh : want > 5 * lh ? 5 * lh : want;
 }
 
+static const HeatFloor *floor_of(const Ui *ui, const HeatSpec *h) {
+    for (int i = 0; i < ui->n_floor; i++)
+        if (!memcmp(ui->floor[i].key, h->key, sizeof h->key))
+            return ui->floor[i].cw >= 1.0f && ui->floor[i].ch >= 1.0f ? &ui->floor[i] : NULL;  // not downsampled
+    return NULL;
+}
+
+// Scaled up: cells that would come out smaller than at the default scale (floor f) keep that
+// size: fewer rows or columns are shown (from the zoom's first) where the room is short, and
+// cells a shape rule held back grow where the room allows.
+static Geometry at_least_floor(const Ui *ui, const HeatSpec *h, const HeatFloor *f, Rect area, Geometry g, int *r0,
+                               int *r1, int *c0, int *c1) {
+    if (g.cw >= f->cw && g.ch >= f->ch) return g;
+    const int fit_r = (int)(area.h / f->ch), fit_c = (int)(area.w / f->cw);
+    if (fit_r >= 1 && fit_r < *r1 - *r0) *r1 = *r0 + fit_r;
+    if (fit_c >= 1 && fit_c < *c1 - *c0) *c1 = *c0 + fit_c;
+    const int vr = *r1 - *r0, vc = *c1 - *c0;
+    g = geometry(ui, h, area, vr, vc);
+    if (g.cw < f->cw && f->cw * vc <= area.w) g.cw = f->cw;
+    if (g.ch < f->ch && f->ch * vr <= area.h) g.ch = f->ch;
+    g.cells.w = (int)(g.cw * vc), g.cells.h = (int)(g.ch * vr);
+    return g;
+}
+
 Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     if (h->rows <= 0 || h->cols <= 0 || r.w < 8 || r.h < 8) return (Rect){r.x, r.y, 0, 0};
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     const int th = title_line(ui, h, r, h->compact ? ui->small : ui->px);
     int r0, r1, c0, c1;
     visible(h, &r0, &r1, &c0, &c1);
-    const int vr = r1 - r0, vc = c1 - c0;
+    int vr = r1 - r0, vc = c1 - c0;
     int lw = 0, top = 2, bar = 0, bottom = 0;
     if (!h->compact) {
         lw = widest_row_label(ui, h, r0, r1);
@@ -312,7 +336,14 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     Rect area = {r.x + lw + 6, r.y + th + top, r.w - lw - 6 - bar, r.h - th - top - bottom};
     if (h->compact) area = (Rect){r.x, r.y + th, r.w, r.h - th};
     if (area.w < 4 || area.h < 4) return (Rect){r.x, r.y, 0, 0};
-    const Geometry g = geometry(ui, h, area, vr, vc);
+    Geometry g = geometry(ui, h, area, vr, vc);
+    if (h->zoomable && ui->measuring) {  // the dry pass at the default scale: keep the cells' size
+        if (ui->n_floor < UI_MAX_FLOORS)
+            ui->floor[ui->n_floor++] = (HeatFloor){{h->key[0], h->key[1], h->key[2], h->key[3], h->key[4]}, g.cw, g.ch};
+        return g.cells;
+    }
+    const HeatFloor *f = h->zoomable ? floor_of(ui, h) : NULL;
+    if (f) g = at_least_floor(ui, h, f, area, g, &r0, &r1, &c0, &c1), vr = r1 - r0, vc = c1 - c0;
     const bool down = g.cw < 1.0f || g.ch < 1.0f;
     const HeatEntry *en = cached_image(ui, h, r0, r1, c0, c1, g.cw < 1.0f ? g.cells.w : vc,
                                        g.ch < 1.0f ? g.cells.h : vr);
@@ -369,7 +400,9 @@ ZoomBox heat_zoom_about(const Ui *ui, ZoomBox z, int x, int y, int dir) {
 ZoomBox heat_pan(const Ui *ui, ZoomBox z, int dx, int dy) {
     const ZoomView *v = &ui->zoom_view;
     if (v->cells.w <= 0 || v->cells.h <= 0) return z;
-    const float w = z.x1 - z.x0, h = z.y1 - z.y0;
+    // The box, or the part of it drawn when + cut it (heat_draw's at_least_floor): that part pans.
+    const float w = fminf(z.x1 - z.x0, (float)(v->c1 - v->c0) / v->cols);
+    const float h = fminf(z.y1 - z.y0, (float)(v->r1 - v->r0) / v->rows);
     float x0 = z.x0 - (float)(v->c1 - v->c0) / v->cols * dx / v->cells.w;
     float y0 = z.y0 - (float)(v->r1 - v->r0) / v->rows * dy / v->cells.h;
     x0 = fminf(fmaxf(x0, 0.0f), 1.0f - w), y0 = fminf(fmaxf(y0, 0.0f), 1.0f - h);

@@ -71,13 +71,21 @@ typedef struct {
     int unit;  // pixels a wheel notch moves (the offset's unit: pixels or lines)
 } ScrollView;
 
-enum { UI_MAX_HOT = 1024 };
+enum { UI_MAX_HOT = 1024, UI_MAX_FLOORS = 32 };
+
+// A heatmap's cell size at the default scale (+ never draws it smaller).
+typedef struct {
+    unsigned key[5];  // the heatmap's (HeatSpec.key)
+    float cw, ch;
+} HeatFloor;
 
 typedef struct {
     Gfx *g;
     const Theme *th;
     int px;       // body text size in pixels
     int small;    // small text (labels)
+    int min_px;   // the smallest text any view draws: 14 px at the default scale (labels that
+                  // would need less are thinned out instead, so a projector's back row reads all)
     int pad;      // standard gap
     int mx, my;   // the mouse
     HotZone hot[UI_MAX_HOT];
@@ -85,6 +93,9 @@ typedef struct {
     HeatCache *heat;
     ZoomView zoom_view;  // the zoomable heatmap as drawn this frame
     ScrollView scroll[SCROLL_COUNT];  // the lesson panel's scrolling parts this frame
+    bool measuring;      // the frame is a dry pass at the default scale, recording floors:
+    HeatFloor floor[UI_MAX_FLOORS];  // what each zoomable heatmap's cells were in it
+    int n_floor;
 } Ui;
 
 // Adds a clickable zone for this frame.

@@ -130,34 +130,69 @@ static void section_header(Ui *ui, Rect r, const char *title) {
     ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->muted, r.x, r.y + ui->pad / 4, title, r.w);
 }
 
-// One line of the program: its number in a gutter, the code, the comment in muted grey.
-static void program_row(Ui *ui, Rect row, int gutter, int num, const char *text, bool lit) {
+// How many bytes of monospace text fit in `room` pixels (UTF-8 takes more bytes than it
+// shows, so a line with some wraps a little early, never late).
+static int mono_fit(Ui *ui, int room) {
+    const int cw = gfx_text_width(ui->g, FONT_MONO, ui->small, "M");
+    const int n = cw > 0 ? room / cw : 80;
+    return n < 8 ? 8 : n;
+}
+
+// Where the first piece of s[0, n) ends when at most `fit` bytes fit: after the last space,
+// comma or opening bracket in its last two thirds, else at `fit`, never inside a UTF-8 character.
+static int wrap_at(const char *s, int n, int fit) {
+    if (n <= fit) return n;
+    for (int k = fit; k > fit / 3; k--)
+        if (s[k - 1] == ' ' || s[k - 1] == ',' || s[k - 1] == '(' || s[k - 1] == '[') return k;
+    int k = fit;
+    while (k > 1 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    return k;
+}
+
+// One line of the program: its number in a gutter, the code, the comment in muted grey,
+// wrapped at the panel's edge (continuations indented under the code). Returns the rows it
+// takes; draws them from row.y (row.h: one row) if draw.
+static int program_row(Ui *ui, Rect row, int gutter, int num, const char *text, bool lit, bool draw) {
     const Theme *t = ui->th;
     const int px = ui->small;
-    if (lit) gfx_rect(ui->g, row, t->lit);
     char buf[600];
-    snprintf(buf, sizeof buf, "%d", num);
-    const int nw = gfx_text_width(ui->g, FONT_MONO, px, buf);
-    gfx_text(ui->g, FONT_MONO, px, lit ? t->lit_text : t->muted, row.x + gutter - nw - px / 2, row.y, buf);
     snprintf(buf, sizeof buf, "%s", text ? text : "");
     buf[strcspn(buf, "\r\n")] = '\0';
-    char *hash = strchr(buf, '#');
-    if (hash) *hash = '\0';
-    const int x = row.x + gutter, room = row.w - gutter;
-    const int w = gfx_text_width(ui->g, FONT_MONO, px, buf);  // with the spaces before the comment
     for (int n = (int)strlen(buf); n > 0 && buf[n - 1] == ' '; n--) buf[n - 1] = '\0';
-    ui_text_fit(ui, FONT_MONO, px, lit ? t->lit_text : t->text, x, row.y, buf, room);
-    // The comment, unless so little of it would fit that it says nothing.
-    if (hash && room - w >= 6 * gfx_text_width(ui->g, FONT_MONO, px, "#")) {
-        *hash = '#';
-        ui_text_fit(ui, FONT_MONO, px, lit ? t->lit_text : t->muted, x + w, row.y, hash, room - w);
-    }
+    const int n = (int)strlen(buf), hash = (int)strcspn(buf, "#"), fit = mono_fit(ui, row.w - gutter);
+    const int lead = (int)strspn(buf, " "), indent = lead + 4 < fit / 2 ? lead + 4 : fit / 2;
+    int rows = 0, at = 0;
+    do {
+        const int room = rows ? fit - indent : fit, len = wrap_at(buf + at, n - at, room);
+        if (draw) {
+            const int y = row.y + rows * row.h, x0 = row.x + gutter + (rows ? indent * gfx_text_width(ui->g, FONT_MONO, px, " ") : 0);
+            if (lit) gfx_rect(ui->g, (Rect){row.x, y, row.w, row.h}, t->lit);
+            if (rows == 0) {
+                char no[16];
+                snprintf(no, sizeof no, "%d", num);
+                const int nw = gfx_text_width(ui->g, FONT_MONO, px, no);
+                gfx_text(ui->g, FONT_MONO, px, lit ? t->lit_text : t->muted, row.x + gutter - nw - px / 2, y, no);
+            }
+            char piece[600];
+            const int code = at < hash ? (hash < at + len ? hash - at : len) : 0;  // bytes before the comment
+            snprintf(piece, sizeof piece, "%.*s", code, buf + at);
+            const int w = gfx_text(ui->g, FONT_MONO, px, lit ? t->lit_text : t->text, x0, y, piece);
+            snprintf(piece, sizeof piece, "%.*s", len - code, buf + at + code);
+            gfx_text(ui->g, FONT_MONO, px, lit ? t->lit_text : t->muted, x0 + w, y, piece);
+        }
+        at += len > 0 ? len : n - at;  // (len is 0 only on an empty line)
+        while (at < n && buf[at] == ' ') at++;  // a break's spaces start no row
+        rows++;
+    } while (at < n);
+    return rows;
 }
 
 static const char *source_line(const Lesson *l, int line) {
     return line >= 1 && line <= l->n_lines ? l->lines[line - 1] : "";
 }
 
+// The program around the stage's line: as many whole lines of its cell as `rows` rows hold
+// once wrapped, the stage's line among them; then the line that called it, if any.
 static void program_section(Ui *ui, const App *a, const Stage *st, Rect r, int rows) {
     const Lesson *l = &a->session.lesson;
     const int lh = code_lh(ui), cell = lesson_cell_of_line(l, st->line);
@@ -166,21 +201,27 @@ static void program_section(Ui *ui, const App *a, const Stage *st, Rect r, int r
     section_header(ui, r, title);
     int first = st->line, last = st->line;
     if (cell >= 0) first = l->cells[cell].first_line, last = l->cells[cell].last_line;
-    if (rows > last - first + 1) rows = last - first + 1;
-    int top = st->line - rows / 2;
-    if (top + rows - 1 > last) top = last - rows + 1;
-    if (top < first) top = first;
     char num[16];
     snprintf(num, sizeof num, "%d", last > st->call_line ? last : st->call_line);
     const int gutter = gfx_text_width(ui->g, FONT_MONO, ui->small, num) + ui->small;
+    const Rect one = {r.x, 0, r.w, lh};
+#define ROWS_OF(k) program_row(ui, one, gutter, (k), source_line(l, (k)), false, false)
+    if (st->call_line) rows -= ROWS_OF(st->call_line) - 1;  // the plan kept one row for it
+    int top = st->line, bottom = st->line, used = ROWS_OF(st->line);
+    for (bool grew = true; grew;) {  // one line below, then one above, while they fit
+        grew = false;
+        if (bottom < last && used + ROWS_OF(bottom + 1) <= rows) bottom++, used += ROWS_OF(bottom), grew = true;
+        if (top > first && used + ROWS_OF(top - 1) <= rows) top--, used += ROWS_OF(top), grew = true;
+    }
     int y = r.y + header_h(ui);
-    for (int k = top; k < top + rows; k++, y += lh)
-        program_row(ui, (Rect){r.x, y, r.w, lh}, gutter, k, source_line(l, k), k == st->line);
+    for (int k = top; k <= bottom; k++)
+        y += lh * program_row(ui, (Rect){r.x, y, r.w, lh}, gutter, k, source_line(l, k), k == st->line, true);
     if (st->call_line) {
         snprintf(title, sizeof title, "called from line %d", st->call_line);
         ui_text_fit(ui, FONT_ITALIC, ui->small, ui->th->muted, r.x, y, title, r.w);
-        program_row(ui, (Rect){r.x, y + lh, r.w, lh}, gutter, st->call_line, source_line(l, st->call_line), false);
+        program_row(ui, (Rect){r.x, y + lh, r.w, lh}, gutter, st->call_line, source_line(l, st->call_line), false, true);
     }
+#undef ROWS_OF
 }
 
 // The shape as "[4 x 25 x 25]" with no-break spaces, so that it never wraps inside.
@@ -321,8 +362,8 @@ static void kernel_section(Ui *ui, Rect r, const char *src, int len, const char 
     section_header(ui, r, head);
     for (int k = 0; k < 2; k++)  // what ran instead (a faster kernel, the cached decoder), above the loop
         if (notes[k]) {
-            ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + header_h(ui), notes[k], r.w);
-            const int skip = code_lh(ui);
+            const int skip = ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->muted,
+                                          (Rect){r.x, r.y + header_h(ui), r.w, r.h - header_h(ui)}, notes[k]);
             r.y += skip, r.h -= skip;
         }
     const int lh = code_lh(ui), top = r.y + header_h(ui);

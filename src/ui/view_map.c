@@ -64,6 +64,16 @@ static void header(Ui *ui, const App *a, Rect r, const BlockRow *b, int layers, 
     ui_text_fit(ui, FONT_BOLD, px, ui->th->muted, r.x, r.y + (r.h - gfx_line_height(ui->g, FONT_BOLD, px)) / 2, s, r.w);
 }
 
+// Rows that do not fit scroll: the block on screen stays in the middle of the panel.
+static int map_offset(const Item *items, int k, const BlockRow *rows, int cursor, int rh, int h) {
+    if (k * rh <= h) return 0;
+    int at = 0;
+    for (int i = 0; i < k; i++)
+        if (items[i].kind == ITEM_ROW && rows[items[i].row].first <= cursor && cursor <= rows[items[i].row].last) at = i;
+    const int off = at * rh - h / 2;
+    return off < 0 ? 0 : off > k * rh - h ? k * rh - h : off;
+}
+
 static void row(Ui *ui, Rect r, const char *label, bool lit, Rgba fill, int px, int first) {
     const Theme *t = ui->th;
     gfx_rect(ui->g, r, lit ? t->lit : fill);
@@ -90,13 +100,12 @@ void view_map(Ui *ui, const App *a, Rect r) {
     const BlockRow cur = block_of(a, a->cursor);
     const int n = block_rows(a, cur.round, rows, MAX_ROWS);
     const int k = build_items(rows, n, &cur, items, MAX_ROWS);
-    int px = ui->small, lh = gfx_line_height(ui->g, FONT_SANS, px);
+    const int px = ui->small, lh = gfx_line_height(ui->g, FONT_SANS, px);
     int rh = lh * 3 / 2;
-    if (k * rh > in.h) rh = in.h / (k ? k : 1);  // squeeze rows, then the text, to fit
-    if (rh < lh + 2) px = px * rh / (lh + 2) > 7 ? px * rh / (lh + 2) : 7, lh = gfx_line_height(ui->g, FONT_SANS, px);
+    if (k * rh > in.h) rh = in.h / (k ? k : 1) > lh + 2 ? in.h / (k ? k : 1) : lh + 2;  // squeeze rows, never the text
     const bool greedy = is_greedy(a);
     gfx_clip(ui->g, in);
-    int y = in.y;
+    int y = in.y - map_offset(items, k, rows, a->cursor, rh, in.h);
     for (int i = 0; i < k; i++, y += rh) {
         const Item *m = &items[i];
         const BlockRow *b = &rows[m->row];

@@ -5,6 +5,7 @@
 
 #include "app.h"
 #include "heat.h"
+#include "rows.h"
 
 enum { MAX_LABELS = 512 };
 
@@ -90,16 +91,31 @@ static void token_chips(Ui *ui, const App *a, const Operand *o, int i, int slot,
         if (!strcmp(s, " ")) snprintf(s, sizeof s, "\xe2\x90\xa3");  // show a space as ␣
         char num[16];
         snprintf(num, sizeof num, "%d", id);
-        int w = gfx_text_width(ui->g, FONT_MONO, ui->small, s), wn = gfx_text_width(ui->g, FONT_SANS, ui->small * 3 / 4, num);
+        int w = gfx_text_width(ui->g, FONT_MONO, ui->small, s), wn = gfx_text_width(ui->g, FONT_SANS, ui->min_px, num);
         int cw = (w > wn ? w : wn) + ui->pad;
         if (x + cw > r.x + r.w) x = r.x, y += lh * 2 + ui->pad;
         if (y + lh * 2 > r.y + r.h) break;
         gfx_rect(ui->g, (Rect){x, y, cw, lh * 2}, t->panel_alt);
         gfx_frame(ui->g, (Rect){x, y, cw, lh * 2}, 1, t->border);
         gfx_text(ui->g, FONT_MONO, ui->small, t->text, x + (cw - w) / 2, y, s);
-        gfx_text(ui->g, FONT_SANS, ui->small * 3 / 4, t->muted, x + (cw - wn) / 2, y + lh, num);
+        gfx_text(ui->g, FONT_SANS, ui->min_px, t->muted, x + (cw - wn) / 2, y + lh, num);
         x += cw + 3;
     }
+}
+
+// Outlines, on the output heatmap just drawn, the row the cached decoder computed this round
+// (the last) and, for a square map, its new column too.
+static void mark_computed(Ui *ui, int row, int col, bool with_column) {
+    const ZoomView *z = &ui->zoom_view;
+    if (z->cells.w <= 0 || z->r1 <= z->r0 || z->c1 <= z->c0) return;
+    const float ch = (float)z->cells.h / (z->r1 - z->r0), cw = (float)z->cells.w / (z->c1 - z->c0);
+    const int t = ch >= 6 ? 2 : 1;
+    if (row >= z->r0 && row < z->r1)
+        gfx_frame(ui->g, (Rect){z->cells.x - t, z->cells.y + (int)((row - z->r0) * ch) - t, z->cells.w + 2 * t, (int)ch + 2 * t},
+                  t, ui->th->accent);
+    if (with_column && col >= z->c0 && col < z->c1)
+        gfx_frame(ui->g, (Rect){z->cells.x + (int)((col - z->c0) * cw) - t, z->cells.y - t, (int)cw + 2 * t, z->cells.h + 2 * t},
+                  t, ui->th->accent);
 }
 
 // Draws one operand as a heatmap (3-D: the chosen head's slice).
@@ -157,7 +173,19 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
                   .key = {o.key[0], o.key[1], o.key[2] + (unsigned)(slot + 1), (unsigned)head, o.key[3]}};
     if (o.label_stage < 0 && nd >= 2) h.row_name = o.is_weight ? "row" : "position";
     h.zoomable = slot < 0, h.zoom = a->zoom;
+    const RowsKind kind = slot < 0 ? interp_stage_rows(it, i) : ROWS_WHOLE;
+    const bool cached = kind != ROWS_WHOLE && !rows_ran_whole(interp_stage(it, i), kind);
+    char marked[200];
+    if (cached) {  // the cached decoder: say which rows it computed and which it copied
+        snprintf(marked, sizeof marked, "%s%s%s",
+                 kind == ROWS_SAME ? "cached: all copied from the round before"
+                 : kind == ROWS_GROWN ? "cached: outlined row computed"
+                                      : "cached: outlined row, column computed",
+                 sub[0] ? "   " : "", sub);
+        h.subtitle = marked;
+    }
     heat_draw(ui, &h, r);
+    if (cached && kind != ROWS_SAME) mark_computed(ui, rows - 1, cols - 1, kind != ROWS_GROWN);
 }
 
 // The program line that made the stage, without its comment, as a heading.

@@ -40,6 +40,10 @@ struct Gfx {
     bool reported;         // an SDL drawing error has been reported once
     bool paced;            // SDL's software renderer: it never waits for the display, so we do
     Uint64 last_present;   // SDL_GetTicks64 at the last present, to pace frames without vsync
+    bool dry;              // a pass that lays out and draws nothing (gfx_set_dry)
+    bool any_text;         // this frame drew text; the smallest, and what it said:
+    int smallest_px;
+    char smallest_text[48];
 };
 
 struct GfxImage {
@@ -174,8 +178,12 @@ static void set_color(Gfx *g, Rgba c) {
     check(g, SDL_SetRenderDrawColor(g->r, c.r, c.g, c.b, c.a), "SetRenderDrawColor");
 }
 
+void gfx_set_dry(Gfx *g, bool dry) { g->dry = dry; }
+
 void gfx_begin(Gfx *g, Rgba bg) {
+    if (g->dry) return;
     g->frame++;
+    g->any_text = false;
     gfx_unclip(g);
     set_color(g, bg);
     check(g, SDL_RenderClear(g->r), "RenderClear");
@@ -194,7 +202,7 @@ void gfx_present(Gfx *g) {
 }
 
 void gfx_rect(Gfx *g, Rect r, Rgba c) {
-    if (r.w <= 0 || r.h <= 0) return;
+    if (r.w <= 0 || r.h <= 0 || g->dry) return;
     set_color(g, c);
     check(g, SDL_RenderFillRect(g->r, &(SDL_Rect){r.x, r.y, r.w, r.h}), "RenderFillRect");
 }
@@ -207,16 +215,20 @@ void gfx_frame(Gfx *g, Rect r, int t, Rgba c) {
 }
 
 void gfx_line(Gfx *g, int x0, int y0, int x1, int y1, Rgba c) {
+    if (g->dry) return;
     set_color(g, c);
     check(g, SDL_RenderDrawLine(g->r, x0, y0, x1, y1), "RenderDrawLine");
 }
 
 void gfx_clip(Gfx *g, Rect r) {
+    if (g->dry) return;
     check(g, SDL_RenderSetClipRect(g->r, &(SDL_Rect){r.x, r.y, r.w > 0 ? r.w : 0, r.h > 0 ? r.h : 0}),
           "RenderSetClipRect");
 }
 
-void gfx_unclip(Gfx *g) { check(g, SDL_RenderSetClipRect(g->r, NULL), "RenderSetClipRect"); }
+void gfx_unclip(Gfx *g) {
+    if (!g->dry) check(g, SDL_RenderSetClipRect(g->r, NULL), "RenderSetClipRect");
+}
 
 static TTF_Font *font(Gfx *g, FontFace f, int px) {
     if (px < 4) px = 4;
@@ -270,8 +282,23 @@ static TextEntry *text_entry(Gfx *g, FontFace f, int px, Rgba c, const char *s) 
     return t;
 }
 
+// Keeps the smallest text of the frame, for the readability rule's test.
+static void note_size(Gfx *g, int px, const char *s) {
+    if (g->any_text && px >= g->smallest_px) return;
+    g->any_text = true, g->smallest_px = px;
+    snprintf(g->smallest_text, sizeof g->smallest_text, "%s", s);
+}
+
+bool gfx_smallest_text(const Gfx *g, int *px, const char **text) {
+    if (!g->any_text) return false;
+    *px = g->smallest_px, *text = g->smallest_text;
+    return true;
+}
+
 int gfx_text(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s) {
     if (!s || !*s) return 0;
+    if (g->dry) return gfx_text_width(g, f, px, s);
+    note_size(g, px, s);
     TextEntry *t = text_entry(g, f, px, c, s);
     if (!t) return 0;
     check(g, SDL_RenderCopy(g->r, t->tex, NULL, &(SDL_Rect){x, y, t->w, t->h}), "RenderCopy");
@@ -280,6 +307,8 @@ int gfx_text(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s) {
 
 int gfx_text_up(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s) {
     if (!s || !*s) return 0;
+    if (g->dry) return gfx_text_width(g, f, px, s);
+    note_size(g, px, s);
     TextEntry *t = text_entry(g, f, px, c, s);
     if (!t) return 0;
     // Rotating about the centre: the unrotated box shares its centre with the rotated one.
@@ -338,7 +367,7 @@ void gfx_image_free(GfxImage *im) {
 }
 
 void gfx_draw_image(Gfx *g, GfxImage *im, Rect d) {
-    if (im) check(g, SDL_RenderCopy(g->r, im->tex, NULL, &(SDL_Rect){d.x, d.y, d.w, d.h}), "RenderCopy");
+    if (im && !g->dry) check(g, SDL_RenderCopy(g->r, im->tex, NULL, &(SDL_Rect){d.x, d.y, d.w, d.h}), "RenderCopy");
 }
 
 bool gfx_read(Gfx *g, Rgba *px) {

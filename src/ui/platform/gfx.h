@@ -40,6 +40,8 @@ void gfx_set_min_size(Gfx *g, int w, int h);
 bool gfx_is_window(const Gfx *g);
 
 void gfx_begin(Gfx *g, Rgba background);
+// While dry, drawing calls draw nothing (text still measures): a pass that only lays out.
+void gfx_set_dry(Gfx *g, bool dry);
 void gfx_present(Gfx *g);
 
 void gfx_rect(Gfx *g, Rect r, Rgba c);
@@ -53,6 +55,8 @@ int gfx_text(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s);
 // Text rotated 90 degrees anticlockwise, reading upwards, its bottom-left at (x, y).
 int gfx_text_up(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s);
 int gfx_text_width(Gfx *g, FontFace f, int px, const char *s);
+// The smallest text drawn since gfx_begin (its size and the start of its string); false if none.
+bool gfx_smallest_text(const Gfx *g, int *px, const char **text);
 int gfx_line_height(Gfx *g, FontFace f, int px);
 // How many bytes of s fit in max_w pixels (whole UTF-8 characters).
 int gfx_fit(Gfx *g, FontFace f, int px, const char *s, int max_w);

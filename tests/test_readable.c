@@ -1,0 +1,151 @@
+// test_readable.c: what a projector shows at 1280x720 can be read from the back of the room.
+//   - no text in any view is drawn under 14 px at the default scale, on the lessons a first
+//     lecture uses, at stages spread over each pass (the canvas records its smallest text);
+//   - the cached decoder's stages mark the rows it computed;
+//   - pressing + never makes a heatmap smaller: its cells keep at least their size.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "check.h"
+#include "heat.h"
+#include "scene.h"
+
+enum { MIN_PX = 14, W = 1280, H = 720 };
+
+static const char *const lessons[] = {"self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md",
+                                      "masks.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md",
+                                      "backprop.md", "which-head.md", "transformers-from-scratch.md"};
+
+// Draws the scene and checks its smallest text; `what` names the place in a failure.
+static void check_frame(Scene *s, const char *what) {
+    app_draw(&s->ui, &s->a);
+    gfx_present(s->g);
+    int px = 0;
+    const char *text = "";
+    if (gfx_smallest_text(s->g, &px, &text))
+        CHECK(px >= MIN_PX, "%s: text of %d px (\"%s\"), under %d at %dx%d", what, px, text, MIN_PX, W, H);
+}
+
+// Every view at a stage every few stages (every stage of a short pass), and every attention map.
+static void test_lesson(const char *name) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", LESSONS, name);
+    Scene s;
+    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = path})) return;
+    Err e = {{0}};
+    CHECK(interp_run(s.a.session.it, &e), "%s: %s", name, e.msg);
+    const int n = interp_n_stages(s.a.session.it), every = n > 40 ? n / 20 : 1;
+    int frames = 0;
+    for (int i = 0; i < n; i++) {
+        const Stage *st = interp_stage(s.a.session.it, i);
+        const bool attention = strstr(st->id, "weights") != NULL;
+        if (i % every && !attention && i != n - 1) continue;
+        app_goto(&s.a, i);
+        for (int v = 0; v < VIEW_COUNT; v++) {
+            if (v == VIEW_TRAIN || v == VIEW_PATCH || (v == VIEW_COMPARE && !attention)) continue;
+            s.a.view = (ViewKind)v;
+            if (v == VIEW_COMPARE && !s.a.pin.data) app_act(&s.a, DO_PIN, 0);
+            char what[300];
+            snprintf(what, sizeof what, "%s, %s view at %s", name, view_names[v], st->id);
+            check_frame(&s, what);
+            frames++;
+        }
+    }
+    // The Training view before a run, and the lesson list and the key list over a stage.
+    app_goto(&s.a, 0);
+    s.a.view = VIEW_TRAIN;
+    check_frame(&s, "the Training view");
+    s.a.view = VIEW_STAGE;
+    app_act(&s.a, DO_LESSONS, 0);
+    check_frame(&s, "the lesson list");
+    app_act(&s.a, DO_LESSONS, 0);
+    app_act(&s.a, DO_HELP, 0);
+    check_frame(&s, "the key list");
+    CHECK(frames > 0, "%s: drew its views", name);
+    scene_close(&s);
+}
+
+// The cached decoder's stages mark the row it computed this round (outlined in the accent
+// colour); the rows it copied are not outlined, and nor is anything in the plain decoder.
+static bool accent_at(Scene *s, const Rgba *px, int x, int y) {
+    const Rgba c = px[(size_t)y * W + x], a = s->ui.th->accent;
+    return c.r == a.r && c.g == a.g && c.b == a.b;
+}
+
+static void test_cached_rows_marked(void) {
+    static const struct { const char *lesson, *id; bool marked; } at[] = {
+        {"cached-decoding.md", "step.3.decoder.layers.0.self_attn.k", true},
+        {"cached-decoding.md", "step.3.decoder.layers.0.self_attn.weights", true},   // the new row and column
+        {"cached-decoding.md", "step.3.decoder.layers.0.self_attn.q_heads", false},  // cheap: run whole
+        {"greedy-decoding.md", "step.3.decoder.layers.0.self_attn.k", false},  // the plain decoder
+    };
+    Rgba *px = malloc(sizeof *px * W * H);
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", LESSONS, at[k].lesson);
+        Scene s;
+        if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = path})) continue;
+        Err e = {{0}};
+        CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
+        app_goto(&s.a, interp_find(s.a.session.it, at[k].id));
+        s.a.view = VIEW_STAGE;
+        app_draw(&s.ui, &s.a);
+        gfx_present(s.g);
+        CHECK(gfx_read(s.g, px), "read the canvas");
+        const ZoomView *z = &s.ui.zoom_view;
+        const int rows = z->r1 - z->r0, x = z->cells.x + z->cells.w / 2;
+        CHECK(rows >= 2, "%s: rows shown", at[k].id);
+        if (rows < 2) continue;
+        const int ch = z->cells.h / rows, last_top = z->cells.y + (rows - 1) * ch - 1, first_bottom = z->cells.y + ch;
+        CHECK(accent_at(&s, px, x, last_top) == at[k].marked, "%s %s: the last row is %s", at[k].lesson, at[k].id,
+              at[k].marked ? "outlined as computed" : "not outlined");
+        CHECK(!accent_at(&s, px, x, first_bottom) && !accent_at(&s, px, x, z->cells.y + ch / 2),
+              "%s %s: the first row (copied) is not outlined", at[k].lesson, at[k].id);
+        scene_close(&s);
+    }
+    free(px);
+}
+
+// + scales text and panels; a heatmap's cells never get smaller for it.
+static void test_bigger_never_shrinks(void) {
+    static const struct { const char *id; ViewKind view; } at[] = {
+        {"encoder.layers.0.self_attn.weights", VIEW_STAGE},
+        {"encoder.layers.0.self_attn.weights", VIEW_ATTENTION},
+        {"encoder.layers.1.linear1", VIEW_STAGE},
+        {"step.3.generator.probs", VIEW_STAGE},
+    };
+    Scene s;
+    if (!scene_open(&s, W, H, &(SessionSpec){.builtin_lesson = "forward-pass.md"})) return;
+    Err e = {{0}};
+    CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        app_goto(&s.a, interp_find(s.a.session.it, at[k].id));
+        s.a.view = at[k].view;
+        s.a.scale = 1.0f;
+        s.a.all_heads = at[k].view != VIEW_ATTENTION, s.a.head = 0;  // the Attention view: one head large
+        app_draw(&s.ui, &s.a);
+        const ZoomView z1 = s.ui.zoom_view;
+        CHECK(z1.cells.w > 0 && z1.cells.h > 0, "%s: a heatmap is drawn", at[k].id);
+        if (z1.cells.w <= 0) continue;
+        const float cw1 = (float)z1.cells.w / (z1.c1 - z1.c0), ch1 = (float)z1.cells.h / (z1.r1 - z1.r0);
+        for (int press = 1; press <= 3; press++) {
+            app_act(&s.a, DO_BIGGER, 0);
+            app_draw(&s.ui, &s.a);
+            const ZoomView *z = &s.ui.zoom_view;
+            const float cw = (float)z->cells.w / (z->c1 - z->c0), ch = (float)z->cells.h / (z->r1 - z->r0);
+            CHECK(z->cells.w > 0 && cw >= cw1 - 0.01f && ch >= ch1 - 0.01f,
+                  "%s, %s view, + pressed %d times: cells %.1fx%.1f px, %.1fx%.1f at the default scale", at[k].id,
+                  view_names[at[k].view], press, cw, ch, cw1, ch1);
+        }
+    }
+    scene_close(&s);
+}
+
+int main(void) {
+    for (size_t k = 0; k < sizeof lessons / sizeof lessons[0]; k++) test_lesson(lessons[k]);
+    test_cached_rows_marked();
+    test_bigger_never_shrinks();
+    return check_finish("test_readable");
+}
