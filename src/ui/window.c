@@ -26,6 +26,7 @@ typedef struct {
     bool placed;   // the place asked for has been reached (or failed)
     bool told;     // the title has announced it
     bool replay_told;  // ... and how the replay ended
+    char title[600];   // the desktop title last set (the lesson's place in the course)
     void (*done)(int status, void *ctx);
     void *done_ctx;
 } Loop;
@@ -132,6 +133,11 @@ static int frame(void *ctx) {
     gfx_present(L->g);
     gfx_trim_cache(L->g);
     tell(L, step);
+    if (!L->o.announce) {  // the page's title is its ready / error signal; the desktop's says where we are
+        char title[sizeof L->title];
+        app_title(a, title, sizeof title);
+        if (strcmp(title, L->title)) snprintf(L->title, sizeof L->title, "%s", title), platform_title(title);
+    }
     if (a->quit) return -1;
     const bool busy = a->playing || L->rep || a->waiting.on || a->train_snap.running;
     return busy ? (a->train_snap.running && !a->playing && !L->rep ? 100 : 0) : 50;
