@@ -16,6 +16,7 @@ typedef enum {
     DO_ABLATE_HEAD, DO_ABLATE_MASK, DO_ABLATE_POSITIONS, DO_ABLATE_UNDO, DO_LINK,
     DO_BACKWARD, DO_GRADIENT, DO_GRADCHECK,  // B: into / out of the backward pass; D: tensor or gradient; G: check
     DO_MISTAKE,  // W: the backward pass with a learner's wrong formula (cycles; back to the right one)
+    DO_FIRST_DIFF,  // J: a mistake lesson's first stage that differs from its correct program, in Compare
     DO_COUNT
 } Action;
 
@@ -67,6 +68,10 @@ void app_loaded(App *a, const SessionSpec *spec);
 
 // ---- app_ablate.c: pieces switched off (a DO_ABLATE_* action), the pass re-run ----
 void app_ablate(App *a, Action act);
+
+// ---- app_against.c: J, a mistake lesson's first difference from its correct program ----
+// Goes to the first stage where the mistake differs from its correct program, in Compare.
+void app_against_jump(App *a);
 
 // ---- app_lessons.c: the lessons of a folder, opened and switched ----
 // Reads the lessons of `dir` (NULL: none) and finds the one open (open_path) among them.

@@ -37,6 +37,7 @@ static const struct {
     {'u', DO_ABLATE_UNDO, 0}, {'U', DO_ABLATE_UNDO, 0}, {'k', DO_LINK, 0}, {'K', DO_LINK, 0},
     {'b', DO_BACKWARD, 0}, {'B', DO_BACKWARD, 0}, {'d', DO_GRADIENT, 0}, {'D', DO_GRADIENT, 0},
     {'g', DO_GRADCHECK, 0}, {'G', DO_GRADCHECK, 0}, {'w', DO_MISTAKE, 0}, {'W', DO_MISTAKE, 0},
+    {'j', DO_FIRST_DIFF, 0}, {'J', DO_FIRST_DIFF, 0},
 };
 
 // While the input line is being edited.
