@@ -104,10 +104,22 @@ static int run_against(const CliOptions *o) {
     printf("stages: %d here: %d the same, %d with other values, %d of another shape, %d without a counterpart; "
            "%d of the correct program's without one here\n", a.n, count[MATCH_SAME], count[MATCH_VALUES],
            count[MATCH_SHAPE], count[MATCH_MISSING], a.n_unmatched);
-    printf("this program:\n");
-    print_result(&m);
-    printf("correct program:\n");
-    print_result(&c);
+    for (int i = 0, shown = 0; i < a.n && shown < 8; i++)  // the widths that changed, e.g. a narrower hidden layer
+        if (a.stage[i].kind == MATCH_SHAPE) {
+            char sh1[64], sh2[64];
+            printf("%s %s: %s here, %s in the correct program\n", shown++ ? "          " : "other shape:", interp_stage(m.it, i)->id,
+                   shape_str(&interp_stage(m.it, i)->shape, sh1, sizeof sh1),
+                   shape_str(&interp_stage(c.it, a.stage[i].other)->shape, sh2, sizeof sh2));
+        }
+    int n_gen;
+    StopReason why;
+    interp_generated(m.it, &n_gen, &why);
+    if (why != STOP_NONE) {  // greedy decoding: what each wrote
+        printf("this program:\n");
+        print_result(&m);
+        printf("correct program:\n");
+        print_result(&c);
+    }
     against_free(&a);
     session_close(&c);
     session_close(&m);
