@@ -99,10 +99,10 @@ static void view_against(Ui *ui, const App *a, Rect r) {
     if (m->first < 0)
         snprintf(head, sizeof head, "No stage differs from the correct program's by more than %g.", (double)AGAINST_TOLERANCE);
     else if (m->stage[m->first].kind == MATCH_SHAPE)
-        snprintf(head, sizeof head, "First difference: %s, another shape (J goes there; red on the timeline)",
+        snprintf(head, sizeof head, "First difference (J, red on the timeline): %s, another shape",
                  interp_stage(it, m->first)->id);
     else
-        snprintf(head, sizeof head, "First difference: %s, largest |difference| %.4g (J goes there; red on the timeline)",
+        snprintf(head, sizeof head, "First difference (J, red on the timeline): %s, largest |difference| %.4g",
                  interp_stage(it, m->first)->id, (double)m->stage[m->first].max_diff);
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
     ui_text_fit(ui, FONT_BOLD, ui->px, m->first == a->cursor ? ui->th->error_bg : ui->th->text, in.x, in.y, head, in.w);

@@ -43,8 +43,8 @@ void view_lessons(Ui *ui, const App *a, Rect r) {
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px) + ui->pad / 3;
     int line[MAX_LINES];
     const int n = list_lines(&a->course, line);
-    const int fit = (r.h - r.h / 24 - 4 * ui->pad) / lh - 3, rows = n < fit ? n : fit > 1 ? fit : 1;
-    Rect box = {r.x + r.w / 6, r.y + r.h / 24, r.w * 2 / 3, (rows + 3) * lh + 2 * ui->pad};
+    const int fit = (r.h - r.h / 24 - 4 * ui->pad) / lh - 2, rows = n < fit ? n : fit > 1 ? fit : 1;
+    Rect box = {r.x + r.w / 6, r.y + r.h / 24, r.w * 2 / 3, (rows + 2) * lh + 2 * ui->pad};
     if (r.w < 900) box.x = r.x + ui->pad, box.w = r.w - 2 * ui->pad;
     gfx_rect(ui->g, rect_inset(box, -4), t->text);
     gfx_rect(ui->g, box, t->panel);

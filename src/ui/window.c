@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>  // strcasecmp
 #include <time.h>
 
 #include "heat.h"
@@ -58,12 +59,18 @@ static void screenshot(Loop *L, const char *path) {
     else if (!quiet) platform_deliver(path, msg, sizeof msg), notice(&L->a, msg);
 }
 
+// expect STAGE_ID: the stage on screen; expect view NAME: the view on screen (its tab's name,
+// any case).
 static void expect_stage(Loop *L, const char *id) {
     const App *a = &L->a;
-    const char *at = a->loaded ? interp_stage(a->session.it, a->cursor)->id : "(nothing loaded)";
-    if (strcmp(at, id) != 0) {
-        fprintf(stderr, "stepformer: replay: expected stage %s on screen, found %s\n", id, at);
-        if (!L->failures) snprintf(L->first_failure, sizeof L->first_failure, "replay: expected stage %s on screen, found %s", id, at);
+    const bool view = !strncmp(id, "view ", 5);
+    const char *at = view ? view_names[a->view] : a->loaded ? interp_stage(a->session.it, a->cursor)->id : "(nothing loaded)";
+    if (view ? strcasecmp(at, id + 5) != 0 : strcmp(at, id) != 0) {
+        const char *what = view ? "view" : "stage";
+        fprintf(stderr, "stepformer: replay: expected %s %s on screen, found %s\n", what, view ? id + 5 : id, at);
+        if (!L->failures)
+            snprintf(L->first_failure, sizeof L->first_failure, "replay: expected %s %s on screen, found %s", what,
+                     view ? id + 5 : id, at);
         L->failures++;
     }
 }
