@@ -52,10 +52,12 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
     float *diff = malloc(sizeof(float) * n);
     if (!diff) return;
     float maxd = 0;
+    int one_masked = 0;  // cells masked (-inf) in one of the two only: infinitely apart, drawn grey
     for (size_t i = 0; i < n; i++) {
-        const float d = t->now[off + i] - t->ref[off + i];
-        diff[i] = isfinite(d) ? d : 0.0f;  // masked in both: no difference
-        maxd = fmaxf(maxd, fabsf(diff[i]));
+        const float x = t->now[off + i], y = t->ref[off + i];
+        if (x == y) diff[i] = 0.0f;  // masked in both: no difference
+        else if (isfinite(x) && isfinite(y)) diff[i] = x - y, maxd = fmaxf(maxd, fabsf(diff[i]));
+        else diff[i] = -INFINITY, one_masked++;
     }
     const float top = shared_top(t->now + off, t->ref + off, n);
     const float both[2] = {t->kind == TK_PROBS ? 0.0f : -top, top}, dr[2] = {-fmaxf(maxd, 1e-12f), fmaxf(maxd, 1e-12f)};
@@ -65,7 +67,10 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
     char sub[3][160];
     snprintf(sub[0], sizeof sub[0], "%s", t->ref_sub);
     snprintf(sub[1], sizeof sub[1], "%s", t->now_sub);
-    snprintf(sub[2], sizeof sub[2], "largest |difference| %.4g%s", (double)maxd, t->shape.ndim == 3 ? " (this slice)" : "");
+    if (one_masked)
+        snprintf(sub[2], sizeof sub[2], "%d masked in one only (grey); largest other |difference| %.4g%s", one_masked,
+                 (double)maxd, t->shape.ndim == 3 ? " (this slice)" : "");
+    else snprintf(sub[2], sizeof sub[2], "largest |difference| %.4g%s", (double)maxd, t->shape.ndim == 3 ? " (this slice)" : "");
     const char *titles[3] = {t->ref_title, t->now_title, t->diff_title};
     const float *data[3] = {t->ref + off, t->now + off, diff};
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
@@ -95,17 +100,24 @@ static void view_against(Ui *ui, const App *a, Rect r) {
     const Interp *it = a->session.it, *cit = a->against.run.it;
     const StageMatch *sm = app_against_at(a, a->cursor);
     const Stage *st = interp_stage(it, a->cursor);
-    char head[400], msg[700], sh1[64], sh2[64];
-    if (m->first < 0)
+    char head[400], rest[200], msg[700], sh1[64], sh2[64];
+    rest[0] = '\0';
+    if (m->first < 0) {
         snprintf(head, sizeof head, "No stage differs from the correct program's by more than %g.", (double)AGAINST_TOLERANCE);
-    else if (m->stage[m->first].kind == MATCH_SHAPE)
-        snprintf(head, sizeof head, "First difference (J, red on the timeline): %s, another shape",
-                 interp_stage(it, m->first)->id);
-    else
-        snprintf(head, sizeof head, "First difference (J, red on the timeline): %s, largest |difference| %.4g",
-                 interp_stage(it, m->first)->id, (double)m->stage[m->first].max_diff);
+    } else {
+        const StageMatch *f = &m->stage[m->first];
+        snprintf(head, sizeof head, "First difference: %s", interp_stage(it, m->first)->id);
+        if (f->kind == MATCH_SHAPE) snprintf(rest, sizeof rest, "another shape;");
+        else if (isinf(f->max_diff)) snprintf(rest, sizeof rest, "masked in one only;");
+        else snprintf(rest, sizeof rest, "largest |difference| %.4g;", (double)f->max_diff);
+        snprintf(rest + strlen(rest), sizeof rest - strlen(rest), " J goes there (red on the timeline)");
+    }
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
-    ui_text_fit(ui, FONT_BOLD, ui->px, m->first == a->cursor ? ui->th->error_bg : ui->th->text, in.x, in.y, head, in.w);
+    const int w = ui_text_fit(ui, FONT_BOLD, ui->px, m->first == a->cursor ? ui->th->error_bg : ui->th->text, in.x, in.y,
+                              head, in.w);
+    if (rest[0] && w + 2 * ui->pad < in.w)
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x + w + ui->pad, in.y + (lh - ui->small) / 2, rest,
+                    in.w - w - ui->pad);
     in.y += lh + ui->pad / 2, in.h -= lh + ui->pad / 2;
     if (sm->kind == MATCH_MISSING) {
         snprintf(msg, sizeof msg, "%s is this program's own: the correct program (%s) has no stage of that id, so "
