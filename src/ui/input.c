@@ -64,6 +64,7 @@ const KeyHelp key_help[] = {
     {"N / P", "next / previous lesson of the course"},
     {"L", "the lesson list (Up / Down, Enter opens, Esc closes)"},
     {"C", "pin this stage; the Compare view sets it beside any other (C again: unpin)"},
+    {"J", "a mistake lesson: its first stage that differs from the correct program, in Compare"},
     {"X, M, O;  U", "switch off the head on screen, every mask, the positional encoding;  U: all back on"},
     {"B", "the backward pass: from the loss back to the embeddings, then Adam's step (B again: forward)"},
     {"D;  G", "a gradient or its tensor;  G: check this stage's gradient against finite differences"},
