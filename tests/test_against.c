@@ -77,6 +77,10 @@ static void first_difference(const char *lesson, const char *want) {
             CHECK(worst == a.stage[i].max_diff, "%s: largest difference %g, naive %g", lesson, (double)a.stage[i].max_diff,
                   (double)worst);
     }
+    // The narration says where J lands.
+    char says[200];
+    snprintf(says, sizeof says, "Press J: the Compare view opens on `%s`", want);
+    CHECK(strstr(m.lesson.source, says) != NULL, "%s: its narration says '%s'", lesson, says);
     against_free(&a);
     session_close(&c);
     session_close(&m);
