@@ -143,7 +143,7 @@ static void course_places(void) {
     app_open_lesson(&a, l8);
     char title[600];
     app_title(&a, title, sizeof title);
-    CHECK(!strcmp(title, "stepformer \u2014 8/27 The whole model: The Transformer, one kernel at a time"), "title '%s'", title);
+    CHECK(!strcmp(title, "stepformer - 8/27 The whole model: The Transformer, one kernel at a time"), "title '%s'", title);
     app_free(&a);
 }
 

@@ -99,8 +99,8 @@ void app_title(const App *a, char *out, size_t n) {
     if (a->lesson_at >= 0) course_place(&a->course, a->lesson_at, at, sizeof at);
     const CourseEntry *c = a->lesson_at >= 0 ? &a->course.items[a->lesson_at] : NULL;
     const char *what = a->loaded && a->source[0] ? a->source : c ? c->title : "";
-    if (at[0] && c->section[0]) snprintf(out, n, "stepformer \u2014 %s %s: %s", at, c->section, what);
-    else if (at[0]) snprintf(out, n, "stepformer \u2014 %s %s", at, what);
-    else if (what[0]) snprintf(out, n, "stepformer \u2014 %s", what);
+    if (at[0] && c->section[0]) snprintf(out, n, "stepformer - %s %s: %s", at, c->section, what);
+    else if (at[0]) snprintf(out, n, "stepformer - %s %s", at, what);
+    else if (what[0]) snprintf(out, n, "stepformer - %s", what);
     else snprintf(out, n, "stepformer");
 }
