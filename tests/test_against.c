@@ -167,6 +167,17 @@ static void window_jump(void) {
     CHECK(m && m->kind == MATCH_SAME && a->view == VIEW_COMPARE, "the first stage: %d", m ? (int)m->kind : -1);
     app_draw(&s.ui, a);
     scene_close(&s);
+    // Tab to Compare, no J: the next tick sets the correct program beside the stage on screen.
+    snprintf(path, sizeof path, "%s/mistake-no-scaling.md", LESSONS);
+    if (!scene_open(&s, 1920, 1080, &(SessionSpec){.lesson_path = path})) return;
+    while (s.a.view != VIEW_COMPARE) app_act(&s.a, DO_NEXT_VIEW, 0);
+    CHECK(!app_against_at(&s.a, s.a.cursor), "nothing beside it before the tick");
+    app_tick(&s.a, 0.0, 8.0);
+    m = app_against_at(&s.a, s.a.cursor);
+    CHECK(m && m->kind == MATCH_SAME && !s.a.pin.data, "Compare after a tick: %d", m ? (int)m->kind : -1);
+    app_metrics(&s.a, &s.ui, 1920, 1080);
+    app_draw(&s.ui, &s.a);
+    scene_close(&s);
     // A lesson without a correct program: J says what is missing, and C still pins.
     snprintf(path, sizeof path, "%s/scaling.md", LESSONS);
     if (!scene_open(&s, 1280, 720, &(SessionSpec){.lesson_path = path})) return;
