@@ -261,6 +261,17 @@ static void test_lesson_and_stages(void) {
 
 // --to and --print in greedy decoding: an id without its step.K. is the last round's stage;
 // --print alone prints only the tensor, labelled; an id that is no stage gets the ids near it.
+// --against-correct: a mistake beside its correct program, the first stage that differs and how
+// much (test_against checks the matching itself); a lesson without `correct:` says what to add.
+static void test_against_correct(void) {
+    EXPECT(run("lesson '%s/mistake-second-residual.md' --against-correct", LESSONS), 0, out,
+           "first difference: 20 encoder.layers.0.add2 (other values, largest |difference| 2.74323)");
+    CHECK(strstr(out, "output: 2026-11-20") && strstr(out, "output: 2026-11-22"), "both outputs: %s", out);
+    EXPECT(run("lesson '%s/mistake-narrow-feed-forward.md' --against-correct", LESSONS), 0, out,
+           "encoder.layers.0.hidden");
+    EXPECT(run("lesson '%s/scaling.md' --against-correct", LESSONS), 1, err, "names no correct program");
+}
+
 static void test_lesson_rounds(void) {
     const char *cross = "decoder.layers.0.cross_attn.weights", *last = "step.2.decoder.layers.0.cross_attn.weights";
     char note[200];
@@ -403,6 +414,7 @@ int main(void) {
     test_bad_input();
     test_lesson_and_stages();
     test_lesson_rounds();
+    test_against_correct();
     EXPECT(run("bench --only forward,matmul --repeat 2 --no-peer"), 0, out, "GFLOP/s");
     EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
     test_bench_peak();

@@ -182,6 +182,11 @@ static bool write_variant(const char *name, const char *path, const char *const 
         snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, to[k], at + strlen(from[k]));
         memcpy(text, out, strlen(out) + 1);
     }
+    char *cor = strstr(text, "\ncorrect: ");  // the scratch file is elsewhere: its correct program by its full path
+    if (cor) {
+        snprintf(out, sizeof out, "%.*s\ncorrect: %s/%s", (int)(cor - text), text, LESSONS, cor + strlen("\ncorrect: "));
+        memcpy(text, out, strlen(out) + 1);
+    }
     f = fopen(path, "wb");
     CHECK(f != NULL, "write %s", path);
     if (!f) return false;

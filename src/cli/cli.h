@@ -17,6 +17,7 @@ enum {
     OPT_TRAIN = 1 << 16, OPT_TOKEN_FLAGS = 1 << 17,  // --bos --eos --pad
     OPT_GRADS = 1 << 18,  // --labels --grads --gradcheck --backward-mistake --lens
     OPT_PROBE = 1 << 19,  // patch: --clean --corrupt --sweep --stage --head --position
+    OPT_AGAINST = 1 << 20,  // lesson: --against-correct
 };
 // What every command that runs a model takes.
 enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
@@ -45,6 +46,7 @@ typedef struct {
     bool vocab_chars;
     const char *record, *replay;  // window
     int width, height;            // --size WxH
+    bool against;                 // lesson: beside its correct program (`correct:`)
     bool headless, ui_bench, train_bench, scale_bench, no_peer;
     const char *only;             // bench: the paths to run ("forward,greedy")
     const char *view;             // export: a view name

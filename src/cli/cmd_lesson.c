@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "against.h"
 #include "cli.h"
 
 static const char lesson_usage[] =
@@ -23,6 +24,9 @@ static const char lesson_usage[] =
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
     "  --model FILE    run the lesson's program on these weights\n"
+    "  --against-correct   a mistake lesson: run its correct program (its `correct:`) on the\n"
+    "                  same model and input, and print the first stage where the two differ\n"
+    "                  (by more than 1e-5), the largest difference there, and each output\n"
     "  --record FILE, --replay FILE, --size WxH   as for the window (stepformer --help)\n";
 
 static void print_result(const Session *s) {
@@ -74,8 +78,56 @@ int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
     return ok ? EXIT_OK : cli_fail(&e);
 }
 
+// --against-correct: the mistake and its correct program, matched stage by stage.
+static int run_against(const CliOptions *o) {
+    Session m, c;
+    Err e = {{0}};
+    if (!cli_open_session(&m, &o->spec, &e)) return cli_fail(&e);
+    if (!against_open(&c, &m, &o->spec, &e)) return session_close(&m), cli_fail(&e);
+    Against a;
+    if (!against_match(&a, m.it, c.it, &e)) return session_close(&c), session_close(&m), cli_fail(&e);
+    printf("%s\ncorrect program: %s\nmodel: %s\n", m.lesson.title, c.lesson.path, c.model.source);
+    if (a.first < 0) {
+        printf("first difference: none (every stage with a counterpart agrees within %g)\n", (double)AGAINST_TOLERANCE);
+    } else {
+        const StageMatch *s = &a.stage[a.first];
+        const Stage *st = interp_stage(m.it, a.first), *ot = interp_stage(c.it, s->other);
+        char sh1[64], sh2[64];
+        printf("first difference: %d %s (%s", a.first, st->id, match_kind_names[s->kind]);
+        if (s->kind == MATCH_SHAPE)
+            printf(": %s here, %s in the correct program)\n", shape_str(&st->shape, sh1, sizeof sh1),
+                   shape_str(&ot->shape, sh2, sizeof sh2));
+        else printf(", largest |difference| %.6g)\n", (double)s->max_diff);
+    }
+    int count[MATCH_COUNT] = {0};
+    for (int i = 0; i < a.n; i++) count[a.stage[i].kind]++;
+    printf("stages: %d here: %d the same, %d with other values, %d of another shape, %d without a counterpart; "
+           "%d of the correct program's without one here\n", a.n, count[MATCH_SAME], count[MATCH_VALUES],
+           count[MATCH_SHAPE], count[MATCH_MISSING], a.n_unmatched);
+    for (int i = 0, shown = 0; i < a.n && shown < 8; i++)  // the widths that changed, e.g. a narrower hidden layer
+        if (a.stage[i].kind == MATCH_SHAPE) {
+            char sh1[64], sh2[64];
+            printf("%s %s: %s here, %s in the correct program\n", shown++ ? "          " : "other shape:", interp_stage(m.it, i)->id,
+                   shape_str(&interp_stage(m.it, i)->shape, sh1, sizeof sh1),
+                   shape_str(&interp_stage(c.it, a.stage[i].other)->shape, sh2, sizeof sh2));
+        }
+    int n_gen;
+    StopReason why;
+    interp_generated(m.it, &n_gen, &why);
+    if (why != STOP_NONE) {  // greedy decoding: what each wrote
+        printf("this program:\n");
+        print_result(&m);
+        printf("correct program:\n");
+        print_result(&c);
+    }
+    against_free(&a);
+    session_close(&c);
+    session_close(&m);
+    return EXIT_OK;
+}
+
 enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_JSON | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
-                     OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW };
+                     OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW | OPT_AGAINST };
 
 int cmd_lesson(int argc, char **argv) {
     CliOptions o;
@@ -83,6 +135,7 @@ int cmd_lesson(int argc, char **argv) {
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
     o.spec.lesson_path = o.positional[0];
+    if (o.against) return run_against(&o);
     if (o.to || o.print || o.headless) return cli_run_lesson_headless("lesson", &o);
     return cli_open_window(&o);
 }

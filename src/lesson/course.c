@@ -34,33 +34,59 @@ static void read_title(CourseEntry *c, const char *name) {
         }
 }
 
-static bool add(Course *c, const char *dir, const char *name, bool listed) {
+static CourseEntry *add(Course *c, const char *dir, const char *name, bool listed) {
     for (int i = 0; i < c->n; i++)
-        if (!strcmp(strrchr(c->items[i].path, '/') + 1, name)) return true;  // listed twice: once
-    if (c->n == COURSE_MAX) return false;
+        if (!strcmp(strrchr(c->items[i].path, '/') + 1, name)) return NULL;  // listed twice: once
+    if (c->n == COURSE_MAX) return NULL;
     CourseEntry *it = &c->items[c->n++];
     snprintf(it->path, sizeof it->path, "%s/%s", dir, name);
     it->listed = listed;
     read_title(it, name);
-    return true;
+    return it;
+}
+
+// The number of a README line that is a numbered item, "20. [...](...)", or 0.
+static int item_number(const char *line) {
+    char *end;
+    const long k = strtol(line, &end, 10);
+    return end != line && isdigit((unsigned char)line[0]) && end[0] == '.' && end[1] == ' ' && k > 0 && k < 100000
+               ? (int)k : 0;
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-// The README's links to lesson files of the folder, "(name.md)", in the order they appear.
+// The README's links to files of the folder, "(name.md)", in the order they appear, each with
+// the "## " heading above it and the number of its item.
 static void listed_lessons(Course *c, const char *dir, char **names, int n) {
-    char path[COURSE_PATH_MAX];
+    char path[COURSE_PATH_MAX], section[COURSE_TITLE_MAX] = "";
     snprintf(path, sizeof path, "%s/README.md", dir);
     FILE *f = fopen(path, "rb");
     if (!f) return;
     char line[1024];
-    while (fgets(line, sizeof line, f))
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "## ", 3)) snprintf(section, sizeof section, "%.*s", (int)strcspn(line + 3, "\r\n"), line + 3);
+        int number = item_number(line);  // the item's own link, its first; not the others it mentions
         for (char *p = strstr(line, "]("); p; p = strstr(p + 2, "](")) {
             const size_t len = strcspn(p + 2, ")");
-            for (int i = 0; i < n; i++)
-                if (strlen(names[i]) == len && !strncmp(p + 2, names[i], len)) add(c, dir, names[i], true);
+            for (int i = 0; i < n; i++) {
+                if (strlen(names[i]) != len || strncmp(p + 2, names[i], len)) continue;
+                CourseEntry *it = add(c, dir, names[i], true);
+                if (it) {
+                    snprintf(it->section, sizeof it->section, "%s", section);
+                    it->number = number;
+                    c->numbered += number > 0;
+                }
+                number = 0;
+            }
         }
+    }
     fclose(f);
+}
+
+// Files the README may link to: lessons, and indexes in capitals other than README.md itself.
+static bool linkable_name(const char *name) {
+    const size_t n = strlen(name);
+    return n > 3 && !strcmp(name + n - 3, ".md") && name[0] != '.' && strcmp(name, "README.md") != 0;
 }
 
 bool course_load(Course *c, const char *dir, Err *e) {
@@ -70,13 +96,14 @@ bool course_load(Course *c, const char *dir, Err *e) {
     char *names[COURSE_MAX];
     int n = 0;
     for (struct dirent *en; (en = readdir(d)) && n < COURSE_MAX;)
-        if (course_is_lesson_name(en->d_name) && (names[n] = strdup(en->d_name)) != NULL) n++;
+        if (linkable_name(en->d_name) && (names[n] = strdup(en->d_name)) != NULL) n++;
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, by_name);
     c->items = calloc(COURSE_MAX, sizeof *c->items);
     if (c->items) {
         listed_lessons(c, dir, names, n);
-        for (int i = 0; i < n; i++) add(c, dir, names[i], false);
+        for (int i = 0; i < n; i++)
+            if (course_is_lesson_name(names[i])) add(c, dir, names[i], false);
     }
     for (int i = 0; i < n; i++) free(names[i]);
     return c->items || err_set(e, "out of memory for the lessons of %s", dir);
@@ -88,6 +115,21 @@ int course_find(const Course *c, const char *path) {
     for (int i = 0; i < c->n; i++)
         if (realpath(c->items[i].path, got) && !strcmp(want, got)) return i;
     return -1;
+}
+
+const char *course_place(const Course *c, int k, char *out, size_t n) {
+    out[0] = '\0';
+    if (k < 0 || k >= c->n || !c->items[k].listed) return out;
+    if (c->items[k].number > 0) {
+        snprintf(out, n, "%d/%d", c->items[k].number, c->numbered);
+        return out;
+    }
+    for (int j = k + 1; j < c->n; j++)  // an index placed among the lessons: before the next numbered one
+        if (c->items[j].number > 0) {
+            snprintf(out, n, "before %d/%d", c->items[j].number, c->numbered);
+            return out;
+        }
+    return out;
 }
 
 void course_free(Course *c) {

@@ -13,6 +13,8 @@
 //   input: the cat sat     the source text (or `src_ids: 5,6,7`)
 //   target: ...            teacher forcing with this target (or `tgt_ids:`); default greedy
 //   max_len: 12            greedy decoding: the most tokens to generate
+//   correct: forward-pass.md   a mistake's correct program (that lesson's program, this setup)
+//   correct_model: PATH    ... run on these weights instead (a mistake trained into its own model)
 //
 // The narration of a stage is the prose just before the cell that holds its line.
 // docs/lessons.md is the reference for teachers: every op, statement and setup key.
@@ -60,6 +62,8 @@ typedef struct {
     char input[512], src_ids[512], target[512], tgt_ids[512];
     int max_len;
     char corrupt[512];     // the Patch view's corrupted input, the same length as input ("" if none)
+    char correct[512];     // a mistake's correct program: a lesson file, resolved ("" if none)
+    char correct_model[512];  // the model the correct program runs on, resolved ("": this lesson's)
 } LessonSetup;
 
 typedef struct {

@@ -1,5 +1,7 @@
 // lesson_setup.c: the `lesson` block of a lesson file: which model, which input.
+#define _XOPEN_SOURCE 700  // strdup
 #include <ctype.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +32,14 @@ static void resolve_path(char *out, size_t n, const char *lesson_path, const cha
 // describes each, and tests/test_docs.c checks that it does.
 typedef enum {
     KEY_MODEL, KEY_CONFIG, KEY_VOCAB, KEY_SEED, KEY_INPUT, KEY_SRC_IDS, KEY_TARGET, KEY_TGT_IDS,
-    KEY_MAX_LEN, KEY_CORRUPT, KEY_COUNT
+    KEY_MAX_LEN, KEY_CORRUPT, KEY_CORRECT, KEY_CORRECT_MODEL, KEY_COUNT
 } SetupKey;
 
 const char *const lesson_setup_keys[KEY_COUNT] = {
     [KEY_MODEL] = "model", [KEY_CONFIG] = "config", [KEY_VOCAB] = "vocab", [KEY_SEED] = "seed",
     [KEY_INPUT] = "input", [KEY_SRC_IDS] = "src_ids", [KEY_TARGET] = "target",
-    [KEY_TGT_IDS] = "tgt_ids", [KEY_MAX_LEN] = "max_len", [KEY_CORRUPT] = "corrupt"};
+    [KEY_TGT_IDS] = "tgt_ids", [KEY_MAX_LEN] = "max_len", [KEY_CORRUPT] = "corrupt",
+    [KEY_CORRECT] = "correct", [KEY_CORRECT_MODEL] = "correct_model"};
 const int lesson_setup_n_keys = KEY_COUNT;
 
 static SetupKey setup_key(const char *key) {
@@ -46,7 +49,7 @@ static SetupKey setup_key(const char *key) {
 }
 
 static bool unknown_key(const char *key, const char *where, Err *e) {
-    char known[200];
+    char known[260];
     int n = 0;
     for (int k = 0; k < KEY_COUNT && n < (int)sizeof known; k++)
         n += snprintf(known + n, sizeof known - (size_t)n, "%s%s", k ? ", " : "", lesson_setup_keys[k]);
@@ -70,6 +73,30 @@ static bool setup_whole(const char *key, const char *val, long lo, long hi, long
     long v = strtol(val, &end, 10);
     if (end != val && !*end && v >= lo && v <= hi) return *out = v, true;
     return err_set(e, "%s: %s needs a whole number, not '%s'", where, key, val);
+}
+
+// correct: a lesson file of the folder (or a path relative to it) that can be read; another
+// name gets the closest lesson of the folder as a suggestion.
+static bool setup_correct(LessonSetup *s, const Lesson *l, const char *val, const char *where, Err *e) {
+    resolve_path(s->correct, sizeof s->correct, l->path, val);
+    FILE *f = fopen(s->correct, "rb");
+    if (f) return fclose(f), true;
+    char dir[512];
+    const char *slash = strrchr(s->correct, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - s->correct) : 1, slash ? s->correct : ".");
+    enum { MAX_NAMES = 256 };
+    char *names[MAX_NAMES];
+    int n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *en; d && (en = readdir(d)) && n < MAX_NAMES;)
+        if (strstr(en->d_name, ".md") && (names[n] = strdup(en->d_name)) != NULL) n++;
+    if (d) closedir(d);
+    const char *near = err_closest(slash ? slash + 1 : s->correct, (const char *const *)names, n);
+    err_set(e, "%s: correct: no lesson file '%s' in %s%s%s%s", where, val, dir, near ? " (did you mean '" : "",
+            near ? near : "", near ? "'?)" : "");
+    for (int i = 0; i < n; i++) free(names[i]);
+    s->correct[0] = '\0';
+    return false;
 }
 
 static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const char *val, int line,
@@ -96,6 +123,8 @@ static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const c
     case KEY_TARGET: return snprintf(s->target, sizeof s->target, "%s", val), true;
     case KEY_TGT_IDS: return snprintf(s->tgt_ids, sizeof s->tgt_ids, "%s", val), true;
     case KEY_CORRUPT: return snprintf(s->corrupt, sizeof s->corrupt, "%s", val), true;
+    case KEY_CORRECT: return setup_correct(s, l, val, where, e);
+    case KEY_CORRECT_MODEL: return resolve_path(s->correct_model, sizeof s->correct_model, l->path, val), true;
     case KEY_COUNT: break;
     }
     return unknown_key(key, where, e);

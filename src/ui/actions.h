@@ -16,6 +16,7 @@ typedef enum {
     DO_ABLATE_HEAD, DO_ABLATE_MASK, DO_ABLATE_POSITIONS, DO_ABLATE_UNDO, DO_LINK,
     DO_BACKWARD, DO_GRADIENT, DO_GRADCHECK,  // B: into / out of the backward pass; D: tensor or gradient; G: check
     DO_MISTAKE,  // W: the backward pass with a learner's wrong formula (cycles; back to the right one)
+    DO_FIRST_DIFF,  // J: a mistake lesson's first stage that differs from its correct program, in Compare
     DO_COUNT
 } Action;
 
@@ -68,6 +69,10 @@ void app_loaded(App *a, const SessionSpec *spec);
 // ---- app_ablate.c: pieces switched off (a DO_ABLATE_* action), the pass re-run ----
 void app_ablate(App *a, Action act);
 
+// ---- app_against.c: J, a mistake lesson's first difference from its correct program ----
+// Goes to the first stage where the mistake differs from its correct program, in Compare.
+void app_against_jump(App *a);
+
 // ---- app_lessons.c: the lessons of a folder, opened and switched ----
 // Reads the lessons of `dir` (NULL: none) and finds the one open (open_path) among them.
 void app_set_course(App *a, const char *dir, const char *open_path);
@@ -82,5 +87,8 @@ bool app_open_spec(App *a, const SessionSpec *spec, int k);
 void app_step_lesson(App *a, int dir);
 // The list's keys while it is open; false for keys it does not take.
 bool app_lesson_list_act(App *a, Action act);
+// The desktop window's title: the lesson's place and section in the course, and what is open
+// ("stepformer - 8/27 The whole model: The Transformer, one kernel at a time").
+void app_title(const App *a, char *out, size_t n);
 
 #endif

@@ -20,7 +20,7 @@ const char *const action_names[DO_COUNT] = {
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
     "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link", "backward",
-    "gradient", "gradcheck", "mistake"};
+    "gradient", "gradcheck", "mistake", "first_diff"};
 
 // Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
 bool action_names_complete(void) {
@@ -152,6 +152,7 @@ static void toggle_pin(App *a) {
 void app_free(App *a) {
     app_backward_free(a);
     app_probe_free(a);
+    app_against_free(a);
     free(a->pin.data);
     course_free(&a->course);
     train_job_free(a->train);
@@ -398,6 +399,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_HELP: a->help = !a->help; break;
     case DO_PIN: toggle_pin(a); break;
     case DO_LINK: share_link(a); break;
+    case DO_FIRST_DIFF: app_against_jump(a); break;
     case DO_BACKWARD:
     case DO_GRADIENT:
     case DO_GRADCHECK:
@@ -530,6 +532,7 @@ void app_tick(App *a, double now, double budget_ms) {
         a->next_tick = now + a->play_ms;
     }
     if (a->loaded && a->view == VIEW_PATCH) app_probe_prepare(a);
+    if (a->loaded && a->view == VIEW_COMPARE) app_against_prepare(a);
     // Run ahead of the cursor in small slices, so the timeline fills without stalling a frame.
     if (!a->loaded) return;
     Err e = {{0}};

@@ -6,6 +6,7 @@
 #ifndef STEPFORMER_APP_H
 #define STEPFORMER_APP_H
 
+#include "against.h"
 #include "back_pass.h"
 #include "course.h"
 #include "gradcheck.h"
@@ -119,6 +120,16 @@ typedef struct App {
         double picked_logit;
         int picked_top;       // the token the patched pass then predicts at the last row
     } probe;
+    // A mistake lesson's correct program (its `correct:`), on the same model and input, matched
+    // stage by stage for the Compare view and J (app_against.c).
+    struct {
+        Session run;
+        Against match;
+        bool open;
+        unsigned generation;  // the a->generation it was built for
+        char lesson[1024];    // the lesson it was built for
+        char why[400];        // why there is none, or ""
+    } against;
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     unsigned model_serial;    // changes whenever another model is opened (weight images' key)
     bool quit;
@@ -176,6 +187,15 @@ void app_probe_free(App *a);
 // A click on cell (row, col) of a sweep: that one piece patched, its logit and prediction kept.
 void app_probe_pick(App *a, bool heads, int row, int col);
 void view_patch(Ui *ui, const App *a, Rect r);
+
+// ---- a mistake beside its correct program (app_against.c) ----
+// Opens and matches the open lesson's correct program, once per pass (a->generation); true when
+// it is there to compare with, else a->against.why says why not.
+bool app_against_prepare(App *a);
+// The match of stage i of the pass on screen, or NULL when there is none (no `correct:`, or
+// not prepared for this pass).
+const StageMatch *app_against_at(const App *a, int i);
+void app_against_free(App *a);
 
 // ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
 typedef struct {

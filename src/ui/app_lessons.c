@@ -54,7 +54,9 @@ bool app_open_spec(App *a, const SessionSpec *spec, int k) {
     if (k >= 0) a->lesson_failed[k] = failed;
     if (failed) {
         char msg[sizeof a->error];
-        if (k >= 0) snprintf(msg, sizeof msg, "lesson %d, %s: %s", k + 1, a->course.items[k].title, e.msg);
+        char at[48];
+        if (k >= 0) snprintf(msg, sizeof msg, "lesson %s, %s: %s", course_place(&a->course, k, at, sizeof at),
+                             a->course.items[k].title, e.msg);
         else snprintf(msg, sizeof msg, "%s  (L: the lesson list)", e.msg);
         app_set_error(a, msg);
         return false;
@@ -90,4 +92,15 @@ void app_step_lesson(App *a, int dir) {
     }
     const int from = a->lesson_at >= 0 ? a->lesson_at : dir > 0 ? -1 : 0;
     app_open_lesson(a, (from + dir + a->course.n) % a->course.n);
+}
+
+void app_title(const App *a, char *out, size_t n) {
+    char at[48] = "";
+    if (a->lesson_at >= 0) course_place(&a->course, a->lesson_at, at, sizeof at);
+    const CourseEntry *c = a->lesson_at >= 0 ? &a->course.items[a->lesson_at] : NULL;
+    const char *what = a->loaded && a->source[0] ? a->source : c ? c->title : "";
+    if (at[0] && c->section[0]) snprintf(out, n, "stepformer - %s %s: %s", at, c->section, what);
+    else if (at[0]) snprintf(out, n, "stepformer - %s %s", at, what);
+    else if (what[0]) snprintf(out, n, "stepformer - %s", what);
+    else snprintf(out, n, "stepformer");
 }

@@ -49,9 +49,8 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         ui_hot(ui, tab, CMD_VIEW, v);
         tx += w;
     }
-    if (a->lesson_at >= 0 && a->course.n > 0) {  // its place in the course: "3/12"
-        char at[32];
-        snprintf(at, sizeof at, "%d/%d", a->lesson_at + 1, a->course.n);
+    char at[48];
+    if (a->lesson_at >= 0 && course_place(&a->course, a->lesson_at, at, sizeof at)[0]) {  // its place: "3/12"
         gfx_text(ui->g, FONT_BOLD, ui->small, t->muted, x, r.y + (r.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2, at);
         x += gfx_text_width(ui->g, FONT_BOLD, ui->small, at) + ui->pad;
     }

@@ -37,6 +37,7 @@ static const struct {
     {'u', DO_ABLATE_UNDO, 0}, {'U', DO_ABLATE_UNDO, 0}, {'k', DO_LINK, 0}, {'K', DO_LINK, 0},
     {'b', DO_BACKWARD, 0}, {'B', DO_BACKWARD, 0}, {'d', DO_GRADIENT, 0}, {'D', DO_GRADIENT, 0},
     {'g', DO_GRADCHECK, 0}, {'G', DO_GRADCHECK, 0}, {'w', DO_MISTAKE, 0}, {'W', DO_MISTAKE, 0},
+    {'j', DO_FIRST_DIFF, 0}, {'J', DO_FIRST_DIFF, 0},
 };
 
 // While the input line is being edited.
@@ -63,6 +64,7 @@ const KeyHelp key_help[] = {
     {"N / P", "next / previous lesson of the course"},
     {"L", "the lesson list (Up / Down, Enter opens, Esc closes)"},
     {"C", "pin this stage; the Compare view sets it beside any other (C again: unpin)"},
+    {"J", "a mistake lesson: its first stage that differs from the correct program, in Compare"},
     {"X, M, O;  U", "switch off the head on screen, every mask, the positional encoding;  U: all back on"},
     {"B", "the backward pass: from the loss back to the embeddings, then Adam's step (B again: forward)"},
     {"D;  G", "a gradient or its tensor;  G: check this stage's gradient against finite differences"},

@@ -1,9 +1,13 @@
-// view_compare.c: the Compare view: the stage pinned with C (from this lesson or another one,
-// e.g. a lesson and its mistake), the stage on screen now, and their difference. The two share
-// one colour scale, so equal colours are equal numbers; the difference has its own, centred on 0.
+// view_compare.c: the Compare view. In a mistake lesson that names its correct program
+// (`correct:`), the stage on screen beside the correct program's stage of the same id, run on the
+// same model and input, their difference, and the first stage of the pass where they part (J goes
+// there). Elsewhere, the stage pinned with C (from this lesson or another one), the stage on
+// screen now, and their difference. The two share one colour scale, so equal colours are equal
+// numbers; the difference has its own, centred on 0.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "app.h"
 #include "heat.h"
@@ -30,7 +34,122 @@ static float shared_top(const float *a, const float *b, size_t n) {
     return m > 0 ? m : 1;
 }
 
+// Two tensors of one shape and their difference (now - ref), drawn one above the other on one
+// colour scale.
+typedef struct {
+    const float *ref, *now;
+    Shape shape;
+    TensorKind kind;
+    const char *ref_title, *ref_sub, *now_title, *now_sub, *diff_title;
+    unsigned serial, key;  // the heat cache's
+} Tensors3;
+
+static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t, Rect in) {
+    int rows, cols;
+    size_t off;
+    slice_of(&t->shape, a->head, &rows, &cols, &off);
+    const size_t n = (size_t)rows * cols;
+    float *diff = malloc(sizeof(float) * n);
+    if (!diff) return;
+    float maxd = 0;
+    int one_masked = 0;  // cells masked (-inf) in one of the two only: infinitely apart, drawn grey
+    for (size_t i = 0; i < n; i++) {
+        const float x = t->now[off + i], y = t->ref[off + i];
+        if (x == y) diff[i] = 0.0f;  // masked in both: no difference
+        else if (isfinite(x) && isfinite(y)) diff[i] = x - y, maxd = fmaxf(maxd, fabsf(diff[i]));
+        else diff[i] = -INFINITY, one_masked++;
+    }
+    const float top = shared_top(t->now + off, t->ref + off, n);
+    const float both[2] = {t->kind == TK_PROBS ? 0.0f : -top, top}, dr[2] = {-fmaxf(maxd, 1e-12f), fmaxf(maxd, 1e-12f)};
+    const char *rl[MAX_LABELS], *cl[MAX_LABELS];
+    const int nr = stage_axis_labels(a, a->cursor, t->shape.ndim - 2 >= 0 ? t->shape.ndim - 2 : 0, rl, MAX_LABELS);
+    const int nc = stage_axis_labels(a, a->cursor, t->shape.ndim - 1, cl, MAX_LABELS);
+    char sub[3][160];
+    snprintf(sub[0], sizeof sub[0], "%s", t->ref_sub);
+    snprintf(sub[1], sizeof sub[1], "%s", t->now_sub);
+    if (one_masked)
+        snprintf(sub[2], sizeof sub[2], "%d masked in one only (grey); largest other |difference| %.4g%s", one_masked,
+                 (double)maxd, t->shape.ndim == 3 ? " (this slice)" : "");
+    else snprintf(sub[2], sizeof sub[2], "largest |difference| %.4g%s", (double)maxd, t->shape.ndim == 3 ? " (this slice)" : "");
+    const char *titles[3] = {t->ref_title, t->now_title, t->diff_title};
+    const float *data[3] = {t->ref + off, t->now + off, diff};
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    const int each = (in.h - lh) / 3;
+    for (int k = 0; k < 3; k++) {
+        HeatSpec h = {.title = titles[k], .subtitle = sub[k], .shape = t->shape, .kind = k == 2 ? TK_VALUES : t->kind,
+                      .data = data[k], .rows = rows, .cols = cols, .range = k == 2 ? dr : both, .range_n = 2,
+                      .row_labels = rl, .n_row_labels = nr, .col_labels = cl, .n_col_labels = nc,
+                      .key = {a->generation, (unsigned)a->cursor, t->key + (unsigned)k, (unsigned)a->head, t->serial}};
+        heat_draw(ui, &h, (Rect){in.x, in.y + k * each, in.w, each - ui->pad / 2});
+    }
+    if (t->shape.ndim == 3) {
+        char which[160];
+        snprintf(which, sizeof which, "%s %d of %d shown in both (1-9 picks another)",
+                 st->axes.slot[0] == AXIS_HEADS ? "head" : "slice", (a->head < t->shape.dim[0] ? a->head : 0) + 1,
+                 t->shape.dim[0]);
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, in.y + in.h - lh, which, in.w);
+    }
+    free(diff);
+}
+
+// A mistake beside its correct program: the first difference named on top, then the stage on
+// screen and the correct program's stage of the same id.
+static void view_against(Ui *ui, const App *a, Rect r) {
+    Rect in = ui_panel(ui, r, "Compare: this mistake beside its correct program (same model, same input)");
+    const Against *m = &a->against.match;
+    const Interp *it = a->session.it, *cit = a->against.run.it;
+    const StageMatch *sm = app_against_at(a, a->cursor);
+    const Stage *st = interp_stage(it, a->cursor);
+    char head[400], rest[200], msg[700], sh1[64], sh2[64];
+    rest[0] = '\0';
+    if (m->first < 0) {
+        snprintf(head, sizeof head, "No stage differs from the correct program's by more than %g.", (double)AGAINST_TOLERANCE);
+    } else {
+        const StageMatch *f = &m->stage[m->first];
+        snprintf(head, sizeof head, "First difference: %s", interp_stage(it, m->first)->id);
+        if (f->kind == MATCH_SHAPE) snprintf(rest, sizeof rest, "another shape;");
+        else if (isinf(f->max_diff)) snprintf(rest, sizeof rest, "masked in one only;");
+        else snprintf(rest, sizeof rest, "largest |difference| %.4g;", (double)f->max_diff);
+        snprintf(rest + strlen(rest), sizeof rest - strlen(rest), " J goes there (red on the timeline)");
+    }
+    const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
+    const int w = ui_text_fit(ui, FONT_BOLD, ui->px, m->first == a->cursor ? ui->th->error_bg : ui->th->text, in.x, in.y,
+                              head, in.w);
+    if (rest[0] && w + 2 * ui->pad < in.w)
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x + w + ui->pad, in.y + (lh - ui->small) / 2, rest,
+                    in.w - w - ui->pad);
+    in.y += lh + ui->pad / 2, in.h -= lh + ui->pad / 2;
+    if (sm->kind == MATCH_MISSING) {
+        snprintf(msg, sizeof msg, "%s is this program's own: the correct program (%s) has no stage of that id, so "
+                 "there is nothing to set beside it. Step on to a stage both have.", st->id, a->against.run.lesson.path);
+        return explain(ui, in, msg);
+    }
+    const Stage *ot = interp_stage(cit, sm->other);
+    if (sm->kind == MATCH_SHAPE) {
+        snprintf(msg, sizeof msg, "%s is %s here and %s in the correct program (%s): another shape, so there is "
+                 "nothing to subtract.", st->id, shape_str(&st->shape, sh1, sizeof sh1),
+                 shape_str(&ot->shape, sh2, sizeof sh2), a->against.run.lesson.path);
+        return explain(ui, in, msg);
+    }
+    char ref_sub[200], now_sub[200];
+    const char *cpath = a->against.run.lesson.path, *slash = strrchr(cpath, '/');
+    snprintf(ref_sub, sizeof ref_sub, "the correct program (%s)", slash ? slash + 1 : cpath);
+    snprintf(now_sub, sizeof now_sub, "this mistake%s", sm->kind == MATCH_SAME ? ": the same numbers" : "");
+    const Tensors3 t3 = {.ref = interp_output(cit, sm->other), .now = interp_output(it, a->cursor), .shape = st->shape,
+                         .kind = st->kind, .ref_title = ot->id, .ref_sub = ref_sub, .now_title = st->id,
+                         .now_sub = now_sub, .diff_title = "this - correct", .serial = a->against.generation,
+                         .key = 50u};
+    draw_three(ui, a, st, &t3, in);
+}
+
 void view_compare(Ui *ui, const App *a, Rect r) {
+    if (a->loaded && app_against_at(a, a->cursor)) return view_against(ui, a, r);
+    if (a->loaded && a->session.lesson.setup.correct[0] && a->against.why[0]) {
+        Rect in = ui_panel(ui, r, "Compare: this mistake beside its correct program");
+        char msg[600];
+        snprintf(msg, sizeof msg, "The correct program could not run: %s", a->against.why);
+        return explain(ui, in, msg);
+    }
     Rect in = ui_panel(ui, r, "Compare: the pinned stage, this one, and the difference");
     const Pin *p = &a->pin;
     if (!p->data) {
@@ -50,44 +169,8 @@ void view_compare(Ui *ui, const App *a, Rect r) {
         explain(ui, in, msg);
         return;
     }
-    int rows, cols;
-    size_t off;
-    slice_of(&p->shape, a->head, &rows, &cols, &off);
-    const size_t n = (size_t)rows * cols;
-    float *diff = malloc(sizeof(float) * n);
-    if (!diff) return;
-    float maxd = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float d = now[off + i] - p->data[off + i];
-        diff[i] = isfinite(d) ? d : 0.0f;  // masked in both: no difference
-        maxd = fmaxf(maxd, fabsf(diff[i]));
-    }
-    const float top = shared_top(now + off, p->data + off, n);
-    const float both[2] = {p->kind == TK_PROBS ? 0.0f : -top, top}, dr[2] = {-fmaxf(maxd, 1e-12f), fmaxf(maxd, 1e-12f)};
-    const char *rl[MAX_LABELS], *cl[MAX_LABELS];
-    const int nr = stage_axis_labels(a, a->cursor, p->shape.ndim - 2 >= 0 ? p->shape.ndim - 2 : 0, rl, MAX_LABELS);
-    const int nc = stage_axis_labels(a, a->cursor, p->shape.ndim - 1, cl, MAX_LABELS);
-    char sub[3][96];
-    snprintf(sub[0], sizeof sub[0], "pinned: %s", p->label);
-    snprintf(sub[1], sizeof sub[1], "now: %s", a->source);
-    snprintf(sub[2], sizeof sub[2], "largest |difference| %.4g", (double)maxd);
-    const char *titles[3] = {p->stage_id, st->id, "now - pinned"};
-    const float *data[3] = {p->data + off, now + off, diff};
-    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
-    const int each = (in.h - lh) / 3;
-    for (int k = 0; k < 3; k++) {
-        HeatSpec h = {.title = titles[k], .subtitle = sub[k], .shape = p->shape, .kind = k == 2 ? TK_VALUES : p->kind,
-                      .data = data[k], .rows = rows, .cols = cols, .range = k == 2 ? dr : both, .range_n = 2,
-                      .row_labels = rl, .n_row_labels = nr, .col_labels = cl, .n_col_labels = nc,
-                      .key = {a->generation, (unsigned)a->cursor, 40u + (unsigned)k, (unsigned)a->head, p->serial}};
-        heat_draw(ui, &h, (Rect){in.x, in.y + k * each, in.w, each - ui->pad / 2});
-    }
-    if (p->shape.ndim == 3) {
-        char which[160];
-        snprintf(which, sizeof which, "%s %d of %d shown in both (1-9 picks another)",
-                 st->axes.slot[0] == AXIS_HEADS ? "head" : "slice", (a->head < p->shape.dim[0] ? a->head : 0) + 1,
-                 p->shape.dim[0]);
-        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, in.y + in.h - lh, which, in.w);
-    }
-    free(diff);
+    const Tensors3 t3 = {.ref = p->data, .now = now, .shape = p->shape, .kind = p->kind, .ref_title = p->stage_id,
+                         .ref_sub = p->label, .now_title = st->id, .now_sub = a->source, .diff_title = "now - pinned",
+                         .serial = p->serial, .key = 40u};
+    draw_three(ui, a, st, &t3, in);
 }

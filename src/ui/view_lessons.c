@@ -1,25 +1,38 @@
-// view_lessons.c: the lesson list (L): the course in order, the open lesson and the chosen row
-// marked, lessons that could not open marked as such. A click on a row opens it.
+// view_lessons.c: the lesson list (L): the course in order under the README's section headings,
+// each lesson with the README's number, the open lesson and the chosen row marked, lessons that
+// could not open marked as such. A click on a row opens it.
 #include <stdio.h>
+#include <string.h>
 
 #include "app.h"
 
-static int lines_for(const Ui *ui, const App *a, int lh, Rect r) {
-    const int fit = (r.h - 4 * ui->pad) / lh - 3;
-    return a->course.n < fit ? a->course.n : fit > 1 ? fit : 1;
+enum { MAX_LINES = 2 * COURSE_MAX };
+
+// The list's lines: a section heading (-1 - its first lesson) before the first lesson of each
+// section, else a lesson's index. Returns how many.
+static int list_lines(const Course *c, int *line) {
+    int n = 0;
+    for (int k = 0; k < c->n; k++) {
+        const char *sec = c->items[k].section;
+        if (sec[0] && (k == 0 || strcmp(sec, c->items[k - 1].section))) line[n++] = -1 - k;
+        line[n++] = k;
+    }
+    return n;
 }
 
 static void lesson_row(Ui *ui, const App *a, int k, Rect row, int num_w) {
     const Theme *t = ui->th;
+    const CourseEntry *c = &a->course.items[k];
     const bool pick = k == a->lesson_pick, open = k == a->lesson_at && a->loaded;
     if (pick) gfx_rect(ui->g, row, t->lit);
-    char num[16];
-    snprintf(num, sizeof num, "%d", k + 1);
+    char num[16] = "";
+    if (c->number > 0) snprintf(num, sizeof num, "%d", c->number);
+    else if (!c->listed) snprintf(num, sizeof num, "+");  // in the folder, not in the README
     const Rgba fg = pick ? t->lit_text : t->text;
-    gfx_text(ui->g, FONT_BOLD, ui->px, a->course.items[k].listed ? t->accent : t->muted, row.x + ui->pad / 2, row.y, num);
+    gfx_text(ui->g, FONT_BOLD, ui->px, c->listed ? t->accent : t->muted, row.x + ui->pad / 2, row.y, num);
     const char *mark = a->lesson_failed[k] ? "  (could not open)" : open ? "  (open)" : "";
     char text[COURSE_TITLE_MAX + 32];
-    snprintf(text, sizeof text, "%s%s", a->course.items[k].title, mark);
+    snprintf(text, sizeof text, "%s%s", c->title, mark);
     ui_text_fit(ui, open ? FONT_BOLD : FONT_SANS, ui->px, a->lesson_failed[k] ? t->error_text : fg,
                 row.x + num_w, row.y, text, row.w - num_w - ui->pad);
     ui_hot(ui, row, CMD_OPEN_LESSON, k);
@@ -28,8 +41,10 @@ static void lesson_row(Ui *ui, const App *a, int k, Rect row, int num_w) {
 void view_lessons(Ui *ui, const App *a, Rect r) {
     const Theme *t = ui->th;
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px) + ui->pad / 3;
-    const int rows = lines_for(ui, a, lh, r);
-    Rect box = {r.x + r.w / 6, r.y + r.h / 12, r.w * 2 / 3, (rows + 3) * lh + 2 * ui->pad};
+    int line[MAX_LINES];
+    const int n = list_lines(&a->course, line);
+    const int fit = (r.h - r.h / 24 - 4 * ui->pad) / lh - 2, rows = n < fit ? n : fit > 1 ? fit : 1;
+    Rect box = {r.x + r.w / 6, r.y + r.h / 24, r.w * 2 / 3, (rows + 2) * lh + 2 * ui->pad};
     if (r.w < 900) box.x = r.x + ui->pad, box.w = r.w - 2 * ui->pad;
     gfx_rect(ui->g, rect_inset(box, -4), t->text);
     gfx_rect(ui->g, box, t->panel);
@@ -45,8 +60,16 @@ void view_lessons(Ui *ui, const App *a, Rect r) {
                      "No folder of lessons: start the window on a lesson file (stepformer lesson lessons/FILE.md).");
         return;
     }
-    const int first = a->lesson_pick - rows + 1 > 0 ? a->lesson_pick - rows + 1 : 0;  // the chosen row in view
+    int at = 0;  // the chosen lesson's line, kept in view
+    while (at < n && line[at] != a->lesson_pick) at++;
+    int first = at - rows + 1 > 0 ? at - rows + 1 : 0;
     const int num_w = gfx_text_width(ui->g, FONT_BOLD, ui->px, "000") + ui->pad;
-    for (int k = first; k < a->course.n && k < first + rows; k++, y += lh)
-        lesson_row(ui, a, k, (Rect){box.x + ui->pad / 2, y, box.w - ui->pad, lh}, num_w);
+    for (int i = first; i < n && i < first + rows; i++, y += lh) {
+        if (line[i] >= 0) {
+            lesson_row(ui, a, line[i], (Rect){box.x + ui->pad / 2, y, box.w - ui->pad, lh}, num_w);
+            continue;
+        }
+        ui_text_fit(ui, FONT_BOLD, ui->px, t->muted, box.x + ui->pad, y, a->course.items[-1 - line[i]].section,
+                    box.w - 2 * ui->pad);
+    }
 }

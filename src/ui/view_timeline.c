@@ -1,6 +1,7 @@
 // view_timeline.c: every stage of the pass along the bottom, coloured by part (encoder, decoder,
 // generator), with the decoding rounds marked and the stage on screen pointed at, then the
-// backward pass's steps once built (B). Click to jump.
+// backward pass's steps once built (B). In a mistake lesson beside its correct program, the first
+// stage that differs is marked red. Click to jump.
 #include <stdio.h>
 
 #include "app.h"
@@ -34,6 +35,7 @@ static void caption(Ui *ui, const App *a, Rect r) {
         snprintf(s, sizeof s, "stage %d of %d%s   %s  %s   %s", a->cursor + 1, interp_n_stages(it),
                  interp_done(it) ? "" : "+", st->id, shape_str(&st->shape, sh, sizeof sh), op_info[st->op].name);
     if (a->playing) snprintf(right, sizeof right, "playing, %.1f s a stage  (< > speed)", a->play_ms / 1000.0);
+    else if (app_against_at(a, a->cursor)) snprintf(right, sizeof right, "J: the first difference   ? keys");
     else snprintf(right, sizeof right, "? keys");
     int rw = gfx_text_width(ui->g, FONT_SANS, ui->small, right);
     ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, r.x, r.y, s, r.w - rw - ui->pad);
@@ -71,6 +73,13 @@ void view_timeline(Ui *ui, const App *a, Rect r) {
         last_step = st->step;
         int x = strip.x + (int)((long)i * strip.w / total);
         gfx_rect(ui->g, (Rect){x, strip.y, t->line, strip.h}, t->muted);
+    }
+    // A mistake lesson beside its correct program: the first stage that differs, marked red.
+    const StageMatch *m0 = app_against_at(a, 0);
+    const int first = m0 ? a->against.match.first : -1;
+    if (first >= 0) {
+        const int fx = strip.x + (int)((long)first * strip.w / total), fw = t->line * 3 > 3 ? t->line * 3 : 3;
+        gfx_rect(ui->g, (Rect){fx - fw / 2, strip.y - ui->pad / 2, fw, strip.h + ui->pad}, t->error_bg);
     }
     const int at = app_back_step(a) ? n + a->back.step : a->cursor;
     int cx = strip.x + (int)((long)at * strip.w / total);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>  // strcasecmp
 #include <time.h>
 
 #include "heat.h"
@@ -26,6 +27,7 @@ typedef struct {
     bool placed;   // the place asked for has been reached (or failed)
     bool told;     // the title has announced it
     bool replay_told;  // ... and how the replay ended
+    char title[600];   // the desktop title last set (the lesson's place in the course)
     void (*done)(int status, void *ctx);
     void *done_ctx;
 } Loop;
@@ -57,12 +59,18 @@ static void screenshot(Loop *L, const char *path) {
     else if (!quiet) platform_deliver(path, msg, sizeof msg), notice(&L->a, msg);
 }
 
+// expect STAGE_ID: the stage on screen; expect view NAME: the view on screen (its tab's name,
+// any case).
 static void expect_stage(Loop *L, const char *id) {
     const App *a = &L->a;
-    const char *at = a->loaded ? interp_stage(a->session.it, a->cursor)->id : "(nothing loaded)";
-    if (strcmp(at, id) != 0) {
-        fprintf(stderr, "stepformer: replay: expected stage %s on screen, found %s\n", id, at);
-        if (!L->failures) snprintf(L->first_failure, sizeof L->first_failure, "replay: expected stage %s on screen, found %s", id, at);
+    const bool view = !strncmp(id, "view ", 5);
+    const char *at = view ? view_names[a->view] : a->loaded ? interp_stage(a->session.it, a->cursor)->id : "(nothing loaded)";
+    if (view ? strcasecmp(at, id + 5) != 0 : strcmp(at, id) != 0) {
+        const char *what = view ? "view" : "stage";
+        fprintf(stderr, "stepformer: replay: expected %s %s on screen, found %s\n", what, view ? id + 5 : id, at);
+        if (!L->failures)
+            snprintf(L->first_failure, sizeof L->first_failure, "replay: expected %s %s on screen, found %s", what,
+                     view ? id + 5 : id, at);
         L->failures++;
     }
 }
@@ -132,6 +140,11 @@ static int frame(void *ctx) {
     gfx_present(L->g);
     gfx_trim_cache(L->g);
     tell(L, step);
+    if (!L->o.announce) {  // the page's title is its ready / error signal; the desktop's says where we are
+        char title[sizeof L->title];
+        app_title(a, title, sizeof title);
+        if (strcmp(title, L->title)) snprintf(L->title, sizeof L->title, "%s", title), platform_title(title);
+    }
     if (a->quit) return -1;
     const bool busy = a->playing || L->rep || a->waiting.on || a->train_snap.running;
     return busy ? (a->train_snap.running && !a->playing && !L->rep ? 100 : 0) : 50;

@@ -14,6 +14,7 @@
 // A replay file may also hold directives the test and the classroom demo use:
 //   700 shot out/step3.png     save the window as a PNG
 //   800 expect encoder.embed   fail (exit 1) unless the stage on screen has this id
+//   850 expect view compare    ... unless this view is on screen (a tab's name, any case)
 //   900 quit
 #ifndef STEPFORMER_EVENTS_H
 #define STEPFORMER_EVENTS_H

@@ -1,0 +1,62 @@
+// app_against.c: a mistake lesson beside its correct program in the window. The lesson's
+// `correct:` program runs on the same model and input (against.h) when the Compare view opens
+// or J is pressed, once per pass; the Compare view draws the two matched stages and the timeline
+// marks the first that differs. No pin is needed.
+#include <stdio.h>
+#include <string.h>
+
+#include "actions.h"
+
+void app_against_free(App *a) {
+    if (a->against.open) against_free(&a->against.match), session_close(&a->against.run);
+    a->against.open = false;
+    a->against.lesson[0] = '\0';
+}
+
+bool app_against_prepare(App *a) {
+    if (!a->loaded) return false;
+    const char *path = a->session.lesson.path;
+    if (a->against.generation == a->generation && !strcmp(a->against.lesson, path)) return a->against.open;
+    app_against_free(a);
+    a->against.generation = a->generation, a->against.why[0] = '\0';
+    snprintf(a->against.lesson, sizeof a->against.lesson, "%s", path);
+    if (!a->session.lesson.setup.correct[0]) {
+        snprintf(a->against.why, sizeof a->against.why, "this lesson names no correct program");
+        return false;
+    }
+    Err e = {{0}};
+    if (!against_open(&a->against.run, &a->session, &a->opened.spec, &e)) {
+        snprintf(a->against.why, sizeof a->against.why, "%s", e.msg);
+        return false;
+    }
+    if (!against_match(&a->against.match, a->session.it, a->against.run.it, &e)) {
+        session_close(&a->against.run);
+        snprintf(a->against.why, sizeof a->against.why, "%s", e.msg);
+        return false;
+    }
+    return a->against.open = true;
+}
+
+const StageMatch *app_against_at(const App *a, int i) {
+    if (!a->loaded || !a->against.open || a->against.generation != a->generation ||
+        strcmp(a->against.lesson, a->session.lesson.path) || i < 0 || i >= a->against.match.n)
+        return NULL;
+    return &a->against.match.stage[i];
+}
+
+void app_against_jump(App *a) {
+    if (!a->loaded) return app_set_error(a, "no lesson is open");
+    if (!app_against_prepare(a)) {
+        char msg[sizeof a->error];
+        snprintf(msg, sizeof msg, "J: %s (a mistake lesson names its correct program with `correct: LESSON.md` in "
+                 "its lesson block)", a->against.why);
+        return app_set_error(a, msg);
+    }
+    const int k = a->against.match.first;
+    a->view = VIEW_COMPARE;
+    if (k < 0) return app_notify(a, "no stage differs from the correct program's");
+    app_goto(a, k);
+    char msg[300];
+    snprintf(msg, sizeof msg, "the first stage that differs from the correct program: %s", interp_stage(a->session.it, k)->id);
+    app_notify(a, msg);
+}
