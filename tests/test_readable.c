@@ -16,7 +16,8 @@ enum { MIN_PX = 14, W = 1280, H = 720 };
 
 static const char *const lessons[] = {"self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md",
                                       "masks.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md",
-                                      "backprop.md", "which-head.md", "transformers-from-scratch.md"};
+                                      "backprop.md", "which-head.md", "transformers-from-scratch.md",
+                                      "mistake-second-residual.md", "mistake-no-causal-mask.md"};
 
 // Draws the scene and checks its smallest text; `what` names the place in a failure.
 static void check_frame(Scene *s, const char *what) {
@@ -44,7 +45,7 @@ static void test_lesson(const char *name) {
         if (i % every && !attention && i != n - 1) continue;
         app_goto(&s.a, i);
         for (int v = 0; v < VIEW_COUNT; v++) {
-            if (v == VIEW_TRAIN || v == VIEW_PATCH || (v == VIEW_COMPARE && !attention)) continue;
+            if (v == VIEW_TRAIN || v == VIEW_PATCH || (v == VIEW_COMPARE && !attention && !s.a.session.lesson.setup.correct[0])) continue;
             s.a.view = (ViewKind)v;
             if (v == VIEW_COMPARE && !s.a.pin.data) app_act(&s.a, DO_PIN, 0);
             char what[300];
