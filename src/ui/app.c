@@ -189,6 +189,7 @@ bool app_place(App *a, const char *id, int view, Err *e) {
 void app_goto(App *a, int i) {
     if (!a->loaded) return;
     a->back.step = -1;  // a forward stage: out of the backward pass (app_backward_goto steps back in)
+    a->card = CARD_NONE;
     run_to(a, i);
     const int n = interp_n_done(a->session.it);
     if (i >= n) i = n - 1;
@@ -355,6 +356,7 @@ static bool acts_over_help(Action act) {
 bool app_act(App *a, Action act, int param) {
     if (a->help && !acts_over_help(act)) return false;
     if (a->lesson_list && app_lesson_list_act(a, act)) return false;
+    if (!a->editing && app_card_act(a, act)) return false;
     if (!a->editing && app_backward_act(a, act)) return false;
     // An error goes with the next action, except when it left the window empty (a lesson that
     // failed): then it stays, with its file and line, until something opens (app_loaded).
