@@ -16,6 +16,7 @@ typedef enum {
     DO_ABLATE_HEAD, DO_ABLATE_MASK, DO_ABLATE_POSITIONS, DO_ABLATE_UNDO, DO_LINK,
     DO_BACKWARD, DO_GRADIENT, DO_GRADCHECK,  // B: into / out of the backward pass; D: tensor or gradient; G: check
     DO_MISTAKE,  // W: the backward pass with a learner's wrong formula (cycles; back to the right one)
+    DO_HANDOUT,  // Shift+S: the open lesson's handout page (handout.h)
     DO_COUNT
 } Action;
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "handout.h"
 #include "heat.h"
 #include "platform.h"
 
@@ -20,7 +21,7 @@ const char *const action_names[DO_COUNT] = {
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
     "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link", "backward",
-    "gradient", "gradcheck", "mistake"};
+    "gradient", "gradcheck", "mistake", "handout"};
 
 // Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
 bool action_names_complete(void) {
@@ -404,6 +405,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_GRADIENT:
     case DO_GRADCHECK:
     case DO_MISTAKE: break;  // app_backward_act's
+    case DO_HANDOUT: app_handout(a); break;
     case DO_ABLATE_HEAD:
     case DO_ABLATE_MASK:
     case DO_ABLATE_POSITIONS:

@@ -10,6 +10,7 @@
 #include "actions.h"
 #include "heat.h"
 #include "parts.h"
+#include "platform.h"
 #include "window.h"
 
 static const char page_css[] =
@@ -246,4 +247,26 @@ int handout_run(const ExportOptions *o) {
     gfx_close(g);
     app_free(&a);
     return ok ? 0 : 1;
+}
+
+void app_handout(App *a) {
+    if (!a->loaded) return app_set_error(a, "nothing is open to write a handout of");
+    const char *path = a->session.lesson.path, *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    const size_t len = strlen(name) > 3 && !strcmp(name + strlen(name) - 3, ".md") ? strlen(name) - 3 : strlen(name);
+    char dir[300], page[400], msg[sizeof a->notice];
+    snprintf(dir, sizeof dir, "stepformer-handout-%.*s", (int)(len < 200 ? len : 200), name);
+    snprintf(page, sizeof page, "%s/index.html", dir);
+    Err e = {{0}};
+    struct stat sb;
+    if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0)
+        return (void)err_set(&e, "%s: cannot create the folder: %s", dir, strerror(errno)), app_set_error(a, e.msg);
+    Gfx *g = gfx_open_offscreen(1280, 720, &e);
+    if (!g) return app_set_error(a, e.msg);
+    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    const bool ok = handout_write(a, &ui, dir, &e);
+    heat_cache_free(ui.heat);
+    gfx_close(g);
+    if (!ok) return app_set_error(a, e.msg);
+    platform_deliver(page, msg, sizeof msg);
+    app_notify(a, msg);
 }

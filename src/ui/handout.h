@@ -11,5 +11,8 @@
 // canvas at its size; written under a temporary name and renamed, so never half written. The
 // cursor and view are put back as they were.
 bool handout_write(App *a, Ui *ui, const char *dir, Err *e);
+// Shift+S in the window: the handout of the open lesson in stepformer-handout-NAME/ (pictures
+// 1280x720), delivered as the PNGs of S are (platform.h); a notice or an error says so.
+void app_handout(App *a);
 
 #endif
