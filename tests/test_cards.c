@@ -51,6 +51,20 @@ static void keys(void) {
     scene_close(&s);
 }
 
+// A greedy lesson, as the window opens it (the pass runs as the cursor goes): the same keys.
+static void greedy(void) {
+    Scene s;
+    if (!scene_open(&s, 1280, 720, &(SessionSpec){.lesson_path = LESSONS "/greedy-decoding.md"})) return;
+    App *a = &s.a;
+    app_act(a, DO_PREV, 0);
+    CHECK(a->card == CARD_OPENING, "greedy: Left on the first stage, the opening card (%d)", (int)a->card);
+    app_act(a, DO_LAST, 0);
+    app_act(a, DO_NEXT, 0);
+    CHECK(a->card == CARD_CLOSING, "greedy: End, Right: the closing card (%d; cursor %d of %d, done %d)", (int)a->card,
+          a->cursor, interp_n_stages(a->session.it), interp_done(a->session.it));
+    scene_close(&s);
+}
+
 // Runs of border-coloured pixels at least `len` long: vertical ones (counted by column) and
 // horizontal ones (by row), within r.
 static int runs(const Rgba *px, int w, Rect r, Rgba c, int len, bool vertical, int *at, int max) {
@@ -107,6 +121,7 @@ static void table_card(int w, int h) {
 
 int main(void) {
     keys();
+    greedy();
     table_card(1280, 720);
     table_card(1920, 1080);
     return check_finish("test_cards");

@@ -9,9 +9,26 @@
 enum { TABLE_MAX_COLS = 16 };
 
 
+// The text size at which the block's widest line fits in w: the small size, or less down to
+// two thirds of it (a table of numbers in a text block stays whole; beyond, it is cut).
+static int code_px(Ui *ui, const RichBlock *b, int w) {
+    int widest = 0;
+    for (int k = 0; k < b->n_spans; k++)
+        for (const char *p = b->spans[k].text; *p;) {
+            const int n = (int)strcspn(p, "\n");
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", n, p);
+            const int lw = gfx_text_width(ui->g, FONT_MONO, ui->small, line);
+            if (lw > widest) widest = lw;
+            p += n + (p[n] == '\n');
+        }
+    const int room = w - 2 * (ui->small / 3), px = widest > room ? (int)((long)ui->small * room / widest) : ui->small;
+    return px < ui->small * 2 / 3 ? ui->small * 2 / 3 : px;
+}
+
 static void code_block(Flow *f, const RichBlock *b, int x, int w) {
     Ui *ui = f->ui;
-    const int px = ui->small, lh = gfx_line_height(ui->g, FONT_MONO, px), q = px / 3;
+    const int px = code_px(ui, b, w), lh = gfx_line_height(ui->g, FONT_MONO, px), q = px / 3;
     if (f->draw && f->y + q <= f->bottom) gfx_rect(ui->g, (Rect){x, f->y, w, q}, ui->th->panel_alt);
     f->y += q;
     for (int k = 0; k < b->n_spans && !f->full; k++) {
