@@ -114,9 +114,27 @@ static int cell_width(Ui *ui, const RichBlock *b, FontFace face, int px) {
     return w;
 }
 
+// The width of the cell's longest word (a span's text up to a space), each span in its face.
+static int word_width(Ui *ui, const RichBlock *b, FontFace face, int px) {
+    int best = 0;
+    for (int k = 0; k < b->n_spans; k++) {
+        const unsigned st = b->spans[k].style;
+        const FontFace f = st & STYLE_CODE ? FONT_MONO : st & STYLE_STRONG ? FONT_BOLD : st & STYLE_EM ? FONT_ITALIC : face;
+        for (const char *p = b->spans[k].text; *p;) {
+            const int n = (int)strcspn(p, " \n");
+            char word[256];
+            snprintf(word, sizeof word, "%.*s", n < 255 ? n : 255, p);
+            const int w = gfx_text_width(ui->g, f, px, word);
+            if (w > best) best = w;
+            p += n + (p[n] != '\0');
+        }
+    }
+    return best;
+}
+
 // Column widths for a table of natural widths nat[] in w: all natural when they fit; else the
 // narrow columns keep theirs and the wide ones share what is left, in proportion.
-static void column_widths(int *cw, const int *nat, int n, int w) {
+static void column_widths(int *cw, const int *nat, const int *least, int n, int w) {
     int total = 0, room = w, left = n;
     for (int c = 0; c < n; c++) total += nat[c];
     if (total <= w) {
@@ -134,6 +152,12 @@ static void column_widths(int *cw, const int *nat, int n, int w) {
     for (int c = 0; c < n; c++) wide += fixed[c] ? 0 : nat[c];
     for (int c = 0; c < n; c++)
         if (!fixed[c]) cw[c] = (int)(room * nat[c] / (wide > 0 ? wide : 1));
+    for (int c = 0; c < n; c++)  // no word cut while another column can give room
+        for (int give = 0; cw[c] < least[c]; cw[give]--, cw[c]++) {
+            for (int d = 0; d < n; d++)
+                if (cw[d] - least[d] > cw[give] - least[give]) give = d;
+            if (cw[give] <= least[give]) break;
+        }
 }
 
 // One row of a table at f->y (cells [b, b + n)): measured, then drawn if f->draw.
@@ -163,14 +187,16 @@ static void table_flow(Flow *f, const RichBlock *b, int n, int x, int w) {
     Ui *ui = f->ui;
     const Theme *t = ui->th;
     const int cp = ui->px / 3 > 2 ? ui->px / 3 : 2;
-    int nat[TABLE_MAX_COLS] = {0}, cw[TABLE_MAX_COLS], cx[TABLE_MAX_COLS + 1], ncol = 0;
+    int nat[TABLE_MAX_COLS] = {0}, least[TABLE_MAX_COLS] = {0}, cw[TABLE_MAX_COLS], cx[TABLE_MAX_COLS + 1], ncol = 0;
     for (int k = 0; k < n; k++) {
         if (b[k].col >= TABLE_MAX_COLS) continue;
         const int cwk = cell_width(ui, &b[k], b[k].row == 0 ? FONT_BOLD : FONT_SANS, ui->px) + 2 * cp + 1;
+        const int wk = word_width(ui, &b[k], b[k].row == 0 ? FONT_BOLD : FONT_SANS, ui->px) + 2 * cp + 1;
         if (cwk > nat[b[k].col]) nat[b[k].col] = cwk;
+        if (wk > least[b[k].col]) least[b[k].col] = wk;
         if (b[k].col + 1 > ncol) ncol = b[k].col + 1;
     }
-    column_widths(cw, nat, ncol, w);
+    column_widths(cw, nat, least, ncol, w);
     cx[0] = x;
     for (int c = 0; c < ncol; c++) cx[c + 1] = cx[c] + cw[c];
     const int y0 = f->y;
