@@ -60,6 +60,6 @@ void view_card(Ui *ui, const App *a, Rect r) {
     gfx_unclip(ui->g);
     if (range.end <= range.begin) ui_text_fit(ui, FONT_ITALIC, ui->px, t->muted, in.x, in.y, "(the lesson says nothing more here)", in.w);
     const char *hint = a->card == CARD_OPENING ? "The lesson's opening.  Right: the first stage."
-                     : "The lesson's close.  Left: the last stage.  Right or B: the backward pass.";
+                     : "The lesson's close.  Left: the last stage.";
     ui_text_fit(ui, FONT_SANS, hint_px, t->muted, in.x, r.y + r.h - ui->pad * 2 - hint_h + ui->pad, hint, in.w);
 }
