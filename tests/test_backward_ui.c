@@ -31,6 +31,8 @@ static void stepping(void) {
     app_act(a, DO_LAST, 0);
     CHECK(a->cursor == n - 1 && !app_back_step(a), "End: the last forward stage");
     app_act(a, DO_NEXT, 0);
+    CHECK(a->card == CARD_CLOSING && a->cursor == n - 1 && !app_back_step(a), "Right on the last stage: the closing card");
+    app_act(a, DO_NEXT, 0);
     const BackStep *b = app_back_step(a);
     CHECK(b && b->kind == BACK_LOSS && a->cursor == logits, "Right past the end: the loss, on the logits");
     CHECK(b && fabs(a->back.pass.li.loss - 0.103098) < 1e-6, "the loss on screen is PyTorch's 0.103098: %.7f",

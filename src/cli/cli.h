@@ -52,6 +52,7 @@ typedef struct {
     const char *view;             // export: a view name
     const char *stages;           // export: the stages to draw ("a,b"), or NULL: every one
     bool backward;                // export: the backward pass's steps too
+    const char *html, *pdf;       // export: the handout's folder (--html); --pdf (refused: print the page)
     bool has_seed;
     TrainFlags train;
     const char *positional[4];  // arguments that are not options

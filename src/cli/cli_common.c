@@ -56,6 +56,8 @@ static const struct {
     {{"headless", no_argument, 0, 'l'}, OPT_WINDOW},
     {{"view", required_argument, 0, 'w'}, OPT_EXPORT},
     {{"stages", required_argument, 0, 'g'}, OPT_EXPORT},
+    {{"html", required_argument, 0, 1027}, OPT_EXPORT},
+    {{"pdf", required_argument, 0, 1028}, OPT_EXPORT},
     {{"ui", no_argument, 0, 'u'}, OPT_REPEAT},
     {{"train", no_argument, 0, 'x'}, OPT_REPEAT},
     {{"only", required_argument, 0, 'y'}, OPT_REPEAT},
@@ -73,7 +75,7 @@ static const struct {
     {{"stage", required_argument, 0, 1024}, OPT_PROBE},
     {{"head", required_argument, 0, 1025}, OPT_PROBE},
     {{"position", required_argument, 0, 1026}, OPT_PROBE},
-    {{"against-correct", no_argument, 0, 1027}, OPT_AGAINST},
+    {{"against-correct", no_argument, 0, 1029}, OPT_AGAINST},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -144,13 +146,15 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1016: o->grads = arg; return true;
     case 1017: o->gradcheck = arg; return true;
     case 1018: o->backward = true; return true;
+    case 1027: o->html = arg; return true;
+    case 1028: o->pdf = arg; return true;
     case 1019: o->backward_mistake = arg; return true;
     case 1020: o->lens = true; return true;
     case 1021: o->clean = arg; return true;
     case 1022: o->corrupt = arg; return true;
     case 1023: o->sweep = arg; return true;
     case 1024: o->stage = arg; return true;
-    case 1027: o->against = true; return true;
+    case 1029: o->against = true; return true;
     }
     return false;
 }

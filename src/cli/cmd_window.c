@@ -62,6 +62,7 @@ int cmd_window(int argc, char **argv) {
 
 static const char export_usage[] =
     "usage: stepformer export LESSON --out DIR [--size WxH] [--view NAME] [--stages LIST]\n"
+    "       stepformer export LESSON --html DIR [--size WxH]\n"
     "\n"
     "Writes one PNG per stage of the lesson's pass into DIR, named by index and stage id\n"
     "(0007-encoder.layers.0.self_attn.scores.png), drawn exactly as the window draws it. Needs\n"
@@ -70,7 +71,10 @@ static const char export_usage[] =
     "a window opens with them); by default each stage gets the view that suits it. --size\n"
     "defaults to 1920x1080. --stages writes only these stages (comma-separated ids, as --to\n"
     "takes them). --backward then writes every step of the backward pass (b0000-loss-loss.png,\n"
-    "...): the lesson needs a target (--target TEXT), whose next tokens are the labels.\n";
+    "...): the lesson needs a target (--target TEXT), whose next tokens are the labels.\n"
+    "--html DIR writes the lesson's handout instead, one self-contained page DIR/index.html: the\n"
+    "whole narration, each program cell, and after each cell that makes stages the picture of its\n"
+    "first stage. To make a PDF, print that page from a browser (there is no --pdf).\n";
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;
@@ -80,9 +84,11 @@ int cmd_export(int argc, char **argv) {
                          export_usage, &o);
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
-    if (!o.out) return cli_usage_error("export", "--out DIR is required");
+    if (o.pdf) return cli_usage_error("export", "--pdf is not built in: write the page with --html DIR and print it to PDF from a browser");
+    if (!o.out && !o.html) return cli_usage_error("export", "--out DIR (the PNGs) or --html DIR (the handout) is required");
+    if (o.out && o.html) return cli_usage_error("export", "give --out DIR or --html DIR, not both");
     ExportOptions e = {.spec = o.spec, .out_dir = o.out, .w = o.width ? o.width : 1920,
-                       .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages, .backward = o.backward};
+                       .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages, .backward = o.backward, .html_dir = o.html};
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
     else e.spec.lesson_path = o.positional[0];
     char dir[4352];
@@ -93,5 +99,5 @@ int cmd_export(int argc, char **argv) {
         if (e.view < 0)
             return cli_usage_error("export", "--view is stage, attention, decoding, positions, training or compare, not '%s'", o.view);
     }
-    return export_run(&e);
+    return e.html_dir ? handout_run(&e) : export_run(&e);
 }

@@ -17,6 +17,7 @@ typedef struct {
     unsigned style;
     int cur;          // block receiving text, -1 for none
     bool in_quote;
+    int row, col;     // the table cell being read (row -1 before the first)
     bool oom;
     const char *at;   // where line_of last counted to, and the line there
     int at_line;
@@ -122,6 +123,14 @@ static int enter_block(MD_BLOCKTYPE type, void *detail, void *ud) {
         break;
     case MD_BLOCK_QUOTE: b->in_quote = true; break;
     case MD_BLOCK_HR: new_block(b, RB_RULE); break;
+    case MD_BLOCK_TABLE: b->row = -1; break;
+    case MD_BLOCK_TR: b->row++, b->col = -1; break;
+    case MD_BLOCK_TH:
+    case MD_BLOCK_TD:
+        b->cur = new_block(b, RB_TABLE_CELL);
+        b->col++;
+        if (b->cur >= 0) b->l->blocks[b->cur].row = b->row, b->l->blocks[b->cur].col = b->col;
+        break;
     default: break;
     }
     return 0;
@@ -132,7 +141,8 @@ static int leave_block(MD_BLOCKTYPE type, void *detail, void *ud) {
     Builder *b = ud;
     if (type == MD_BLOCK_UL || type == MD_BLOCK_OL) b->list_depth--;
     if (type == MD_BLOCK_QUOTE) b->in_quote = false;
-    if (type == MD_BLOCK_P || type == MD_BLOCK_H || type == MD_BLOCK_CODE || type == MD_BLOCK_LI)
+    if (type == MD_BLOCK_P || type == MD_BLOCK_H || type == MD_BLOCK_CODE || type == MD_BLOCK_LI ||
+        type == MD_BLOCK_TH || type == MD_BLOCK_TD)
         b->cur = -1;
     return 0;
 }
@@ -285,7 +295,7 @@ bool lesson_parse(Lesson *l, const char *path, const char *text, Err *e) {
     l->setup.max_len = 32;
     if (!split_lines(l, e) || !fences_closed(l, e)) return lesson_free(l), false;
     Builder b = {.l = l, .doc = l->source, .doc_len = strlen(l->source), .cur = -1};
-    MD_PARSER parser = {0, MD_FLAG_NOHTML | MD_FLAG_STRIKETHROUGH, enter_block, leave_block,
+    MD_PARSER parser = {0, MD_FLAG_NOHTML | MD_FLAG_STRIKETHROUGH | MD_FLAG_TABLES, enter_block, leave_block,
                         enter_span, leave_span, on_text, NULL, NULL};
     if (md_parse(l->source, (MD_SIZE)b.doc_len, &parser, &b) != 0 || b.oom) {
         lesson_free(l);

@@ -35,13 +35,16 @@ typedef struct {
     unsigned style;  // STYLE_* bits
 } Span;
 
-typedef enum { RB_PARA, RB_HEADING, RB_CODE, RB_LIST_ITEM, RB_QUOTE, RB_RULE, RB_COUNT } RichKind;
+// A Markdown table is a run of RB_TABLE_CELL blocks, row by row (row 0 the header row); a
+// table starts at a cell of row 0, column 0.
+typedef enum { RB_PARA, RB_HEADING, RB_CODE, RB_LIST_ITEM, RB_QUOTE, RB_RULE, RB_TABLE_CELL, RB_COUNT } RichKind;
 
 typedef struct {
     RichKind kind;
     int level;    // heading level 1-6; list nesting depth (1 = top)
     int number;   // ordered list item number, 0 for a bullet
     int line;     // source line where the block starts
+    int row, col; // table cells: the row (0: the header) and the column
     char lang[16];  // code blocks: the info string's first word
     Span *spans;
     int n_spans;

@@ -17,6 +17,7 @@ typedef enum {
     DO_BACKWARD, DO_GRADIENT, DO_GRADCHECK,  // B: into / out of the backward pass; D: tensor or gradient; G: check
     DO_MISTAKE,  // W: the backward pass with a learner's wrong formula (cycles; back to the right one)
     DO_FIRST_DIFF,  // J: a mistake lesson's first stage that differs from its correct program, in Compare
+    DO_HANDOUT,  // Shift+S: the open lesson's handout page (handout.h)
     DO_COUNT
 } Action;
 

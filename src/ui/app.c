@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "handout.h"
 #include "heat.h"
 #include "platform.h"
 
@@ -20,7 +21,7 @@ const char *const action_names[DO_COUNT] = {
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
     "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link", "backward",
-    "gradient", "gradcheck", "mistake", "first_diff"};
+    "gradient", "gradcheck", "mistake", "first_diff", "handout"};
 
 // Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
 bool action_names_complete(void) {
@@ -190,6 +191,7 @@ bool app_place(App *a, const char *id, int view, Err *e) {
 void app_goto(App *a, int i) {
     if (!a->loaded) return;
     a->back.step = -1;  // a forward stage: out of the backward pass (app_backward_goto steps back in)
+    a->card = CARD_NONE;
     run_to(a, i);
     const int n = interp_n_done(a->session.it);
     if (i >= n) i = n - 1;
@@ -356,6 +358,7 @@ static bool acts_over_help(Action act) {
 bool app_act(App *a, Action act, int param) {
     if (a->help && !acts_over_help(act)) return false;
     if (a->lesson_list && app_lesson_list_act(a, act)) return false;
+    if (!a->editing && app_card_act(a, act)) return false;
     if (!a->editing && app_backward_act(a, act)) return false;
     // An error goes with the next action, except when it left the window empty (a lesson that
     // failed): then it stays, with its file and line, until something opens (app_loaded).
@@ -404,6 +407,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_GRADIENT:
     case DO_GRADCHECK:
     case DO_MISTAKE: break;  // app_backward_act's
+    case DO_HANDOUT: app_handout(a); break;
     case DO_ABLATE_HEAD:
     case DO_ABLATE_MASK:
     case DO_ABLATE_POSITIONS:

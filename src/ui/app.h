@@ -50,12 +50,18 @@ typedef struct {
     char text[OPENED_TEXTS][1024];  // what spec's strings point at
 } OpenedSpec;
 
+// The cards before the first stage and after the last (view_card.c): the lesson's opening and
+// closing narration, drawn large in the centre.
+typedef enum { CARD_NONE, CARD_OPENING, CARD_CLOSING, CARD_COUNT } CardKind;
+extern const char *const card_names[CARD_COUNT];
+
 typedef struct App {
     Session session;
     OpenedSpec opened;
     bool loaded;              // session holds a lesson and a trace
     char source[600];         // what was opened, for the title bar
     int cursor;               // the stage on screen
+    CardKind card;            // or a card in front of it (Left on the first stage, Right on the last)
     ViewKind view;
     int head;                 // the head drawn large
     bool all_heads;           // attention view: the grid of every head
@@ -149,6 +155,10 @@ void view_help(Ui *ui, const App *a, Rect r);
 void view_lessons(Ui *ui, const App *a, Rect r);  // the lesson list (L)
 void view_compare(Ui *ui, const App *a, Rect r);
 void view_backward(Ui *ui, const App *a, Rect r);  // the Stage view in the backward pass
+// view_card.c: the opening or closing card on screen, in r; and the keys that reach the cards
+// (Left on the first stage, Right on the last; Right again goes on to the backward pass).
+void view_card(Ui *ui, const App *a, Rect r);
+bool app_card_act(App *a, int act);
 void view_gradcheck(Ui *ui, const App *a, Rect r);  // G's table over the centre
 // The Attention view in the backward pass, for the attention of stage k (one of its steps).
 void view_attention_back(Ui *ui, const App *a, int k, Rect in);

@@ -180,7 +180,8 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
     view_top_bar(ui, a, bar);
     if (a->loaded) {
         if (map_w > 0) view_map(ui, a, map);
-        switch (a->view) {
+        if (a->card != CARD_NONE) view_card(ui, a, center);
+        else switch (a->view) {
         case VIEW_STAGE: view_stage(ui, a, center); break;
         case VIEW_ATTENTION: view_attention(ui, a, center); break;
         case VIEW_DECODE: view_decode(ui, a, center); break;

@@ -6,6 +6,7 @@
 #define STEPFORMER_FLOW_H
 
 #include "lesson.h"  // the STYLE_* bits of a span
+#include "parts.h"
 #include "ui.h"
 
 enum { FLOW_ITEMS = 128, FLOW_BUF = 2048, WORD_PIECES = 8 };
@@ -47,5 +48,9 @@ void flow_setup(Flow *f, FontFace face, int px, Rgba c, int x, int w);
 void flow_text(Flow *f, const char *s, unsigned style);
 // Ends the block: its last word and line are placed.
 void flow_end(Flow *f);
+
+// narration.c: the blocks of r (those shown) laid out from y in the column [x, x + w), drawn if
+// draw, tables as tables; returns the height. Drawing relies on the caller's clip.
+int narration_flow(Ui *ui, const Lesson *l, BlockRange r, int x, int y, int w, bool draw);
 
 #endif

@@ -10,103 +10,17 @@
 #include "app.h"
 #include "flow.h"
 
-// ---- the narration: the lesson's blocks ----
-
-static void code_block(Flow *f, const RichBlock *b, int x, int w) {
-    Ui *ui = f->ui;
-    const int px = ui->small, lh = gfx_line_height(ui->g, FONT_MONO, px), q = px / 3;
-    if (f->draw && f->y + q <= f->bottom) gfx_rect(ui->g, (Rect){x, f->y, w, q}, ui->th->panel_alt);
-    f->y += q;
-    for (int k = 0; k < b->n_spans && !f->full; k++) {
-        for (const char *p = b->spans[k].text; *p && !f->full;) {
-            const char *e = strchr(p, '\n');
-            const int n = e ? (int)(e - p) : (int)strlen(p);
-            if (f->y + lh > f->bottom) {
-                f->full = true;
-                break;
-            }
-            if (f->draw) {
-                char line[512];
-                snprintf(line, sizeof line, "%.*s", n, p);
-                gfx_rect(ui->g, (Rect){x, f->y, w, lh}, ui->th->panel_alt);
-                gfx_text(ui->g, FONT_MONO, px, ui->th->text, x + q, f->y, line);
-            }
-            f->end_y = f->y += lh;
-            p += n + (e != NULL);
-        }
-    }
-    if (!f->full && f->y + q <= f->bottom) {
-        if (f->draw) gfx_rect(ui->g, (Rect){x, f->y, w, q}, ui->th->panel_alt);
-        f->end_y = f->y + q;
-    }
-    f->y += q;
-}
-
-static void list_marker(Flow *f, const RichBlock *b, int text_x) {
-    char mk[16];
-    if (b->number > 0) snprintf(mk, sizeof mk, "%d.", b->number);
-    else snprintf(mk, sizeof mk, "%s", b->level > 1 ? "\xe2\x97\xa6" : "\xe2\x80\xa2");  // ◦ •
-    const int mw = gfx_text_width(f->ui->g, FONT_SANS, f->px, mk);
-    if (f->draw && f->y + f->lh <= f->bottom)
-        gfx_text(f->ui->g, FONT_SANS, f->px, f->ui->th->muted, text_x - mw - f->px / 3, f->y, mk);
-}
-
-// Lays out (and if f->draw, draws) one block at f->y; prev is the kind of the block before.
-static void narration_block(Flow *f, const RichBlock *b, int prev, int x, int w) {
-    Ui *ui = f->ui;
-    const Theme *t = ui->th;
-    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
-    if (prev >= 0) f->y += b->kind == RB_HEADING ? lh * 3 / 4
-                         : b->kind == RB_LIST_ITEM && prev == RB_LIST_ITEM ? lh / 6 : lh / 2;
-    const int unit = ui->px * 5 / 4;
-    switch (b->kind) {
-    case RB_HEADING: {
-        const int px = b->level == 1 ? ui->px * 13 / 10 : b->level == 2 ? ui->px * 23 / 20 : ui->px;
-        flow_setup(f, FONT_BOLD, px, t->text, x, w);
-        break;
-    }
-    case RB_LIST_ITEM: {
-        const int ind = (b->level > 0 ? b->level : 1) * unit;
-        flow_setup(f, FONT_SANS, ui->px, t->text, x + ind, w - ind);
-        list_marker(f, b, x + ind);
-        break;
-    }
-    case RB_QUOTE: flow_setup(f, FONT_SANS, ui->px, t->muted, x + unit, w - unit); break;
-    case RB_CODE: code_block(f, b, x, w); return;
-    case RB_RULE:
-        if (f->y + lh > f->bottom) f->full = true;
-        else if (f->draw) gfx_rect(ui->g, (Rect){x, f->y + lh / 2, w, t->line}, t->border);
-        if (!f->full) f->end_y = f->y + lh;
-        f->y += lh;
-        return;
-    default: flow_setup(f, FONT_SANS, ui->px, t->text, x, w); break;
-    }
-    const int y0 = f->y;
-    for (int k = 0; k < b->n_spans && !f->full; k++) flow_text(f, b->spans[k].text, b->spans[k].style);
-    flow_end(f);
-    if (b->kind == RB_QUOTE && f->draw && f->y > y0)
-        gfx_rect(ui->g, (Rect){x + unit / 4, y0, ui->px / 6 > 2 ? ui->px / 6 : 2, f->y - y0}, t->border);
-}
-
-static bool shown(const RichBlock *b) {
-    if (b->kind == RB_CODE) return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0;
-    return b->kind == RB_RULE || b->n_spans > 0;
-}
-
-// The narration for the stage, laid out from y in a column [x, x + w) (drawn if draw);
-// returns its whole height. Drawing relies on the caller's clip for what falls outside.
+// The narration for the stage (the part of the lesson's narration its cell shows, parts.h),
+// laid out from y in a column [x, x + w) (drawn if draw); returns its whole height. Drawing relies on the caller's clip for what falls outside.
 static int narration(Ui *ui, const App *a, const Stage *st, int x, int y, int w, bool draw) {
     const Lesson *l = &a->session.lesson;
-    int begin = 0, end = 0;
-    lesson_narration(l, lesson_cell_of_line(l, st->line), &begin, &end);
-    Flow f = {.ui = ui, .draw = draw, .y = y, .bottom = INT_MAX / 2, .end_y = y};
-    int prev = -1;
-    for (int i = begin; i < end && i < l->n_blocks && !f.full; i++) {
-        if (!shown(&l->blocks[i])) continue;
-        narration_block(&f, &l->blocks[i], prev, x, w);
-        prev = (int)l->blocks[i].kind;
-    }
-    return f.end_y - y;
+    LessonParts parts;
+    Err e = {{0}};
+    if (!lesson_parts_of_run(&parts, l, a->session.it, &e)) return 0;
+    const int cell = lesson_cell_of_line(l, st->line);
+    const BlockRange r = cell >= 0 ? parts.cells[cell] : (BlockRange){0, 0};
+    lesson_parts_free(&parts);
+    return narration_flow(ui, l, r, x, y, w, draw);
 }
 
 // A thin scroll bar at the right edge of r: the visible part `shown` of `total`, from `at`.

@@ -37,10 +37,14 @@ typedef struct {
     const char *course_dir;  // the lesson's course, for its place in the top bar ("2/24"), or NULL
     const char *stages;      // the stages to write, comma-separated ids as --to takes them; NULL: all
     bool backward;           // then every step of the backward pass (back_pass.h): b0001-....png
+    const char *html_dir;    // --html: the handout, one page DIR/index.html (handout.c), instead of PNGs
 } ExportOptions;
 
 // Writes one PNG per stage into out_dir, with no display. Returns the exit status.
 int export_run(const ExportOptions *o);
+
+// handout.c: `export --html`, the lesson as one page (handout.h). Returns the exit status.
+int handout_run(const ExportOptions *o);
 
 // Times the busiest views of the base configuration off screen; prints the figures.
 int ui_bench_run(int frames);

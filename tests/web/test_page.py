@@ -318,7 +318,7 @@ PARITY = [
     # The backward pass, built in the page as natively. (G is not replayed here: its differences are
     # taken on the float32 pass, whose last bits differ between AVX2 and WebAssembly's SIMD.)
     ("the backward pass and its Attention view", "backprop",
-     ["0 key End", "100 key Right"] + [f"{200 + 50 * i} key Right" for i in range(15)] + ["1000 key Tab"]),
+     ["0 key End", "100 key Right", "150 key Right"] + [f"{200 + 50 * i} key Right" for i in range(15)] + ["1000 key Tab"]),
     ("the Patch view, a head patched alone", "which-head",
      ["0 key Tab", "100 key Tab", "200 key Tab", "300 key Tab", "400 key Tab", "500 key Tab", "1500 click 835 258"]),
 ]

@@ -1,0 +1,65 @@
+// view_card.c: the opening card (the lesson's title and introduction, before the first stage)
+// and the closing card ("What to look at" and all after the last stage), drawn large in the
+// centre for a projector; and the keys that step onto and off them.
+#include <stdio.h>
+
+#include "actions.h"
+#include "flow.h"
+
+const char *const card_names[CARD_COUNT] = {"none", "opening", "closing"};
+
+bool app_card_act(App *a, int act) {
+    if (!a->loaded || app_back_step(a)) return false;
+    const Interp *it = a->session.it;
+    const bool last = a->cursor == interp_n_stages(it) - 1 && interp_done(it);
+    switch (act) {
+    case DO_NEXT:
+        if (a->card == CARD_OPENING) a->card = CARD_NONE;
+        else if (a->card == CARD_NONE && last) a->card = CARD_CLOSING;
+        else if (a->card == CARD_CLOSING) {  // on to the backward pass, when it can be built
+            a->card = CARD_NONE;
+            if (!app_backward_act(a, DO_NEXT) || !app_back_step(a)) a->card = CARD_CLOSING;
+        } else return false;
+        return true;
+    case DO_PREV:
+        if (a->card == CARD_CLOSING) a->card = CARD_NONE;
+        else if (a->card == CARD_NONE && a->cursor == 0) a->card = CARD_OPENING;
+        else if (a->card == CARD_NONE) return false;
+        return true;  // (Left on the opening card: it is the first)
+    default: return false;
+    }
+}
+
+// The card's blocks laid out at text size px; returns their height.
+static int card_flow(Ui *ui, const Lesson *l, BlockRange r, int px, Rect in, bool draw) {
+    const int px0 = ui->px, small0 = ui->small;
+    ui->px = px, ui->small = px * 4 / 5;
+    const int h = narration_flow(ui, l, r, in.x, in.y, in.w, draw);
+    ui->px = px0, ui->small = small0;
+    return h;
+}
+
+void view_card(Ui *ui, const App *a, Rect r) {
+    const Lesson *l = &a->session.lesson;
+    LessonParts parts;
+    Err e = {{0}};
+    if (!lesson_parts_of_run(&parts, l, a->session.it, &e)) return;
+    const BlockRange range = a->card == CARD_OPENING ? parts.opening : parts.closing;
+    lesson_parts_free(&parts);
+    const Theme *t = ui->th;
+    gfx_rect(ui->g, rect_inset(r, ui->pad / 2), t->panel);
+    const int hint_px = ui->small, hint_h = gfx_line_height(ui->g, FONT_SANS, hint_px) + ui->pad;
+    Rect in = rect_inset(r, ui->pad * 2);
+    in.h -= hint_h;
+    if (in.w > ui->px * 40) in.x += (in.w - ui->px * 40) / 2, in.w = ui->px * 40;  // lines a reader can follow
+    // As large as fits: from one and a half times the body size down to four fifths of it.
+    int px = ui->px * 3 / 2;
+    while (px > ui->px * 4 / 5 && card_flow(ui, l, range, px, in, false) > in.h) px = px * 9 / 10;
+    gfx_clip(ui->g, in);
+    card_flow(ui, l, range, px, in, true);
+    gfx_unclip(ui->g);
+    if (range.end <= range.begin) ui_text_fit(ui, FONT_ITALIC, ui->px, t->muted, in.x, in.y, "(the lesson says nothing more here)", in.w);
+    const char *hint = a->card == CARD_OPENING ? "The lesson's opening.  Right: the first stage."
+                     : "The lesson's close.  Left: the last stage.";
+    ui_text_fit(ui, FONT_SANS, hint_px, t->muted, in.x, r.y + r.h - ui->pad * 2 - hint_h + ui->pad, hint, in.w);
+}

@@ -1,0 +1,200 @@
+// test_handout.c: `stepformer export LESSON --html DIR` writes one page with every paragraph,
+// list item, heading, table cell and code block of the lesson, in order (read back from the
+// page's elements and compared with the lesson's own blocks), every program cell, and one
+// picture per cell that makes stages, each a PNG data URI of the size asked.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "session.h"
+
+enum { MAX_ELEMENTS = 4096 };
+
+typedef struct {
+    char tag[12];
+    char *text;  // the inner text, tags dropped and entities read; for img its src
+} Element;
+
+// The inner text of html[from, to): tags dropped (<br> a newline), the four entities read.
+static char *inner_text(const char *s, const char *end) {
+    char *out = malloc((size_t)(end - s) + 1), *o = out;
+    while (out && s < end) {
+        if (*s == '<') {
+            if (!strncmp(s, "<br>", 4)) *o++ = '\n';
+            while (s < end && *s != '>') s++;
+            s++;
+        } else if (*s == '&') {
+            static const struct { const char *ent; char c; } ents[] = {{"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}};
+            size_t k = 0;
+            while (k < 4 && strncmp(s, ents[k].ent, strlen(ents[k].ent))) k++;
+            *o++ = k < 4 ? ents[k].c : '&';
+            s += k < 4 ? strlen(ents[k].ent) : 1;
+        } else *o++ = *s++;
+    }
+    if (out) *o = '\0';
+    return out;
+}
+
+// The page's text elements (p, li, h1-h6, th, td, pre), hr and img, in document order.
+static int elements(const char *html, Element *el) {
+    static const char *const tags[] = {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "th", "td", "pre"};
+    int n = 0;
+    for (const char *s = strchr(html, '<'); s && n < MAX_ELEMENTS; s = strchr(s + 1, '<')) {
+        size_t len = strcspn(s + 1, " >");
+        char tag[12];
+        snprintf(tag, sizeof tag, "%.*s", (int)(len < 11 ? len : 11), s + 1);
+        if (!strcmp(tag, "img")) {
+            const char *src = strstr(s, "src=\""), *q = src ? strchr(src + 5, '"') : NULL;
+            if (!q) continue;
+            el[n] = (Element){"img", inner_text(src + 5, q)};
+            n++;
+            continue;
+        }
+        if (!strcmp(tag, "hr")) {
+            el[n++] = (Element){"hr", inner_text(s, s)};
+            continue;
+        }
+        bool text_tag = false;
+        for (size_t k = 0; k < sizeof tags / sizeof tags[0]; k++) text_tag |= !strcmp(tag, tags[k]);
+        if (!text_tag) continue;
+        char close[16];
+        snprintf(close, sizeof close, "</%s>", tag);
+        const char *open_end = strchr(s, '>'), *end = open_end ? strstr(open_end, close) : NULL;
+        if (!end) continue;
+        snprintf(el[n].tag, sizeof el[n].tag, "%s", tag);
+        el[n++].text = inner_text(open_end + 1, end);
+        s = end;
+    }
+    return n;
+}
+
+static char *block_text(const RichBlock *b) {
+    size_t len = 1;
+    for (int k = 0; k < b->n_spans; k++) len += strlen(b->spans[k].text);
+    char *t = calloc(len, 1);
+    for (int k = 0; t && k < b->n_spans; k++) strcat(t, b->spans[k].text);
+    return t;
+}
+
+// Width and height from the IHDR of a base64 PNG data URI; false if it is not one.
+static bool png_size(const char *src, unsigned *w, unsigned *h) {
+    static const char prefix[] = "data:image/png;base64,";
+    if (strncmp(src, prefix, strlen(prefix)) != 0) return false;
+    const char *b = src + strlen(prefix);
+    unsigned char bytes[24];
+    for (int i = 0; i < 8; i++) {  // 32 digits: 24 bytes
+        unsigned v = 0;
+        for (int k = 0; k < 4; k++) {
+            const char c = b[4 * i + k];
+            const char *d = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", c);
+            if (!c || !d) return false;
+            v = v << 6 | (unsigned)(d - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+        }
+        bytes[3 * i] = (unsigned char)(v >> 16), bytes[3 * i + 1] = (unsigned char)(v >> 8), bytes[3 * i + 2] = (unsigned char)v;
+    }
+    if (memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) != 0 || memcmp(bytes + 12, "IHDR", 4) != 0) return false;
+    *w = (unsigned)bytes[16] << 24 | (unsigned)bytes[17] << 16 | (unsigned)bytes[18] << 8 | bytes[19];
+    *h = (unsigned)bytes[20] << 24 | (unsigned)bytes[21] << 16 | (unsigned)bytes[22] << 8 | bytes[23];
+    return true;
+}
+
+static char *read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int run(const char *cmd) {
+    const int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void handout(const char *name) {
+    char dir[] = "/tmp/stepformer-handout-XXXXXX", cmd[1024], path[600];
+    CHECK(mkdtemp(dir) != NULL, "a temporary folder");
+    snprintf(cmd, sizeof cmd, "%s export %s/%s --html %s/page --size 640x360 >/dev/null", STEPFORMER_BIN, LESSONS, name, dir);
+    CHECK(run(cmd) == 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/page/index.html", dir);
+    char *html = read_all(path);
+    CHECK(html != NULL, "%s was written", path);
+    Session s;
+    Err e = {{0}};
+    snprintf(path, sizeof path, "%s/%s", LESSONS, name);
+    const bool ok = session_open(&s, &(SessionSpec){.lesson_path = path}, &e) && interp_run(s.it, &e);
+    CHECK(ok, "%s", e.msg);
+    if (!html || !ok) return free(html);
+    Element *el = calloc(MAX_ELEMENTS, sizeof *el);
+    const int n = elements(html, el);
+    const Lesson *l = &s.lesson;
+    // Every shown block and every program cell, in order, each matched by an element of its text.
+    int at = 0, matched = 0, want = 0;
+    for (int i = 0; i < l->n_blocks; i++) {
+        const RichBlock *b = &l->blocks[i];
+        const bool program = b->kind == RB_CODE && !strcmp(b->lang, "program");
+        const bool shown = b->kind == RB_CODE ? program || strcmp(b->lang, "lesson") != 0
+                                              : b->kind == RB_RULE || b->kind == RB_TABLE_CELL || b->n_spans > 0;
+        if (!shown) continue;
+        want++;
+        char *t = block_text(b);
+        const char *tag = b->kind == RB_RULE ? "hr" : b->kind == RB_CODE ? "pre" : NULL;
+        int k = at;
+        while (k < n && (tag ? strcmp(el[k].tag, tag) : !strcmp(el[k].tag, "img") || !strcmp(el[k].tag, "hr")
+                                                                   || !strcmp(el[k].tag, "pre") || strcmp(el[k].text, t)))
+            k++;
+        if (tag && k < n && strcmp(tag, "hr") && strcmp(el[k].text, t)) k = n;  // code: the same text
+        CHECK(k < n, "%s:%d: the block \"%.60s\" is on the page, after the one before", name, b->line, t);
+        if (k < n) at = k + 1, matched++;
+        free(t);
+    }
+    CHECK(matched == want && want > 10, "%s: %d of %d blocks on the page, in order", name, matched, want);
+    // One picture per cell with stages, each a 640x360 PNG.
+    bool *has = calloc((size_t)l->n_cells, sizeof *has);
+    int cells = 0, pictures = 0;
+    for (int i = 0; has && i < interp_n_stages(s.it); i++) {
+        const int c = lesson_cell_of_line(l, interp_stage(s.it, i)->line);
+        if (c >= 0 && !has[c]) has[c] = true, cells++;
+    }
+    for (int k = 0; k < n; k++) {
+        if (strcmp(el[k].tag, "img")) continue;
+        unsigned w = 0, h = 0;
+        CHECK(png_size(el[k].text, &w, &h) && w == 640 && h == 360, "%s: picture %d is a 640x360 PNG (%ux%u)", name, pictures, w, h);
+        pictures++;
+    }
+    CHECK(pictures == cells && cells > 0, "%s: %d pictures for %d cells with stages", name, pictures, cells);
+    for (int k = 0; k < n; k++) free(el[k].text);
+    free(el);
+    free(has);
+    free(html);
+    session_close(&s);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    run(cmd);
+}
+
+static void errors(void) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s export %s/no-such-lesson.md --html /tmp/stepformer-handout-none 2>/dev/null", STEPFORMER_BIN, LESSONS);
+    CHECK(run(cmd) == 1, "an unknown lesson: exit 1");
+    struct stat sb;
+    CHECK(stat("/tmp/stepformer-handout-none", &sb) != 0, "and no folder made");
+    snprintf(cmd, sizeof cmd, "%s export %s/scaling.md --html /proc/no/such 2>/dev/null", STEPFORMER_BIN, LESSONS);
+    CHECK(run(cmd) == 1, "an unwritable folder: exit 1");
+    snprintf(cmd, sizeof cmd, "%s export %s/scaling.md --pdf x.pdf 2>/dev/null", STEPFORMER_BIN, LESSONS);
+    CHECK(run(cmd) == 2, "--pdf: refused as a usage error");
+}
+
+int main(void) {
+    handout("scaling.md");
+    handout("greedy-decoding.md");
+    errors();
+    return check_finish("test_handout");
+}
