@@ -54,6 +54,16 @@ static void test_lesson(const char *name) {
             frames++;
         }
     }
+    // The opening and closing cards (Left on the first stage, Right on the last).
+    app_goto(&s.a, 0);
+    s.a.view = VIEW_STAGE;
+    app_act(&s.a, DO_PREV, 0);
+    CHECK(s.a.card == CARD_OPENING, "%s: Left on the first stage shows the opening card", name);
+    check_frame(&s, "the opening card");
+    app_goto(&s.a, n - 1);
+    app_act(&s.a, DO_NEXT, 0);
+    CHECK(s.a.card == CARD_CLOSING, "%s: Right on the last stage shows the closing card", name);
+    check_frame(&s, "the closing card");
     // The Training view before a run, and the lesson list and the key list over a stage.
     app_goto(&s.a, 0);
     s.a.view = VIEW_TRAIN;

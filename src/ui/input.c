@@ -90,7 +90,7 @@ static bool key_event(App *a, const Ui *ui, Key sym, bool shift) {
     if (sym == KEY_OTHER) return false;
     if (sym == KEY_TAB && shift) return app_act(a, DO_PREV_VIEW, 0);
     if ((sym == KEY_PAGEDOWN || sym == KEY_PAGEUP) && shift) {  // the lesson's text
-        app_scroll(a, ui, SCROLL_NARRATION, sym == KEY_PAGEDOWN ? 1 : -1);
+        app_scroll(a, ui, a->card != CARD_NONE ? SCROLL_CARD : SCROLL_NARRATION, sym == KEY_PAGEDOWN ? 1 : -1);
         return false;
     }
     for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)

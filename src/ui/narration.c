@@ -8,9 +8,9 @@
 
 enum { TABLE_MAX_COLS = 16 };
 
-
 // The text size at which the block's widest line fits in w: the small size, or less down to
-// two thirds of it (a table of numbers in a text block stays whole; beyond, it is cut).
+// two thirds of it but never under the smallest text (a table of numbers in a text block stays
+// whole; beyond, it is cut: a lesson writes a wide table as a Markdown table).
 static int code_px(Ui *ui, const RichBlock *b, int w) {
     int widest = 0;
     for (int k = 0; k < b->n_spans; k++)
@@ -23,7 +23,8 @@ static int code_px(Ui *ui, const RichBlock *b, int w) {
             p += n + (p[n] == '\n');
         }
     const int room = w - 2 * (ui->small / 3), px = widest > room ? (int)((long)ui->small * room / widest) : ui->small;
-    return px < ui->small * 2 / 3 ? ui->small * 2 / 3 : px;
+    const int least = ui->small * 2 / 3 > ui->min_px ? ui->small * 2 / 3 : ui->min_px;  // never under the smallest text
+    return px < least ? least : px;
 }
 
 static void code_block(Flow *f, const RichBlock *b, int x, int w) {

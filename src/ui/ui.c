@@ -97,3 +97,13 @@ Rect ui_panel(Ui *ui, Rect r, const char *title) {
     }
     return (Rect){r.x + ui->pad / 2, r.y + th + ui->pad / 2, r.w - ui->pad, r.h - th - ui->pad};
 }
+
+int ui_bar_w(const Ui *ui) { return ui->px / 4 > 3 ? ui->px / 4 : 3; }
+
+void ui_scroll_bar(Ui *ui, Rect r, int at, int shown, int total) {
+    if (total <= shown || r.h <= 0) return;
+    const int w = ui_bar_w(ui), thumb = r.h * shown / total > w * 2 ? r.h * shown / total : w * 2;
+    const int y = r.y + (int)((long)(r.h - thumb) * at / (total - shown));
+    gfx_rect(ui->g, (Rect){r.x + r.w - w, r.y, w, r.h}, ui->th->panel_alt);
+    gfx_rect(ui->g, (Rect){r.x + r.w - w, y, w, thumb}, ui->th->muted);
+}

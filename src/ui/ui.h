@@ -61,7 +61,7 @@ typedef struct {
 } ZoomView;
 
 // The parts of the lesson panel that scroll when their text does not fit.
-typedef enum { SCROLL_NARRATION, SCROLL_KERNEL, SCROLL_COUNT } ScrollId;
+typedef enum { SCROLL_NARRATION, SCROLL_KERNEL, SCROLL_CARD, SCROLL_COUNT } ScrollId;
 
 // A scrolling area as last drawn: where it is and how far it can scroll.
 typedef struct {
@@ -109,6 +109,10 @@ Rect rect_inset(Rect r, int d);
 int ui_text_fit(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s, int max_w);
 // Word-wrapped text in r.w, starting at r.y; returns the height used. Draws nothing past r.h.
 int ui_text_wrap(Ui *ui, FontFace f, int px, Rgba c, Rect r, const char *s);
+// A thin scroll bar at the right edge of r (ui_bar_w wide): the visible part `shown` of `total`,
+// from `at`.
+void ui_scroll_bar(Ui *ui, Rect r, int at, int shown, int total);
+int ui_bar_w(const Ui *ui);
 // A filled panel with a title bar; returns the area under the title.
 Rect ui_panel(Ui *ui, Rect r, const char *title);
 

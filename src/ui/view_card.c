@@ -20,20 +20,22 @@ bool app_card_act(App *a, int act) {
             a->card = CARD_NONE;
             if (!app_backward_act(a, DO_NEXT) || !app_back_step(a)) a->card = CARD_CLOSING;
         } else return false;
+        a->scroll[SCROLL_CARD] = 0;  // a card opens at its top
         return true;
     case DO_PREV:
         if (a->card == CARD_CLOSING) a->card = CARD_NONE;
         else if (a->card == CARD_NONE && a->cursor == 0) a->card = CARD_OPENING;
         else if (a->card == CARD_NONE) return false;
+        a->scroll[SCROLL_CARD] = 0;
         return true;  // (Left on the opening card: it is the first)
     default: return false;
     }
 }
 
-// The card's blocks laid out at text size px; returns their height.
+// The card's blocks laid out at text size px from in.y; returns their height.
 static int card_flow(Ui *ui, const Lesson *l, BlockRange r, int px, Rect in, bool draw) {
     const int px0 = ui->px, small0 = ui->small;
-    ui->px = px, ui->small = px * 4 / 5;
+    ui->px = px, ui->small = px * 4 / 5 > ui->min_px ? px * 4 / 5 : ui->min_px;
     const int h = narration_flow(ui, l, r, in.x, in.y, in.w, draw);
     ui->px = px0, ui->small = small0;
     return h;
@@ -52,11 +54,25 @@ void view_card(Ui *ui, const App *a, Rect r) {
     Rect in = rect_inset(r, ui->pad * 2);
     in.h -= hint_h;
     if (in.w > ui->px * 40) in.x += (in.w - ui->px * 40) / 2, in.w = ui->px * 40;  // lines a reader can follow
-    // As large as fits: from one and a half times the body size down to four fifths of it.
-    int px = ui->px * 3 / 2;
-    while (px > ui->px * 4 / 5 && card_flow(ui, l, range, px, in, false) > in.h) px = px * 9 / 10;
+    // As large as fits: from one and a half times the body size down to four fifths of it (never
+    // under the smallest text); what still does not fit scrolls (the wheel, Shift+PgDn / PgUp).
+    const int least = ui->px * 4 / 5 > ui->min_px ? ui->px * 4 / 5 : ui->min_px;
+    int px = ui->px * 3 / 2, full = card_flow(ui, l, range, px, in, false);
+    while (px > least && full > in.h) {
+        px = px * 9 / 10 > least ? px * 9 / 10 : least;
+        full = card_flow(ui, l, range, px, in, false);
+    }
+    const int max = full > in.h ? full - in.h : 0, at = a->scroll[SCROLL_CARD] < max ? a->scroll[SCROLL_CARD] : max;
+    Rect text = in;
+    if (max) {
+        text.w -= ui_bar_w(ui) + ui->pad / 2;
+        full = card_flow(ui, l, range, px, text, false);
+        const int lh = gfx_line_height(ui->g, FONT_SANS, px);
+        ui->scroll[SCROLL_CARD] = (ScrollView){in, full - in.h, in.h > 2 * lh ? in.h - lh : lh, lh};
+        ui_scroll_bar(ui, in, at, in.h, full);
+    }
     gfx_clip(ui->g, in);
-    card_flow(ui, l, range, px, in, true);
+    card_flow(ui, l, range, px, (Rect){text.x, text.y - at, text.w, text.h}, true);
     gfx_unclip(ui->g);
     if (range.end <= range.begin) ui_text_fit(ui, FONT_ITALIC, ui->px, t->muted, in.x, in.y, "(the lesson says nothing more here)", in.w);
     const char *hint = a->card == CARD_OPENING ? "The lesson's opening.  Right: the first stage."

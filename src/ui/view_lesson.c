@@ -23,17 +23,6 @@ static int narration(Ui *ui, const App *a, const Stage *st, int x, int y, int w,
     return narration_flow(ui, l, r, x, y, w, draw);
 }
 
-// A thin scroll bar at the right edge of r: the visible part `shown` of `total`, from `at`.
-static int bar_w(const Ui *ui) { return ui->px / 4 > 3 ? ui->px / 4 : 3; }
-
-static void scroll_bar(Ui *ui, Rect r, int at, int shown, int total) {
-    if (total <= shown || r.h <= 0) return;
-    const int w = bar_w(ui), thumb = r.h * shown / total > w * 2 ? r.h * shown / total : w * 2;
-    const int y = r.y + (int)((long)(r.h - thumb) * at / (total - shown));
-    gfx_rect(ui->g, (Rect){r.x + r.w - w, r.y, w, r.h}, ui->th->panel_alt);
-    gfx_rect(ui->g, (Rect){r.x + r.w - w, y, w, thumb}, ui->th->muted);
-}
-
 // ---- program, formula, kernel ----
 
 static int header_h(Ui *ui) { return gfx_line_height(ui->g, FONT_BOLD, ui->small) + ui->pad / 3; }
@@ -287,8 +276,8 @@ static void kernel_section(Ui *ui, Rect r, const char *src, int len, const char 
     if (max > 0) {
         const Rect area = {r.x, top, r.w, fit * lh};
         ui->scroll[SCROLL_KERNEL] = (ScrollView){area, max, fit > 2 ? fit - 1 : 1, lh};
-        scroll_bar(ui, area, first, fit, total);
-        r.w -= bar_w(ui) + ui->pad / 4;
+        ui_scroll_bar(ui, area, first, fit, total);
+        r.w -= ui_bar_w(ui) + ui->pad / 4;
     }
     const int rows = first + fit >= total ? total - first : fit - 1;  // the last row says "…" when cut
     const char *p = src;
@@ -337,7 +326,7 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
     // (laid out narrower, beside its scroll bar).
     const int cap = maxi(in.h / 2, in.h - (prog_h + form_h + kern_h + 3 * gap));
     p.narr_full = narration(ui, a, st, in.x, in.y, in.w, false);
-    if (p.narr_full > cap) p.narr_full = narration(ui, a, st, in.x, in.y, in.w - bar_w(ui) - ui->pad / 2, false);
+    if (p.narr_full > cap) p.narr_full = narration(ui, a, st, in.x, in.y, in.w - ui_bar_w(ui) - ui->pad / 2, false);
     const int narr_h = mini(p.narr_full, cap);
     int y = in.y;
     p.narr = (Rect){in.x, y, in.w, narr_h};
@@ -362,15 +351,15 @@ static void draw_narration(Ui *ui, const App *a, const Stage *st, Rect box, int 
     const int max = full > box.h ? full - box.h : 0, at = mini(a->scroll[SCROLL_NARRATION], max);
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
     gfx_clip(ui->g, box);
-    narration(ui, a, st, box.x, box.y - at, max ? box.w - bar_w(ui) - ui->pad / 2 : box.w, true);
+    narration(ui, a, st, box.x, box.y - at, max ? box.w - ui_bar_w(ui) - ui->pad / 2 : box.w, true);
     if (max) {
         ui->scroll[SCROLL_NARRATION] = (ScrollView){box, max, box.h > 2 * lh ? box.h - lh : lh, lh};
-        scroll_bar(ui, box, at, box.h, full);
+        ui_scroll_bar(ui, box, at, box.h, full);
         if (at < max) {
             const char *more = "more \xe2\x96\xbe";  // ▾
             const int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, more) + ui->pad / 2;
             const int h = gfx_line_height(ui->g, FONT_BOLD, ui->small);
-            const Rect tag = {box.x + box.w - bar_w(ui) - w - ui->pad / 4, box.y + box.h - h, w, h};
+            const Rect tag = {box.x + box.w - ui_bar_w(ui) - w - ui->pad / 4, box.y + box.h - h, w, h};
             gfx_rect(ui->g, tag, ui->th->panel_alt);
             gfx_text(ui->g, FONT_BOLD, ui->small, ui->th->muted, tag.x + ui->pad / 4, tag.y, more);
         }
