@@ -17,6 +17,8 @@ static const char lesson_usage[] =
     "  --headless      run in the terminal\n"
     "  --to STAGE      stop after this stage\n"
     "  --print STAGE   print this stage's tensor (rows and columns labelled with their tokens)\n"
+    "  --questions     print the lesson's questions, each with its stage and the answer the\n"
+    "                  trace gives (for the teacher's notes)\n"
     "  --json          with --print: the tensor as JSON, {\"id\", \"shape\", \"values\"}, every\n"
     "                  float exact (a masked -inf is null)\n"
     "  --input TEXT    replace the lesson's input\n"
@@ -83,6 +85,7 @@ int cmd_lesson(int argc, char **argv) {
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
     o.spec.lesson_path = o.positional[0];
+    if (o.questions) return cli_print_questions(&o);
     if (o.to || o.print || o.headless) return cli_run_lesson_headless("lesson", &o);
     return cli_open_window(&o);
 }
