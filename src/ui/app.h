@@ -13,6 +13,7 @@
 #include "session.h"
 #include "train_job.h"
 #include "ui.h"
+#include "app_quiz.h"
 
 typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COMPARE, VIEW_PATCH, VIEW_COUNT } ViewKind;
 extern const char *const view_names[VIEW_COUNT];
@@ -119,6 +120,7 @@ typedef struct App {
         double picked_logit;
         int picked_top;       // the token the patched pass then predicts at the last row
     } probe;
+    Quiz quiz;                // the lesson's questions (app_quiz.c)
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     unsigned model_serial;    // changes whenever another model is opened (weight images' key)
     bool quit;
@@ -176,6 +178,14 @@ void app_probe_free(App *a);
 // A click on cell (row, col) of a sweep: that one piece patched, its logit and prediction kept.
 void app_probe_pick(App *a, bool heads, int row, int col);
 void view_patch(Ui *ui, const App *a, Rect r);
+
+// ---- the lesson's questions (app_quiz.c) ----
+// Asks the question of the stage on screen, if one is due there (after every event and tick).
+void app_quiz_arrive(App *a);
+// The question's share of an event (input.h's Event): true when it took it.
+bool app_quiz_event(App *a, const Ui *ui, int kind, int key, const char *text, int x, int y);
+// The question band over the foot of the centre (nothing when none waits).
+void view_quiz(Ui *ui, const App *a, Rect center);
 
 // ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
 typedef struct {

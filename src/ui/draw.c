@@ -172,6 +172,7 @@ void app_draw(Ui *ui, const App *a) {
         case VIEW_COUNT: break;
         }
         view_gradcheck(ui, a, center);
+        view_quiz(ui, a, center);
         if (lesson_w > 0) view_lesson(ui, a, lesson);
         view_timeline(ui, a, timeline);
     } else if (a->waiting.on) {

@@ -106,7 +106,7 @@ static bool text_event(App *a, const char *text) {
     return false;
 }
 
-bool input_handle(App *a, const Ui *ui, const Event *ev) {
+static bool dispatch(App *a, const Ui *ui, const Event *ev) {
     switch (ev->kind) {
     case EV_QUIT: a->quit = true; return false;
     case EV_KEY: return key_event(a, ui, ev->key, ev->shift);
@@ -118,4 +118,11 @@ bool input_handle(App *a, const Ui *ui, const Event *ev) {
     case EV_OTHER: return false;
     }
     return false;
+}
+
+bool input_handle(App *a, const Ui *ui, const Event *ev) {
+    bool shot = false;
+    if (!app_quiz_event(a, ui, (int)ev->kind, (int)ev->key, ev->text, ev->x, ev->y)) shot = dispatch(a, ui, ev);
+    app_quiz_arrive(a);
+    return shot;
 }

@@ -89,7 +89,8 @@ static void narration_block(Flow *f, const RichBlock *b, int prev, int x, int w)
 }
 
 static bool shown(const RichBlock *b) {
-    if (b->kind == RB_CODE) return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0;
+    if (b->kind == RB_CODE)  // program cells stand in the kernel panel; a question waits for its stage (app_quiz.c)
+        return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0 && strcmp(b->lang, "question") != 0;
     return b->kind == RB_RULE || b->n_spans > 0;
 }
 

@@ -131,7 +131,7 @@ struct Replayer {
 };
 
 // What each verb takes after it.
-typedef enum { ARGS_NONE, ARGS_XY, ARGS_XY_STEPS, ARGS_KEY, ARGS_TEXT, ARGS_WORD } ArgForm;
+typedef enum { ARGS_NONE, ARGS_XY, ARGS_XY_STEPS, ARGS_KEY, ARGS_TEXT, ARGS_WORD, ARGS_EXPECT } ArgForm;
 static const struct {
     const char *verb;
     ArgForm form;
@@ -141,7 +141,7 @@ static const struct {
     {"click", ARGS_XY, "click X Y"},       {"release", ARGS_XY, "release X Y"},
     {"drag", ARGS_XY, "drag X Y"},         {"move", ARGS_XY, "move X Y"},
     {"wheel", ARGS_XY_STEPS, "wheel X Y STEPS"}, {"resize", ARGS_XY, "resize WIDTH HEIGHT"},
-    {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_WORD, "expect STAGE_ID"},
+    {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_EXPECT, "expect STAGE_ID, or expect answer right|wrong|shown"},
     {"quit", ARGS_NONE, "quit"},
 };
 
@@ -162,6 +162,9 @@ static bool args_fit(ArgForm form, const char *arg) {
     case ARGS_KEY: return SDL_GetKeyFromName(key) != SDLK_UNKNOWN;
     case ARGS_TEXT: return arg[0] && strlen(arg) < sizeof(((SDL_TextInputEvent *)0)->text);
     case ARGS_WORD: return arg[0] && !strchr(arg, ' ');
+    case ARGS_EXPECT:  // a stage id, or how the last question was answered
+        return !strncmp(arg, "answer ", 7) ? !strcmp(arg + 7, "right") || !strcmp(arg + 7, "wrong") || !strcmp(arg + 7, "shown")
+                                           : arg[0] && !strchr(arg, ' ');
     }
     return false;
 }
