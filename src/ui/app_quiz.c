@@ -133,7 +133,7 @@ void view_quiz(Ui *ui, const App *a, Rect center) {
     if (!a->loaded || z->phase == QUIZ_NONE || z->q < 0) return;
     const Question *q = &a->session.lesson.questions[z->q];
     const int big = ui->px * 5 / 4, lh = gfx_line_height(ui->g, FONT_BOLD, big);
-    const int h = lh * 5 + ui->pad * 3;
+    const int h = lh * 6 + ui->pad * 3;
     Rect r = {center.x + ui->pad, center.y + center.h - h - ui->pad, center.w - 2 * ui->pad, h};
     const bool told = z->phase == QUIZ_TOLD;
     const bool right = told && z->last == GRADE_RIGHT, wrong = told && z->last == GRADE_WRONG;
@@ -143,7 +143,7 @@ void view_quiz(Ui *ui, const App *a, Rect center) {
     Rect in = rect_inset(r, ui->pad);
     char head[QUESTION_ASK_MAX + 40];
     snprintf(head, sizeof head, "Question: %s", q->ask);
-    in.y += ui_text_wrap(ui, FONT_BOLD, big, ui->th->text, (Rect){in.x, in.y, in.w, lh * 2}, head);
+    in.y += ui_text_wrap(ui, FONT_BOLD, big, ui->th->text, (Rect){in.x, in.y, in.w, lh * 3}, head);
     char line[400];
     if (!told && z->given[0])  // presenter mode: taken, not yet graded
         snprintf(line, sizeof line, "Answer taken: %s.   Right reveals whether it is right.", z->given);
