@@ -109,10 +109,12 @@ bool app_quiz_event(App *a, const Ui *ui, int kind, int key, const char *text, i
     default: return false;
     }
     switch (key) {
-    case KEY_BACKSPACE:
-        if (n) z->typed[n - 1] = '\0';
-        while (n > 1 && strlen(z->typed) && (z->typed[strlen(z->typed) - 1] & 0xC0) == 0x80) z->typed[strlen(z->typed) - 1] = '\0';
+    case KEY_BACKSPACE: {  // one character: its UTF-8 continuation bytes, then its first byte
+        size_t k = n;
+        while (k > 0 && (z->typed[k - 1] & 0xC0) == 0x80) k--;
+        z->typed[k > 0 ? k - 1 : 0] = '\0';
         return true;
+    }
     case KEY_RETURN:
         if (n) enter(a);
         return true;
