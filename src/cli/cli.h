@@ -38,6 +38,7 @@ typedef struct {
     const char *backward_mistake;            // trace: a learner's wrong formula to run (back_mistakes.h)
     bool lens;                               // trace: the logit lens
     bool questions;                          // lesson: print the questions with their answers
+    bool presenter;                          // window: a lesson's questions graded only when revealed
     const char *clean, *corrupt, *sweep, *stage;  // patch
     int head, position;                      // patch: 0 when not given, else 1-based head, 0-based + 1 position
     int repeat;

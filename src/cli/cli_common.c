@@ -74,6 +74,7 @@ static const struct {
     {{"head", required_argument, 0, 1025}, OPT_PROBE},
     {{"position", required_argument, 0, 1026}, OPT_PROBE},
     {{"questions", no_argument, 0, 1027}, OPT_TO},
+    {{"presenter", no_argument, 0, 1028}, OPT_WINDOW},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -151,6 +152,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1023: o->sweep = arg; return true;
     case 1024: o->stage = arg; return true;
     case 1027: o->questions = true; return true;
+    case 1028: o->presenter = true; return true;
     }
     return false;
 }

@@ -25,7 +25,7 @@ static const char lesson_usage[] =
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
     "  --model FILE    run the lesson's program on these weights\n"
-    "  --record FILE, --replay FILE, --size WxH   as for the window (stepformer --help)\n";
+    "  --record FILE, --replay FILE, --size WxH, --presenter   as for the window (stepformer --help)\n";
 
 static void print_result(const Session *s) {
     int n;
@@ -47,9 +47,9 @@ static bool run_until(Interp *it, const char *id, Err *e) {
 }
 
 int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
-    if (o->record || o->replay || o->width)
+    if (o->record || o->replay || o->width || o->presenter)
         return cli_usage_error(cmd, "%s is for the window; --headless, --to and --print print text instead",
-                               o->record ? "--record" : o->replay ? "--replay" : "--size");
+                               o->record ? "--record" : o->replay ? "--replay" : o->width ? "--size" : "--presenter");
     Session s;
     Err e = {{0}};
     if (!cli_open_session(&s, &o->spec, &e)) return cli_fail(&e);

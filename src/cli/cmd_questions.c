@@ -5,7 +5,7 @@
 #include "quiz.h"
 
 int cli_print_questions(const CliOptions *o) {
-    if (o->to || o->print || o->json || o->record || o->replay || o->width)
+    if (o->to || o->print || o->json || o->record || o->replay || o->width || o->presenter)
         return cli_usage_error("lesson", "--questions prints the questions alone; leave out the other options of "
                                          "the terminal and the window");
     Session s;

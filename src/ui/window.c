@@ -180,6 +180,7 @@ void window_run(const WindowOptions *o, void (*done)(int status, void *ctx), voi
     gfx_set_min_size(g, WINDOW_MIN_W, WINDOW_MIN_H);
     App *a = &L->a;
     app_init(a, &o->spec);
+    a->quiz.presenter = o->presenter;
     app_set_course(a, o->course_dir, o->spec.lesson_path ? o->spec.lesson_path : a->loaded ? a->session.lesson.path : NULL);
     if (o->record && !(L->rec = recorder_open(o->record, &e))) app_set_error(a, e.msg);
     if (o->replay && !(L->rep = replayer_open(o->replay, &e))) {
