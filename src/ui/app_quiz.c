@@ -144,7 +144,10 @@ void view_quiz(Ui *ui, const App *a, Rect center) {
     gfx_frame(ui->g, r, 4, right ? green : wrong ? ui->th->error_bg : ui->th->accent);
     Rect in = rect_inset(r, ui->pad);
     char head[QUESTION_ASK_MAX + 40];
-    snprintf(head, sizeof head, "Question: %s", q->ask);
+    int m = snprintf(head, sizeof head, "Question: ");
+    for (const char *c = q->ask; *c && m + 1 < (int)sizeof head; c++)  // Markdown's code marks shown as quotes
+        head[m++] = *c == '`' ? '\'' : *c;
+    head[m] = '\0';
     in.y += ui_text_wrap(ui, FONT_BOLD, big, ui->th->text, (Rect){in.x, in.y, in.w, lh * 3}, head);
     char line[400];
     if (!told && z->given[0])  // presenter mode: taken, not yet graded
