@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "check.h"
+#include "quiz.h"
 #include "session.h"
 
 enum { MAX_ELEMENTS = 4096 };
@@ -141,10 +142,22 @@ static void handout(const char *name) {
     for (int i = 0; i < l->n_blocks; i++) {
         const RichBlock *b = &l->blocks[i];
         const bool program = b->kind == RB_CODE && !strcmp(b->lang, "program");
+        const bool question = b->kind == RB_CODE && !strcmp(b->lang, "question");
         const bool shown = b->kind == RB_CODE ? program || strcmp(b->lang, "lesson") != 0
                                               : b->kind == RB_RULE || b->kind == RB_TABLE_CELL || b->n_spans > 0;
         if (!shown) continue;
         want++;
+        if (question) {  // a question stands as "Question K. ASK", its answer at the end
+            int q = 0;
+            while (q < l->n_questions && l->questions[q].block != i) q++;
+            char ask[400];
+            snprintf(ask, sizeof ask, "Question %d. %s", q + 1, q < l->n_questions ? l->questions[q].ask : "?");
+            int k = at;
+            while (k < n && (strcmp(el[k].tag, "p") || strcmp(el[k].text, ask))) k++;
+            CHECK(k < n, "%s:%d: the question \"%.60s\" is on the page, in its place", name, b->line, ask);
+            if (k < n) at = k + 1, matched++;
+            continue;
+        }
         char *t = block_text(b);
         const char *tag = b->kind == RB_RULE ? "hr" : b->kind == RB_CODE ? "pre" : NULL;
         int k = at;
@@ -157,6 +170,21 @@ static void handout(const char *name) {
         free(t);
     }
     CHECK(matched == want && want > 10, "%s: %d of %d blocks on the page, in order", name, matched, want);
+    // The answers at the end, after a heading "Answers", one item a question in order, each as
+    // the window gives it (quiz.h: test_questions holds those to loops over the trace).
+    int ak = 0;
+    while (ak < n && (strcmp(el[ak].tag, "h2") || strcmp(el[ak].text, "Answers"))) ak++;
+    CHECK((ak < n) == (l->n_questions > 0), "%s: an Answers section exactly when there are questions", name);
+    for (int q = 0; q < l->n_questions && ak < n; q++) {
+        Answer ans;
+        CHECK(quiz_answer(&ans, l, &l->questions[q], s.it, &e), "%s", e.msg);
+        char line[300];
+        snprintf(line, sizeof line, "%s (%s)", ans.text, interp_stage(s.it, ans.stage)->id);
+        while (ak < n && strcmp(el[ak].tag, "li")) ak++;
+        CHECK(ak < n && !strcmp(el[ak].text, line), "%s: answer %d is '%s' (the page: '%s')", name, q + 1, line,
+              ak < n ? el[ak].text : "none");
+        ak++;
+    }
     // One picture per cell with stages, each a 640x360 PNG.
     bool *has = calloc((size_t)l->n_cells, sizeof *has);
     int cells = 0, pictures = 0;

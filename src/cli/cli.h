@@ -38,6 +38,8 @@ typedef struct {
     const char *labels, *grads, *gradcheck;  // trace: the loss's labels, where its gradients go, what to check
     const char *backward_mistake;            // trace: a learner's wrong formula to run (back_mistakes.h)
     bool lens;                               // trace: the logit lens
+    bool questions;                          // lesson: print the questions with their answers
+    bool presenter;                          // window: a lesson's questions graded only when revealed
     const char *clean, *corrupt, *sweep, *stage;  // patch
     int head, position;                      // patch: 0 when not given, else 1-based head, 0-based + 1 position
     int repeat;
@@ -87,6 +89,8 @@ int cmd_stages(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 // The lesson in the terminal, stage by stage (cmd names the command in usage errors).
 int cli_run_lesson_headless(const char *cmd, const CliOptions *o);
+// `lesson FILE --questions`: each question with its stage and the answer the trace gives.
+int cli_print_questions(const CliOptions *o);
 int cmd_bench(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_window(int argc, char **argv);

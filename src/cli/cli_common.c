@@ -76,6 +76,8 @@ static const struct {
     {{"head", required_argument, 0, 1025}, OPT_PROBE},
     {{"position", required_argument, 0, 1026}, OPT_PROBE},
     {{"against-correct", no_argument, 0, 1029}, OPT_AGAINST},
+    {{"questions", no_argument, 0, 1030}, OPT_TO},
+    {{"presenter", no_argument, 0, 1031}, OPT_WINDOW},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -155,6 +157,8 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1023: o->sweep = arg; return true;
     case 1024: o->stage = arg; return true;
     case 1029: o->against = true; return true;
+    case 1030: o->questions = true; return true;
+    case 1031: o->presenter = true; return true;
     }
     return false;
 }

@@ -18,6 +18,8 @@ static const char lesson_usage[] =
     "  --headless      run in the terminal\n"
     "  --to STAGE      stop after this stage\n"
     "  --print STAGE   print this stage's tensor (rows and columns labelled with their tokens)\n"
+    "  --questions     print the lesson's questions, each with its stage and the answer the\n"
+    "                  trace gives (for the teacher's notes)\n"
     "  --json          with --print: the tensor as JSON, {\"id\", \"shape\", \"values\"}, every\n"
     "                  float exact (a masked -inf is null)\n"
     "  --input TEXT    replace the lesson's input\n"
@@ -27,7 +29,7 @@ static const char lesson_usage[] =
     "  --against-correct   a mistake lesson: run its correct program (its `correct:`) on the\n"
     "                  same model and input, and print the first stage where the two differ\n"
     "                  (by more than 1e-5), the largest difference there, and each output\n"
-    "  --record FILE, --replay FILE, --size WxH   as for the window (stepformer --help)\n";
+    "  --record FILE, --replay FILE, --size WxH, --presenter   as for the window (stepformer --help)\n";
 
 static void print_result(const Session *s) {
     int n;
@@ -49,9 +51,9 @@ static bool run_until(Interp *it, const char *id, Err *e) {
 }
 
 int cli_run_lesson_headless(const char *cmd, const CliOptions *o) {
-    if (o->record || o->replay || o->width)
+    if (o->record || o->replay || o->width || o->presenter)
         return cli_usage_error(cmd, "%s is for the window; --headless, --to and --print print text instead",
-                               o->record ? "--record" : o->replay ? "--replay" : "--size");
+                               o->record ? "--record" : o->replay ? "--replay" : o->width ? "--size" : "--presenter");
     Session s;
     Err e = {{0}};
     if (!cli_open_session(&s, &o->spec, &e)) return cli_fail(&e);
@@ -136,6 +138,7 @@ int cmd_lesson(int argc, char **argv) {
     if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
     o.spec.lesson_path = o.positional[0];
     if (o.against) return run_against(&o);
+    if (o.questions) return cli_print_questions(&o);
     if (o.to || o.print || o.headless) return cli_run_lesson_headless("lesson", &o);
     return cli_open_window(&o);
 }

@@ -20,6 +20,8 @@ static const char window_usage[] =
     "  --replay FILE     play a recorded (or written) session back; see src/ui/platform/events.h\n"
     "  --size WxH        the window's size (default 1280x800)\n"
     "  --headless        no window: run the lesson in the terminal, one line per stage\n"
+    "  --presenter       a lesson's questions take answers but grade them only when Right\n"
+    "                    reveals them (T in the window switches it)\n"
     "\n"
     "Other commands: run, trace, lesson, stages, export, init, bench (stepformer COMMAND --help).\n";
 
@@ -39,7 +41,7 @@ int cli_open_window(const CliOptions *o) {
     course_of(o->spec.lesson_path, dir, sizeof dir);
     WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
                        .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800,
-                       .course_dir = dir, .view = -1};
+                       .course_dir = dir, .view = -1, .presenter = o->presenter};
     int status = 1;
     window_run(&w, keep_status, &status);  // on the desktop it returns when the window closes
     return status;

@@ -207,6 +207,18 @@ static bool split_lines(Lesson *l, Err *e) {
 
 bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Err *e);
 
+// A `question` block: parsed, and tied to the cell after it (the one whose narration holds it).
+static bool add_question(Lesson *l, int block, int first, int last, Err *e) {
+    Question *nq = realloc(l->questions, sizeof *nq * (size_t)(l->n_questions + 1));
+    if (!nq) return err_code(e, ERR_MEMORY, "out of memory");
+    l->questions = nq;
+    Question *q = &l->questions[l->n_questions];
+    if (!question_parse(q, l->path, l->lines, first, last, e)) return false;
+    q->block = block, q->cell = l->n_cells;
+    l->n_questions++;
+    return true;
+}
+
 // Collects the program cells and parses their lines as one program.
 static bool build_program(Lesson *l, Err *e) {
     SourceLine *lines = calloc((size_t)l->n_lines + 1, sizeof *lines);
@@ -225,13 +237,19 @@ static bool build_program(Lesson *l, Err *e) {
             setup_seen = true;
             continue;
         }
-        static const char *const tags[] = {"program", "lesson"};
-        const char *near = err_closest(r->lang, tags, 2);
+        if (!strcmp(r->lang, "question")) {
+            ok = add_question(l, i, first, last, e);
+            continue;
+        }
+        static const char *const tags[] = {"program", "lesson", "question"};
+        const char *near = err_closest(r->lang, tags, 3);
         const bool exact = !strcmp(r->lang, "program");
-        if (!exact && (near || !strcasecmp(r->lang, "program") || !strcasecmp(r->lang, "lesson")))
-            ok = err_set(e, "%s:%d: a code block tagged `%s`: did you mean `%s`? (only `program` and `lesson` blocks run, "
-                         "in lower case; docs/lessons.md)", l->path, first > 1 ? first - 1 : first, r->lang,
-                         near ? near : !strcasecmp(r->lang, "lesson") ? "lesson" : "program");
+        const char *cased = !strcasecmp(r->lang, "lesson") ? "lesson" : !strcasecmp(r->lang, "question") ? "question"
+                          : !strcasecmp(r->lang, "program") ? "program" : NULL;
+        if (!exact && (near || cased))
+            ok = err_set(e, "%s:%d: a code block tagged `%s`: did you mean `%s`? (only `program`, `lesson` and "
+                         "`question` blocks are read, in lower case; docs/lessons.md)", l->path,
+                         first > 1 ? first - 1 : first, r->lang, near ? near : cased);
         if (!ok || strcmp(r->lang, "program") != 0) continue;
         Cell *nc = realloc(l->cells, sizeof *nc * (size_t)(l->n_cells + 1));
         if (!nc) ok = err_code(e, ERR_MEMORY, "out of memory");
@@ -242,6 +260,8 @@ static bool build_program(Lesson *l, Err *e) {
                 lines[n++] = (SourceLine){ln, l->lines[ln - 1]};
         }
     }
+    for (int k = 0; k < l->n_questions; k++)
+        if (l->questions[k].cell >= l->n_cells) l->questions[k].cell = -1;
     if (ok && l->n_cells == 0)
         ok = err_set(e, "%s: no program cells (fenced code blocks tagged `program`)", l->path);
     ok = ok && program_parse(&l->program, l->path, lines, n, e);
@@ -340,6 +360,7 @@ void lesson_free(Lesson *l) {
     free(l->lines);
     free(l->blocks);
     free(l->cells);
+    free(l->questions);
     free(l->path);
     free(l->source);
     program_free(&l->program);

@@ -16,6 +16,8 @@
 //   correct: forward-pass.md   a mistake's correct program (that lesson's program, this setup)
 //   correct_model: PATH    ... run on these weights instead (a mistake trained into its own model)
 //
+// Blocks tagged `question` ask the class a question at a stage (question.h).
+//
 // The narration of a stage is the prose just before the cell that holds its line.
 // docs/lessons.md is the reference for teachers: every op, statement and setup key.
 #ifndef STEPFORMER_LESSON_H
@@ -27,6 +29,7 @@
 // The largest lesson file read (a lesson is text; the course's longest is a few tens of kB).
 enum { LESSON_MAX_BYTES = 4 << 20 };
 #include "program.h"
+#include "question.h"
 
 enum { STYLE_EM = 1, STYLE_STRONG = 2, STYLE_CODE = 4, STYLE_LINK = 8 };
 
@@ -80,6 +83,8 @@ typedef struct {
     int n_blocks;
     Cell *cells;
     int n_cells;
+    Question *questions;  // the `question` blocks (question.h), in the order they stand
+    int n_questions;
     Program program;
 } Lesson;
 

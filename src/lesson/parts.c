@@ -5,7 +5,8 @@
 #include <string.h>
 
 bool lesson_block_shown(const RichBlock *b) {
-    if (b->kind == RB_CODE) return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0;
+    if (b->kind == RB_CODE)  // program cells stand in the program panel; a question waits for its stage (app_quiz.c)
+        return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0 && strcmp(b->lang, "question") != 0;
     return b->kind == RB_RULE || b->kind == RB_TABLE_CELL || b->n_spans > 0;
 }
 

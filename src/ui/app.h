@@ -14,6 +14,7 @@
 #include "session.h"
 #include "train_job.h"
 #include "ui.h"
+#include "app_quiz.h"
 
 typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COMPARE, VIEW_PATCH, VIEW_COUNT } ViewKind;
 extern const char *const view_names[VIEW_COUNT];
@@ -136,6 +137,7 @@ typedef struct App {
         char lesson[1024];    // the lesson it was built for
         char why[400];        // why there is none, or ""
     } against;
+    Quiz quiz;                // the lesson's questions (app_quiz.c)
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     unsigned model_serial;    // changes whenever another model is opened (weight images' key)
     bool quit;
@@ -206,6 +208,13 @@ bool app_against_prepare(App *a);
 // not prepared for this pass).
 const StageMatch *app_against_at(const App *a, int i);
 void app_against_free(App *a);
+// ---- the lesson's questions (app_quiz.c) ----
+// Asks the question of the stage on screen, if one is due there (after every event and tick).
+void app_quiz_arrive(App *a);
+// The question's share of an event (input.h's Event): true when it took it.
+bool app_quiz_event(App *a, const Ui *ui, int kind, int key, const char *text, int x, int y);
+// The question band over the foot of the centre (nothing when none waits).
+void view_quiz(Ui *ui, const App *a, Rect center);
 
 // ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
 typedef struct {

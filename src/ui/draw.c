@@ -192,6 +192,7 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
         case VIEW_COUNT: break;
         }
         view_gradcheck(ui, a, center);
+        view_quiz(ui, a, center);
         if (lesson_w > 0) view_lesson(ui, a, lesson);
         view_timeline(ui, a, timeline);
     } else if (a->waiting.on) {

@@ -11,6 +11,7 @@
 #include "heat.h"
 #include "parts.h"
 #include "platform.h"
+#include "quiz.h"
 #include "window.h"
 
 static const char page_css[] =
@@ -22,6 +23,8 @@ static const char page_css[] =
     "th,td{border:1px solid #b8c0cc;padding:.25em .6em}th{background:#eef1f5}"
     "figure{margin:1em 0}figure img{width:100%;height:auto;border:1px solid #b8c0cc}"
     "figcaption{color:#4d5766;font-size:.9em}"
+    "p.question{border:2px solid #4a78b8;border-radius:4px;padding:.5em .8em;background:#f4f7fc}"
+    "section.answers{break-before:page}span.at{color:#4d5766;font-size:.85em}"
     "@media print{body{max-width:none;margin:0;font-size:11pt}figure,pre,table,blockquote{break-inside:avoid}"
     "h1,h2,h3{break-after:avoid}figure img{max-height:60vh;width:auto;max-width:100%}}";
 
@@ -151,6 +154,37 @@ static void block(FILE *f, const RichBlock *b, const RichBlock *prev, const Rich
     if (item && (!next || next->kind != RB_LIST_ITEM)) fputs(b->number > 0 ? "</ol>\n" : "</ul>\n", f);
 }
 
+// The lesson's question standing at block i, or -1.
+static int question_at(const Lesson *l, int i) {
+    for (int k = 0; k < l->n_questions; k++)
+        if (l->questions[k].block == i) return k;
+    return -1;
+}
+
+// A question as the class reads it on the page; its answer is at the page's end.
+static void question_html(FILE *f, const Question *q, int k) {
+    fprintf(f, "<p class=\"question\"><strong>Question %d.</strong> ", k + 1);
+    escape(f, q->ask);
+    fputs("</p>\n", f);
+}
+
+// The answers, computed from the trace as the window computes them, at the end of the page.
+static bool answers_html(FILE *f, const Lesson *l, const Interp *it, Err *e) {
+    if (l->n_questions == 0) return true;
+    fputs("<section class=\"answers\">\n<h2>Answers</h2>\n<ol>\n", f);
+    for (int k = 0; k < l->n_questions; k++) {
+        Answer ans;
+        if (!quiz_answer(&ans, l, &l->questions[k], it, e)) return false;
+        fprintf(f, "<li value=\"%d\">", k + 1);
+        escape(f, ans.text);
+        fputs(" <span class=\"at\">(", f);
+        escape(f, interp_stage(it, ans.stage)->id);
+        fputs(")</span></li>\n", f);
+    }
+    fputs("</ol>\n</section>\n", f);
+    return true;
+}
+
 // The page's body: every block in order, program cells as code, each followed by its picture.
 static bool page_body(FILE *f, App *a, Ui *ui, const int *first, const char *png, Err *e) {
     const Lesson *l = &a->session.lesson;
@@ -164,6 +198,12 @@ static bool page_body(FILE *f, App *a, Ui *ui, const int *first, const char *png
             fputs("</pre>\n", f);
             if (first[cell] >= 0 && !figure(f, a, ui, first[cell], png, e)) return false;
             cell++, prev = b;
+            continue;
+        }
+        const int q = question_at(l, i);
+        if (q >= 0) {
+            question_html(f, &l->questions[q], q);
+            prev = b;
             continue;
         }
         if (!lesson_block_shown(b)) continue;
@@ -203,7 +243,7 @@ bool handout_write(App *a, Ui *ui, const char *dir, Err *e) {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
     escape(f, l->title);
     fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n", page_css);
-    bool ok = page_body(f, a, ui, first, png, e);
+    bool ok = page_body(f, a, ui, first, png, e) && answers_html(f, l, a->session.it, e);
     fputs("</body>\n</html>\n", f);
     if (ferror(f)) ok = ok && err_set(e, "%s: could not write it all", tmp);
     if (fclose(f) != 0) ok = ok && err_set(e, "%s: could not write it all: %s", tmp, strerror(errno));

@@ -75,6 +75,7 @@ const KeyHelp key_help[] = {
     {"S", "save a PNG of the window (in the browser: a download)"},
     {"Shift+S", "write the lesson's handout page: narration, code, pictures (in the browser: a download)"},
     {"K", "copy the link of this place, for the browser page"},
+    {"a question;  T", "type + Enter or click its cell;  Right reveals, Right goes on;  T: presenter mode"},
     {"page links", "index.html?lesson=&stage=&view=&size=WxH&replay= (README)"},
     {"?", "this list"},
     {"Q or Esc", "quit (Esc first closes this list or the editor; in a browser, close the tab)"},
@@ -109,7 +110,7 @@ static bool text_event(App *a, const char *text) {
     return false;
 }
 
-bool input_handle(App *a, const Ui *ui, const Event *ev) {
+static bool dispatch(App *a, const Ui *ui, const Event *ev) {
     switch (ev->kind) {
     case EV_QUIT: a->quit = true; return false;
     case EV_KEY: return key_event(a, ui, ev->key, ev->shift);
@@ -121,4 +122,11 @@ bool input_handle(App *a, const Ui *ui, const Event *ev) {
     case EV_OTHER: return false;
     }
     return false;
+}
+
+bool input_handle(App *a, const Ui *ui, const Event *ev) {
+    bool shot = false;
+    if (!app_quiz_event(a, ui, (int)ev->kind, (int)ev->key, ev->text, ev->x, ev->y)) shot = dispatch(a, ui, ev);
+    app_quiz_arrive(a);
+    return shot;
 }

@@ -59,10 +59,22 @@ static void screenshot(Loop *L, const char *path) {
     else if (!quiet) platform_deliver(path, msg, sizeof msg), notice(&L->a, msg);
 }
 
+// `expect answer right|wrong|shown`: how the last question told on screen was answered.
+static void expect_answer(Loop *L, const char *want) {
+    const Quiz *z = &L->a.quiz;
+    const char *got = !z->told ? "none" : z->last == GRADE_COUNT ? "shown" : grade_names[z->last];
+    if (strcmp(got, want) != 0) {
+        fprintf(stderr, "stepformer: replay: expected the answer %s, found %s\n", want, got);
+        if (!L->failures) snprintf(L->first_failure, sizeof L->first_failure, "replay: expected the answer %s, found %s", want, got);
+        L->failures++;
+    }
+}
+
 // expect STAGE_ID: the stage on screen; expect view NAME: the view on screen (its tab's name,
 // any case).
 static void expect_stage(Loop *L, const char *id) {
     const App *a = &L->a;
+    if (!strncmp(id, "answer ", 7)) return expect_answer(L, id + 7);
     const bool view = !strncmp(id, "view ", 5);
     const char *at = view ? view_names[a->view] : a->loaded ? interp_stage(a->session.it, a->cursor)->id : "(nothing loaded)";
     if (view ? strcasecmp(at, id + 5) != 0 : strcmp(at, id) != 0) {
@@ -130,6 +142,7 @@ static int frame(void *ctx) {
     if (a->fullscreen != was_full) gfx_set_fullscreen(L->g, a->fullscreen);
     if (a->editing) events_text_input();
     app_tick(a, now, 8.0);
+    app_quiz_arrive(a);
     if (a->train) train_job_pump(a->train, 12.0), train_job_snapshot(a->train, &a->train_snap);
     if (a->notice[0] && a->notice_until == 0) a->notice_until = now + 3000.0 + 40.0 * (double)strlen(a->notice);  // time to read it
     if (a->notice[0] && now > a->notice_until) a->notice[0] = '\0';
@@ -180,6 +193,7 @@ void window_run(const WindowOptions *o, void (*done)(int status, void *ctx), voi
     gfx_set_min_size(g, WINDOW_MIN_W, WINDOW_MIN_H);
     App *a = &L->a;
     app_init(a, &o->spec);
+    a->quiz.presenter = o->presenter;
     app_set_course(a, o->course_dir, o->spec.lesson_path ? o->spec.lesson_path : a->loaded ? a->session.lesson.path : NULL);
     if (o->record && !(L->rec = recorder_open(o->record, &e))) app_set_error(a, e.msg);
     if (o->replay && !(L->rep = replayer_open(o->replay, &e))) {

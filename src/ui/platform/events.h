@@ -15,6 +15,8 @@
 //   700 shot out/step3.png     save the window as a PNG
 //   800 expect encoder.embed   fail (exit 1) unless the stage on screen has this id
 //   850 expect view compare    ... unless this view is on screen (a tab's name, any case)
+//   850 expect answer right    fail unless the last question's answer was graded right on
+//                              screen (`wrong`: graded wrong; `shown`: revealed with no answer)
 //   900 quit
 #ifndef STEPFORMER_EVENTS_H
 #define STEPFORMER_EVENTS_H

@@ -141,7 +141,7 @@ static const struct {
     {"click", ARGS_XY, "click X Y"},       {"release", ARGS_XY, "release X Y"},
     {"drag", ARGS_XY, "drag X Y"},         {"move", ARGS_XY, "move X Y"},
     {"wheel", ARGS_XY_STEPS, "wheel X Y STEPS"}, {"resize", ARGS_XY, "resize WIDTH HEIGHT"},
-    {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_EXPECT, "expect STAGE_ID, or expect view VIEW"},
+    {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_EXPECT, "expect STAGE_ID, expect view VIEW, or expect answer right|wrong|shown"},
     {"quit", ARGS_NONE, "quit"},
 };
 
@@ -162,7 +162,9 @@ static bool args_fit(ArgForm form, const char *arg) {
     case ARGS_KEY: return SDL_GetKeyFromName(key) != SDLK_UNKNOWN;
     case ARGS_TEXT: return arg[0] && strlen(arg) < sizeof(((SDL_TextInputEvent *)0)->text);
     case ARGS_WORD: return arg[0] && !strchr(arg, ' ');
-    case ARGS_EXPECT: return arg[0] && (!strchr(arg, ' ') || (!strncmp(arg, "view ", 5) && arg[5] && !strchr(arg + 5, ' ')));
+    case ARGS_EXPECT:  // a stage id, the view on screen, or how the last question was answered
+        if (!strncmp(arg, "answer ", 7)) return !strcmp(arg + 7, "right") || !strcmp(arg + 7, "wrong") || !strcmp(arg + 7, "shown");
+        return arg[0] && (!strchr(arg, ' ') || (!strncmp(arg, "view ", 5) && arg[5] && !strchr(arg + 5, ' ')));
     }
     return false;
 }

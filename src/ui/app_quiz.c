@@ -1,0 +1,167 @@
+// app_quiz.c: the window stops at a lesson's question, takes an answer and grades it (app_quiz.h).
+#include <stdio.h>
+#include <string.h>
+
+#include "actions.h"
+#include "events.h"
+
+const char *const quiz_phase_names[QUIZ_PHASE_COUNT] = {[QUIZ_NONE] = "none", [QUIZ_WAITING] = "waiting",
+                                                        [QUIZ_TOLD] = "told"};
+
+static bool asked(const Quiz *z, int k) { return k < 64 && (z->done >> k & 1u); }
+
+// Leaves the question on screen: it is done (not asked again) when its answer was shown.
+static void leave(Quiz *z) {
+    if (z->phase == QUIZ_TOLD && z->q >= 0 && z->q < 64) z->done |= 1ull << z->q;
+    z->phase = QUIZ_NONE, z->q = -1;
+}
+
+void app_quiz_arrive(App *a) {
+    Quiz *z = &a->quiz;
+    if (!a->loaded) return;
+    const Interp *it = a->session.it;
+    if (z->it != it) {  // another lesson, or another trace: every question is new again
+        const bool presenter = z->presenter;
+        *z = (Quiz){.it = it, .q = -1, .last = GRADE_COUNT, .presenter = presenter};
+    }
+    if (z->phase != QUIZ_NONE && z->answer.stage != a->cursor) leave(z);
+    if (z->phase != QUIZ_NONE || a->back.step >= 0) return;
+    const Lesson *l = &a->session.lesson;
+    for (int k = 0; k < l->n_questions && k < 64; k++) {
+        if (asked(z, k)) continue;
+        Err e = {{0}};
+        const int st = quiz_stage(l, &l->questions[k], it, &e);
+        if (st != a->cursor) continue;
+        if (!interp_output(it, st)) return;
+        if (!quiz_answer(&z->answer, l, &l->questions[k], it, &e)) {  // a bad question: said once, then passed
+            z->done |= 1ull << k;
+            app_set_error(a, e.msg);
+            continue;
+        }
+        z->q = k, z->phase = QUIZ_WAITING, z->typed[0] = z->given[0] = z->message[0] = '\0';
+        a->playing = false;  // playing stops at a question
+        if (z->answer.head > 0) a->head = z->answer.head - 1, a->all_heads = false;
+        return;
+    }
+}
+
+// An answer taken: graded on screen at once, or kept hidden in presenter mode until Right.
+static void take(Quiz *z, Grade g, const char *given) {
+    snprintf(z->given, sizeof z->given, "%s", given);
+    z->grade = g, z->message[0] = '\0';
+    if (!z->presenter) z->phase = QUIZ_TOLD, z->last = g, z->told = true;
+}
+
+static void enter(App *a) {
+    Quiz *z = &a->quiz;
+    Err e = {{0}};
+    const Question *q = &a->session.lesson.questions[z->q];
+    const Grade g = quiz_grade(&z->answer, q, a->session.it, z->typed, &e);
+    if (g == GRADE_MALFORMED) {
+        snprintf(z->message, sizeof z->message, "%s", e.msg);
+        return;
+    }
+    take(z, g, z->typed);
+    z->typed[0] = '\0';
+}
+
+// A click on the heatmap on screen: the column under it, for an argmax question on that stage.
+static bool click(App *a, const Ui *ui, int x, int y) {
+    Quiz *z = &a->quiz;
+    const ZoomView *v = &ui->zoom_view;
+    if (a->session.lesson.questions[z->q].kind != QUESTION_ARGMAX || v->cells.w <= 0 || !rect_has(v->cells, x, y))
+        return false;
+    const int col = v->c0 + (int)((long)(x - v->cells.x) * (v->c1 - v->c0) / v->cells.w);
+    const int row = v->r0 + (int)((long)(y - v->cells.y) * (v->r1 - v->r0) / (v->cells.h > 0 ? v->cells.h : 1));
+    if (row != z->answer.row) {
+        snprintf(z->message, sizeof z->message, "that cell is in row %d: the question is about row %d", row,
+                 z->answer.row);
+        return true;
+    }
+    char given[32];
+    snprintf(given, sizeof given, "%d", col);
+    take(z, quiz_grade_column(&z->answer, col), given);
+    return true;
+}
+
+bool app_quiz_event(App *a, const Ui *ui, int kind, int key, const char *text, int x, int y) {
+    Quiz *z = &a->quiz;
+    if (!a->loaded || z->phase == QUIZ_NONE || a->help || a->lesson_list || a->editing) {
+        if (kind == EV_TEXT && (text[0] == 't' || text[0] == 'T') && !text[1] && !a->editing && !a->lesson_list) {
+            z->presenter = !z->presenter;
+            app_notify(a, z->presenter ? "presenter mode: answers are graded when Right reveals them"
+                                       : "presenter mode off: answers are graded at once");
+            return true;
+        }
+        return false;
+    }
+    if (z->phase == QUIZ_TOLD) {
+        if (kind == EV_KEY && key == KEY_RIGHT) leave(z);  // and Right goes on
+        return false;
+    }
+    const size_t n = strlen(z->typed);
+    switch (kind) {
+    case EV_TEXT:
+        if (n + strlen(text) < sizeof z->typed) strcat(z->typed, text);
+        return true;
+    case EV_PRESS: return click(a, ui, x, y);
+    case EV_KEY: break;
+    default: return false;
+    }
+    switch (key) {
+    case KEY_BACKSPACE: {  // one character: its UTF-8 continuation bytes, then its first byte
+        size_t k = n;
+        while (k > 0 && (z->typed[k - 1] & 0xC0) == 0x80) k--;
+        z->typed[k > 0 ? k - 1 : 0] = '\0';
+        return true;
+    }
+    case KEY_RETURN:
+        if (n) enter(a);
+        return true;
+    case KEY_RIGHT:  // reveal: the answer taken graded, or the true one shown
+        z->phase = QUIZ_TOLD, z->last = z->given[0] ? z->grade : GRADE_COUNT, z->told = true;
+        return true;
+    case KEY_ESCAPE:
+        z->done |= z->q < 64 ? 1ull << z->q : 0, z->phase = QUIZ_NONE, z->q = -1;
+        return true;
+    default: return false;
+    }
+}
+
+// ---- drawing ----
+
+void view_quiz(Ui *ui, const App *a, Rect center) {
+    const Quiz *z = &a->quiz;
+    if (!a->loaded || z->phase == QUIZ_NONE || z->q < 0) return;
+    const Question *q = &a->session.lesson.questions[z->q];
+    const int big = ui->px * 5 / 4, lh = gfx_line_height(ui->g, FONT_BOLD, big);
+    const int h = lh * 6 + ui->pad * 3;
+    Rect r = {center.x + ui->pad, center.y + center.h - h - ui->pad, center.w - 2 * ui->pad, h};
+    const bool told = z->phase == QUIZ_TOLD;
+    const bool right = told && z->last == GRADE_RIGHT, wrong = told && z->last == GRADE_WRONG;
+    const Rgba green = {20, 140, 60, 255};  // right; wrong is the theme's error red
+    gfx_rect(ui->g, r, ui->th->panel);
+    gfx_frame(ui->g, r, 4, right ? green : wrong ? ui->th->error_bg : ui->th->accent);
+    Rect in = rect_inset(r, ui->pad);
+    char head[QUESTION_ASK_MAX + 40];
+    int m = snprintf(head, sizeof head, "Question: ");
+    for (const char *c = q->ask; *c && m + 1 < (int)sizeof head; c++)  // Markdown's code marks shown as quotes
+        head[m++] = *c == '`' ? '\'' : *c;
+    head[m] = '\0';
+    in.y += ui_text_wrap(ui, FONT_BOLD, big, ui->th->text, (Rect){in.x, in.y, in.w, lh * 3}, head);
+    char line[400];
+    if (!told && z->given[0])  // presenter mode: taken, not yet graded
+        snprintf(line, sizeof line, "Answer taken: %s.   Right reveals whether it is right.", z->given);
+    else if (!told)
+        snprintf(line, sizeof line, "Your answer: %s_   (Enter: check%s;  Right: reveal;  Esc: skip)", z->typed,
+                 q->kind == QUESTION_ARGMAX ? ";  or click the cell" : "");
+    else if (z->last == GRADE_COUNT)
+        snprintf(line, sizeof line, "The answer: %s  (%s).   Right goes on.", z->answer.text, z->answer.precise);
+    else
+        snprintf(line, sizeof line, "%s: %s.  The answer is %s  (%s).   Right goes on.",
+                 z->last == GRADE_RIGHT ? "Right" : "Wrong", z->given, z->answer.text, z->answer.precise);
+    Rgba c = right ? green : wrong ? ui->th->error_bg : ui->th->text;
+    in.y += ui_text_wrap(ui, FONT_BOLD, big, c, (Rect){in.x, in.y, in.w, lh * 2}, line);
+    if (z->message[0]) ui_text_fit(ui, FONT_SANS, ui->px, ui->th->error_bg, in.x, in.y, z->message, in.w);
+    else if (z->presenter) ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, in.y, "presenter mode (T)", in.w);
+}

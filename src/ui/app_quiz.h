@@ -1,0 +1,32 @@
+// app_quiz.h: the window's side of a lesson's questions (quiz.h): it stops at a question's
+// stage, takes an answer (typed text + Enter, or a click on a cell for an argmax question),
+// says right or wrong with the true value, and goes on.
+//
+// Keys while a question waits: typed text goes to the answer (digits do not pick heads);
+// Enter grades it; Backspace; Right reveals the answer (a teacher is never stuck), and Right
+// again goes on; Esc leaves the question unanswered. T (no question waiting) switches presenter
+// mode: answers are taken but not graded on screen until Right reveals them.
+#ifndef STEPFORMER_APP_QUIZ_H
+#define STEPFORMER_APP_QUIZ_H
+
+#include "quiz.h"
+
+typedef enum { QUIZ_NONE, QUIZ_WAITING, QUIZ_TOLD, QUIZ_PHASE_COUNT } QuizPhase;
+extern const char *const quiz_phase_names[QUIZ_PHASE_COUNT];
+
+typedef struct {
+    const Interp *it;         // the trace it was asked on (another one starts over)
+    unsigned long long done;  // bit k: question k was asked and left (the first 64)
+    int q;                    // the question on screen, or -1
+    QuizPhase phase;
+    Answer answer;            // its true answer
+    char typed[64];           // what is being typed
+    char given[64];           // the answer taken ("" none): typed, or the clicked column
+    Grade grade;              // of `given`
+    Grade last;               // the last grade shown (GRADE_COUNT: revealed without one)
+    bool told;                // some answer has been shown (what `expect answer` reads)
+    char message[300];        // why the typed text is not an answer
+    bool presenter;
+} Quiz;
+
+#endif
