@@ -4,6 +4,7 @@
 #include <SDL_image.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "check.h"
@@ -132,6 +133,33 @@ static void live_training(const char *dir) {
         if (t[i].s) SDL_FreeSurface(t[i].s);
 }
 
+// The 10-minute lecture (tests/ui/lecture.replay): six lessons, three questions answered and
+// one revealed, two mistakes compared with their correct programs, a handout written. The
+// replay's `expect` lines hold each step; here, the handout it wrote is checked on the page.
+static void lecture(const char *dir) {
+    char sub[600], args[1400];
+    snprintf(sub, sizeof sub, "%s/lecture", dir);
+    CHECK(mkdir(sub, 0777) == 0, "a folder for the lecture");
+    snprintf(args, sizeof args, "lesson '%s/self-attention.md' --size 1280x720 --replay '%s/ui/lecture.replay'", LESSONS, TESTS);
+    CHECK(run_window(sub, args) == 0, "the lecture replay ran to its end with every expect met (see %s/run.log)", sub);
+    char path[700];
+    snprintf(path, sizeof path, "%s/stepformer-handout-scaling/index.html", sub);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "Shift+S wrote the scaling lesson's handout, %s", path);
+    if (!f) return;
+    static char page[8 << 20];
+    page[fread(page, 1, sizeof page - 1, f)] = '\0';
+    fclose(f);
+    int pictures = 0;
+    for (const char *p = strstr(page, "<figure><img "); p; p = strstr(p + 1, "<figure><img "))
+        pictures += strstr(p, "src=\"data:image/png;base64,iVBORw0KGgo") != NULL;  // a PNG's signature
+    CHECK(strstr(page, "<title>Why divide by sqrt(d_k)") != NULL, "the handout is the scaling lesson's");
+    CHECK(pictures >= 2, "the handout carries the window's pictures (%d)", pictures);
+    CHECK(strstr(page, "<strong>Question 1.</strong> Not divided") && strstr(page, "<h2>Answers</h2>") &&
+              strstr(page, ">0.96 <span"),
+          "the handout asks the lesson's questions and answers them at its end (0.96 for the first)");
+}
+
 int main(void) {
     char dir[] = "/tmp/stepformer-window-XXXXXX";
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
@@ -154,6 +182,7 @@ int main(void) {
     check_shots(dir);
     record_and_replay(dir);
     live_training(dir);
+    lecture(dir);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (check_failed == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     if (check_failed) fprintf(stderr, "screenshots kept in %s\n", dir);

@@ -19,14 +19,16 @@ static void leave(Quiz *z) {
 void app_quiz_arrive(App *a) {
     Quiz *z = &a->quiz;
     if (!a->loaded) return;
-    const Interp *it = a->session.it;
-    if (z->it != it) {  // another lesson, or another trace: every question is new again
+    // Another lesson, or another trace, makes every question new again. (The pass's generation,
+    // not its address: a lesson opened after another may get the same memory for its trace.)
+    if (!z->started || z->generation != a->generation) {
         const bool presenter = z->presenter;
-        *z = (Quiz){.it = it, .q = -1, .last = GRADE_COUNT, .presenter = presenter};
+        *z = (Quiz){.started = true, .generation = a->generation, .q = -1, .last = GRADE_COUNT, .presenter = presenter};
     }
     if (z->phase != QUIZ_NONE && z->answer.stage != a->cursor) leave(z);
     if (z->phase != QUIZ_NONE || a->back.step >= 0) return;
     const Lesson *l = &a->session.lesson;
+    const Interp *it = a->session.it;
     for (int k = 0; k < l->n_questions && k < 64; k++) {
         if (asked(z, k)) continue;
         Err e = {{0}};

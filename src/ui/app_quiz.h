@@ -15,7 +15,8 @@ typedef enum { QUIZ_NONE, QUIZ_WAITING, QUIZ_TOLD, QUIZ_PHASE_COUNT } QuizPhase;
 extern const char *const quiz_phase_names[QUIZ_PHASE_COUNT];
 
 typedef struct {
-    const Interp *it;         // the trace it was asked on (another one starts over)
+    bool started;             // set up for the pass of App.generation `generation`
+    unsigned generation;      // (another pass starts over)
     unsigned long long done;  // bit k: question k was asked and left (the first 64)
     int q;                    // the question on screen, or -1
     QuizPhase phase;
