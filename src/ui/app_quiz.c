@@ -21,12 +21,18 @@ void app_quiz_arrive(App *a) {
     if (!a->loaded) return;
     // Another lesson, or another trace, makes every question new again. (The pass's generation,
     // not its address: a lesson opened after another may get the same memory for its trace.)
+    // A question is asked when the class steps onto its stage, not where a lesson, a link or
+    // --to opens the window (nor where an edited input re-runs it): there it is reached by
+    // stepping off and back (Left to the opening card, then Right, on a first stage).
+    const bool card = a->card != CARD_NONE;
     if (!z->started || z->generation != a->generation) {
         const bool presenter = z->presenter;
-        *z = (Quiz){.started = true, .generation = a->generation, .q = -1, .last = GRADE_COUNT, .presenter = presenter};
+        *z = (Quiz){.started = true, .generation = a->generation, .q = -1, .last = GRADE_COUNT, .presenter = presenter,
+                    .place = a->cursor, .on_card = card};
     }
+    if (a->cursor != z->place || card != z->on_card) z->place = a->cursor, z->on_card = card, z->arrived = !card;
     if (z->phase != QUIZ_NONE && z->answer.stage != a->cursor) leave(z);
-    if (z->phase != QUIZ_NONE || a->back.step >= 0) return;
+    if (z->phase != QUIZ_NONE || a->back.step >= 0 || !z->arrived) return;
     const Lesson *l = &a->session.lesson;
     const Interp *it = a->session.it;
     for (int k = 0; k < l->n_questions && k < 64; k++) {
@@ -34,7 +40,7 @@ void app_quiz_arrive(App *a) {
         Err e = {{0}};
         const int st = quiz_stage(l, &l->questions[k], it, &e);
         if (st != a->cursor) continue;
-        if (!interp_output(it, st)) return;
+        if (!interp_output(it, st)) return;  // not run yet: asked on a later tick
         if (!quiz_answer(&z->answer, l, &l->questions[k], it, &e)) {  // a bad question: said once, then passed
             z->done |= 1ull << k;
             app_set_error(a, e.msg);
@@ -43,8 +49,10 @@ void app_quiz_arrive(App *a) {
         z->q = k, z->phase = QUIZ_WAITING, z->typed[0] = z->given[0] = z->message[0] = '\0';
         a->playing = false;  // playing stops at a question
         if (z->answer.head > 0) a->head = z->answer.head - 1, a->all_heads = false;
+        z->arrived = false;
         return;
     }
+    z->arrived = false;  // no question here
 }
 
 // An answer taken: graded on screen at once, or kept hidden in presenter mode until Right.

@@ -17,6 +17,9 @@ extern const char *const quiz_phase_names[QUIZ_PHASE_COUNT];
 typedef struct {
     bool started;             // set up for the pass of App.generation `generation`
     unsigned generation;      // (another pass starts over)
+    int place;                // the stage on screen at the last look, and whether a card was:
+    bool on_card;             // a change of place is an arrival,
+    bool arrived;             // which asks the stage's question (if it has one not yet told)
     unsigned long long done;  // bit k: question k was asked and left (the first 64)
     int q;                    // the question on screen, or -1
     QuizPhase phase;
