@@ -14,6 +14,7 @@ fi
 if [ "${1:-}" = "--test" ]; then
   packages+=("${web[@]}" chromium-headless-shell python3-websocket imagemagick)  # scripts/web.sh test
   packages+=(xvfb xauth)   # the real-window test runs under xvfb-run
+  packages+=(weasyprint)   # export --pdf (test_handout prints a handout with it)
   packages+=(clang libclang-rt-dev libomp-dev)   # scripts/fuzz.sh: libFuzzer, and OpenMP for clang
 fi
 missing=()

@@ -1,7 +1,9 @@
 // test_handout.c: `stepformer export LESSON --html DIR` writes one page with every paragraph,
 // list item, heading, table cell and code block of the lesson, in order (read back from the
 // page's elements and compared with the lesson's own blocks), every program cell, and one
-// picture per cell that makes stages, each a PNG data URI of the size asked.
+// picture per cell that makes stages, each a PNG data URI of the size asked; its questions in
+// place and their answers at the end; and `--pdf FILE` prints it with WeasyPrint.
+#define _GNU_SOURCE  // memmem
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,13 +218,45 @@ static void errors(void) {
     CHECK(stat("/tmp/stepformer-handout-none", &sb) != 0, "and no folder made");
     snprintf(cmd, sizeof cmd, "%s export %s/scaling.md --html /proc/no/such 2>/dev/null", STEPFORMER_BIN, LESSONS);
     CHECK(run(cmd) == 1, "an unwritable folder: exit 1");
-    snprintf(cmd, sizeof cmd, "%s export %s/scaling.md --pdf x.pdf 2>/dev/null", STEPFORMER_BIN, LESSONS);
-    CHECK(run(cmd) == 2, "--pdf: refused as a usage error");
+    // --pdf without WeasyPrint on the PATH: one line naming the package, exit 1, no file.
+    snprintf(cmd, sizeof cmd, "env PATH=/nonexistent %s export %s/scaling.md --pdf /tmp/stepformer-handout-none.pdf 2>&1 | grep -q 'apt-get install weasyprint'",
+             STEPFORMER_BIN, LESSONS);
+    CHECK(run(cmd) == 0, "--pdf without weasyprint names the package");
+    CHECK(stat("/tmp/stepformer-handout-none.pdf", &sb) != 0, "and writes no PDF");
+    snprintf(cmd, sizeof cmd, "%s export %s/scaling.md --out /tmp/x --pdf x.pdf 2>/dev/null", STEPFORMER_BIN, LESSONS);
+    CHECK(run(cmd) == 2, "--out with --pdf: a usage error");
+}
+
+// --pdf: the handout printed by WeasyPrint (scripts/deps.sh --test installs it): a PDF of
+// several pages, the page kept beside it with --html, no scratch folder left behind.
+static void pdf(void) {
+    char dir[] = "/tmp/stepformer-handout-pdf-XXXXXX", cmd[1024], path[600];
+    CHECK(mkdtemp(dir) != NULL, "a temporary folder");
+    CHECK(run("command -v weasyprint >/dev/null") == 0, "weasyprint is installed (scripts/deps.sh --test)");
+    snprintf(cmd, sizeof cmd, "%s export %s/scaling.md --html %s/page --pdf %s/scaling.pdf --size 640x360 >/dev/null 2>&1",
+             STEPFORMER_BIN, LESSONS, dir, dir);
+    CHECK(run(cmd) == 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/scaling.pdf", dir);
+    FILE *f = fopen(path, "rb");
+    static char doc[16 << 20];  // binary: counted with memmem, not as a string
+    const size_t n = f ? fread(doc, 1, sizeof doc, f) : 0;
+    if (f) fclose(f);
+    CHECK(n > 5 && !memcmp(doc, "%PDF-", 5), "%s is a PDF", path);
+    int pages = 0;  // page objects: "/Type /Page" and then not "s" (the /Pages tree)
+    for (const char *p = memmem(doc, n, "/Type /Page", 11); p; p = memmem(p + 1, n - (size_t)(p + 1 - doc), "/Type /Page", 11))
+        pages += p + 11 < doc + n && p[11] != 's';
+    CHECK(pages >= 3, "the handout's PDF has its pages (%d)", pages);
+    snprintf(path, sizeof path, "%s/page/index.html", dir);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0, "with --html the page stays: %s", path);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    run(cmd);
 }
 
 int main(void) {
     handout("scaling.md");
     handout("greedy-decoding.md");
     errors();
+    pdf();
     return check_finish("test_handout");
 }

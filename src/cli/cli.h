@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "session.h"
+#include "window.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -95,6 +96,9 @@ int cmd_bench(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_window(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+// export --pdf FILE (cmd_pdf.c): the handout printed by WeasyPrint; its page stays in
+// o->html_dir when --html gave one. Returns the exit status.
+int export_pdf(ExportOptions *o, const char *pdf);
 int cmd_train(int argc, char **argv);
 // The window on a lesson or model (spec), honouring --record/--replay/--size.
 int cli_open_window(const CliOptions *o);

@@ -76,7 +76,8 @@ static const char export_usage[] =
     "...): the lesson needs a target (--target TEXT), whose next tokens are the labels.\n"
     "--html DIR writes the lesson's handout instead, one self-contained page DIR/index.html: the\n"
     "whole narration, each program cell, and after each cell that makes stages the picture of its\n"
-    "first stage. To make a PDF, print that page from a browser (there is no --pdf).\n";
+    "first stage. --pdf FILE prints that page to a PDF with WeasyPrint (Debian's weasyprint;\n"
+    "with --html DIR the page is kept there too); any browser prints the page as well.\n";
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;
@@ -86,9 +87,9 @@ int cmd_export(int argc, char **argv) {
                          export_usage, &o);
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
-    if (o.pdf) return cli_usage_error("export", "--pdf is not built in: write the page with --html DIR and print it to PDF from a browser");
-    if (!o.out && !o.html) return cli_usage_error("export", "--out DIR (the PNGs) or --html DIR (the handout) is required");
-    if (o.out && o.html) return cli_usage_error("export", "give --out DIR or --html DIR, not both");
+    if (!o.out && !o.html && !o.pdf)
+        return cli_usage_error("export", "--out DIR (the PNGs), --html DIR or --pdf FILE (the handout) is required");
+    if (o.out && (o.html || o.pdf)) return cli_usage_error("export", "give --out DIR or the handout (--html, --pdf), not both");
     ExportOptions e = {.spec = o.spec, .out_dir = o.out, .w = o.width ? o.width : 1920,
                        .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages, .backward = o.backward, .html_dir = o.html};
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
@@ -101,5 +102,5 @@ int cmd_export(int argc, char **argv) {
         if (e.view < 0)
             return cli_usage_error("export", "--view is stage, attention, decoding, positions, training or compare, not '%s'", o.view);
     }
-    return e.html_dir ? handout_run(&e) : export_run(&e);
+    return o.pdf ? export_pdf(&e, o.pdf) : e.html_dir ? handout_run(&e) : export_run(&e);
 }

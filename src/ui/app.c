@@ -185,6 +185,7 @@ bool app_place(App *a, const char *id, int view, Err *e) {
     if (k < 0) return false;
     app_goto(a, k);
     a->view = view >= 0 ? (ViewKind)view : app_view_for(a, k);
+    app_quiz_placed(a);  // a place opened (a link, --to), not stepped onto: its question waits
     return true;
 }
 

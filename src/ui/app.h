@@ -211,6 +211,8 @@ void app_against_free(App *a);
 // ---- the lesson's questions (app_quiz.c) ----
 // Asks the question of the stage on screen, if one is due there (after every event and tick).
 void app_quiz_arrive(App *a);
+// The window was placed on a stage (a link, --to), not stepped there: no question is asked.
+void app_quiz_placed(App *a);
 // The question's share of an event (input.h's Event): true when it took it.
 bool app_quiz_event(App *a, const Ui *ui, int kind, int key, const char *text, int x, int y);
 // The question band over the foot of the centre (nothing when none waits).

@@ -55,6 +55,11 @@ void app_quiz_arrive(App *a) {
     z->arrived = false;  // no question here
 }
 
+void app_quiz_placed(App *a) {
+    Quiz *z = &a->quiz;
+    z->place = a->cursor, z->on_card = a->card != CARD_NONE, z->arrived = false;
+}
+
 // An answer taken: graded on screen at once, or kept hidden in presenter mode until Right.
 static void take(Quiz *z, Grade g, const char *given) {
     snprintf(z->given, sizeof z->given, "%s", given);

@@ -26,7 +26,7 @@ static const char page_css[] =
     "p.question{border:2px solid #4a78b8;border-radius:4px;padding:.5em .8em;background:#f4f7fc}"
     "section.answers{break-before:page}span.at{color:#4d5766;font-size:.85em}"
     "@media print{body{max-width:none;margin:0;font-size:11pt}figure,pre,table,blockquote{break-inside:avoid}"
-    "h1,h2,h3{break-after:avoid}figure img{max-height:60vh;width:auto;max-width:100%}}";
+    "h1,h2,h3{break-after:avoid}figure img{max-height:16cm;width:auto;max-width:100%}}";
 
 static void escape(FILE *f, const char *s) {
     for (; *s; s++) {
