@@ -243,7 +243,7 @@ static void test_lesson_and_stages(void) {
     CHECK(strstr(err, "stepformer export") != NULL, "suggests export: %s", err);
     EXPECT(run("lesson '%s/forward-pass.md'", LESSONS), 1, err, "no display");
     EXPECT(run("--model '%s/post_2x2.safetensors'", FIXTURES), 2, err, "give --input TEXT or --src-ids");
-    EXPECT(run("export - --size 640x480"), 2, err, "--out DIR (the PNGs) or --html DIR (the handout) is required");
+    EXPECT(run("export - --size 640x480"), 2, err, "--out DIR (the PNGs), --html DIR or --pdf FILE (the handout) is required");
     EXPECT(run("export - --out '%s/x' --view sideways", dir), 2, err, "--view is stage, attention");
     EXPECT(run("--replay '%s/none.replay' --size 10x10", dir), 2, err, "--size is WIDTHxHEIGHT");
     // No usable font: fontconfig finds none, and the message names the package to install.

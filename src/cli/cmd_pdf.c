@@ -33,7 +33,7 @@ int export_pdf(ExportOptions *o, const char *pdf) {
     char scratch[] = "/tmp/stepformer-pdf-XXXXXX", html[600], part[4200];
     const bool own = o->html_dir == NULL;  // without --html, the page is written to a scratch folder
     if (own && !mkdtemp(scratch)) return fprintf(stderr, "stepformer: --pdf: no scratch folder: %s\n", strerror(errno)), 1;
-    if (own) o->html_dir = scratch;
+    if (own) o->html_dir = scratch, o->scratch_page = true;
     int status = handout_run(o);
     snprintf(html, sizeof html, "%s/index.html", o->html_dir);
     snprintf(part, sizeof part, "%s.part", pdf);  // the PDF appears whole or not at all

@@ -31,6 +31,9 @@ static void caption(Ui *ui, const App *a, Rect r) {
         snprintf(s, sizeof s, "backward step %d of %d   %s%s  %s   %s", a->back.step + 1, a->back.pass.n_steps,
                  b->kind == BACK_STAGE ? "dL/d " : "", b->kind == BACK_STAGE ? st->id : back_kind_names[b->kind],
                  shape_str(&st->shape, sh, sizeof sh), b->kind == BACK_STAGE ? op_info[st->op].name : "");
+    else if (a->card != CARD_NONE)  // a card stands before the first stage or after the last
+        snprintf(s, sizeof s, "the lesson's %s card, %s stage %d of %d", card_names[a->card],
+                 a->card == CARD_OPENING ? "before" : "after", a->cursor + 1, interp_n_stages(it));
     else
         snprintf(s, sizeof s, "stage %d of %d%s   %s  %s   %s", a->cursor + 1, interp_n_stages(it),
                  interp_done(it) ? "" : "+", st->id, shape_str(&st->shape, sh, sizeof sh), op_info[st->op].name);

@@ -39,6 +39,7 @@ typedef struct {
     const char *stages;      // the stages to write, comma-separated ids as --to takes them; NULL: all
     bool backward;           // then every step of the backward pass (back_pass.h): b0001-....png
     const char *html_dir;    // --html: the handout, one page DIR/index.html (handout.c), instead of PNGs
+    bool scratch_page;       // html_dir is --pdf's scratch folder: the page is not reported
 } ExportOptions;
 
 // Writes one PNG per stage into out_dir, with no display. Returns the exit status.
