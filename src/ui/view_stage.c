@@ -103,6 +103,18 @@ static void token_chips(Ui *ui, const App *a, const Operand *o, int i, int slot,
     }
 }
 
+// The cached decoder's stage (not run whole): a caption saying which rows it computed this round
+// and which it copied, before `sub`. False for any other stage.
+static bool cached_caption(const Stage *st, RowsKind kind, const char *sub, char *out, size_t n) {
+    if (kind == ROWS_WHOLE || rows_ran_whole(st, kind)) return false;
+    snprintf(out, n, "%s%s%s",
+             kind == ROWS_SAME ? "cached: all copied from the round before"
+             : kind == ROWS_GROWN ? "cached: outlined row computed"
+                                  : "cached: outlined row, column computed",
+             sub[0] ? "   " : "", sub);
+    return true;
+}
+
 // Outlines, on the output heatmap just drawn, the row the cached decoder computed this round
 // (the last) and, for a square map, its new column too.
 static void mark_computed(Ui *ui, int row, int col, bool with_column) {
@@ -174,16 +186,9 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
     if (o.label_stage < 0 && nd >= 2) h.row_name = o.is_weight ? "row" : "position";
     h.zoomable = slot < 0, h.zoom = a->zoom;
     const RowsKind kind = slot < 0 ? interp_stage_rows(it, i) : ROWS_WHOLE;
-    const bool cached = kind != ROWS_WHOLE && !rows_ran_whole(interp_stage(it, i), kind);
     char marked[200];
-    if (cached) {  // the cached decoder: say which rows it computed and which it copied
-        snprintf(marked, sizeof marked, "%s%s%s",
-                 kind == ROWS_SAME ? "cached: all copied from the round before"
-                 : kind == ROWS_GROWN ? "cached: outlined row computed"
-                                      : "cached: outlined row, column computed",
-                 sub[0] ? "   " : "", sub);
-        h.subtitle = marked;
-    }
+    const bool cached = cached_caption(interp_stage(it, i), kind, sub, marked, sizeof marked);
+    if (cached) h.subtitle = marked;
     heat_draw(ui, &h, r);
     if (cached && kind != ROWS_SAME) mark_computed(ui, rows - 1, cols - 1, kind != ROWS_GROWN);
 }
