@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "files.h"
 #include "session.h"
 #include "tasks.h"
 
@@ -25,19 +26,6 @@ typedef struct {
 
 static Line *lines;
 static int n_lines;
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 static int backticks(const char *s) {
     int k = 0;
@@ -215,7 +203,7 @@ static void test_lessons_run(void) {
 
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : DOCS;
-    doc = slurp(path);
+    doc = file_read(path);
     if (!doc) return fprintf(stderr, "cannot read %s\n", path), 1;
     split();
     test_ops_described();

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "check.h"
+#include "files.h"
 #include "quiz.h"
 #include "session.h"
 
@@ -104,19 +105,6 @@ static bool png_size(const char *src, unsigned *w, unsigned *h) {
     return true;
 }
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 static int run(const char *cmd) {
     const int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -128,7 +116,7 @@ static void handout(const char *name) {
     snprintf(cmd, sizeof cmd, "%s export %s/%s --html %s/page --size 640x360 >/dev/null", STEPFORMER_BIN, LESSONS, name, dir);
     CHECK(run(cmd) == 0, "%s", cmd);
     snprintf(path, sizeof path, "%s/page/index.html", dir);
-    char *html = read_all(path);
+    char *html = file_read(path);
     CHECK(html != NULL, "%s was written", path);
     Session s;
     Err e = {{0}};

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "files.h"
 
 enum { MAX_LINES = 4000, MAX_BLOCK = 64, LINE = 1024 };
 
@@ -29,19 +30,6 @@ typedef struct {
 } Command;
 
 static char dir[] = "/tmp/stepformer-readme-XXXXXX";
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    const size_t k = s ? fread(s, 1, (size_t)n, f) : 0;
-    if (s) s[k] = '\0';
-    fclose(f);
-    return s;
-}
 
 static void chomp(char *s) {
     size_t n = strlen(s);
@@ -100,9 +88,9 @@ static void run_block(const Command *cmds, int n) {
         const int status = system(sh);
         char p[300];
         snprintf(p, sizeof p, "%s/out", dir);
-        char *out = slurp(p);
+        char *out = file_read(p);
         snprintf(p, sizeof p, "%s/err", dir);
-        char *err = slurp(p);
+        char *err = file_read(p);
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "README line %d: '%s' exits %d: %s", cmds[i].line, cmds[i].cmd,
               WIFEXITED(status) ? WEXITSTATUS(status) : -1, err ? err : "");
         for (int k = 0; k < cmds[i].n_shown; k++)
@@ -156,7 +144,7 @@ int main(void) {
         snprintf(ln, sizeof ln, "%s/%s", dir, links[k][0]);
         CHECK(symlink(links[k][1], ln) == 0, "link %s", ln);
     }
-    char *text = slurp(README);
+    char *text = file_read(README);
     CHECK(text != NULL, "read %s", README);
     if (!text) return check_finish("test_readme");
     static char *lines[MAX_LINES];
