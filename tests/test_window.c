@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "check.h"
+#include "files.h"
 #include "colormap.h"
 #include "ui.h"
 
@@ -144,12 +145,9 @@ static void lecture(const char *dir) {
     CHECK(run_window(sub, args) == 0, "the lecture replay ran to its end with every expect met (see %s/run.log)", sub);
     char path[700];
     snprintf(path, sizeof path, "%s/stepformer-handout-scaling/index.html", sub);
-    FILE *f = fopen(path, "rb");
-    CHECK(f != NULL, "Shift+S wrote the scaling lesson's handout, %s", path);
-    if (!f) return;
-    static char page[8 << 20];
-    page[fread(page, 1, sizeof page - 1, f)] = '\0';
-    fclose(f);
+    char *page = file_read(path);
+    CHECK(page != NULL, "Shift+S wrote the scaling lesson's handout, %s", path);
+    if (!page) return;
     int pictures = 0;
     for (const char *p = strstr(page, "<figure><img "); p; p = strstr(p + 1, "<figure><img "))
         pictures += strstr(p, "src=\"data:image/png;base64,iVBORw0KGgo") != NULL;  // a PNG's signature
@@ -158,6 +156,7 @@ static void lecture(const char *dir) {
     CHECK(strstr(page, "<strong>Question 1.</strong> Not divided") && strstr(page, "<h2>Answers</h2>") &&
               strstr(page, ">0.96 <span"),
           "the handout asks the lesson's questions and answers them at its end (0.96 for the first)");
+    free(page);
 }
 
 int main(void) {
