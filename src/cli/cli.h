@@ -26,6 +26,8 @@ enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS 
 // train's settings, as given (0 or NULL: not given).
 typedef struct {
     const char *task, *init, *schedule;
+    const char *data;  // --task text: the file
+    int block;         // --task text: characters a window
     int steps, batch, warmup, d_model, layers, enc_layers, dec_layers, d_ff, eval_every;
     bool has_warmup, has_eval_every;
     float lr, label_smoothing, stop_at;

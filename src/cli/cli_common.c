@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 #include "window.h"
 
 static const struct {
@@ -78,6 +79,8 @@ static const struct {
     {{"against-correct", no_argument, 0, 1029}, OPT_AGAINST},
     {{"questions", no_argument, 0, 1030}, OPT_TO},
     {{"presenter", no_argument, 0, 1031}, OPT_WINDOW},
+    {{"data", required_argument, 0, 1050}, OPT_TRAIN},
+    {{"block", required_argument, 0, 1051}, OPT_TRAIN},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -159,6 +162,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1029: o->against = true; return true;
     case 1030: o->questions = true; return true;
     case 1031: o->presenter = true; return true;
+    case 1050: o->train.data = arg; return true;
     }
     return false;
 }
@@ -271,6 +275,11 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
     case 1026:
         if (parse_whole(arg, 0, 1 << 20, &v)) return o->position = (int)v + 1, true;
         *code = cli_usage_error(cmd, "--position needs a position from 0, not '%s'", arg);
+        return false;
+    case 1051:
+        if (parse_whole(arg, 1, TEXT_MAX_BLOCK, &v)) return o->train.block = (int)v, true;
+        *code = cli_usage_error(cmd, "--block needs a whole number of characters from 1 to %d, not '%s'", TEXT_MAX_BLOCK,
+                                arg);
         return false;
     }
     return false;

@@ -21,6 +21,12 @@ static const char train_usage[] =
     "(whether 2-12 of ( ) [ ] balance). The last line gives the accuracy on 1000 held-out\n"
     "examples no batch ever contained. Ctrl-C stops training and still saves.\n"
     "\n"
+    "The text task (--task text --data FILE) trains a decoder-only program (default\n"
+    "lessons/text-model.md) on the characters of a UTF-8 text file (at most 64 MB, or\n"
+    "STEPFORMER_MAX_TEXT_MB; at most 1000 distinct characters; a line break is <eos>). Every\n"
+    "10th line is held out; training draws windows of --block characters from the others. It\n"
+    "reports the held-out loss (nats a character, and perplexity) beside a bigram baseline's.\n"
+    "\n"
     "  --steps N            optimisation steps (default 3000)\n"
     "  --seed S             seed of the weights, the batches and the held-out set (default 1)\n"
     "  --batch N            examples per step (64)\n"
@@ -37,7 +43,9 @@ static const char train_usage[] =
     "                       or lessons/transformers-from-scratch.md for a classification task)\n"
     "  --config \"k=v ...\"   configuration over the defaults (a program's own names too)\n"
     "  --eval-every N       check held-out accuracy every N steps (500; 0: only at the end)\n"
-    "  --stop-at A          stop once held-out exact match reaches A (e.g. 0.99)\n";
+    "  --stop-at A          stop once held-out exact match reaches A (e.g. 0.99)\n"
+    "  --data FILE          the text task's text\n"
+    "  --block N            the text task: characters a window feeds the model (32; at most 1024)\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -81,6 +89,23 @@ typedef struct {
     double stop_at;
 } EvalPlan;
 
+// A check of the model on what training never saw, on stderr: held-out loss for the text
+// task, else exact match (or accuracy) on the first n held-out examples (all if n <= 0).
+static bool check(Trainer *t, int n, double *acc, const char *lead, int step, double seconds, Err *e) {
+    double nats;
+    size_t labels;
+    if (trainer_text(t)) {
+        if (!trainer_text_loss(t, &nats, &labels, e)) return false;
+        fprintf(stderr, "%sstep %d: held-out loss %.4f nats a character (perplexity %.3f) after %.1f s\n", lead, step,
+                nats, exp(nats), seconds);
+        return true;
+    }
+    if (!trainer_eval(t, n, acc, e)) return false;
+    fprintf(stderr, "%sstep %d: held-out %s %.1f%% after %.1f s\n", lead, step,
+            task_classes(trainer_config(t)->task) ? "accuracy" : "exact match", 100 * *acc, seconds);
+    return true;
+}
+
 // Returns 0 when the steps are done, 1 on failure, 2 when interrupted, 3 when the goal was met.
 static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
     const bool tty = isatty(fileno(stderr));
@@ -92,11 +117,8 @@ static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
         const double rate = step / (now() - t0);
         if (step % 10 == 0 || step == c->steps) progress(stderr, step, c->steps, &s, rate, tty);
         if (sch->eval_every > 0 && (step % sch->eval_every == 0) && step < c->steps) {
-            double acc;
-            if (!trainer_eval(t, sch->stop_at > 0 ? 0 : 200, &acc, e)) return 1;
-            fprintf(stderr, "%sstep %d: held-out %s %.1f%% after %.1f s\n", tty ? "\n" : "", step,
-                    task_classes(c->task) ? "accuracy" : "exact match", 100 * acc,
-                    now() - t0);
+            double acc = 0;
+            if (!check(t, sch->stop_at > 0 ? 0 : 200, &acc, tty ? "\n" : "", step, now() - t0, e)) return 1;
             if (sch->stop_at > 0 && acc >= sch->stop_at) return 3;
         }
     }
@@ -104,17 +126,36 @@ static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
     return 0;
 }
 
+// What only the text task takes (--data, --block) and what it does not (--stop-at,
+// --enc-layers): -1 to go on, else a usage error.
+static int text_flags(const TrainFlags *f, bool text) {
+    if (!text && (f->data || f->block)) return cli_usage_error("train", "--data and --block are for --task text");
+    if (!text) return -1;
+    if (!f->data) return cli_usage_error("train", "--task text needs --data FILE: the UTF-8 text to learn");
+    if (f->stop_at > 0)
+        return cli_usage_error("train", "--stop-at stops at a held-out exact match, which the text task does not have "
+                               "(it reports held-out loss)");
+    if (f->enc_layers)
+        return cli_usage_error("train", "the text task trains a decoder-only program: --enc-layers sets nothing in it "
+                               "(--layers or --dec-layers sets its layers)");
+    return -1;
+}
+
 // The training configuration from the defaults and the flags.
 static int configure(const CliOptions *o, TrainConfig *c, char *config, size_t config_n) {
     const TrainFlags *f = &o->train;
-    Task task;
+    Task task = TASK_COPY;
     if (!f->task)
-        return cli_usage_error("train", "--task is required (copy, reverse, sort, dates, majority or brackets)");
-    if (!task_from_name(f->task, &task))
-        return cli_usage_error("train", "unknown task '%s': the tasks are copy, reverse, sort, dates, majority and "
-                               "brackets", f->task);
+        return cli_usage_error("train", "--task is required (copy, reverse, sort, dates, majority, brackets or text)");
+    const bool text = !strcmp(f->task, "text");
+    if (!text && !task_from_name(f->task, &task))
+        return cli_usage_error("train", "unknown task '%s': the tasks are copy, reverse, sort, dates, majority, "
+                               "brackets and text", f->task);
+    int code = text_flags(f, text);
+    if (code >= 0) return code;
     if (!o->out) return cli_usage_error("train", "--out FILE is required");
-    *c = train_defaults(task);
+    *c = text ? train_text_defaults(f->data) : train_defaults(task);
+    if (f->block) c->block = f->block;
     if (f->steps) c->steps = f->steps;
     if (f->batch) c->batch = f->batch;
     if (f->lr > 0) c->lr = f->lr;
@@ -134,7 +175,7 @@ static int configure(const CliOptions *o, TrainConfig *c, char *config, size_t c
     if (flag && (size_t)k < config_n) k += snprintf(config + k, config_n - (size_t)k, " " name "=%d", flag);
     GIVEN(f->d_model, "d_model")
     GIVEN(f->d_ff, "dim_feedforward")
-    GIVEN(f->layers ? f->layers : f->enc_layers, "num_encoder_layers")
+    GIVEN(text ? 0 : f->layers ? f->layers : f->enc_layers, "num_encoder_layers")
     GIVEN(f->layers ? f->layers : f->dec_layers, "num_decoder_layers")
 #undef GIVEN
     if ((size_t)k >= config_n) return cli_usage_error("train", "the configuration is too long");
@@ -160,11 +201,51 @@ static int finish(Trainer *t, const char *out, int how, double seconds, Err *e) 
     fprintf(stderr, "%ssaved %s after %d steps (%.1f s, %.1f steps/s)\n", how == 2 ? "\ninterrupted: " : "", out,
             steps, seconds, steps / (seconds > 0 ? seconds : 1));
     if (how == 1) return EXIT_FAIL;
-    double acc;
+    const TextData *text = trainer_text(t);
+    double acc, nats, bigram;
+    size_t labels;
+    if (text) {
+        if (!trainer_text_loss(t, &nats, &labels, e) || !text_bigram_loss(text, &bigram, e)) return cli_fail(e);
+        printf("held-out loss: %.4f nats a character (perplexity %.3f) on %zu characters never trained on; the bigram "
+               "baseline's: %.4f (perplexity %.3f) (%s)\n", nats, exp(nats), labels, bigram, exp(bigram), out);
+        return how == 2 ? 130 : EXIT_OK;
+    }
     if (!trainer_eval(t, 0, &acc, e)) return cli_fail(e);
     printf("held-out %s: %.1f%% of 1000 examples never seen in training (%s)\n",
            task_classes(trainer_config(t)->task) ? "accuracy" : "exact match", 100 * acc, out);
     return how == 2 ? 130 : EXIT_OK;
+}
+
+// The text task's first lines: the model, the text and its split, and the bigram baseline.
+static bool text_header(const Trainer *t, const TrainConfig *c, long long numbers, Err *e) {
+    const Model *model = trainer_model(t);
+    const ModelConfig *m = &model->cfg;
+    const TextData *x = trainer_text(t);
+    double bigram;
+    if (!text_bigram_loss(x, &bigram, e)) return false;
+    fprintf(stderr, "training text (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, vocab %d, "
+            "block %d, batch %d, %d steps, seed %llu\n", trainer_program(t)->file, m->d_model, m->nhead,
+            m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c->block, c->batch, c->steps, c->seed);
+    fprintf(stderr, "%s: %zu characters (%d distinct) in %zu lines; training on %zu lines (%zu characters), holding "
+            "out every %dth: %zu lines (%zu characters)\n", c->data, x->n, x->n_chars, x->lines, x->lines - x->held_lines,
+            x->n_train, TEXT_HOLD_EVERY, x->held_lines, x->n - x->n_train);
+    fprintf(stderr, "bigram baseline (add-one counts over the training lines): held-out loss %.4f nats a character "
+            "(perplexity %.3f)\n", bigram, exp(bigram));
+    return true;
+}
+
+// A generated task's first line: the model and the run.
+static void task_header(const Trainer *t, const TrainConfig *c, long long numbers) {
+    const Model *model = trainer_model(t);
+    const ModelConfig *m = &model->cfg;
+    if (task_classes(c->task))
+        fprintf(stderr, "training %s (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, %d classes, "
+                "batch %d, %d steps, seed %llu\n", task_names[c->task], trainer_program(t)->file, m->d_model, m->nhead,
+                m->num_encoder_layers, numbers, model->n_params, task_classes(c->task), c->batch, c->steps, c->seed);
+    else
+        fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, %lld weights in %d tensors, vocab %d, "
+                "batch %d, %d steps, seed %llu\n", task_names[c->task], m->d_model, m->nhead, m->num_encoder_layers,
+                m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c->batch, c->steps, c->seed);
 }
 
 int cmd_train(int argc, char **argv) {
@@ -182,17 +263,14 @@ int cmd_train(int argc, char **argv) {
     Trainer *t = trainer_new(&c, &e);
     if (!t) return cli_fail(&e);
     const Model *model = trainer_model(t);
-    const ModelConfig *m = &model->cfg;
     long long numbers = 0;  // what the program declared, whatever its sizes are called
     for (int i = 0; i < model->weights.n_entries; i++) numbers += shape_numel(&model->weights.entries[i].shape);
-    if (task_classes(c.task))
-        fprintf(stderr, "training %s (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, %d classes, "
-                "batch %d, %d steps, seed %llu\n", task_names[c.task], trainer_program(t)->file, m->d_model, m->nhead,
-                m->num_encoder_layers, numbers, model->n_params, task_classes(c.task), c.batch, c.steps, c.seed);
-    else
-        fprintf(stderr, "training %s: d_model %d, %d heads, %d+%d layers, %lld weights in %d tensors, vocab %d, "
-                "batch %d, %d steps, seed %llu\n", task_names[c.task], m->d_model, m->nhead, m->num_encoder_layers,
-                m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c.batch, c.steps, c.seed);
+    if (!trainer_text(t)) {
+        task_header(t, &c, numbers);
+    } else if (!text_header(t, &c, numbers, &e)) {
+        trainer_free(t);
+        return cli_fail(&e);
+    }
     const EvalPlan sch = {o.train.has_eval_every ? o.train.eval_every : 500, o.train.stop_at};
     const double t0 = now();
     const int how = loop(t, &c, &sch, &e);

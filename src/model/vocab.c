@@ -74,20 +74,30 @@ void vocab_special_ids(char *buf, size_t n) {
     snprintf(buf, n, "unk_id=%d pad_id=%d bos_id=%d eos_id=%d", VOCAB_UNK, VOCAB_PAD, VOCAB_BOS, VOCAB_EOS);
 }
 
-bool vocab_from_chars(Vocab *v, const char *chars, Err *e) {
+bool vocab_from_strings(Vocab *v, const char *const *strings, int n, Err *e) {
     memset(v, 0, sizeof *v);
-    const int n = VOCAB_SPECIALS + (int)strlen(chars);
-    v->tokens = calloc((size_t)n, sizeof *v->tokens);
-    if (!v->tokens) return err_set(e, "out of memory for a vocabulary of %d tokens", n);
-    for (v->n = 0; v->n < n; v->n++) {
-        const char one[2] = {v->n < VOCAB_SPECIALS ? '\0' : chars[v->n - VOCAB_SPECIALS], '\0'};
-        const char *t = v->n < VOCAB_SPECIALS ? vocab_special_names[v->n] : one;
+    const int total = VOCAB_SPECIALS + n;
+    v->tokens = calloc((size_t)total, sizeof *v->tokens);
+    if (!v->tokens) return err_code(e, ERR_MEMORY, "out of memory for a vocabulary of %d tokens", total);
+    for (v->n = 0; v->n < total; v->n++) {
+        const char *t = v->n < VOCAB_SPECIALS ? vocab_special_names[v->n] : strings[v->n - VOCAB_SPECIALS];
         v->tokens[v->n] = malloc(strlen(t) + 1);
         if (!v->tokens[v->n]) return vocab_free(v), err_code(e, ERR_MEMORY, "out of memory");
         strcpy(v->tokens[v->n], t);
     }
-    v->by_char = true;
+    decide_mode(v);
     return true;
+}
+
+bool vocab_from_chars(Vocab *v, const char *chars, Err *e) {
+    const int n = (int)strlen(chars);
+    char(*one)[2] = malloc(sizeof *one * (size_t)(n + 1));
+    const char **strings = malloc(sizeof *strings * (size_t)(n + 1));
+    bool ok = (one && strings) || err_code(e, ERR_MEMORY, "out of memory for a vocabulary of %d tokens", n);
+    for (int i = 0; ok && i < n; i++) one[i][0] = chars[i], one[i][1] = '\0', strings[i] = one[i];
+    ok = ok && vocab_from_strings(v, strings, n, e);
+    free(one), free(strings);
+    return ok;
 }
 
 static_assert(VOCAB_CHARS_SIZE == VOCAB_SPECIALS + ('~' - ' ' + 1), "the specials and printable ASCII");

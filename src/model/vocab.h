@@ -26,6 +26,8 @@ void vocab_special_ids(char *buf, size_t n);
 
 // A character vocabulary: the specials, then one token for each character of `chars`.
 bool vocab_from_chars(Vocab *v, const char *chars, Err *e);
+// The specials, then one token for each of the n strings (copied).
+bool vocab_from_strings(Vocab *v, const char *const *strings, int n, Err *e);
 // The character vocabulary of lessons (`vocab: chars`) and `init --vocab chars`: the specials
 // and the 95 printable ASCII characters, VOCAB_CHARS_SIZE tokens (vocab.c checks the sum).
 bool vocab_chars(Vocab *v, Err *e);

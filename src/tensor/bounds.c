@@ -11,10 +11,12 @@
 static const struct {
     const char *env;
     long long fallback;
+    const char *bounded;  // for the _MB limits on files: what they bound, in messages
 } limits[LIMIT_COUNT] = {
-    [LIMIT_FILE_MB] = {"STEPFORMER_MAX_FILE_MB", 4096},     [LIMIT_TENSOR_MB] = {"STEPFORMER_MAX_TENSOR_MB", 2048},
+    [LIMIT_FILE_MB] = {"STEPFORMER_MAX_FILE_MB", 4096, "a file"},     [LIMIT_TENSOR_MB] = {"STEPFORMER_MAX_TENSOR_MB", 2048},
     [LIMIT_MODEL_MB] = {"STEPFORMER_MAX_MODEL_MB", 4096},   [LIMIT_TRACE_MB] = {"STEPFORMER_MAX_TRACE_MB", 8192},
     [LIMIT_STAGES] = {"STEPFORMER_MAX_STAGES", 500000},     [LIMIT_ITERATIONS] = {"STEPFORMER_MAX_ITERATIONS", 1000000},
+    [LIMIT_TEXT_MB] = {"STEPFORMER_MAX_TEXT_MB", 64, "a text to train on"},
 };
 
 long long limit_value(LimitId id) {
@@ -32,13 +34,17 @@ size_t limit_bytes(LimitId id) {  // at most SIZE_MAX: a 32-bit size_t (WebAssem
 const char *limit_env(LimitId id) { return limits[id].env; }
 
 bool file_read_all(const char *path, const char *what, char **out, size_t *n, Err *e) {
+    return file_read_within(path, what, LIMIT_FILE_MB, out, n, e);
+}
+
+bool file_read_within(const char *path, const char *what, LimitId limit, char **out, size_t *n, Err *e) {
     struct stat sb;
     *out = NULL, *n = 0;
     if (stat(path, &sb) != 0) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
     if (!S_ISREG(sb.st_mode)) return err_set(e, "%s: not a regular file (%s must be one)", path, what);
-    if ((size_t)sb.st_size > limit_bytes(LIMIT_FILE_MB))
-        return err_code(e, ERR_LIMIT, "%s: %lld MB, more than the %lld MB a file may have (set %s to raise it)", path,
-                       (long long)(sb.st_size >> 20), limit_value(LIMIT_FILE_MB), limit_env(LIMIT_FILE_MB));
+    if ((size_t)sb.st_size > limit_bytes(limit))
+        return err_code(e, ERR_LIMIT, "%s: %.1f MB, more than the %lld MB %s may have (set %s to raise it)", path,
+                        (double)sb.st_size / (1 << 20), limit_value(limit), limits[limit].bounded, limit_env(limit));
     FILE *fp = fopen(path, "rb");
     if (!fp) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
     const size_t size = (size_t)sb.st_size;

@@ -8,6 +8,7 @@
 //   STEPFORMER_MAX_TRACE_MB     all stage outputs of one pass             (default 8192)
 //   STEPFORMER_MAX_STAGES       stages in one pass                        (default 500000)
 //   STEPFORMER_MAX_ITERATIONS   loop iterations while a program expands   (default 1000000)
+//   STEPFORMER_MAX_TEXT_MB      a text file `train --task text` reads     (default 64)
 #ifndef STEPFORMER_BOUNDS_H
 #define STEPFORMER_BOUNDS_H
 
@@ -17,7 +18,8 @@
 #include "err.h"
 
 typedef enum {
-    LIMIT_FILE_MB, LIMIT_TENSOR_MB, LIMIT_MODEL_MB, LIMIT_TRACE_MB, LIMIT_STAGES, LIMIT_ITERATIONS, LIMIT_COUNT
+    LIMIT_FILE_MB, LIMIT_TENSOR_MB, LIMIT_MODEL_MB, LIMIT_TRACE_MB, LIMIT_STAGES, LIMIT_ITERATIONS, LIMIT_TEXT_MB,
+    LIMIT_COUNT
 } LimitId;
 
 // The limit's value: its environment variable when that holds a positive whole number, else
@@ -32,5 +34,7 @@ const char *limit_env(LimitId id);
 // most the file limit into *out (malloc'd, with a NUL after its *n bytes). `what` names it in
 // messages ("the lesson", "the model").
 bool file_read_all(const char *path, const char *what, char **out, size_t *n, Err *e);
+// The same within another _MB limit (LIMIT_TEXT_MB for a text to train on).
+bool file_read_within(const char *path, const char *what, LimitId limit, char **out, size_t *n, Err *e);
 
 #endif

@@ -8,13 +8,16 @@
 //
 // Trainer: a task (tasks.h) drives it: batches drawn from a seed (skipping the held-out set),
 // the learning-rate schedule, held-out exact-match accuracy by greedy decoding, and saving the
-// model with its vocabulary.
+// model with its vocabulary. Or the text task (text.h): a decoder-only program learns a text
+// file's characters from windows drawn from its training lines, and is scored by its
+// cross-entropy on the held-out lines.
 #ifndef STEPFORMER_TRAIN_H
 #define STEPFORMER_TRAIN_H
 
 #include "backward.h"
 #include "optim.h"
 #include "tasks.h"
+#include "text.h"
 
 typedef struct {
     int batch, src_len, tgt_len;  // B, S, T: every batch is padded to these; T = 0: a classifier
@@ -55,7 +58,9 @@ typedef enum {
 extern const char *const schedule_names[SCHED_COUNT];
 
 typedef struct {
-    Task task;
+    Task task;             // the generated task trained, unless `data` is set
+    const char *data;      // the text task: the UTF-8 file it models (then `task` is not read); else NULL
+    int block;             // the text task: characters a window feeds the model (its positions)
     Schedule schedule;
     ModelConfig model;     // sizes; vocabulary sizes and special ids are set from the task
     const char *init;      // start from this model file instead of random weights (or NULL)
@@ -66,11 +71,14 @@ typedef struct {
     float lr;              // the peak (SCHED_PEAK), the factor (SCHED_PAPER) or the rate (CONSTANT)
     int warmup;            // steps of warm-up
     float label_smoothing;
-    int held_out;          // examples kept out of training for the accuracy check
+    int held_out;          // examples kept out of training for the accuracy check (generated tasks)
 } TrainConfig;
 
 // Defaults: a small model that learns every task: d_model 48, 4 heads, 2+2 layers, d_ff 128.
 TrainConfig train_defaults(Task task);
+// The text task's defaults on the file `data`: block 32; d_model 64, 4 heads, 3 decoder layers,
+// d_ff 256; no label smoothing; the program lessons/text-model.md.
+TrainConfig train_text_defaults(const char *data);
 
 typedef struct Trainer Trainer;
 
@@ -82,7 +90,12 @@ bool trainer_step(Trainer *t, StepStats *stats, Err *e);
 int trainer_steps_done(const Trainer *t);
 float trainer_lr(const Trainer *t);
 // Exact-match accuracy of greedy decoding on the first n held-out examples (all if n <= 0).
+// Not for the text task (an error).
 bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
+// The text task: the model's mean cross-entropy, in nats a character, over every label of the
+// held-out windows (text.h: each held-out character but the first); *labels gets their count.
+bool trainer_text_loss(Trainer *t, double *nats, size_t *labels, Err *e);
+const TextData *trainer_text(const Trainer *t);  // the text task's data; NULL for a generated task
 bool trainer_save(const Trainer *t, const char *path, Err *e);
 const Model *trainer_model(const Trainer *t);
 const TrainConfig *trainer_config(const Trainer *t);

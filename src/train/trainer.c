@@ -12,11 +12,14 @@ struct Trainer {
     Model m;
     Lesson program;       // the standard lesson whose program is trained
     TrainState *ts;
-    TaskHeldOut *held;
+    TaskHeldOut *held;    // a generated task's held-out examples
+    TextData text;        // the text task's characters (c.data set)
+    float *tok;           // [text.n_chars] the text task: each symbol's token id in the model
     Rng rng;
     int step;
     int classes;          // a classification task's class count; 0 for sequence to sequence
-    int S, T;             // padded source and target lengths (T = 1 for a classifier: its label)
+    int S, T;             // padded source and target lengths (T = 1 for a classifier: its label;
+                          // the text task: S = 0, no source, and T = block)
     float *src, *tgt_in, *tgt_out;  // [B, S], [B, T], [B, T] (a classifier: tgt_out [B] classes)
     float *backup;        // the last weights that gave a finite loss
     size_t n_weights;
@@ -30,6 +33,13 @@ TrainConfig train_defaults(Task task) {
     m.max_positions = 32;
     return (TrainConfig){.task = task, .model = m, .steps = 3000, .batch = 64, .seed = 1, .lr = 2e-3f,
                          .warmup = 200, .label_smoothing = 0.1f, .held_out = 1000};
+}
+
+TrainConfig train_text_defaults(const char *data) {
+    TrainConfig c = train_defaults(TASK_COPY);  // the schedule and the optimiser's settings
+    c.data = data, c.block = 32, c.label_smoothing = 0.0f;
+    c.model.d_model = 64, c.model.nhead = 4, c.model.num_decoder_layers = 3, c.model.dim_feedforward = 256;
+    return c;
 }
 
 bool task_vocab(Task task, Vocab *v, Err *e) { return vocab_from_chars(v, task_alphabet(task), e); }
@@ -62,9 +72,24 @@ static bool vocab_fits(const Model *m, Task task, const char *what, Err *e) {
     return true;
 }
 
+// The text task's program: the lesson named, or lessons/text-model.md; decoder-only either way.
+static bool load_text_program(Trainer *t, Err *e) {
+    const char *file = t->c.program, *path = NULL, *text = file ? NULL : session_builtin_lesson("text-model.md", &path);
+    if (!(file ? lesson_load(&t->program, file, e) : lesson_parse(&t->program, path, text, e))) return false;
+    const Program *p = &t->program.program;
+    if (!program_has_decoder(p))
+        return err_set(e, "%s has no decode loop, so it cannot learn the text task: train a decoder-only program, whose "
+                       "only input is the one its decode loop grows (lessons/text-model.md)", p->file);
+    if (program_input(p, "src") >= 0)
+        return err_set(e, "%s reads a source (input src), but the text task gives none: train a decoder-only program, "
+                       "whose only input is the one its decode loop grows (lessons/text-model.md)", p->file);
+    return true;
+}
+
 // The program: the lesson named, or the standard lesson for norm_first.
 static bool load_program(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
+    if (c->data) return load_text_program(t, e);
     if (c->program) {
         if (!lesson_load(&t->program, c->program, e)) return false;
         const bool decoder = program_has_decoder(&t->program.program);
@@ -90,8 +115,51 @@ static bool load_program(Trainer *t, Err *e) {
     return lesson_parse(&t->program, path, text, e);
 }
 
+// Whether the text task can train m: the ids it needs, room for a window, a token for each
+// character of the text (filling t->tok).
+static bool text_fits(Trainer *t, const char *what, Err *e) {
+    const ModelConfig *mc = &t->m.cfg;
+    if (!mc->pad_id.set || !mc->eos_id.set)
+        return err_set(e, "%s: the model names no %s, which the text task needs (a line break is eos)", what,
+                       mc->pad_id.set ? "eos id" : "pad id");
+    if (model_max_len(&t->m) < t->c.block)
+        return err_set(e, "%s: the model has %d positions, fewer than the %d characters of a window (--block)", what,
+                       model_max_len(&t->m), t->c.block);
+    t->tok = malloc(sizeof *t->tok * (size_t)t->text.n_chars);
+    if (!t->tok) return err_code(e, ERR_MEMORY, "out of memory");
+    return text_token_ids(&t->text, &t->m.tgt_vocab, mc->eos_id.id, t->tok, e) || err_prefix(e, "%s", what);
+}
+
+// The text task's model: its vocabulary is the text's characters, its positions the block.
+static bool make_text_model(Trainer *t, Err *e) {
+    const TrainConfig *c = &t->c;
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, c->config, "the training configuration", false);
+    if (c->init)
+        return model_load(&t->m, c->init, &t->program.program, &cs, e) && text_fits(t, c->init, e);
+    Vocab v;
+    if (!text_vocab(&t->text, &v, e)) return false;
+    char vocab[160], sizes[512], ids[64];
+    vocab_special_ids(ids, sizeof ids);
+    snprintf(vocab, sizeof vocab, "tgt_vocab_size=%d %s", v.n, ids);
+    vocab_free(&v);
+    ModelConfig mc = c->model;
+    mc.max_positions = c->block, mc.src_vocab_size = mc.tgt_vocab_size = 0, mc.num_encoder_layers = 0;
+    config_text(&mc, sizes, sizeof sizes);
+    conf_spec_add(&cs, vocab, c->data, false);
+    conf_spec_add(&cs, sizes, "the training defaults", true);
+    bool ok = model_init_random(&t->m, &t->program.program, &cs, c->seed, e);
+    if (ok) {
+        vocab_free(&t->m.src_vocab), vocab_free(&t->m.tgt_vocab);
+        ok = text_vocab(&t->text, &t->m.src_vocab, e) && text_vocab(&t->text, &t->m.tgt_vocab, e);
+        t->m.has_vocab = ok;
+    }
+    return ok && text_fits(t, t->program.program.file, e);
+}
+
 static bool make_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
+    if (c->data) return make_text_model(t, e);
     Vocab v;
     if (!task_vocab(c->task, &v, e)) return false;
     char task[200], sizes[512], ids[64];
@@ -123,21 +191,34 @@ static bool make_model(Trainer *t, Err *e) {
     return ok;
 }
 
+// The shapes of a batch, the program, the model, and the data the task draws from.
+static bool trainer_setup(Trainer *t, Err *e) {
+    const TrainConfig *c = &t->c;
+    bool ok = (c->batch >= 1 || err_set(e, "the batch must hold at least one example (got %d)", c->batch)) &&
+              (c->steps >= 0 || err_set(e, "the number of steps cannot be negative (got %d)", c->steps));
+    if (ok && c->data) {
+        ok = (c->block >= 1 && c->block <= TEXT_MAX_BLOCK) ||
+             err_set(e, "the block must be 1 to %d characters (got %d)", TEXT_MAX_BLOCK, c->block);
+        t->S = 0, t->T = c->block;
+        ok = ok && text_load(&t->text, c->data, e);
+    } else {
+        t->classes = task_classes(c->task);
+        t->S = task_max_src_len(c->task), t->T = t->classes ? 1 : task_max_tgt_len(c->task) + 1;
+    }
+    ok = ok && load_program(t, e) && make_model(t, e);
+    if (ok && !c->data) ok = (t->held = task_held_out_new(c->task, c->seed + 1000003, c->held_out, e)) != NULL;
+    return ok;
+}
+
 Trainer *trainer_new(const TrainConfig *c, Err *e) {
     Trainer *t = calloc(1, sizeof *t);
     if (!t) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     t->c = *c, t->rng = (Rng){c->seed * 0x9E3779B97F4A7C15ull + 17};
-    t->classes = task_classes(c->task);
-    t->S = task_max_src_len(c->task), t->T = t->classes ? 1 : task_max_tgt_len(c->task) + 1;
-    const size_t B = (size_t)c->batch;
-    bool ok = (c->batch >= 1 || err_set(e, "the batch must hold at least one example (got %d)", c->batch)) &&
-              (c->steps >= 0 || err_set(e, "the number of steps cannot be negative (got %d)", c->steps));
-    ok = ok && load_program(t, e) && make_model(t, e);
-    t->held = ok ? task_held_out_new(c->task, c->seed + 1000003, c->held_out, e) : NULL;
-    ok = ok && t->held;
-    t->src = malloc(sizeof(float) * B * t->S);
-    t->tgt_in = malloc(sizeof(float) * B * t->T);
-    t->tgt_out = malloc(sizeof(float) * B * t->T);
+    const size_t B = (size_t)(c->batch > 0 ? c->batch : 0);
+    bool ok = trainer_setup(t, e);
+    t->src = malloc(sizeof(float) * (B * t->S + 1));  // (the text task has no source)
+    t->tgt_in = malloc(sizeof(float) * (B * t->T + 1));
+    t->tgt_out = malloc(sizeof(float) * (B * t->T + 1));
     t->n_weights = ok ? (size_t)(t->m.weights.entries[t->m.weights.n_entries - 1].data - t->m.weights.arena) +
                             (size_t)shape_numel(&t->m.weights.entries[t->m.weights.n_entries - 1].shape) : 0;
     t->backup = malloc(sizeof(float) * (t->n_weights + 1));
@@ -161,9 +242,10 @@ void trainer_free(Trainer *t) {
     if (!t) return;
     train_state_free(t->ts);
     task_held_out_free(t->held);
+    text_free(&t->text);
     if (t->program.path) lesson_free(&t->program);
     model_free(&t->m);
-    free(t->src), free(t->tgt_in), free(t->tgt_out), free(t->backup);
+    free(t->src), free(t->tgt_in), free(t->tgt_out), free(t->backup), free(t->tok);
     free(t);
 }
 
@@ -180,7 +262,11 @@ static void next_batch(Trainer *t) {
     const ModelConfig *mc = &t->m.cfg;
     const int pad = mc->pad_id.id, bos = mc->bos_id.id, eos = mc->eos_id.id;
     char src[64], tgt[64];
-    for (int b = 0; b < t->c.batch; b++) {
+    for (int b = 0; b < t->c.batch && t->c.data; b++) {  // the text task: a window of the training lines
+        const size_t start = text_draw_start(&t->text, &t->rng, t->T), row = (size_t)b * t->T;
+        text_window(&t->text, start, t->text.n_train, t->T, t->tok, (float)pad, t->tgt_in + row, t->tgt_out + row);
+    }
+    for (int b = 0; b < t->c.batch && !t->c.data; b++) {
         do task_example(t->c.task, &t->rng, src, sizeof src, tgt, sizeof tgt);
         while (task_held_out_has(t->held, src));
         encode_row(&t->m.src_vocab, src, t->src + (size_t)b * t->S, t->S, -1, -1, pad);
@@ -274,11 +360,70 @@ static bool eval_batch(Trainer *t, int from, int n, int *right, Err *e) {
 }
 
 bool trainer_eval(Trainer *t, int n, double *exact, Err *e) {
+    if (t->c.data) return err_set(e, "the text task is scored by its held-out loss, not by exact matches");
     const int total = task_held_out_count(t->held);
     if (n <= 0 || n > total) n = total;
     int right = 0;
     for (int from = 0; from < n; from += 250)
         if (!eval_batch(t, from, n - from < 250 ? n - from : 250, &right, e)) return false;
     *exact = n ? (double)right / n : 0.0;
+    return true;
+}
+
+const TextData *trainer_text(const Trainer *t) { return t->c.data ? &t->text : NULL; }
+
+// The negative log-likelihood of each label that is not `ignore`, summed in double.
+static double nll_sum(const float *logits, const float *labels, size_t N, int V, float ignore) {
+    double sum = 0;
+    for (size_t r = 0; r < N; r++) {
+        if (labels[r] == ignore) continue;
+        const float *z = logits + r * (size_t)V;
+        float m = z[0];
+        for (int v = 1; v < V; v++) m = z[v] > m ? z[v] : m;
+        double total = 0;
+        for (int v = 0; v < V; v++) total += exp((double)z[v] - m);
+        sum += m + log(total) - z[(int)labels[r]];
+    }
+    return sum;
+}
+
+// Held-out windows [from, from + n) in one teacher-forced batch: adds their labels' summed
+// negative log-likelihood to *sum and their count to *labels.
+static bool text_loss_batch(Trainer *t, size_t from, int n, double *sum, size_t *labels, Err *e) {
+    const int T = t->T;
+    const float pad = (float)t->m.cfg.pad_id.id;
+    float *in = malloc(sizeof(float) * (size_t)n * T), *label = malloc(sizeof(float) * (size_t)n * T);
+    bool ok = (in && label) || err_code(e, ERR_MEMORY, "out of memory");
+    for (int b = 0; ok && b < n; b++)
+        *labels += (size_t)text_window(&t->text, t->text.n_train + (from + (size_t)b) * (size_t)T, t->text.n, T,
+                                       t->tok, pad, in + (size_t)b * T, label + (size_t)b * T);
+    RunSpec spec = {.src = t->src, .tgt = in, .T = T, .batch = n, .pack_weights = true};
+    Interp *it = ok ? interp_new(&t->program.program, &t->m, &spec, e) : NULL;
+    ok = it && interp_run(it, e);
+    int n_out, k = -1;
+    const ProgramOutput *o = ok ? interp_outputs(it, &n_out) : NULL;
+    for (int i = 0; o && i < n_out; i++)
+        if (!strcmp(o[i].name, "logits")) k = o[i].stage;
+    if (k >= 0) {
+        const Shape *sh = &interp_stage(it, k)->shape;  // [T, V] an example (checked before training)
+        *sum += nll_sum(interp_output(it, k), label, (size_t)n * T, (int)sh->dim[sh->ndim - 1], pad);
+    } else if (ok) {
+        ok = err_set(e, "%s publishes no 'logits'", t->program.program.file);
+    }
+    interp_free(it);
+    free(in), free(label);
+    return ok;
+}
+
+bool trainer_text_loss(Trainer *t, double *nats, size_t *labels, Err *e) {
+    if (!t->c.data) return err_set(e, "only the text task has a held-out loss");
+    enum { WINDOWS = 64 };  // a batch of the pass
+    const size_t windows = text_held_windows(&t->text, t->T);
+    double sum = 0;
+    *labels = 0;
+    for (size_t from = 0; from < windows; from += WINDOWS)
+        if (!text_loss_batch(t, from, windows - from < WINDOWS ? (int)(windows - from) : WINDOWS, &sum, labels, e))
+            return false;
+    *nats = *labels ? sum / (double)*labels : 0.0;
     return true;
 }

@@ -1,0 +1,205 @@
+// text.c: the text task's data (text.h): reading and checking a UTF-8 file, its symbols, the
+// split by lines, windows, and the bigram baseline.
+//
+// Reading takes two passes over the bytes. The first checks every character and marks which
+// code points occur (a bit each, 0x110000 bits), counting characters and lines; the second
+// writes each character as its index into the sorted symbols (a binary search), a training
+// line's at the end of the training part and a held-out line's at the end of the held-out part.
+#include "text.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+
+enum { CODE_POINTS = 0x110000, HOLD_EVERY = TEXT_HOLD_EVERY };
+
+// Whether line `i` (from 0) is held out: the 10th, the 20th, ...
+static bool held_line(size_t i) { return i % HOLD_EVERY == HOLD_EVERY - 1; }
+
+// The code point at p, with `avail` bytes left: its length in bytes, or 0 when the bytes there
+// are not one UTF-8 character (a stray continuation byte, a sequence cut short, an overlong
+// form, a surrogate, or a code point past U+10FFFF).
+static int utf8_decode(const unsigned char *p, size_t avail, uint32_t *cp) {
+    const unsigned char c = p[0];
+    int len;
+    uint32_t v, least;
+    if (c < 0x80) return *cp = c, 1;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, v = c & 0x1Fu, least = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, v = c & 0x0Fu, least = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, v = c & 0x07u, least = 0x10000;
+    else return 0;
+    if (avail < (size_t)len) return 0;
+    for (int i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        v = v << 6 | (p[i] & 0x3Fu);
+    }
+    if (v < least || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return len;
+}
+
+// Writes code point cp as UTF-8 into s[5], NUL-terminated; returns its length.
+static int utf8_encode(uint32_t cp, char *s) {
+    int n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    static const unsigned char lead[5] = {0, 0, 0xC0, 0xE0, 0xF0};
+    for (int i = n - 1; i > 0; i--, cp >>= 6) s[i] = (char)(0x80 | (cp & 0x3F));
+    s[0] = (char)(lead[n] | cp);
+    s[n] = '\0';
+    return n;
+}
+
+typedef struct {
+    size_t chars, lines, held_chars;  // held_chars: in the held-out lines
+    int distinct;
+} Census;
+
+// The first pass: every byte checked, the code points that occur marked in seen[].
+static bool census(const unsigned char *b, size_t size, const char *path, uint8_t *seen, Census *c, Err *e) {
+    *c = (Census){0};
+    for (size_t i = 0; i < size;) {
+        uint32_t cp;
+        if (b[i] == 0)
+            return err_set(e, "%s: a NUL byte at byte offset %zu: this is a binary file, not UTF-8 text", path, i);
+        const int len = utf8_decode(b + i, size - i, &cp);
+        if (!len)
+            return err_set(e, "%s: not UTF-8 text: byte offset %zu (0x%02X) does not begin a valid UTF-8 character",
+                           path, i, b[i]);
+        if (!(seen[cp >> 3] & (1u << (cp & 7)))) seen[cp >> 3] |= (uint8_t)(1u << (cp & 7)), c->distinct++;
+        c->chars++, c->held_chars += held_line(c->lines), c->lines += cp == '\n', i += (size_t)len;
+    }
+    c->lines += b[size - 1] != '\n';  // a last line with no line break after it
+    if (c->distinct > TEXT_MAX_CHARS)
+        return err_set(e, "%s: %d distinct characters, more than the %d the text task takes", path, c->distinct,
+                       TEXT_MAX_CHARS);
+    return true;
+}
+
+static int symbol_of(const TextData *t, uint32_t cp) {
+    int lo = 0, hi = t->n_chars - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (t->chars[mid] < cp) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// The second pass: the symbols in order, then the text as their indices, training lines first.
+static void encode(TextData *t, const unsigned char *b, size_t size, const uint8_t *seen) {
+    for (uint32_t cp = 0; cp < CODE_POINTS; cp++)
+        if (seen[cp >> 3] & (1u << (cp & 7))) t->chars[t->n_chars++] = cp;
+    size_t train = 0, held = t->n_train, line = 0;
+    for (size_t i = 0; i < size;) {
+        uint32_t cp;
+        i += (size_t)utf8_decode(b + i, size - i, &cp);
+        t->ids[held_line(line) ? held++ : train++] = (uint16_t)symbol_of(t, cp);
+        line += cp == '\n';
+    }
+}
+
+// Both parts must hold a character to predict from the one before it.
+static bool check_split(const TextData *t, const char *path, Err *e) {
+    if (t->lines < HOLD_EVERY)
+        return err_set(e, "%s: %zu line%s: the text task holds out every %dth line and trains on the others, so it "
+                       "needs at least %d lines", path, t->lines, t->lines == 1 ? "" : "s", HOLD_EVERY, HOLD_EVERY);
+    if (t->n_train < 2)
+        return err_set(e, "%s: the training lines hold %zu character%s; they need at least 2", path, t->n_train,
+                       t->n_train == 1 ? "" : "s");
+    if (t->n - t->n_train < 2)
+        return err_set(e, "%s: the held-out lines (every %dth) hold %zu character%s; they need at least 2", path,
+                       HOLD_EVERY, t->n - t->n_train, t->n - t->n_train == 1 ? "" : "s");
+    return true;
+}
+
+bool text_load(TextData *t, const char *path, Err *e) {
+    memset(t, 0, sizeof *t);
+    char *buf;
+    size_t size;
+    if (!file_read_within(path, "the text", LIMIT_TEXT_MB, &buf, &size, e)) return false;
+    if (size == 0) return free(buf), err_set(e, "%s: the file is empty: the text task needs text to learn from", path);
+    const unsigned char *b = (const unsigned char *)buf;
+    uint8_t *seen = calloc(CODE_POINTS / 8, 1);
+    Census c = {0};
+    bool ok = seen ? census(b, size, path, seen, &c, e) : err_code(e, ERR_MEMORY, "out of memory");
+    if (ok) {
+        t->n = c.chars, t->n_train = c.chars - c.held_chars, t->lines = c.lines, t->held_lines = c.lines / HOLD_EVERY;
+        t->chars = malloc(sizeof *t->chars * (size_t)c.distinct);
+        t->ids = malloc(sizeof *t->ids * c.chars);
+        ok = (t->chars && t->ids) || err_code(e, ERR_MEMORY, "%s: out of memory for %zu characters", path, c.chars);
+    }
+    if (ok) encode(t, b, size, seen);
+    ok = ok && check_split(t, path, e);
+    free(seen), free(buf);
+    if (!ok) text_free(t);
+    return ok;
+}
+
+void text_free(TextData *t) {
+    free(t->chars), free(t->ids);
+    memset(t, 0, sizeof *t);
+}
+
+bool text_vocab(const TextData *t, Vocab *v, Err *e) {
+    char(*utf8)[5] = malloc(sizeof *utf8 * (size_t)t->n_chars);
+    const char **strings = malloc(sizeof *strings * (size_t)t->n_chars);
+    bool ok = (utf8 && strings) || err_code(e, ERR_MEMORY, "out of memory");
+    int n = 0;
+    for (int i = 0; ok && i < t->n_chars; i++)
+        if (t->chars[i] != '\n') utf8_encode(t->chars[i], utf8[n]), strings[n] = utf8[n], n++;
+    ok = ok && vocab_from_strings(v, strings, n, e);
+    free(utf8), free(strings);
+    return ok;
+}
+
+bool text_token_ids(const TextData *t, const Vocab *v, int eos, float *tok, Err *e) {
+    for (int i = 0; i < t->n_chars; i++) {
+        char s[5];
+        const int len = utf8_encode(t->chars[i], s);
+        const int id = t->chars[i] == '\n' ? eos : vocab_find(v, s, (size_t)len);
+        if (id < 0)
+            return err_set(e, "the model's vocabulary has no token for '%s' (U+%04X), which the text uses", s,
+                           (unsigned)t->chars[i]);
+        tok[i] = (float)id;
+    }
+    return true;
+}
+
+int text_window(const TextData *t, size_t start, size_t end, int block, const float *tok, float pad, float *in,
+                float *label) {
+    const size_t avail = end > start ? end - start : 0;  // characters from start on
+    int counted = 0;
+    for (int k = 0; k < block; k++) {
+        const bool has_label = (size_t)k + 1 < avail;
+        in[k] = (size_t)k < avail ? tok[t->ids[start + (size_t)k]] : pad;
+        label[k] = has_label ? tok[t->ids[start + (size_t)k + 1]] : pad;
+        counted += has_label;
+    }
+    return counted;
+}
+
+size_t text_draw_start(const TextData *t, Rng *rng, int block) {
+    const size_t len = (size_t)block + 1 < t->n_train ? (size_t)block + 1 : t->n_train;
+    return (size_t)(rng_u64(rng) % (uint64_t)(t->n_train - len + 1));
+}
+
+size_t text_held_windows(const TextData *t, int block) {
+    const size_t labels = t->n - t->n_train - 1;
+    return (labels + (size_t)block - 1) / (size_t)block;
+}
+
+bool text_bigram_loss(const TextData *t, double *nats, Err *e) {
+    const size_t V = (size_t)t->n_chars;
+    size_t *pairs = calloc(V * V, sizeof *pairs), *from = calloc(V, sizeof *from);
+    if (!pairs || !from) return free(pairs), free(from), err_code(e, ERR_MEMORY, "out of memory for the bigram counts");
+    for (size_t i = 0; i + 1 < t->n_train; i++) pairs[t->ids[i] * V + t->ids[i + 1]]++, from[t->ids[i]]++;
+    double sum = 0;
+    for (size_t j = t->n_train + 1; j < t->n; j++) {
+        const size_t a = t->ids[j - 1], b = t->ids[j];
+        sum -= log((pairs[a * V + b] + 1.0) / ((double)from[a] + (double)V));
+    }
+    *nats = sum / (double)(t->n - t->n_train - 1);
+    free(pairs), free(from);
+    return true;
+}

@@ -1,0 +1,76 @@
+// text.h: the text task's data: a UTF-8 text file read as characters, split into a training
+// part and a held-out part, cut into windows, and a bigram baseline to beat.
+//
+// The file is read whole and checked: it must exist, hold at least one byte, be no larger than
+// STEPFORMER_MAX_TEXT_MB (64 MB by default, bounds.h), contain no NUL byte and be valid UTF-8
+// (no overlong forms, surrogates or code points past U+10FFFF), and use at most
+// TEXT_MAX_CHARS distinct characters. Each failure is one message naming the file, and the
+// byte offset for a bad byte.
+//
+// Its characters are code points. The symbols of the text are its distinct characters in
+// ascending order; a line break ("\n") is one of them, and a model reads it as the <eos> token
+// (text_token_ids), so generating stops at the end of a line. Lines are what ends in "\n", and
+// a last piece with no "\n" after it.
+//
+// The split is by lines and deterministic: every tenth line (the 10th, 20th, 30th, ...) is held
+// out, so a text needs at least 10 lines. The training part is the other lines, one after the
+// other; the held-out part is the held-out lines, one after the other. (Not the last tenth of
+// the file: a sorted word list would then hold out only words from 's' on, whose first letters
+// training never saw begin a line.) Each part must hold at least two characters, so that it has
+// a character to predict from the one before it.
+#ifndef STEPFORMER_TEXT_H
+#define STEPFORMER_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "rng.h"
+#include "vocab.h"
+
+enum { TEXT_MAX_CHARS = 1000 };  // the most distinct characters a text may use
+enum { TEXT_MAX_BLOCK = 1024 };  // the longest window (--block) the text task takes
+enum { TEXT_HOLD_EVERY = 10 };   // every 10th line is held out
+
+typedef struct {
+    uint32_t *chars;  // [n_chars] the distinct code points, ascending
+    int n_chars;
+    uint16_t *ids;    // [n] the training part, then the held-out part: each character as its index into chars
+    size_t n;         // characters in the text
+    size_t n_train;   // ids[0, n_train) are the training part, ids[n_train, n) the held-out part
+    size_t lines, held_lines;  // lines in the text, and in the held-out part
+} TextData;
+
+// Reads and checks `path` (messages name it), then splits it. On failure nothing is kept.
+bool text_load(TextData *t, const char *path, Err *e);
+void text_free(TextData *t);
+
+// The vocabulary of a model for this text: the special tokens (vocab.h), then every character
+// but the line break, one token each, in the order of t->chars.
+bool text_vocab(const TextData *t, Vocab *v, Err *e);
+// The token id of every symbol in v ([n_chars]): the line break is `eos`, each other character
+// its token in v. False, naming the first character v lacks, when v is another model's.
+bool text_token_ids(const TextData *t, const Vocab *v, int eos, float *tok, Err *e);
+
+// One window, as a row of teacher forcing: inputs ids[start, start + block) and labels ids[start
+// + 1, start + block + 1), both cut at `end` and padded with `pad` after it. `tok` turns symbols
+// into token ids. Returns the labels that are not padding.
+int text_window(const TextData *t, size_t start, size_t end, int block, const float *tok, float pad,
+                float *in,    // [block]
+                float *label  // [block]
+);
+// Where a training window starts: uniform over the starts whose window fits in the training
+// part (0 when the part is shorter than a window).
+size_t text_draw_start(const TextData *t, Rng *rng, int block);
+// The held-out part in windows: window k starts at n_train + k * block, so every held-out
+// character but the first is a label exactly once, predicted from the characters before it in
+// its window (up to `block` of them).
+size_t text_held_windows(const TextData *t, int block);
+
+// The bigram baseline: P(b | a) = (count(a b) + 1) / (count(a) + n_chars), from the pairs of
+// neighbouring characters in the training part (count(a): the pairs that start with a).
+// Returns its mean cross-entropy, in nats, over the same labels as the held-out windows: each
+// held-out character but the first, given the one before it. False only when memory runs out.
+bool text_bigram_loss(const TextData *t, double *nats, Err *e);
+
+#endif
