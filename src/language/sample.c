@@ -7,7 +7,7 @@
 
 bool decode_check(const DecodeChoice *c, int V, Err *e) {
     if (!(c->temperature >= 0) || !isfinite(c->temperature))
-        return err_set(e, "--temperature must be above 0 (got %g); greedy decoding is temperature 0, the default",
+        return err_set(e, "--temperature must be above 0 (got %g): greedy decoding, the default, is temperature 0",
                        c->temperature);
     if (c->top_k < 0 || c->top_k > V)
         return err_set(e, "--top-k must be from 1 to the vocabulary's %d tokens (got %d)", V, c->top_k);
