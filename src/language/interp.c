@@ -1,8 +1,6 @@
 // interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
 #include "interp.h"
 #include "bounds.h"
-#include "choose.h"
-#include "packs.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -10,156 +8,9 @@
 
 const char *const stop_names[STOP_COUNT] = {"none", "eos", "max_len"};
 
-typedef enum { PH_ROUND, PH_FINISHED } Phase;
+#include "interp_impl.h"
 
-struct Interp {
-    const Program *p;
-    const Model *m;
-    Expander *x;
-    int B;                           // examples in the batch (beam search: its hypotheses)
-    int rows_in;                     // rows the RunSpec's ids hold: B, or 1 for beam search
-    float *ids[PROGRAM_MAX_INPUTS];  // [B, len[s]] each; greedy target: one such block per round
-    size_t ids_cap[PROGRAM_MAX_INPUTS];  // floats each ids buffer holds
-    int len[PROGRAM_MAX_INPUTS];
-    size_t tgt_off;  // floats into ids[tgt] where the current round's [B, len] block starts
-    int src, tgt;  // input slots, -1 when the program lacks one
-    bool greedy;
-    bool prompted;  // decoder-only: greedy decoding continues the prompt (the source ids), not [bos]
-    int start_len;  // greedy: the ids the target starts with (1 for [bos], else the prompt's length)
-    int max_new;
-    float **out;       // [stages] output buffers, kept across rewinds for reuse
-    size_t *out_size;  // [stages] floats each buffer holds
-    int out_cap;
-    int n_done;        // stages run: out[0 .. n_done) hold their results
-    Phase phase;
-    int round;       // greedy: the decode round expanded last
-    int next_stage;  // greedy: the ids stage of that round
-    int *gen_len;    // [B] tokens generated for each example before its eos
-    bool *finished;  // [B] example b has produced eos
-    StopReason stop;
-    Ablation ablation;  // pieces switched off (none by default)
-    size_t trace_floats;  // held by the output buffers and the spare ones (bounded: bounds.h)
-    // Greedy decoding keeps whole only the round being run and one round looked at: the
-    // outputs of other rounds are evicted (their buffers go to `spare` for later rounds) and
-    // recomputed on demand, bit-identical, from the ids and the prelude, which are kept.
-    int *round_start;   // [max_new + 1] first stage of each greedy round; round_start[n_rounds]: its end
-    int n_rounds;       // rounds expanded
-    bool *evicted;      // [out_cap] stage ran, but its output was dropped to save memory
-    int viewed_round;   // the round recomputed last for a reader (-1: none)
-    float **spare;      // [n_spare] buffers of evicted outputs, for reuse
-    size_t *spare_size; // [n_spare] floats each holds
-    int n_spare, spare_cap;
-    bool pack;    // RunSpec.pack_weights
-    Packs packs;  // linear weights packed once, when pack
-    bool cached;      // greedy rounds after the first computed from the round before (rows.h)
-    RowsKind *kind;   // [out_cap] what each output is, next to last round's (rows.h)
-    DecodeChoice choice;  // sampling or beam search instead of greedy's argmax (sample.h)
-    Chooser *ch;          // what each round chose, when not greedy
-    int *tokens, *parents;  // [B] a round's choice: the token each row appends, the row it extends
-    const float **rows;     // [B] scratch: each row's last scores
-    float *gen;             // [B, max_new] scratch: the tokens generated so far
-};
 
-// Checks one input: not empty, within the positional table, every id in the vocabulary.
-static bool check_ids(const Interp *it, const float *ids, int n, int vocab, const char *side, Err *e) {
-    const int P = model_max_len(it->m);
-    if (vocab <= 0)
-        return err_set(e, "the program reads %s ids, but the configuration gives no %s_vocab_size", side,
-                       side[0] == 's' ? "src" : "tgt");
-    if (!ids || n < 1) return err_set(e, "the %s input is empty: give at least one token", side);
-    if (n > P)
-        return err_set(e, "the %s has %d tokens, more than the %d positions of the model's "
-                       "positional table", side, n, P);
-    for (int i = 0; i < n * it->rows_in; i++)
-        if (!(ids[i] >= 0 && ids[i] < (float)vocab) || ids[i] != (float)(int)ids[i])
-            return err_set(e, "%s id %g at position %d is not in the vocabulary (0..%d)", side,
-                           (double)ids[i], i % n, vocab - 1);
-    return true;
-}
-
-// The rounds that fit the positions: round r reads start + r ids, and at most P.
-static int max_new_of(const Interp *it, const RunSpec *s) {
-    const int room = model_max_len(it->m) - (it->prompted && s->S > 0 ? s->S : 1) + 1;
-    return s->max_new < room ? s->max_new : room;
-}
-
-// Checks the spec's inputs against the program and the model, changing nothing.
-static bool check_inputs(const Interp *it, const RunSpec *s, Err *e) {
-    const ModelConfig *c = &it->m->cfg;
-    if (it->src >= 0 && !check_ids(it, s->src, s->S, c->src_vocab_size, "source", e)) return false;
-    if (it->tgt < 0) return true;
-    if (s->choice.beam != it->choice.beam && (s->choice.beam >= 2 || it->choice.beam >= 2))
-        return err_set(e, "a beam of another width needs a new run");  // its rows are the batch
-    if (!s->tgt && !decode_check(&s->choice, c->tgt_vocab_size, e)) return false;
-    if (s->tgt && s->choice.beam >= 2) return err_set(e, "beam search generates: it takes no target");
-    if (s->tgt) return check_ids(it, s->tgt, s->T, c->tgt_vocab_size, "target", e);
-    if (it->prompted && s->S > 0) {
-        if (!check_ids(it, s->src, s->S, c->tgt_vocab_size, "prompt", e)) return false;
-    } else if (!c->bos_id.set)
-        return err_set(e, "greedy decoding starts from bos, but the model names no bos_id: "
-                       "pass --bos ID");
-    if (max_new_of(it, s) < 1) return err_set(e, "the most tokens to generate must be at least 1");
-    return true;
-}
-
-static bool reserve_ids(Interp *it, int slot, size_t need) {
-    if (it->ids_cap[slot] >= need) return true;
-    float *p = realloc(it->ids[slot], sizeof(float) * need);
-    if (!p) return false;
-    it->ids[slot] = p, it->ids_cap[slot] = need;
-    return true;
-}
-
-// Sampling and beam search keep what each round chose; greedy decoding needs nothing.
-static bool new_chooser(Interp *it, Err *e) {
-    chooser_free(it->ch);
-    it->ch = NULL;
-    if (decode_is_greedy(&it->choice)) return true;
-    const ModelConfig *c = &it->m->cfg;
-    const size_t B = (size_t)it->B;
-    it->ch = chooser_new(&it->choice, it->B, it->max_new, c->tgt_vocab_size, c->eos_id.set ? c->eos_id.id : -1);
-    free(it->rows), free(it->gen);
-    it->rows = malloc(sizeof *it->rows * B), it->gen = malloc(sizeof *it->gen * B * (size_t)it->max_new);
-    return (it->ch && it->rows && it->gen) || err_code(e, ERR_MEMORY, "out of memory");
-}
-
-// Copies checked inputs in. A greedy target gets room for every round's block: round r holds
-// [B, r + 1] ids, so a stage of an earlier round still reads the ids it ran on.
-static void copy_rows(const Interp *it, float *dst, const float *src, size_t n) {  // [B, n] <- [rows_in, n]
-    for (int b = 0; b < it->B; b++) memcpy(dst + b * n, src + (size_t)(b % it->rows_in) * n, sizeof(float) * n);
-}
-
-static bool store_inputs(Interp *it, const RunSpec *s, Err *e) {
-    const size_t B = (size_t)it->B;
-    if (it->src >= 0) {
-        if (!reserve_ids(it, it->src, B * s->S)) return err_code(e, ERR_MEMORY, "out of memory");
-        copy_rows(it, it->ids[it->src], s->src, (size_t)s->S);
-        it->len[it->src] = s->S;
-    }
-    if (it->tgt < 0) return true;
-    it->greedy = s->tgt == NULL, it->tgt_off = 0;
-    if (!it->greedy) {
-        if (!reserve_ids(it, it->tgt, B * s->T)) return err_code(e, ERR_MEMORY, "out of memory");
-        copy_rows(it, it->ids[it->tgt], s->tgt, (size_t)s->T);
-        it->len[it->tgt] = s->T;
-        return true;
-    }
-    it->max_new = max_new_of(it, s);
-    const size_t M = (size_t)it->max_new;
-    int *rs = realloc(it->round_start, sizeof *rs * (M + 2));
-    if (!rs) return err_code(e, ERR_MEMORY, "out of memory");
-    it->round_start = rs;
-    const bool from_prompt = it->prompted && s->S > 0;
-    const size_t L0 = from_prompt ? (size_t)s->S : 1;  // round r reads L0 + r ids
-    if (!reserve_ids(it, it->tgt, B * ((M + 1) * L0 + M * (M + 1) / 2))) return err_code(e, ERR_MEMORY, "out of memory");
-    for (size_t b = 0; b < B; b++) {
-        if (from_prompt) memcpy(it->ids[it->tgt] + b * L0, s->src + (b % (size_t)it->rows_in) * L0, sizeof(float) * L0);
-        else it->ids[it->tgt][b] = (float)it->m->cfg.bos_id.id;
-        it->gen_len[b] = 0, it->finished[b] = false;
-    }
-    it->len[it->tgt] = it->start_len = (int)L0;
-    return new_chooser(it, e);
-}
 
 static bool grow_outputs(Interp *it) {
     int n;
@@ -220,7 +71,7 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     it->src = it->prompted ? -1 : program_input(p, "src");  // a decoder-only program's prompt seeds its target
     it->tgt = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
     bool ok = (it->gen_len && it->finished && it->tokens && it->parents) || err_code(e, ERR_MEMORY, "out of memory");
-    ok = ok && check_inputs(it, spec, e) && store_inputs(it, spec, e) && expand_all(it, e);
+    ok = ok && interp_check_inputs(it, spec, e) && interp_store_inputs(it, spec, e) && expand_all(it, e);
     if (!ok) {
         interp_free(it);
         return NULL;
@@ -568,7 +419,7 @@ static bool same_ids(const float *a, int na, const float *b, int nb) {
 }
 
 bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err *e) {
-    if (!check_inputs(it, spec, e)) return false;  // a bad input changes nothing
+    if (!interp_check_inputs(it, spec, e)) return false;  // a bad input changes nothing
     unsigned changed = 0;
     const int B = it->B;
     const bool was_greedy = it->greedy;
@@ -582,7 +433,7 @@ bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err
         changed_len = changed_len || (s == it->src && spec->S != it->len[s]) ||
                       (s == it->tgt && spec->tgt && spec->T != it->len[s]);
     it->choice = spec->choice;  // sampling's settings may change; a beam's width may not (checked)
-    if (!store_inputs(it, spec, e)) return false;
+    if (!interp_store_inputs(it, spec, e)) return false;
     int first = it->n_done;
     for (int i = 0; i < it->n_done; i++)
         if (interp_stage(it, i)->input_deps & changed) {
