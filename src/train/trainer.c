@@ -415,15 +415,31 @@ static bool text_loss_batch(Trainer *t, size_t from, int n, double *sum, size_t 
     return ok;
 }
 
+// The held-out windows go in batches of 64, the batches shared between two threads as the
+// training step shares its halves; each batch's sum is kept apart and they are added in order,
+// so one core or two give the same number.
 bool trainer_text_loss(Trainer *t, double *nats, size_t *labels, Err *e) {
     if (!t->c.data) return err_set(e, "only the text task has a held-out loss");
-    enum { WINDOWS = 64 };  // a batch of the pass
-    const size_t windows = text_held_windows(&t->text, t->T);
-    double sum = 0;
+    enum { WINDOWS = 64, THREADS = 2 };
+    const size_t windows = text_held_windows(&t->text, t->T), batches = (windows + WINDOWS - 1) / WINDOWS;
+    double *sum = calloc(batches, sizeof *sum);
+    size_t *count = calloc(batches, sizeof *count);
+    if (!sum || !count) return free(sum), free(count), err_code(e, ERR_MEMORY, "out of memory");
+    Err errs[THREADS] = {{{0}}};
+    bool ok[THREADS] = {true, true};
+#pragma omp parallel for num_threads(THREADS) schedule(static, 1)
+    for (int k = 0; k < THREADS; k++)
+        for (size_t b = (size_t)k; b < batches && ok[k]; b += THREADS) {
+            const size_t from = b * WINDOWS;
+            const int n = windows - from < WINDOWS ? (int)(windows - from) : WINDOWS;
+            ok[k] = text_loss_batch(t, from, n, &sum[b], &count[b], &errs[k]);
+        }
+    double total = 0;
     *labels = 0;
-    for (size_t from = 0; from < windows; from += WINDOWS)
-        if (!text_loss_batch(t, from, windows - from < WINDOWS ? (int)(windows - from) : WINDOWS, &sum, labels, e))
-            return false;
-    *nats = *labels ? sum / (double)*labels : 0.0;
+    for (size_t b = 0; b < batches; b++) total += sum[b], *labels += count[b];
+    free(sum), free(count);
+    for (int k = 0; k < THREADS; k++)
+        if (!ok[k]) return e ? (*e = errs[k], false) : false;
+    *nats = *labels ? total / (double)*labels : 0.0;
     return true;
 }
