@@ -19,3 +19,5 @@ train_prenorm
   --out assets/models/reverse-no-pe.safetensors
 # The mistake lessons' models (lessons/mistake-*.md).
 scripts/train_mistake_models.sh "$bin"
+# The text lesson's model (lessons/text-model.md): the word list of Debian's wamerican.
+scripts/train_text_model.sh "$bin"
