@@ -109,7 +109,7 @@ static void reads_and_splits(void) {
     split_by_hand(text, train, &nt, held, &nh);
     TextData t;
     Err e = {{0}};
-    CHECK(text_load(&t, path_in("mixed.txt"), &e), "%s", e.msg);
+    CHECK(text_load(&t, path_in("mixed.txt"), false, 0, &e), "%s", e.msg);
     CHECK(t.lines == 23 && t.held_lines == 2, "23 lines, 2 held out (the 10th and 20th): %zu, %zu", t.lines,
           t.held_lines);
     CHECK(t.n == nt + nh && t.n_train == nt, "%zu characters, %zu training: want %zu, %zu", t.n, t.n_train, nt + nh, nt);
@@ -144,6 +144,41 @@ static void reads_and_splits(void) {
     text_free(&t);
 }
 
+// Shuffled lines: the order re-derived here from the documented rule, then split as above.
+static void shuffles(void) {
+    static char text[4096], shuffled[4096];
+    static uint32_t train[4096], held[4096];
+    mixed_text(text, sizeof text);  // 23 lines, the last without a line break
+    const char *line[23];
+    int len[23], order[23];
+    for (int i = 0, at = 0; i < 23; i++) {
+        line[i] = text + at, len[i] = (int)strcspn(text + at, "\n") + (i < 22), at += len[i], order[i] = i;
+    }
+    Rng rng = {9 * 0x9E3779B97F4A7C15ull + 0x5EED};
+    for (int p = 22; p > 1; p--) {  // the unterminated last line stays last
+        const int j = (int)(rng_u64(&rng) % (uint64_t)p), x = order[p - 1];
+        order[p - 1] = order[j], order[j] = x;
+    }
+    size_t k = 0;
+    for (int p = 0; p < 23; p++) k += (size_t)snprintf(shuffled + k, sizeof shuffled - k, "%.*s", len[order[p]], line[order[p]]);
+    size_t nt, nh;
+    split_by_hand(shuffled, train, &nt, held, &nh);
+    TextData t, again, other;
+    Err e = {{0}};
+    CHECK(text_load(&t, path_in("mixed.txt"), true, 9, &e) && text_load(&again, path_in("mixed.txt"), true, 9, &e) &&
+              text_load(&other, path_in("mixed.txt"), true, 10, &e),
+          "%s", e.msg);
+    int bad = 0, same = 0, differ = 0;
+    for (size_t i = 0; i < t.n && t.n == nt + nh && t.n_train == nt; i++) {
+        bad += t.chars[t.ids[i]] != (i < nt ? train[i] : held[i - nt]);
+        same += t.ids[i] == again.ids[i], differ += t.ids[i] != other.ids[i];
+    }
+    CHECK(t.n == nt + nh && t.n_train == nt && bad == 0, "the shuffled split differs from the rule in %d characters", bad);
+    CHECK((size_t)same == t.n && differ > 0, "seed 9 twice: the same order; seed 10: another");
+    CHECK(order[0] != 0 || order[1] != 1 || order[2] != 2, "the lines moved");
+    text_free(&t), text_free(&again), text_free(&other);
+}
+
 // ---- bad input ----
 
 typedef struct {
@@ -176,7 +211,7 @@ static void bad_inputs(void) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_bytes(path_in(bad[i].name), bad[i].bytes, bad[i].n);
         e.msg[0] = '\0';
-        CHECK(!text_load(&t, path_in(bad[i].name), &e) && strstr(e.msg, bad[i].says) && strstr(e.msg, bad[i].name),
+        CHECK(!text_load(&t, path_in(bad[i].name), false, 0, &e) && strstr(e.msg, bad[i].says) && strstr(e.msg, bad[i].name),
               "%s: '%s' in: %s", bad[i].name, bad[i].says, e.msg);
         CHECK(t.ids == NULL && t.chars == NULL, "%s: nothing kept", bad[i].name);
         // The command line: exit 1, one line naming the file, no model written.
@@ -187,20 +222,20 @@ static void bad_inputs(void) {
                   strchr(err, '\n') == err + strlen(err) - 1 && access(model, F_OK) != 0,
               "%s: exit %d (want 1), one line, no file: %s", bad[i].name, code, err);
     }
-    CHECK(!text_load(&t, path_in("missing.txt"), &e) && strstr(e.msg, "missing.txt: cannot open the text: No such file"),
+    CHECK(!text_load(&t, path_in("missing.txt"), false, 0, &e) && strstr(e.msg, "missing.txt: cannot open the text: No such file"),
           "%s", e.msg);
-    CHECK(!text_load(&t, dir, &e) && strstr(e.msg, "not a regular file"), "%s", e.msg);
+    CHECK(!text_load(&t, dir, false, 0, &e) && strstr(e.msg, "not a regular file"), "%s", e.msg);
     // Larger than the limit (lowered to 1 MB here: the default is 64 MB).
     char *big = malloc(3 << 19);
     for (int i = 0; big && i < 3 << 19; i++) big[i] = i % 50 == 49 ? '\n' : (char)('a' + i % 26);
     if (big) write_bytes(path_in("big.txt"), big, 3 << 19);
     free(big);
     setenv("STEPFORMER_MAX_TEXT_MB", "1", 1);
-    CHECK(!text_load(&t, path_in("big.txt"), &e) &&
+    CHECK(!text_load(&t, path_in("big.txt"), false, 0, &e) &&
               strstr(e.msg, "big.txt: 1.5 MB, more than the 1 MB a text to train on may have (set STEPFORMER_MAX_TEXT_MB"),
           "%s", e.msg);
     unsetenv("STEPFORMER_MAX_TEXT_MB");
-    CHECK(text_load(&t, path_in("big.txt"), &e), "under the default 64 MB: %s", e.msg);
+    CHECK(text_load(&t, path_in("big.txt"), false, 0, &e), "under the default 64 MB: %s", e.msg);
     text_free(&t);
     const int code = run("STEPFORMER_MAX_TEXT_MB=1", "train --task text --data '%s' --out '%s'", path_in("big.txt"),
                          path_in("never.safetensors"));
@@ -210,7 +245,7 @@ static void bad_inputs(void) {
 static void bad_flags(void) {
     const char *m = path_in("flags.safetensors");
     CHECK(run("", "train --task text --out '%s'", m) == 2 && strstr(err, "--task text needs --data FILE"), "%s", err);
-    CHECK(run("", "train --task copy --data x.txt --out '%s'", m) == 2 && strstr(err, "--data and --block are for --task text"),
+    CHECK(run("", "train --task copy --data x.txt --out '%s'", m) == 2 && strstr(err, "--data, --block and --shuffle are for --task text"),
           "%s", err);
     CHECK(run("", "train --task text --data x.txt --block 0 --out '%s'", m) == 2 && strstr(err, "--block needs a whole number"),
           "%s", err);
@@ -256,7 +291,7 @@ static void bigram_by_hand(void) {
     TextData t;
     Err e = {{0}};
     double nats = 0;
-    CHECK(text_load(&t, path_in("mixed.txt"), &e) && text_bigram_loss(&t, &nats, &e), "%s", e.msg);
+    CHECK(text_load(&t, path_in("mixed.txt"), false, 0, &e) && text_bigram_loss(&t, &nats, &e), "%s", e.msg);
     CHECK(fabs(nats - sum / (double)(nh - 1)) < 1e-12, "bigram baseline %.15f, by hand %.15f", nats, sum / (double)(nh - 1));
     text_free(&t);
 }
@@ -266,7 +301,7 @@ static void bigram_by_hand(void) {
 static void windows(void) {
     TextData t;
     Err e = {{0}};
-    CHECK(text_load(&t, path_in("mixed.txt"), &e), "%s", e.msg);
+    CHECK(text_load(&t, path_in("mixed.txt"), false, 0, &e), "%s", e.msg);
     float tok[64];
     for (int i = 0; i < t.n_chars; i++) tok[i] = (float)(100 + i);  // any ids, told apart from the pad
     const float pad = -1;
@@ -300,7 +335,7 @@ static void windows(void) {
     // A training part shorter than a window: one window, padded.
     TextData s;
     write_text(path_in("tiny.txt"), "ab\nc\nd\ne\nf\ng\nh\ni\nj\nxyz");
-    CHECK(text_load(&s, path_in("tiny.txt"), &e) && s.n_train == 19, "%s", e.msg);
+    CHECK(text_load(&s, path_in("tiny.txt"), false, 0, &e) && s.n_train == 19, "%s", e.msg);
     Rng rng = {1};
     float in[32], label[32];
     CHECK(text_draw_start(&s, &rng, 20) == 0, "the only start");
@@ -461,7 +496,7 @@ static void cli(void) {
     TextData t;
     Err e = {{0}};
     double bigram = 0;
-    CHECK(text_load(&t, data, &e) && text_bigram_loss(&t, &bigram, &e), "%s", e.msg);
+    CHECK(text_load(&t, data, false, 0, &e) && text_bigram_loss(&t, &bigram, &e), "%s", e.msg);
     char want[64], vocab[32];
     snprintf(want, sizeof want, "held-out loss %.4f nats", bigram);
     snprintf(vocab, sizeof vocab, "vocab %d,", VOCAB_SPECIALS + t.n_chars - 1);  // the line break is eos
@@ -475,6 +510,7 @@ static void cli(void) {
 int main(void) {
     if (!mkdtemp(dir)) return fprintf(stderr, "no scratch folder\n"), 1;
     reads_and_splits();
+    shuffles();
     bad_inputs();
     bad_flags();
     bigram_by_hand();

@@ -29,6 +29,7 @@ typedef struct {
     const char *task, *init, *schedule;
     const char *data;  // --task text: the file
     int block;         // --task text: characters a window
+    bool shuffle;      // --task text: shuffle the lines first
     int steps, batch, warmup, d_model, layers, enc_layers, dec_layers, d_ff, eval_every;
     bool has_warmup, has_eval_every;
     float lr, label_smoothing, stop_at;

@@ -86,6 +86,7 @@ static const struct {
     {{"presenter", no_argument, 0, 1031}, OPT_WINDOW},
     {{"data", required_argument, 0, 1050}, OPT_TRAIN},
     {{"block", required_argument, 0, 1051}, OPT_TRAIN},
+    {{"shuffle", no_argument, 0, 1052}, OPT_TRAIN},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -168,6 +169,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1030: o->questions = true; return true;
     case 1031: o->presenter = true; return true;
     case 1050: o->train.data = arg; return true;
+    case 1052: o->train.shuffle = true; return true;
     }
     return false;
 }

@@ -45,7 +45,9 @@ static const char train_usage[] =
     "  --eval-every N       check held-out accuracy every N steps (500; 0: only at the end)\n"
     "  --stop-at A          stop once held-out exact match reaches A (e.g. 0.99)\n"
     "  --data FILE          the text task's text\n"
-    "  --block N            the text task: characters a window feeds the model (32; at most 1024)\n";
+    "  --block N            the text task: characters a window feeds the model (32; at most 1024)\n"
+    "  --shuffle            the text task: shuffle the lines (by --seed) before the split, for a list\n"
+    "                       whose order means nothing, such as a sorted word list\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -129,7 +131,8 @@ static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
 // What only the text task takes (--data, --block) and what it does not (--stop-at,
 // --enc-layers): -1 to go on, else a usage error.
 static int text_flags(const TrainFlags *f, bool text) {
-    if (!text && (f->data || f->block)) return cli_usage_error("train", "--data and --block are for --task text");
+    if (!text && (f->data || f->block || f->shuffle))
+        return cli_usage_error("train", "--data, --block and --shuffle are for --task text");
     if (!text) return -1;
     if (!f->data) return cli_usage_error("train", "--task text needs --data FILE: the UTF-8 text to learn");
     if (f->stop_at > 0)
@@ -156,6 +159,7 @@ static int configure(const CliOptions *o, TrainConfig *c, char *config, size_t c
     if (!o->out) return cli_usage_error("train", "--out FILE is required");
     *c = text ? train_text_defaults(f->data) : train_defaults(task);
     if (f->block) c->block = f->block;
+    c->shuffle = f->shuffle;
     if (f->steps) c->steps = f->steps;
     if (f->batch) c->batch = f->batch;
     if (f->lr > 0) c->lr = f->lr;
@@ -226,8 +230,9 @@ static bool text_header(const Trainer *t, const TrainConfig *c, long long number
     fprintf(stderr, "training text (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, vocab %d, "
             "block %d, batch %d, %d steps, seed %llu\n", trainer_program(t)->file, m->d_model, m->nhead,
             m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c->block, c->batch, c->steps, c->seed);
-    fprintf(stderr, "%s: %zu characters (%d distinct) in %zu lines; training on %zu lines (%zu characters), holding "
-            "out every %dth: %zu lines (%zu characters)\n", c->data, x->n, x->n_chars, x->lines, x->lines - x->held_lines,
+    fprintf(stderr, "%s: %zu characters (%d distinct) in %zu lines%s; training on %zu lines (%zu characters), holding "
+            "out every %dth: %zu lines (%zu characters)\n", c->data, x->n, x->n_chars, x->lines, c->shuffle ? ", shuffled" : "",
+            x->lines - x->held_lines,
             x->n_train, TEXT_HOLD_EVERY, x->held_lines, x->n - x->n_train);
     fprintf(stderr, "bigram baseline (add-one counts over the training lines): held-out loss %.4f nats a character "
             "(perplexity %.3f)\n", bigram, exp(bigram));

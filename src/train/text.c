@@ -2,9 +2,10 @@
 // split by lines, windows, and the bigram baseline.
 //
 // Reading takes two passes over the bytes. The first checks every character and marks which
-// code points occur (a bit each, 0x110000 bits), counting characters and lines; the second
-// writes each character as its index into the sorted symbols (a binary search), a training
-// line's at the end of the training part and a held-out line's at the end of the held-out part.
+// code points occur (a bit each, 0x110000 bits), counting characters and lines. Then the lines
+// are put in the order they are split in (the file's, or shuffled), and the second pass writes
+// each line's characters as their indices into the sorted symbols (a binary search): a training
+// line's at the end of the training part, a held-out line's at the end of the held-out part.
 #include "text.h"
 
 #include <math.h>
@@ -51,7 +52,7 @@ static int utf8_encode(uint32_t cp, char *s) {
 }
 
 typedef struct {
-    size_t chars, lines, held_chars;  // held_chars: in the held-out lines
+    size_t chars, lines;
     int distinct;
 } Census;
 
@@ -67,7 +68,7 @@ static bool census(const unsigned char *b, size_t size, const char *path, uint8_
             return err_set(e, "%s: not UTF-8 text: byte offset %zu (0x%02X) does not begin a valid UTF-8 character",
                            path, i, b[i]);
         if (!(seen[cp >> 3] & (1u << (cp & 7)))) seen[cp >> 3] |= (uint8_t)(1u << (cp & 7)), c->distinct++;
-        c->chars++, c->held_chars += held_line(c->lines), c->lines += cp == '\n', i += (size_t)len;
+        c->chars++, c->lines += cp == '\n', i += (size_t)len;
     }
     c->lines += b[size - 1] != '\n';  // a last line with no line break after it
     if (c->distinct > TEXT_MAX_CHARS)
@@ -86,16 +87,54 @@ static int symbol_of(const TextData *t, uint32_t cp) {
     return lo;
 }
 
+// The lines in the order they are split in: line order[p] is the p-th, bytes [at[k], at[k + 1]).
+typedef struct {
+    size_t *at;     // [lines + 1]
+    size_t *order;  // [lines]
+} Lines;
+
+static bool find_lines(Lines *l, const unsigned char *b, size_t size, size_t lines, bool shuffle, uint64_t seed) {
+    l->at = malloc(sizeof *l->at * (lines + 1));
+    l->order = malloc(sizeof *l->order * lines);
+    if (!l->at || !l->order) return false;
+    size_t k = 0;
+    l->at[k++] = 0;
+    for (size_t i = 0; i < size; i++)
+        if (b[i] == '\n' && k < lines) l->at[k++] = i + 1;
+    l->at[lines] = size;
+    for (size_t p = 0; p < lines; p++) l->order[p] = p;
+    // Fisher-Yates; a last line with no line break after it stays last, not glued to another.
+    Rng rng = {seed * 0x9E3779B97F4A7C15ull + 0x5EED};
+    const size_t n = b[size - 1] == '\n' ? lines : lines - 1;
+    for (size_t p = n; shuffle && p > 1; p--) {
+        const size_t j = (size_t)(rng_u64(&rng) % p), x = l->order[p - 1];
+        l->order[p - 1] = l->order[j], l->order[j] = x;
+    }
+    return true;
+}
+
+static size_t chars_in(const unsigned char *b, size_t from, size_t to) {  // valid UTF-8: its lead bytes
+    size_t n = 0;
+    for (size_t i = from; i < to; i++) n += (b[i] & 0xC0) != 0x80;
+    return n;
+}
+
 // The second pass: the symbols in order, then the text as their indices, training lines first.
-static void encode(TextData *t, const unsigned char *b, size_t size, const uint8_t *seen) {
+static void encode(TextData *t, const unsigned char *b, const Lines *l, const uint8_t *seen) {
     for (uint32_t cp = 0; cp < CODE_POINTS; cp++)
         if (seen[cp >> 3] & (1u << (cp & 7))) t->chars[t->n_chars++] = cp;
-    size_t train = 0, held = t->n_train, line = 0;
-    for (size_t i = 0; i < size;) {
-        uint32_t cp;
-        i += (size_t)utf8_decode(b + i, size - i, &cp);
-        t->ids[held_line(line) ? held++ : train++] = (uint16_t)symbol_of(t, cp);
-        line += cp == '\n';
+    size_t held = 0;
+    for (size_t p = HOLD_EVERY - 1; p < t->lines; p += HOLD_EVERY)
+        held += chars_in(b, l->at[l->order[p]], l->at[l->order[p] + 1]);
+    t->n_train = t->n - held;
+    size_t train_at = 0, held_at = t->n_train;
+    for (size_t p = 0; p < t->lines; p++) {
+        size_t *at = held_line(p) ? &held_at : &train_at;
+        for (size_t i = l->at[l->order[p]], end = l->at[l->order[p] + 1]; i < end;) {
+            uint32_t cp;
+            i += (size_t)utf8_decode(b + i, end - i, &cp);
+            t->ids[(*at)++] = (uint16_t)symbol_of(t, cp);
+        }
     }
 }
 
@@ -113,7 +152,7 @@ static bool check_split(const TextData *t, const char *path, Err *e) {
     return true;
 }
 
-bool text_load(TextData *t, const char *path, Err *e) {
+bool text_load(TextData *t, const char *path, bool shuffle, uint64_t seed, Err *e) {
     memset(t, 0, sizeof *t);
     char *buf;
     size_t size;
@@ -122,16 +161,18 @@ bool text_load(TextData *t, const char *path, Err *e) {
     const unsigned char *b = (const unsigned char *)buf;
     uint8_t *seen = calloc(CODE_POINTS / 8, 1);
     Census c = {0};
+    Lines l = {0};
     bool ok = seen ? census(b, size, path, seen, &c, e) : err_code(e, ERR_MEMORY, "out of memory");
     if (ok) {
-        t->n = c.chars, t->n_train = c.chars - c.held_chars, t->lines = c.lines, t->held_lines = c.lines / HOLD_EVERY;
+        t->n = c.chars, t->lines = c.lines, t->held_lines = c.lines / HOLD_EVERY;
         t->chars = malloc(sizeof *t->chars * (size_t)c.distinct);
         t->ids = malloc(sizeof *t->ids * c.chars);
-        ok = (t->chars && t->ids) || err_code(e, ERR_MEMORY, "%s: out of memory for %zu characters", path, c.chars);
+        ok = (t->chars && t->ids && find_lines(&l, b, size, c.lines, shuffle, seed)) ||
+             err_code(e, ERR_MEMORY, "%s: out of memory for %zu characters in %zu lines", path, c.chars, c.lines);
     }
-    if (ok) encode(t, b, size, seen);
+    if (ok) encode(t, b, &l, seen);
     ok = ok && check_split(t, path, e);
-    free(seen), free(buf);
+    free(seen), free(buf), free(l.at), free(l.order);
     if (!ok) text_free(t);
     return ok;
 }

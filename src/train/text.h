@@ -13,7 +13,12 @@
 // a last piece with no "\n" after it.
 //
 // The split is by lines and deterministic: every tenth line (the 10th, 20th, 30th, ...) is held
-// out, so a text needs at least 10 lines. The training part is the other lines, one after the
+// out, so a text needs at least 10 lines. The lines may first be shuffled, for a list whose
+// order means nothing (a sorted word list, where the word before would tell the model most of
+// the next). The shuffle is Fisher-Yates over the n lines (n - 1 when the last has no line break
+// after it: that one stays last, not glued to another): for p = n, n - 1, ..., 2, line p - 1
+// (from 0) swaps places with line j = u mod p, u the next number of splitmix64 (rng.h) started
+// at seed * 0x9E3779B97F4A7C15 + 0x5EED. The training part is the other lines, one after the
 // other; the held-out part is the held-out lines, one after the other. (Not the last tenth of
 // the file: a sorted word list would then hold out only words from 's' on, whose first letters
 // training never saw begin a line.) Each part must hold at least two characters, so that it has
@@ -41,8 +46,9 @@ typedef struct {
     size_t lines, held_lines;  // lines in the text, and in the held-out part
 } TextData;
 
-// Reads and checks `path` (messages name it), then splits it. On failure nothing is kept.
-bool text_load(TextData *t, const char *path, Err *e);
+// Reads and checks `path` (messages name it), shuffles its lines if asked (from `seed`), then
+// splits it. On failure nothing is kept.
+bool text_load(TextData *t, const char *path, bool shuffle, uint64_t seed, Err *e);
 void text_free(TextData *t);
 
 // The vocabulary of a model for this text: the special tokens (vocab.h), then every character

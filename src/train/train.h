@@ -61,6 +61,7 @@ typedef struct {
     Task task;             // the generated task trained, unless `data` is set
     const char *data;      // the text task: the UTF-8 file it models (then `task` is not read); else NULL
     int block;             // the text task: characters a window feeds the model (its positions)
+    bool shuffle;          // the text task: shuffle the lines (from `seed`) before the split
     Schedule schedule;
     ModelConfig model;     // sizes; vocabulary sizes and special ids are set from the task
     const char *init;      // start from this model file instead of random weights (or NULL)

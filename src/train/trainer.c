@@ -200,7 +200,7 @@ static bool trainer_setup(Trainer *t, Err *e) {
         ok = (c->block >= 1 && c->block <= TEXT_MAX_BLOCK) ||
              err_set(e, "the block must be 1 to %d characters (got %d)", TEXT_MAX_BLOCK, c->block);
         t->S = 0, t->T = c->block;
-        ok = ok && text_load(&t->text, c->data, e);
+        ok = ok && text_load(&t->text, c->data, c->shuffle, c->seed, e);
     } else {
         t->classes = task_classes(c->task);
         t->S = task_max_src_len(c->task), t->T = t->classes ? 1 : task_max_tgt_len(c->task) + 1;
