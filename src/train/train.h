@@ -77,8 +77,8 @@ typedef struct {
 
 // Defaults: a small model that learns every task: d_model 48, 4 heads, 2+2 layers, d_ff 128.
 TrainConfig train_defaults(Task task);
-// The text task's defaults on the file `data`: block 32; d_model 64, 4 heads, 3 decoder layers,
-// d_ff 256; no label smoothing; the program lessons/text-model.md.
+// The text task's defaults on the file `data`: block 32, batch 32, lr 0.003; d_model 64, 4 heads,
+// 2 decoder layers, d_ff 256; no label smoothing; the program lessons/text-model.md.
 TrainConfig train_text_defaults(const char *data);
 
 typedef struct Trainer Trainer;

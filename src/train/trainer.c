@@ -37,8 +37,8 @@ TrainConfig train_defaults(Task task) {
 
 TrainConfig train_text_defaults(const char *data) {
     TrainConfig c = train_defaults(TASK_COPY);  // the schedule and the optimiser's settings
-    c.data = data, c.block = 32, c.label_smoothing = 0.0f;
-    c.model.d_model = 64, c.model.nhead = 4, c.model.num_decoder_layers = 3, c.model.dim_feedforward = 256;
+    c.data = data, c.block = 32, c.batch = 32, c.lr = 3e-3f, c.label_smoothing = 0.0f;
+    c.model.d_model = 64, c.model.nhead = 4, c.model.num_decoder_layers = 2, c.model.dim_feedforward = 256;
     return c;
 }
 
