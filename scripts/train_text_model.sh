@@ -12,5 +12,6 @@ if [ ! -r "$words" ]; then
   echo "train_text_model.sh: $words is missing: install Debian's wamerican package (scripts/deps.sh)" >&2
   exit 1
 fi
-"$bin" train --task text --data "$words" --seed 1 --steps 3000 --eval-every 1000 \
+# --shuffle: the list is sorted, and each word would otherwise follow one that spells most of it.
+"$bin" train --task text --data "$words" --shuffle --seed 1 --steps 2500 --eval-every 500 \
   --out assets/models/words.safetensors

@@ -507,6 +507,81 @@ static void cli(void) {
     CHECK(code == 0 && strstr(out, "\"output_ids\"") && !strstr(err, "not used"), "run: %s%s", out, err);
 }
 
+// ---- lessons/text-model.md: the numbers it states ----
+
+// A number stated with `places` decimals: the true value must round to it.
+static void check_stated(double value, double stated, int places, const char *what) {
+    CHECK(fabs(value - stated) <= 0.5 * pow(10.0, -places) + 1e-9, "%s: %.6f does not round to %.*f", what, value,
+          places, stated);
+}
+
+// What the lesson's model writes after `prompt` (NULL: the lesson's own, `pre`), greedy or
+// sampled at `temperature` from `seed`.
+static void continuation(const char *prompt, double temperature, uint64_t seed, char *text, size_t n) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/text-model.md", LESSONS);
+    SessionSpec spec = {.lesson_path = path, .input = prompt, .has_choice = temperature > 0,
+                        .choice = {.temperature = temperature, .seed = seed}};
+    Session ses;
+    Err e = {{0}};
+    text[0] = '\0';
+    const bool ok = session_open(&ses, &spec, &e) && interp_run(ses.it, &e);
+    CHECK(ok, "%s: %s", prompt ? prompt : "pre", e.msg);
+    if (!ok) return;
+    int len;
+    StopReason why;
+    const float *ids = interp_generated(ses.it, &len, &why);
+    vocab_decode(&ses.model.tgt_vocab, ids, len, text, n);
+    CHECK(why == STOP_EOS, "%s: the word ends with eos", prompt ? prompt : "pre");
+    session_close(&ses);
+}
+
+static void lesson_numbers(void) {
+    static const char list[] = "/usr/share/dict/words";
+    if (access(list, R_OK) != 0) {
+        CHECK(false, "%s is missing: install Debian's wamerican package (scripts/deps.sh)", list);
+        return;
+    }
+    // The model's held-out loss and the bigram's, on the split the script trained with.
+    char model[400];
+    snprintf(model, sizeof model, "%s/words.safetensors", MODELS);
+    TrainConfig c = train_text_defaults(list);
+    c.shuffle = true, c.seed = 1, c.init = model;
+    Err e = {{0}};
+    Trainer *t = trainer_new(&c, &e);
+    CHECK(t, "%s", e.msg);
+    double nats = 0, bigram = 0;
+    size_t labels = 0;
+    if (t && trainer_text_loss(t, &nats, &labels, &e) && text_bigram_loss(trainer_text(t), &bigram, &e)) {
+        const TextData *x = trainer_text(t);
+        CHECK(x->lines == 104334 && x->held_lines == 10433 && x->n_chars == 70 && trainer_model(t)->cfg.tgt_vocab_size == 73,
+              "104,334 words, 10,433 held out, 69 characters and the line break, 73 tokens: %zu, %zu, %d, %d", x->lines,
+              x->held_lines, x->n_chars, trainer_model(t)->cfg.tgt_vocab_size);
+        check_stated(nats, 2.0778, 4, "the model's held-out loss");
+        check_stated(exp(nats), 7.99, 2, "its perplexity");
+        check_stated(bigram, 2.5187, 4, "the bigram's held-out loss");
+        check_stated(exp(bigram), 12.41, 2, "its perplexity");
+    } else {
+        CHECK(false, "%s", e.msg);
+    }
+    trainer_free(t);
+    static const char *const greedy[][2] = {{NULL, "ction"}, {"tr", "ans"}, {"qu", "iler"}, {"dis", "tration"}, {"b", "arding"}};
+    char got[64];
+    for (size_t i = 0; i < sizeof greedy / sizeof greedy[0]; i++) {
+        continuation(greedy[i][0], 0, 0, got, sizeof got);
+        CHECK(!strcmp(got, greedy[i][1]), "greedy after %s: '%s', the lesson says '%s'", greedy[i][0] ? greedy[i][0] : "pre",
+              got, greedy[i][1]);
+    }
+    static const char *const sampled[4][2] = {{"mitions", "mnum's"}, {"nsition's", "nsitione"}, {"asness", "asnaed"},
+                                              {"ditions", "etted"}};
+    for (int seed = 1; seed <= 4; seed++)
+        for (int k = 0; k < 2; k++) {
+            continuation("pre", k ? 1.0 : 0.8, (uint64_t)seed, got, sizeof got);
+            CHECK(!strcmp(got, sampled[seed - 1][k]), "seed %d, temperature %.1f: 'pre%s', the lesson says 'pre%s'", seed,
+                  k ? 1.0 : 0.8, got, sampled[seed - 1][k]);
+        }
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return fprintf(stderr, "no scratch folder\n"), 1;
     reads_and_splits();
@@ -518,6 +593,7 @@ int main(void) {
     held_out_loss_matches_trace();
     learns();
     cli();
+    lesson_numbers();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

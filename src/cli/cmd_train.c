@@ -229,8 +229,9 @@ static bool text_header(const Trainer *t, const TrainConfig *c, long long number
     const TextData *x = trainer_text(t);
     double bigram;
     if (!text_bigram_loss(x, &bigram, e)) return false;
+    const char *program = trainer_program(t)->file, *base = strrchr(program, '/');
     fprintf(stderr, "training text (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, vocab %d, "
-            "block %d, batch %d, %d steps, seed %llu\n", trainer_program(t)->file, m->d_model, m->nhead,
+            "block %d, batch %d, %d steps, seed %llu\n", base ? base + 1 : program, m->d_model, m->nhead,
             m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c->block, c->batch, c->steps, c->seed);
     fprintf(stderr, "%s: %zu characters (%d distinct) in %zu lines%s; training on %zu lines (%zu characters), holding "
             "out every %dth: %zu lines (%zu characters)\n", c->data, x->n, x->n_chars, x->lines, c->shuffle ? ", shuffled" : "",
