@@ -79,7 +79,7 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *
     case OP_SOFTMAX: softmax_forward(out, in[0], B * shape_rows(s0), shape_last(s0)); return;
     case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], B * shape_rows(s0), shape_last(s0)); return;
     case OP_LAYER_NORM:
-        layernorm_forward(out, in[0], in[1], in[2], B * s0->dim[0], s0->dim[1], st->attr.eps, st->attr.ln);
+        layernorm_forward(out, in[0], in[1], st->n_in == 3 ? in[2] : NULL, B * s0->dim[0], s0->dim[1], st->attr.eps, st->attr.ln);
         return;
     case OP_ACTIVATION:
         if (st->attr.act == ACT_GELU) gelu_forward(out, in[0], n);

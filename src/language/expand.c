@@ -17,6 +17,7 @@ typedef struct {
     TensorKind kind;
     unsigned deps;
     AxisTokens axes;
+    bool absent;  // a weight whose `param ... if` is 0: an op's last argument naming it is left out
     char label[STAGE_ID_MAX];  // stage id, input name or weight key
 } Binding;
 
@@ -142,6 +143,12 @@ static bool resolve_weight(Expander *x, const char *tpl, int line, Binding *out,
         snprintf(out->label, sizeof out->label, "%s", full);
         return true;
     }
+    for (int k = x->m->n_params; k < x->m->n_params + x->m->n_absent; k++)
+        if (!strcmp(x->m->params[k].name, full)) {
+            *out = (Binding){.is_tensor = true, .ref = {REF_WEIGHT, -1, 0}, .absent = true, .axes = axes_none()};
+            snprintf(out->label, sizeof out->label, "%s", full);
+            return true;
+        }
     const char *names[512];
     int n = 0;
     for (int k = 0; k < x->m->n_params && n < 512; k++) names[n++] = x->m->params[k].name;
@@ -212,7 +219,12 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     return true;
 }
 
-static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, Err *e) {
+// Adds one tensor argument; an absent weight (`param ... if` 0) is left out, its name kept in
+// *left_out (no tensor argument may follow it).
+static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, char *left_out, Err *e) {
+    if (*left_out)
+        return err_set(e, "%s:%d: %s: the weight '%s' is absent here (its `param ... if` is 0); only an op's "
+                       "last argument may name an absent weight", file(x), st->line, op_info[st->op].name, left_out);
     if (a->kind == ARG_EXPR)
         return err_set(e, "%s:%d: %s takes tensors as arguments; write settings as key=value",
                        file(x), st->line, op_info[st->op].name);
@@ -227,6 +239,10 @@ static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, Er
     }
     Binding b;
     if (!arg_value(x, a, st->line, &b, e)) return false;
+    if (b.absent) {
+        snprintf(left_out, STAGE_ID_MAX, "%s", b.label);
+        return true;
+    }
     if (!b.is_tensor)
         return err_set(e, "%s:%d: '%s' is a number, but %s needs a tensor here", file(x),
                        st->line, a->text, op_info[st->op].name);
@@ -313,14 +329,18 @@ static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
         if (s->args[i].kind == ARG_KEYWORD && !set_attr(x, &st, &s->args[i], e)) return false;
     AxisTokens axes[STAGE_MAX_IN];
     const bool sized = op == OP_RESHAPE || op == OP_PERMUTE;  // numbers after the tensor: dims
+    char left_out[STAGE_ID_MAX] = "";
     for (int i = 0; i < s->n_args; i++) {
         if (s->args[i].kind == ARG_KEYWORD) continue;
         if (sized && st.n_in == 1) {
             if (!add_dim(x, &st, &s->args[i], e)) return false;
-        } else if (!add_input(x, &st, &s->args[i], axes, e)) {
+        } else if (!add_input(x, &st, &s->args[i], axes, left_out, e)) {
             return false;
         }
     }
+    if (st.n_in < op_info[op].min_in && *left_out)
+        return err_set(e, "%s:%d: %s needs the weight '%s', but it is absent here (its `param ... if` is 0)",
+                       file(x), s->line, op_info[op].name, left_out);
     if (st.n_in < op_info[op].min_in)
         return err_set(e, "%s:%d: %s takes at least %d tensors, got %d", file(x), s->line,
                        op_info[op].name, op_info[op].min_in, st.n_in);

@@ -36,7 +36,7 @@ const OpInfo op_info[OP_COUNT] = {
                         "log_softmax_forward", "log-probabilities of each row"},
     [OP_ADD] = {"add", 2, 2, "", "y = a + b", "add_forward",
                 "the residual connection: adds a sublayer's output to its input"},
-    [OP_LAYER_NORM] = {"layer_norm", 3, 3, "eps annotated",
+    [OP_LAYER_NORM] = {"layer_norm", 2, 3, "eps annotated",
                        "y = g (x - mean) / sqrt(var + eps) + b", "layernorm_forward",
                        "normalises each row to mean 0 and variance 1, then scales and shifts"},
     [OP_ACTIVATION] = {"activation", 1, 1, "", "relu(x) = max(0, x)  or  gelu(x) = x Phi(x)",
@@ -127,7 +127,7 @@ static bool infer_linear(Stage *st, const char *where, Err *e) {
 static bool infer_layer_norm(Stage *st, const char *where, Err *e) {
     if (!need_ndim(st, 0, 2, 2, where, e)) return false;
     int C = shape_last(&st->in_shape[0]);
-    for (int i = 1; i < 3; i++)
+    for (int i = 1; i < st->n_in; i++)  // the bias may be left out (nanoGPT's bias=False)
         if (st->in_shape[i].ndim != 1 || st->in_shape[i].dim[0] != C)
             return shape_err(st, where, e, "gain and bias must have one entry per column of x");
     st->shape = st->in_shape[0];

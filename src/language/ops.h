@@ -21,7 +21,7 @@ typedef enum {
     OP_SOFTMAX,        // x [.., n]             -> rows sum to 1
     OP_LOG_SOFTMAX,    // x [.., n]
     OP_ADD,            // a, b (same shape)
-    OP_LAYER_NORM,     // x [T, C], g [C], b [C]
+    OP_LAYER_NORM,     // x [T, C], g [C], b [C] (b optional)
     OP_ACTIVATION,     // x: relu or gelu, as the model's config says
     OP_RELU,
     OP_GELU,

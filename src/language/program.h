@@ -25,6 +25,9 @@
 //                                     [P, 1, d] or [1, P, d])
 //   buffer @w [d0, ...] INIT          the same for a fixed tensor saved with the model (a
 //                                     positional table): never trained
+//   param @w [...] INIT if EXPR       declared only when EXPR is not 0; where it is 0 the
+//                                     weight is absent, and an op's last argument naming it
+//                                     is left out (nanoGPT's biases with bias=False)
 //   default NAME = EXPR               a configuration value for when nothing else sets it
 //   tie @a @b ...                     the original shares one tensor under these names (the
 //                                     file holds each with the same numbers): when they are
@@ -88,6 +91,7 @@ typedef struct Stmt {
     int n_args;
     int end;  // block-like statements: index one past the last statement of the body
     bool fixed;  // ST_PARAM: a buffer (saved, never trained)
+    char *cond;  // ST_PARAM: `... if EXPR`: declared only where EXPR is not 0 (NULL: always)
     bool cached; // ST_DECODE: `decode tgt from next cached`, the cached decoder (rows.h)
 } Stmt;
 

@@ -193,7 +193,10 @@ void layernorm_forward(float *out, const float *x, const float *g, const float *
             for (int r = 0; r < R; r++) {
                 const float *xr = xq + (size_t)r * C;
                 float *o = out + (size_t)(t0 + r) * C;
-                for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+                if (b)
+                    for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+                else
+                    for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]);
             }
         }
     );

@@ -96,11 +96,11 @@ void layernorm_stats(float mean[LN_ROWS], float std[LN_ROWS], float inv[LN_ROWS]
                      const float *x,  // [R, C]
                      int R, int C, float eps, LayerNormForm form);
 
-// out[t] = g * normalised(x[t]) + b, normalised as `form` says.
+// out[t] = g * normalised(x[t]) + b, normalised as `form` says; b may be NULL (no bias).
 void layernorm_forward(float *out,      // [T, C]
                        const float *x,  // [T, C]
                        const float *g,  // [C]
-                       const float *b,  // [C]
+                       const float *b,  // [C] or NULL
                        int T, int C, float eps, LayerNormForm form);
 
 void relu_forward(float *out, const float *x, size_t n);

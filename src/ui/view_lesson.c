@@ -181,8 +181,9 @@ static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw
         snprintf(detail, sizeof detail, "Here scale = %.6g%s.", sc,
                  d > 0 && fabs(sc - sqrt(d)) < 1e-5 * sqrt(d) ? ", sqrt(d_model)" : sc == 1 ? ": not scaled" : "");
     } else if (st->op == OP_LAYER_NORM) {
-        const bool torch = st->attr.ln == LN_TORCH;
-        if (!torch) formula = "y = g (x - mean) / (std + eps) + b";
+        const bool torch = st->attr.ln == LN_TORCH, bias = st->n_in == 3;
+        if (!torch) formula = bias ? "y = g (x - mean) / (std + eps) + b" : "y = g (x - mean) / (std + eps)";
+        else if (!bias) formula = "y = g (x - mean) / sqrt(var + eps)";
         snprintf(detail, sizeof detail, "Form: %s, %s, eps = %g.",
                  st->attr.ln < LN_COUNT ? layer_norm_names[st->attr.ln] : "?",
                  torch ? "var divides by C (biased)" : "std divides by C - 1, eps added to std",
