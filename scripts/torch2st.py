@@ -7,6 +7,7 @@
 The checkpoint may be a state_dict, a dict holding one (under state_dict, model,
 model_state_dict or net), or a whole pickled nn.Module. Every floating-point tensor is written
 as little-endian float32 under its own name; the safetensors format is written here directly.
+A nanoGPT checkpoint's model_args (its GPTConfig) become the file's configuration.
 See --help for the details, and scripts/test_torch2st.sh for the tests.
 
 Needs Debian's python3-torch and python3-numpy.
@@ -39,12 +40,17 @@ INT_SETTINGS = {
     "d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward",
     "src_vocab_size", "tgt_vocab_size", "max_positions", "bos_id", "eos_id", "pad_id", "unk_id",
     "num_classes", "d_k", "d_v",
+    "n_layer", "n_head", "n_embd", "block_size", "vocab_size",  # nanoGPT's names
 }
 CHOICE_SETTINGS = {
     "norm_first": ("true", "false"),
     "activation": ("relu", "gelu"),
     "layer_norm": ("torch", "annotated"),
+    "bias": ("0", "1"),  # nanoGPT: biases in every linear and LayerNorm, or none
 }
+# nanoGPT's checkpoint (train.py's ckpt.pt) keeps its GPTConfig under 'model_args'; these
+# entries of it are the configuration lessons/nanogpt.md reads (dropout is not: evaluation).
+MODEL_ARGS = ("n_layer", "n_head", "n_embd", "block_size", "vocab_size", "bias")
 MAX_DIMS = 4  # stepformer's limit on a tensor's dimensions
 
 
@@ -101,11 +107,18 @@ def name_regex(name):
 
 
 class Layout:
-    def __init__(self, lessons, title, templates, sizes):
+    def __init__(self, lessons, title, templates, sizes, optional=(), flags=None,
+                 layers=(("E", "num_encoder_layers"), ("D", "num_decoder_layers")), heads="nhead"):
         self.lessons = lessons  # the lesson files that read these names
         self.title = title
-        self.names = [n for t in templates for n in expand(t)]
+        self.required = [n for t in templates for n in expand(t)]
+        self.optional = [n for t in optional for n in expand(t)]  # may be absent (no bias)
+        self.names = self.required + self.optional
         self.nameset = set(self.names)
+        self.layer_settings = layers  # (placeholder, the setting that counts its layers)
+        self.heads = heads            # the setting of the head count, never inferred
+        # setting -> the optional templates whose presence it says (1: all there, 0: none)
+        self.flags = flags or {}
         # placeholder -> a regex for the start of a name up to and including its layer index
         self.layer_rx = {}
         for p in ("E", "D"):
@@ -141,11 +154,11 @@ class Layout:
                     found[p].add(i)
         return found
 
-    def expected(self, keys):
-        """Every name this layout expects, for the layer counts the keys imply (at least 1)."""
+    def expected(self, keys, names=None):
+        """Every required name (or of `names`), for the layer counts the keys imply (at least 1)."""
         counts = {p: max(idx) + 1 if idx else 1 for p, idx in self.layer_indices(keys).items()}
         out = []
-        for n in self.names:
+        for n in self.required if names is None else names:
             names = [n]
             for p, c in counts.items():
                 if "{" + p + "}" in n:
@@ -272,9 +285,33 @@ BLOEM = Layout(
     },
 )
 
-LAYOUTS = (NN_TRANSFORMER, ANNOTATED, ENCODER_FROM_SCRATCH, JADORE, BLOEM)
-# Which setting each layer placeholder counts.
-LAYER_SETTINGS = (("E", "num_encoder_layers"), ("D", "num_decoder_layers"))
+NANOGPT_BIASES = ("transformer.h.{E}.{ln_1,ln_2}.bias", "transformer.h.{E}.attn.{c_attn,c_proj}.bias",
+                  "transformer.h.{E}.mlp.{c_fc,c_proj}.bias", "transformer.ln_f.bias")
+NANOGPT = Layout(
+    ("lessons/nanogpt.md",),
+    "karpathy/nanoGPT's GPT (model.py)",
+    [
+        "transformer.{wte,wpe}.weight",
+        "transformer.h.{E}.{ln_1,ln_2}.weight",
+        "transformer.h.{E}.attn.{c_attn,c_proj}.weight",
+        "transformer.h.{E}.mlp.{c_fc,c_proj}.weight",
+        "transformer.ln_f.weight",
+        "lm_head.weight",
+    ],
+    {
+        "n_embd": [("transformer.wte.weight", 2, 1), ("transformer.wpe.weight", 2, 1)],
+        "vocab_size": [("transformer.wte.weight", 2, 0), ("lm_head.weight", 2, 0)],
+        "block_size": [("transformer.wpe.weight", 2, 0)],
+    },
+    # bias=False has no biases; the causal mask is a buffer (attn.bias) only where PyTorch has
+    # no flash attention
+    optional=NANOGPT_BIASES + ("transformer.h.{E}.attn.bias",),
+    flags={"bias": NANOGPT_BIASES},
+    layers=(("E", "n_layer"),),
+    heads="n_head",
+)
+
+LAYOUTS = (NN_TRANSFORMER, ANNOTATED, ENCODER_FROM_SCRATCH, JADORE, BLOEM, NANOGPT)
 
 
 def score(layout, keys):
@@ -282,9 +319,10 @@ def score(layout, keys):
     keyset = set(keys)
     expected = layout.expected(keys)
     expset = set(expected)
-    matched = [k for k in keys if k in expset]
+    allowed = expset | set(layout.expected(keys, layout.optional))
+    matched = [k for k in keys if k in allowed]
     missing = [n for n in expected if n not in keyset]
-    unexpected = [k for k in keys if k not in expset]
+    unexpected = [k for k in keys if k not in allowed]
     union = len(keyset | expset)
     return matched, missing, unexpected, (len(matched) / union if union else 0.0)
 
@@ -294,7 +332,7 @@ def infer_sizes(layout, shapes):
     found, notes = {}, []
     keys = list(shapes)
     indices = layout.layer_indices(keys)
-    for p, setting in LAYER_SETTINGS:
+    for p, setting in layout.layer_settings:
         idx = indices.get(p)
         if not idx:
             continue
@@ -317,6 +355,14 @@ def infer_sizes(layout, shapes):
         elif len(values) > 1:
             said = "; ".join(f"{listing(ks, 2)} say {v}" for v, ks in values.items())
             notes.append(f"{setting} not inferred: the tensors disagree ({said})")
+    for setting, templates in layout.flags.items():
+        names = layout.expected(keys, [n for t in templates for n in expand(t)])
+        have = [n for n in names if n in shapes]
+        if len(have) in (0, len(names)):
+            found[setting] = int(bool(have))
+        else:
+            notes.append(f"{setting} not inferred: {len(have)} of its {len(names)} tensors are "
+                         f"there ({listing(n for n in names if n not in shapes)} missing)")
     return found, notes
 
 
@@ -393,10 +439,13 @@ def make_parser():
             "(tensors that share storage as separate copies); integer and other entries are\n"
             "skipped with a note. A 'module.', 'model.' or '_orig_mod.' prefix on every key\n"
             "is stripped.\n\n"
-            "__metadata__ holds the --config items, then the sizes that the tensor shapes make\n"
-            "certain for the recognised layout (d_model, vocabulary sizes, layer counts,\n"
-            "dim_feedforward, max_positions) where --config does not give them. nhead is never\n"
-            "guessed, and a checkpoint's own config/args/opt entry is never read.\n\n"
+            "__metadata__ holds the --config items, then the items of a nanoGPT checkpoint's\n"
+            "model_args (n_layer, n_head, n_embd, block_size, vocab_size, bias as 0 or 1),\n"
+            "then the sizes that the tensor shapes make certain for the recognised layout\n"
+            "(d_model, vocabulary sizes, layer counts, dim_feedforward, max_positions; nanoGPT's\n"
+            "n_layer, n_embd, vocab_size, block_size, bias) where those do not give them. The\n"
+            "head count (nhead, n_head) is never guessed, and a checkpoint's own config/args/opt\n"
+            "entry is never read.\n\n"
             "The converter says on stderr which lesson's weight names the checkpoint matches."),
         epilog=("known layouts:\n" + lessons + "\n\n"
                 "Exit status: 0 written, 1 failure (one line on stderr naming the file),\n"
@@ -479,13 +528,49 @@ def find_state_dict(torch, obj, path):
                 return obj, how
             break
         unread = [k for k in CONFIG_KEYS if k in obj]
-        if unread:
+        if unread and "model_args" not in obj:
             say(f"note: the checkpoint's {listing(map(repr, unread))} entry is not read; give "
                 f"the settings stepformer needs with --config")
         how.append(f"from the {wrap[0]!r} entry")
         obj = obj[wrap[0]]
     raise Failure(f"{path}: found {describe(obj)}, not a state_dict, a dict holding one under "
                   f"{'/'.join(WRAP_KEYS)}, or an nn.Module")
+
+
+def read_model_args(obj, path):
+    """nanoGPT's configuration from a checkpoint's 'model_args' entry: {setting: text}."""
+    args = obj.get("model_args") if isinstance(obj, dict) else None
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise Failure(f"{path}: 'model_args' is {describe(args)}, not a dict of nanoGPT's settings")
+    out = {}
+    for key in MODEL_ARGS:
+        if key not in args:
+            continue
+        v = args[key]
+        if key == "bias" and isinstance(v, bool):
+            out[key] = "1" if v else "0"
+        elif isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            out[key] = str(v)
+        else:
+            raise Failure(f"{path}: model_args['{key}'] is {v!r}, not a whole number"
+                          f"{' or a bool' if key == 'bias' else ''}")
+    say("note: read the checkpoint's model_args: " + " ".join(f"{k}={v}" for k, v in out.items()))
+    return out
+
+
+def merge_config(config, model_args):
+    """--config over the checkpoint's model_args; {setting: value}, {setting: where from}."""
+    merged = dict(model_args)
+    origin = {k: "the checkpoint's model_args" for k in model_args}
+    for k, v in config.items():
+        if k in model_args and model_args[k] != v:
+            say(f"warning: --config says {k}={v}, but the checkpoint's model_args say "
+                f"{model_args[k]}; written as given")
+        merged[k] = v
+        origin[k] = "--config"
+    return merged, origin
 
 
 def strip_prefixes(keys):
@@ -644,7 +729,7 @@ def report_layout(shapes, config, out):
         nf = config.get("norm_first")
         lessons = {"false": lessons[:1], "true": lessons[1:]}.get(nf, lessons)
     run = (f"build/stepformer run --program {lessons[0]} --model {shlex.quote(out)}" +
-           ("" if "nhead" in config else ' --config "nhead=N"'))
+           ("" if layout.heads in config else f' --config "{layout.heads}=N"'))
     say(f"matches {' or '.join(lessons)}: {len(matched)} of {len(keys)} tensors (run: {run})")
     if len(lessons) > 1:
         say("both standard lessons fit: the weights do not say whether the model is post-norm "
@@ -657,8 +742,8 @@ def report_layout(shapes, config, out):
     return layout
 
 
-def build_metadata(layout, shapes, config, vocab):
-    """--config, then the sizes the shapes make certain, then the vocabularies."""
+def build_metadata(layout, shapes, config, origin, vocab):
+    """--config and model_args, then the sizes the shapes make certain, then the vocabularies."""
     metadata = dict(config)
     if layout is not None:
         sizes, notes = infer_sizes(layout, shapes)
@@ -666,16 +751,16 @@ def build_metadata(layout, shapes, config, vocab):
             say("note: " + n)
         for k, v in sizes.items():
             if k in config and config[k] != str(v):
-                say(f"warning: --config says {k}={config[k]}, but the tensor shapes say {v}; "
+                say(f"warning: {origin[k]} says {k}={config[k]}, but the tensor shapes say {v}; "
                     f"written as given")
         inferred = {k: str(v) for k, v in sizes.items() if k not in config}
         metadata.update(inferred)
         if inferred:
             say("inferred from the tensor shapes: " +
                 " ".join(f"{k}={v}" for k, v in inferred.items()))
-        if "nhead" not in config:
-            say("note: nhead is not inferred (the shapes cannot tell it); give it with "
-                "--config nhead=N")
+        if layout.heads not in config:
+            say(f"note: {layout.heads} is not inferred (the shapes cannot tell it); give it with "
+                f"--config {layout.heads}=N")
     for side, tokens in vocab.items():
         size = metadata.get(f"{side}_vocab_size")
         if size is not None and int(size) != len(tokens):
@@ -701,6 +786,7 @@ def main(argv):
             raise Failure(f"cannot import torch ({exc}); install python3-torch") from None
         sys.path[:0] = args.import_path
         obj = load_checkpoint(torch, args.checkpoint, args.trust_pickle)
+        config, origin = merge_config(config, read_model_args(obj, args.checkpoint))
         sd, how = find_state_dict(torch, obj, args.checkpoint)
         if how:
             say(f"note: took the state_dict {', '.join(how)}")
@@ -713,7 +799,7 @@ def main(argv):
                     f"written, but stepformer reads at most {MAX_DIMS}")
 
         layout = report_layout(shapes, config, args.out)
-        metadata = build_metadata(layout, shapes, config, vocab)
+        metadata = build_metadata(layout, shapes, config, origin, vocab)
         size = write_safetensors(torch, args.out, tensors, metadata)
         say(f"wrote {args.out}: {count(len(tensors), 'tensor')}, {size} bytes, "
             f"{count(len(metadata), 'metadata entry')}")
