@@ -64,9 +64,9 @@ FIXTURES = [
 # The lesson's model: six rhymes, learned by heart, one character a token.
 RHYMES = ("the cat sat on the mat. the dog sat on the log. the fox sat on the box. "
           "the hen sat on the pen. the bug sat on the rug. the pig sat on the wig. ")
-LESSON = dict(name="rhymes", seed=2303, n_layer=2, n_head=4, n_embd=32, block_size=32,
-              bias=False, mask_buffer=False, steps=1500, batch=32, lr=3e-3)
-LESSON_PROMPT = "the fox sat on the "
+LESSON = dict(name="rhymes", seed=2303, n_layer=2, n_head=4, n_embd=32, block_size=48,
+              bias=False, mask_buffer=False, steps=1000, batch=16, lr=3e-3, new=29)
+LESSON_PROMPT = "the fox sat on the"
 
 
 # ==========================================================================
@@ -314,7 +314,7 @@ def make_lesson_model(tmp):
     save_checkpoint(model, dict(c, saved="ckpt"), pt)
     torch2st(pt, LESSON_MODEL, "--tokens-tgt", json_list(chars))
     prompt = [chars.index(ch) for ch in LESSON_PROMPT]
-    case, gap = torch_case(model, c, prompt, c["block_size"] - len(prompt))
+    case, gap = torch_case(model, c, prompt, c["new"])
     text = "".join(chars[int(i)] for i in case["generated"])
     print(f"rhymes: '{LESSON_PROMPT}' -> '{text}' (smallest gap {gap:.3f})")
     assert gap >= MIN_GAP
