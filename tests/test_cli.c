@@ -396,6 +396,33 @@ static void test_bench_peak(void) {
     CHECK(ok, "%s", why);
 }
 
+// Generating from the command line: a decoder-only program's prompt, the cached decoder by
+// default (--no-cache the same ids), sampling reproducible by seed, and each bad setting.
+static void test_generate_flags(void) {
+    const char *gpt = TESTS "/programs/gpt_tiny.md";
+    char plain[4096], sampled[4096];
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json --no-cache", gpt), 0, out, "\"output_ids\"");
+    snprintf(plain, sizeof plain, "%s", out);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json", gpt), 0, out, "\"output_ids\"");
+    CHECK(!strcmp(out, plain) && !err[0], "cached by default, the same ids and no note: %s / %s %s", out, plain, err);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json --temperature 1.5 --seed 7", gpt), 0, out, "\"output_ids\"");
+    snprintf(sampled, sizeof sampled, "%s", out);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json --temperature 1.5 --seed 7", gpt), 0, out, "\"output_ids\"");
+    CHECK(!strcmp(out, sampled), "the same seed, the same tokens: %s / %s", out, sampled);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --beam 3", gpt), 0, err, "every round ran whole, not cached: beam search");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature 0", gpt), 1, err, "greedy decoding, the default, is temperature 0");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature 1 --top-p 0", gpt), 1, err, "--top-p must be in (0, 1]");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature 1 --top-p 1.01", gpt), 1, err, "--top-p must be in (0, 1]");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --beam 9", gpt), 1, err, "--beam 9 is wider than the vocabulary's 8 tokens");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --top-k 3", gpt), 1, err, "give --temperature too");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature warm", gpt), 2, err, "--temperature needs a number");
+    EXPECT(run("run --program '%s' --src-ids 3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3", gpt), 1, err, "24");
+    CHECK(!strchr(err, '\n') || !strchr(strchr(err, '\n') + 1, '\n'), "one line: %s", err);
+    // trace: one pass over the prompt, a row of logits for each of its positions.
+    EXPECT(run("trace --program '%s' --src-ids 3,5,4", gpt), 0, out, "decoder.logits");
+    CHECK(strstr(out, "[3 x 8]"), "logits [3 x 8] for a 3-token prompt: %.400s", out);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     StFile model, c;
@@ -407,6 +434,7 @@ int main(void) {
     vocab_from_json(&tgt, st_meta(&model, "tgt_tokens"), "tgt", &e);
     test_usage();
     test_run_json(&c, &src, &tgt);
+    test_generate_flags();
     test_trace_dump(&c);
     test_trace_grads();
     test_patch();

@@ -59,6 +59,7 @@ typedef struct {
     const char *html, *pdf;       // export: the handout's folder (--html); --pdf (refused: print the page)
     bool has_seed;
     bool has_temperature, has_top_p;  // given (their values are in spec.choice)
+    bool no_cache;                    // run: the plain decoder, every round whole
     TrainFlags train;
     const char *positional[4];  // arguments that are not options
     int n_positional;

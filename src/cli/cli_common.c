@@ -39,6 +39,7 @@ static const struct {
     {{"top-k", required_argument, 0, 1033}, OPT_DECODE},
     {{"top-p", required_argument, 0, 1034}, OPT_DECODE},
     {{"beam", required_argument, 0, 1035}, OPT_DECODE},
+    {{"no-cache", no_argument, 0, 1036}, OPT_DECODE},
     {{"task", required_argument, 0, 1000}, OPT_TRAIN},
     {{"steps", required_argument, 0, 1001}, OPT_TRAIN},
     {{"batch", required_argument, 0, 1002}, OPT_TRAIN},
@@ -164,6 +165,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1029: o->against = true; return true;
     case 1030: o->questions = true; return true;
     case 1031: o->presenter = true; return true;
+    case 1036: o->no_cache = true; return true;
     }
     return false;
 }

@@ -124,7 +124,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
                        .pack_weights = true,  // a session never changes its model's weights
-                       .choice = spec->has_choice ? spec->choice : ls->choice};
+                       .choice = spec->has_choice ? spec->choice : ls->choice, .cached = spec->cached};
     const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
     const char *text = spec->input ? spec->input : ls->input;
     const bool gpt = program_decoder_only(&s->lesson.program);

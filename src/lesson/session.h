@@ -24,6 +24,8 @@ typedef struct {
     int max_len;               // 0: the lesson's (or 32)
     DecodeChoice choice;       // sampling or beam search (sample.h), when has_choice
     bool has_choice;           // else the lesson's (its temperature, top_k, ... keys), else greedy
+    bool cached;               // generate with the cached decoder (rows.h) even if the program
+                               // does not ask for it: the same bits, less work
 } SessionSpec;
 
 // Once open, a Session must stay where it is: its interpreter points into it (the program,
