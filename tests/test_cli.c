@@ -2,52 +2,14 @@
 // JSON of `run` and the dump of `trace` checked against the PyTorch fixtures.
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 #include "safetensors.h"
 #include "vocab.h"
-
-static char dir[] = "/tmp/stepformer-cli-XXXXXX";
-static char out[1 << 20], err[1 << 14];
-static char extra_env[400];  // NAME=VALUE pairs for the next run, if any
-
-static void slurp(const char *path, char *buf, size_t n) {
-    FILE *f = fopen(path, "rb");
-    size_t k = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[k] = '\0';
-    if (f) fclose(f);
-}
-
-// Runs `stepformer ARGS` (args already shell-quoted) and returns its exit code.
-static int run(const char *fmt, ...) {
-    char args[4096], cmd[5000];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    // No display, whatever the machine running the tests has: the window must say so.
-    snprintf(cmd, sizeof cmd, "env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER %s '%s' %s >'%s/out' 2>'%s/err'",
-             extra_env, STEPFORMER_BIN, args, dir, dir);
-    int status = system(cmd);
-    char p[300];
-    snprintf(p, sizeof p, "%s/out", dir), slurp(p, out, sizeof out);
-    snprintf(p, sizeof p, "%s/err", dir), slurp(p, err, sizeof err);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-#define EXPECT(code, want_code, stream, text)                                                 \
-    CHECK((code) == (want_code) && strstr((stream), (text)), "exit %d (want %d), expected '%s' in: %s", \
-          (code), (want_code), (text), (stream))
-
-static void ids_csv(const StEntry *en, char *buf, size_t n) {
-    size_t k = 0;
-    for (int i = 0; i < en->shape.dim[0]; i++) k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", (int)en->data[i]);
-}
 
 static void test_usage(void) {
     EXPECT(run("--help"), 0, out, "usage: stepformer");

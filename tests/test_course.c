@@ -49,14 +49,6 @@ static const float *stage(const Session *s, const char *id, Shape *shape) {
     return x;
 }
 
-// A number the narration states with `places` decimals: the true value must round to it.
-#define CHECK_STATED(value, stated, places, what)                                                \
-    do {                                                                                       \
-        const double v_ = (value), half_ = 0.5 * pow(10.0, -(places)) + 1e-9;                  \
-        CHECK(fabs(v_ - (stated)) <= half_, "%s: %.6f does not round to %.*f", (what), v_,     \
-              (int)(places), (double)(stated));                                                \
-    } while (0)
-
 // Root mean square of row r of a [rows x n] matrix.
 static double row_rms(const float *x, int r, int n) {
     double s = 0;

@@ -100,9 +100,9 @@ static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, Init
         const int i = *slot - 1;
         char a[64], b[64];
         if (w->decls[i].absent != absent)
-            return err_set(w->e, "%s:%d: '%s' is %s here, but line %d %s it", w->p->file, s->line, full,
-                           absent ? "left out (its `if` is 0)" : "declared", w->decls[i].line,
-                           absent ? "declares" : "leaves out");
+            return err_set(w->e, absent ? "%s:%d: '%s' is left out here (its `if` is 0), but line %d declares it"
+                                        : "%s:%d: '%s' is declared here, but line %d leaves it out (its `if` is 0)",
+                           w->p->file, s->line, full, w->decls[i].line);
         if (!absent && (!shape_eq(&w->decls[i].shape, &shape) || w->decls[i].fixed != s->fixed))
             return err_set(w->e, "%s:%d: '%s' is declared again as %s%s, but line %d declared it as %s%s",
                            w->p->file, s->line, full, s->fixed ? "a buffer " : "", shape_str(&shape, a, sizeof a),
