@@ -337,10 +337,10 @@ static bool pass(Walk *w, bool strict, bool defaults) {
 // Moves the absent declarations after the others, each part in program order; returns how
 // many are absent.
 static int absent_last(ParamDecl *d, int n) {
-    int k = 0;
-    ParamDecl *absent = malloc(sizeof *absent * (size_t)(n + 1));
+    if (n == 0) return 0;  // (d may be NULL)
+    ParamDecl *absent = malloc(sizeof *absent * (size_t)n);
     if (!absent) return -1;
-    int a = 0;
+    int k = 0, a = 0;
     for (int i = 0; i < n; i++) {
         if (d[i].absent) absent[a++] = d[i];
         else d[k++] = d[i];
