@@ -9,6 +9,7 @@
 #include "check.h"
 #include "cli_run.h"
 #include "safetensors.h"
+#include "tasks.h"
 #include "vocab.h"
 
 static void test_usage(void) {
@@ -358,6 +359,21 @@ static void test_bench_peak(void) {
     CHECK(ok, "%s", why);
 }
 
+// examples: each line is SOURCE=TARGET, the target the task's own solver gives the source.
+static void test_examples(void) {
+    EXPECT(run("examples --task dates --count 300 --seed 4"), 0, out, "=");
+    int lines = 0, right = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        char *eq = strchr(line, '='), want[64];
+        if (!eq) continue;
+        *eq = '\0';
+        right += task_solve(TASK_DATES, line, want, sizeof want) && !strcmp(want, eq + 1);
+    }
+    CHECK(lines == 300 && right == 300, "%d lines, %d solved to their target", lines, right);
+    EXPECT(run("examples --task weather"), 2, err, "unknown task 'weather'");
+    EXPECT(run("examples --task dates --count 0"), 2, err, "--count needs a whole number");
+}
+
 // Generating from the command line: a decoder-only program's prompt, the cached decoder by
 // default (--no-cache the same ids), sampling reproducible by seed, and each bad setting.
 static void test_generate_flags(void) {
@@ -397,6 +413,7 @@ int main(void) {
     test_usage();
     test_run_json(&c, &src, &tgt);
     test_generate_flags();
+    test_examples();
     test_trace_dump(&c);
     test_trace_grads();
     test_patch();
