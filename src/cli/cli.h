@@ -19,6 +19,7 @@ enum {
     OPT_GRADS = 1 << 18,  // --labels --grads --gradcheck --backward-mistake --lens
     OPT_PROBE = 1 << 19,  // patch: --clean --corrupt --sweep --stage --head --position
     OPT_AGAINST = 1 << 20,  // lesson: --against-correct
+    OPT_DECODE = 1 << 21,   // --temperature --top-k --top-p --seed --beam: how a decoder generates
 };
 // What every command that runs a model takes.
 enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
@@ -57,6 +58,7 @@ typedef struct {
     bool backward;                // export: the backward pass's steps too
     const char *html, *pdf;       // export: the handout's folder (--html); --pdf (refused: print the page)
     bool has_seed;
+    bool has_temperature, has_top_p;  // given (their values are in spec.choice)
     TrainFlags train;
     const char *positional[4];  // arguments that are not options
     int n_positional;
@@ -65,6 +67,10 @@ typedef struct {
 // Parses argv (argv[0] is the command name) allowing the OPT_* bits in `allowed`.
 // Returns -1 to go on, or an exit code (help printed: 0; bad usage: 2, message printed).
 int cli_parse(int argc, char **argv, unsigned allowed, const char *usage, CliOptions *o);
+
+// Generating commands: the decoding choice the flags give (--seed included), checked against
+// what needs no model; false with a message (exit 1) for --temperature <= 0.
+bool cli_take_choice(CliOptions *o, const char *cmd);
 
 // session_open, then the model's note (ignored tensors, unused configuration) on stderr.
 bool cli_open_session(Session *s, const SessionSpec *spec, Err *e);

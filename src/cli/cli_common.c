@@ -1,5 +1,6 @@
 // cli_common.c: option parsing and printing shared by the command-line modes.
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,11 @@ static const struct {
     {{"eps", required_argument, 0, 'E'}, OPT_MODEL_FLAGS},
     {{"out", required_argument, 0, 'O'}, OPT_INIT | OPT_EXPORT | OPT_TRAIN},
     {{"config", required_argument, 0, 'C'}, OPT_INIT | OPT_MODEL_FLAGS},
-    {{"seed", required_argument, 0, 'S'}, OPT_INIT | OPT_TRAIN},
+    {{"seed", required_argument, 0, 'S'}, OPT_INIT | OPT_TRAIN | OPT_DECODE},
+    {{"temperature", required_argument, 0, 1032}, OPT_DECODE},
+    {{"top-k", required_argument, 0, 1033}, OPT_DECODE},
+    {{"top-p", required_argument, 0, 1034}, OPT_DECODE},
+    {{"beam", required_argument, 0, 1035}, OPT_DECODE},
     {{"task", required_argument, 0, 1000}, OPT_TRAIN},
     {{"steps", required_argument, 0, 1001}, OPT_TRAIN},
     {{"batch", required_argument, 0, 1002}, OPT_TRAIN},
@@ -232,6 +237,37 @@ static bool take_model_flag(CliOptions *o, int c, const char *cmd, const char *a
     return false;
 }
 
+// --temperature, --top-k, --top-p, --beam: numbers here; their ranges are checked when the
+// vocabulary is known (decode_check), each with its own message.
+static bool take_choice_flag(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
+    static const char *const names[] = {"--temperature", "--top-k", "--top-p", "--beam"};
+    DecodeChoice *d = &o->spec.choice;
+    char *end;
+    const double x = strtod(arg, &end);
+    const bool number = end != arg && !*end && isfinite(x), whole = number && x == (double)(long)x;
+    o->spec.has_choice = true;
+    if (c == 1032 && number) return d->temperature = x, o->has_temperature = true;
+    if (c == 1034 && number) return d->top_p = x, o->has_top_p = true;
+    if ((c == 1033 || c == 1035) && whole && x >= -1 && x <= 1 << 24) {
+        if (c == 1033) d->top_k = (int)x;
+        else d->beam = (int)x;
+        return true;
+    }
+    *code = cli_usage_error(cmd, "%s needs %s, not '%s'", names[c - 1032], c == 1033 || c == 1035 ? "a whole number" : "a number", arg);
+    return false;
+}
+
+bool cli_take_choice(CliOptions *o, const char *cmd) {
+    if (o->has_seed) o->spec.choice.seed = (uint64_t)o->seed, o->spec.has_choice = true;
+    const DecodeChoice *d = &o->spec.choice;
+    const char *bad = o->has_temperature && !(d->temperature > 0) ? "--temperature must be above 0: greedy decoding, the default, is temperature 0 (leave the flag out)"
+                    : d->top_k < 0 ? "--top-k must be at least 1" : d->beam < 0 || d->beam == 1 ? "--beam must be at least 2 (1 is greedy decoding, the default)"
+                    : o->has_top_p && !(d->top_p > 0 && d->top_p <= 1) ? "--top-p must be in (0, 1]: the share of probability kept"
+                    : NULL;
+    if (bad) fprintf(stderr, "stepformer %s: %s\n", cmd, bad);
+    return !bad;
+}
+
 // Options whose value is checked; false for a bad value (message printed, *code set).
 static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, int *code) {
     long v;
@@ -264,6 +300,7 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         if (parse_whole(arg, 1, 100000, &v)) return o->repeat = (int)v, true;
         *code = cli_usage_error(cmd, "--repeat needs a whole number of at least 1, not '%s'", arg);
         return false;
+    case 1032: case 1033: case 1034: case 1035: return take_choice_flag(o, c, cmd, arg, code);
     case 1025:
         if (parse_whole(arg, 1, 4096, &v)) return o->head = (int)v, true;
         *code = cli_usage_error(cmd, "--head needs a head number from 1, not '%s'", arg);

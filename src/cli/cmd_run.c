@@ -9,12 +9,20 @@ static const char run_usage[] =
     "usage: stepformer run --model FILE (--input TEXT | --src-ids 3,4,5) [--max-len N] [--json]\n"
     "\n"
     "Greedy decoding: the encoder reads the source once, then the decoder runs once per new\n"
-    "token, starting from bos and stopping at eos or after N tokens (default 64).\n"
+    "token, starting from bos and stopping at eos or after N tokens (default 64). A decoder-only\n"
+    "program (--program; a decode loop and no encoder) continues its prompt, the --input or\n"
+    "--src-ids: output_ids holds only the new tokens.\n"
     "\n"
     "  --model FILE       weights (.safetensors)\n"
     "  --input TEXT       source text, split as the model's vocabulary says (characters or words)\n"
     "  --src-ids LIST     source token ids, comma separated\n"
     "  --max-len N        generate at most N tokens\n"
+    "  --temperature T    sample from softmax(logits / T) instead of taking the argmax (T > 0;\n"
+    "                     greedy decoding, the default, is temperature 0)\n"
+    "  --top-k K          sample only among the K likeliest tokens\n"
+    "  --top-p P          sample only among the likeliest tokens whose probabilities reach P\n"
+    "  --seed N           the sampler's seed (default 0): the same seed, the same tokens\n"
+    "  --beam K           beam search with K hypotheses, scored by mean log-probability\n"
     "  --json             print {\"output_ids\": [...], \"output_text\": \"...\", \"stop\": ...}\n"
     "  --program FILE     run this lesson's program instead of the standard one\n"
     "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
@@ -28,7 +36,8 @@ static const char stages_usage[] =
 
 int cli_need_model(const CliOptions *o, const char *cmd) {
     if (o->n_positional) return cli_usage_error(cmd, "unexpected argument '%s'", o->positional[0]);
-    if (!o->spec.model_path) return cli_usage_error(cmd, "--model FILE is required");
+    if (!o->spec.model_path && !o->spec.program_path)  // a lesson's program brings its lesson's model
+        return cli_usage_error(cmd, "--model FILE is required (or --program LESSON, which names its model)");
     return -1;
 }
 
@@ -82,9 +91,10 @@ static void print_outputs(const Session *s, bool json) {
 
 int cmd_run(int argc, char **argv) {
     CliOptions o;
-    int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_MAX_LEN | OPT_JSON,
+    int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_MAX_LEN | OPT_JSON | OPT_DECODE,
                          run_usage, &o);
     if (code >= 0 || (code = cli_need_model(&o, "run")) >= 0) return code;
+    if (!cli_take_choice(&o, "run")) return EXIT_FAIL;
     if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("run", "give --input TEXT or --src-ids LIST");
     o.spec.greedy = true;
     if (!o.spec.max_len) o.spec.max_len = 64;

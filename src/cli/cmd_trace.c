@@ -20,7 +20,9 @@ static const char trace_usage[] =
     "id, plus src_ids, tgt_ids, memory [S, d_model] and logits [T, tgt_vocab]; the attention\n"
     "maps are encoder.layers.{i}.self_attn.weights, decoder.layers.{i}.self_attn.weights and\n"
     "decoder.layers.{i}.cross_attn.weights ([nhead, queries, keys]). Without --dump, lists the\n"
-    "stages. --tgt-ids are used as given; --target TEXT is fed after bos.\n"
+    "stages. --tgt-ids are used as given; --target TEXT is fed after bos. A decoder-only\n"
+    "program (a decode loop and no encoder) runs once over its prompt, --src-ids or --input:\n"
+    "logits [prompt length, vocab], one row per prompt position.\n"
     "\n"
     "  --labels IDS       one id per row of the published logits (an encoder-decoder: the next\n"
     "                     token at each target position; a classifier: its class); the model's\n"
@@ -219,6 +221,7 @@ int cmd_trace(int argc, char **argv) {
     if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("trace", "give --src-ids LIST or --input TEXT");
     if ((o.grads || o.gradcheck) && !o.labels)
         return cli_usage_error("trace", "--%s needs --labels IDS: the loss is taken against them", o.grads ? "grads" : "gradcheck");
+    o.spec.force_prompt = true;  // a decoder-only program: one pass over its prompt
     Session s;
     Err e = {{0}};
     if (!cli_open_session(&s, &o.spec, &e)) return cli_fail(&e);

@@ -1,7 +1,6 @@
 // interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
 #include "interp.h"
 #include "bounds.h"
-#include "packs.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -9,119 +8,9 @@
 
 const char *const stop_names[STOP_COUNT] = {"none", "eos", "max_len"};
 
-typedef enum { PH_ROUND, PH_FINISHED } Phase;
+#include "interp_impl.h"
 
-struct Interp {
-    const Program *p;
-    const Model *m;
-    Expander *x;
-    int B;                           // examples in the batch
-    float *ids[PROGRAM_MAX_INPUTS];  // [B, len[s]] each; greedy target: one such block per round
-    size_t ids_cap[PROGRAM_MAX_INPUTS];  // floats each ids buffer holds
-    int len[PROGRAM_MAX_INPUTS];
-    size_t tgt_off;  // floats into ids[tgt] where the current round's [B, len] block starts
-    int src, tgt;  // input slots, -1 when the program lacks one
-    bool greedy;
-    int max_new;
-    float **out;       // [stages] output buffers, kept across rewinds for reuse
-    size_t *out_size;  // [stages] floats each buffer holds
-    int out_cap;
-    int n_done;        // stages run: out[0 .. n_done) hold their results
-    Phase phase;
-    int round;       // greedy: the decode round expanded last
-    int next_stage;  // greedy: the ids stage of that round
-    int *gen_len;    // [B] tokens generated for each example before its eos
-    bool *finished;  // [B] example b has produced eos
-    StopReason stop;
-    Ablation ablation;  // pieces switched off (none by default)
-    size_t trace_floats;  // held by the output buffers and the spare ones (bounded: bounds.h)
-    // Greedy decoding keeps whole only the round being run and one round looked at: the
-    // outputs of other rounds are evicted (their buffers go to `spare` for later rounds) and
-    // recomputed on demand, bit-identical, from the ids and the prelude, which are kept.
-    int *round_start;   // [max_new + 1] first stage of each greedy round; round_start[n_rounds]: its end
-    int n_rounds;       // rounds expanded
-    bool *evicted;      // [out_cap] stage ran, but its output was dropped to save memory
-    int viewed_round;   // the round recomputed last for a reader (-1: none)
-    float **spare;      // [n_spare] buffers of evicted outputs, for reuse
-    size_t *spare_size; // [n_spare] floats each holds
-    int n_spare, spare_cap;
-    bool pack;    // RunSpec.pack_weights
-    Packs packs;  // linear weights packed once, when pack
-    bool cached;      // greedy rounds after the first computed from the round before (rows.h)
-    RowsKind *kind;   // [out_cap] what each output is, next to last round's (rows.h)
-};
 
-// Checks one input: not empty, within the positional table, every id in the vocabulary.
-static bool check_ids(const Interp *it, const float *ids, int n, int vocab, const char *side, Err *e) {
-    const int P = model_max_len(it->m);
-    if (vocab <= 0)
-        return err_set(e, "the program reads %s ids, but the configuration gives no %s_vocab_size", side,
-                       side[0] == 's' ? "src" : "tgt");
-    if (!ids || n < 1) return err_set(e, "the %s input is empty: give at least one token", side);
-    if (n > P)
-        return err_set(e, "the %s has %d tokens, more than the %d positions of the model's "
-                       "positional table", side, n, P);
-    for (int i = 0; i < n * it->B; i++)
-        if (!(ids[i] >= 0 && ids[i] < (float)vocab) || ids[i] != (float)(int)ids[i])
-            return err_set(e, "%s id %g at position %d is not in the vocabulary (0..%d)", side,
-                           (double)ids[i], i % n, vocab - 1);
-    return true;
-}
-
-static int max_new_of(const Interp *it, const RunSpec *s) {
-    const int P = model_max_len(it->m);
-    return s->max_new < P ? s->max_new : P;
-}
-
-// Checks the spec's inputs against the program and the model, changing nothing.
-static bool check_inputs(const Interp *it, const RunSpec *s, Err *e) {
-    const ModelConfig *c = &it->m->cfg;
-    if (it->src >= 0 && !check_ids(it, s->src, s->S, c->src_vocab_size, "source", e)) return false;
-    if (it->tgt < 0) return true;
-    if (s->tgt) return check_ids(it, s->tgt, s->T, c->tgt_vocab_size, "target", e);
-    if (!c->bos_id.set)
-        return err_set(e, "greedy decoding starts from bos, but the model names no bos_id: "
-                       "pass --bos ID");
-    if (max_new_of(it, s) < 1) return err_set(e, "the most tokens to generate must be at least 1");
-    return true;
-}
-
-static bool reserve_ids(Interp *it, int slot, size_t need) {
-    if (it->ids_cap[slot] >= need) return true;
-    float *p = realloc(it->ids[slot], sizeof(float) * need);
-    if (!p) return false;
-    it->ids[slot] = p, it->ids_cap[slot] = need;
-    return true;
-}
-
-// Copies checked inputs in. A greedy target gets room for every round's block: round r holds
-// [B, r + 1] ids, so a stage of an earlier round still reads the ids it ran on.
-static bool store_inputs(Interp *it, const RunSpec *s, Err *e) {
-    const size_t B = (size_t)it->B;
-    if (it->src >= 0) {
-        if (!reserve_ids(it, it->src, B * s->S)) return err_code(e, ERR_MEMORY, "out of memory");
-        memcpy(it->ids[it->src], s->src, sizeof(float) * B * s->S);
-        it->len[it->src] = s->S;
-    }
-    if (it->tgt < 0) return true;
-    it->greedy = s->tgt == NULL, it->tgt_off = 0;
-    if (!it->greedy) {
-        if (!reserve_ids(it, it->tgt, B * s->T)) return err_code(e, ERR_MEMORY, "out of memory");
-        memcpy(it->ids[it->tgt], s->tgt, sizeof(float) * B * s->T);
-        it->len[it->tgt] = s->T;
-        return true;
-    }
-    it->max_new = max_new_of(it, s);
-    const size_t M = (size_t)it->max_new;
-    int *rs = realloc(it->round_start, sizeof *rs * (M + 2));
-    if (!rs) return err_code(e, ERR_MEMORY, "out of memory");
-    it->round_start = rs;
-    if (!reserve_ids(it, it->tgt, B * (M + 1) * (M + 2) / 2)) return err_code(e, ERR_MEMORY, "out of memory");
-    for (size_t b = 0; b < B; b++)
-        it->ids[it->tgt][b] = (float)it->m->cfg.bos_id.id, it->gen_len[b] = 0, it->finished[b] = false;
-    it->len[it->tgt] = 1;
-    return true;
-}
 
 static bool grow_outputs(Interp *it) {
     int n;
@@ -172,13 +61,17 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
+    it->choice = spec->choice, it->rows_in = it->B;
+    if (spec->choice.beam >= 2) it->B = spec->choice.beam, it->rows_in = 1;  // one row per hypothesis
     it->cached = spec->cached || (p->decode < p->n && p->stmts[p->decode].cached);
     it->gen_len = calloc((size_t)it->B, sizeof *it->gen_len);
     it->finished = calloc((size_t)it->B, sizeof *it->finished);
-    it->src = program_input(p, "src");
+    it->tokens = calloc((size_t)it->B, sizeof *it->tokens), it->parents = calloc((size_t)it->B, sizeof *it->parents);
+    it->prompted = program_decoder_only(p);
+    it->src = it->prompted ? -1 : program_input(p, "src");  // a decoder-only program's prompt seeds its target
     it->tgt = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
-    bool ok = (it->gen_len && it->finished) || err_code(e, ERR_MEMORY, "out of memory");
-    ok = ok && check_inputs(it, spec, e) && store_inputs(it, spec, e) && expand_all(it, e);
+    bool ok = (it->gen_len && it->finished && it->tokens && it->parents) || err_code(e, ERR_MEMORY, "out of memory");
+    ok = ok && interp_check_inputs(it, spec, e) && interp_store_inputs(it, spec, e) && expand_all(it, e);
     if (!ok) {
         interp_free(it);
         return NULL;
@@ -198,6 +91,8 @@ void interp_free(Interp *it) {
     free(it->spare_size);
     free(it->round_start);
     packs_free(&it->packs);
+    chooser_free(it->ch);
+    free(it->tokens), free(it->parents), free(it->rows), free(it->gen);
     for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
     expander_free(it->x);
     free(it->gen_len);
@@ -398,41 +293,73 @@ static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX
     it->kind[i] = rows_exec(st, in, kin, packed, prev, &interp_stage(it, j)->shape, it->out[i]);
 }
 
-// After a greedy round has run: each example appends its next token (or, once it has produced
-// eos, padding); the loop ends when every example has finished or after max_new rounds.
+// The scores the decode loop's argmax reads: what sampling and beam search choose from (a
+// softmax's input when the argmax reads its probabilities).
+static int scores_stage(const Interp *it) {
+    const Stage *st = interp_stage(it, it->next_stage);
+    int k = st->in[0].kind == REF_STAGE ? st->in[0].index : -1;
+    if (k >= 0 && interp_stage(it, k)->op == OP_SOFTMAX && interp_stage(it, k)->in[0].kind == REF_STAGE)
+        k = interp_stage(it, k)->in[0].index;
+    return k;
+}
+
+// What each row appends this round: greedy's argmax (the ids stage's last row), or the chooser's
+// token; parents [B]: the row each next row extends. False on error.
+static bool choose(Interp *it, const float *next, int T, bool *beam_done, Err *e) {
+    const int B = it->B;
+    *beam_done = false;
+    for (int b = 0; b < B; b++) it->tokens[b] = (int)next[(size_t)b * T + T - 1], it->parents[b] = b;
+    if (!it->ch) return true;
+    const int k = scores_stage(it);
+    if (k < 0) return err_set(e, "sampling and beam search read the scores the decode loop's argmax reads, "
+                              "but its argmax reads no stage");
+    const Stage *sc = interp_stage(it, k);
+    const int V = sc->shape.dim[sc->shape.ndim - 1];
+    if (V != it->m->cfg.tgt_vocab_size)
+        return err_set(e, "%s has %d columns, not the %d tokens of the vocabulary", sc->id, V, it->m->cfg.tgt_vocab_size);
+    const float *x = interp_output(it, k);
+    for (int b = 0; b < B; b++) it->rows[b] = x + ((size_t)b * T + T - 1) * V;
+    const int r = it->round, G = T - it->start_len;  // tokens generated before this round
+    const float *all = it->ids[it->tgt] + it->tgt_off;
+    for (int b = 0; b < B; b++)
+        memcpy(it->gen + (size_t)b * G, all + (size_t)b * T + it->start_len, sizeof(float) * (size_t)G);
+    return chooser_round(it->ch, r, it->rows, it->gen, it->tokens, it->parents, beam_done) ||
+           err_code(e, ERR_MEMORY, "out of memory");
+}
+
+static bool finish_rounds(Interp *it, Err *e) {
+    it->phase = PH_FINISHED;
+    return expand_rest(it->x, e) && (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
+}
+
+// After a round has run: each example appends its next token (or, once it has produced eos,
+// padding); the loop ends when every example has finished or after max_new rounds. Beam
+// search's rows are its hypotheses: each extends the row its parent was.
 static bool next_round(Interp *it, Err *e) {
     const ModelConfig *c = &it->m->cfg;
-    int n;
-    const Stage *st = &expander_stages(it->x, &n)[it->next_stage];
-    const int T = st->shape.dim[0], B = it->B;
-    const float *next = it->out[it->next_stage];
+    const int T = interp_stage(it, it->next_stage)->shape.dim[0], B = it->B;
     const float fill = (float)(c->pad_id.set ? c->pad_id.id : c->eos_id.set ? c->eos_id.id : 0);
-    bool all = true;
-    for (int b = 0; b < B; b++) {
-        if (!it->finished[b] && c->eos_id.set && next[(size_t)b * T + T - 1] == (float)c->eos_id.id)
-            it->finished[b] = true;
+    bool all = true, beam_done;
+    if (!choose(it, it->out[it->next_stage], T, &beam_done, e)) return false;
+    const bool beam = it->choice.beam >= 2;
+    for (int b = 0; b < B && !beam; b++) {
+        if (!it->finished[b] && c->eos_id.set && it->tokens[b] == c->eos_id.id) it->finished[b] = true;
         all = all && it->finished[b];
     }
-    if (all) it->stop = STOP_EOS;
+    if (beam ? beam_done && it->round + 1 < it->max_new : all) it->stop = STOP_EOS;
     else if (it->round + 1 == it->max_new) it->stop = STOP_MAX_LEN;  // max_new <= P: rounds fit
-    if (it->stop == STOP_EOS) {
-        it->phase = PH_FINISHED;
-        return expand_rest(it->x, e) && (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
-    }
+    if (it->stop == STOP_EOS) return finish_rounds(it, e);
     // The next round's [B, T + 1] block follows this round's [B, T] (store_inputs made room).
     const float *prev = it->ids[it->tgt] + it->tgt_off;
     float *ids = it->ids[it->tgt] + it->tgt_off + (size_t)B * T;
     for (int b = 0; b < B; b++) {
-        memcpy(ids + (size_t)b * (T + 1), prev + (size_t)b * T, sizeof(float) * (size_t)T);
-        ids[(size_t)b * (T + 1) + T] = it->finished[b] ? fill : next[(size_t)b * T + T - 1];
+        memcpy(ids + (size_t)b * (T + 1), prev + (size_t)it->parents[b] * T, sizeof(float) * (size_t)T);
+        ids[(size_t)b * (T + 1) + T] = it->finished[b] ? fill : (float)it->tokens[b];
         if (!it->finished[b]) it->gen_len[b]++;
     }
     it->tgt_off += (size_t)B * T;
     it->len[it->tgt] = T + 1;
-    if (it->stop == STOP_MAX_LEN) {
-        it->phase = PH_FINISHED;
-        return expand_rest(it->x, e) && (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
-    }
+    if (it->stop == STOP_MAX_LEN) return finish_rounds(it, e);
     it->round++;
     expander_set_input(it->x, it->tgt, it->len[it->tgt], it->tgt_off);
     if (!expand_decode(it->x, true, it->round, &it->next_stage, e)) return false;
@@ -492,11 +419,11 @@ static bool same_ids(const float *a, int na, const float *b, int nb) {
 }
 
 bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err *e) {
-    if (!check_inputs(it, spec, e)) return false;  // a bad input changes nothing
+    if (!interp_check_inputs(it, spec, e)) return false;  // a bad input changes nothing
     unsigned changed = 0;
     const int B = it->B;
     const bool was_greedy = it->greedy;
-    if (it->src >= 0 && !same_ids(it->ids[it->src], it->len[it->src] * B, spec->src, spec->S * B))
+    if (it->src >= 0 && (it->rows_in != B || !same_ids(it->ids[it->src], it->len[it->src] * B, spec->src, spec->S * B)))
         changed |= 1u << it->src;
     if (it->tgt >= 0 && (was_greedy || !spec->tgt ||
                          !same_ids(it->ids[it->tgt], it->len[it->tgt] * B, spec->tgt, spec->T * B)))
@@ -505,7 +432,8 @@ bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err
     for (int s = 0; s < it->p->n_inputs; s++)
         changed_len = changed_len || (s == it->src && spec->S != it->len[s]) ||
                       (s == it->tgt && spec->tgt && spec->T != it->len[s]);
-    if (!store_inputs(it, spec, e)) return false;
+    it->choice = spec->choice;  // sampling's settings may change; a beam's width may not (checked)
+    if (!interp_store_inputs(it, spec, e)) return false;
     int first = it->n_done;
     for (int i = 0; i < it->n_done; i++)
         if (interp_stage(it, i)->input_deps & changed) {
@@ -576,15 +504,23 @@ const float *interp_input_ids(const Interp *it, int slot, int *len) {
 
 const float *interp_generated(const Interp *it, int *n, StopReason *why) {
     *why = it->stop;
-    return interp_generated_row(it, 0, n);
+    const BeamDone *best = it->ch && it->choice.beam >= 2 ? chooser_best(it->ch) : NULL;
+    if (!best) return interp_generated_row(it, 0, n);
+    const bool eos = it->m->cfg.eos_id.set && best->ids[best->n - 1] == (float)it->m->cfg.eos_id.id;
+    *n = best->n - eos;
+    return best->ids;
 }
+
+const Chooser *interp_chooser(const Interp *it) { return it->ch; }
 
 const float *interp_generated_row(const Interp *it, int b, int *n) {
     *n = it->tgt >= 0 ? it->gen_len[b] : 0;
-    return it->tgt >= 0 ? it->ids[it->tgt] + it->tgt_off + (size_t)b * it->len[it->tgt] + 1 : NULL;
+    return it->tgt >= 0 ? it->ids[it->tgt] + it->tgt_off + (size_t)b * it->len[it->tgt] + it->start_len : NULL;
 }
 
 int interp_batch(const Interp *it) { return it->B; }
+
+int interp_start_len(const Interp *it) { return it->greedy ? it->start_len : 0; }
 
 RowsKind interp_stage_rows(const Interp *it, int i) { return i < it->n_done ? it->kind[i] : ROWS_WHOLE; }
 

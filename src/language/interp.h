@@ -11,6 +11,7 @@
 #define STEPFORMER_INTERP_H
 
 #include "ablate.h"
+#include "choose.h"
 #include "model.h"
 #include "program.h"
 #include "rows.h"
@@ -19,7 +20,8 @@ typedef enum { STOP_NONE, STOP_EOS, STOP_MAX_LEN, STOP_COUNT } StopReason;
 extern const char *const stop_names[STOP_COUNT];
 
 typedef struct {
-    const float *src;  // [B, S] source ids (padded with pad_id to one length)
+    const float *src;  // [B, S] source ids (padded with pad_id to one length); for a decoder-only
+                       // program (program_decoder_only) the prompt greedy decoding continues
     int S;
     const float *tgt;  // [B, T] target ids (teacher forcing), or NULL for greedy decoding
     int T;
@@ -29,6 +31,8 @@ typedef struct {
                         // linear weight is packed for the GEMM once (training leaves it false)
     bool cached;        // greedy: the cached decoder (also a program's `decode ... cached`): each
                         // round computes the new position's rows and copies the rest (rows.h)
+    DecodeChoice choice;  // without a target: greedy (all zero), sampling or beam search (sample.h,
+                          // choose.h); beam search runs its k hypotheses as the batch's rows
 } RunSpec;
 
 typedef struct Interp Interp;
@@ -82,11 +86,17 @@ const float *interp_input(const Interp *it, int i, int j);
 const ProgramOutput *interp_outputs(const Interp *it, int *n);
 // The ids of an input slot as they stand now ([B, len]; row 0 is the first example).
 const float *interp_input_ids(const Interp *it, int slot, int *len);
-// Greedy decoding: the generated ids (without bos and the final eos) and why it stopped.
+// Generating: the generated ids (without bos or the prompt, and without the final eos) and why it
+// stopped. Beam search: the best finished hypothesis.
 const float *interp_generated(const Interp *it, int *n, StopReason *why);
 // The same for example b of a batch (ids of row b of the target; *n tokens before its eos).
 const float *interp_generated_row(const Interp *it, int b, int *n);
 int interp_batch(const Interp *it);
+// Sampling or beam search: what each round chose (choose.h); NULL for greedy decoding.
+const Chooser *interp_chooser(const Interp *it);
+// Greedy decoding: the ids the target started with, before the first generated one (1: [bos];
+// a decoder-only program's prompt: its length); 0 in a teacher-forced pass.
+int interp_start_len(const Interp *it);
 // Bytes the trace's output buffers hold now. Greedy decoding keeps whole only the round being
 // run and the one read last; reading a stage of another round recomputes that round, the same
 // bits, so the memory grows with the rounds, not with their square.

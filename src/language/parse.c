@@ -407,6 +407,8 @@ void program_free(Program *p) {
 
 bool program_has_decoder(const Program *p) { return p->decode < p->n; }
 
+bool program_decoder_only(const Program *p) { return p->decode < p->n && p->n_inputs == 1; }
+
 int program_next(const Program *p, int i) { return is_block(p->stmts[i].kind) ? p->stmts[i].end : i + 1; }
 
 int program_find_def(const Program *p, const char *name) {

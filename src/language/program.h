@@ -120,6 +120,9 @@ void program_free(Program *p);
 int program_input(const Program *p, const char *name);
 // Whether the program has a decode loop (an encoder-decoder), or only an encoder.
 bool program_has_decoder(const Program *p);
+// Whether it is decoder-only (a GPT): a decode loop, and no input but the one the loop grows.
+// Its prompt is the run's source ids; greedy decoding continues the prompt instead of [bos].
+bool program_decoder_only(const Program *p);
 // The statement after statement i, past its body when it has one.
 int program_next(const Program *p, int i);
 // The top-level def called `name`, or -1.

@@ -30,6 +30,7 @@
 enum { LESSON_MAX_BYTES = 4 << 20 };
 #include "program.h"
 #include "question.h"
+#include "sample.h"
 
 enum { STYLE_EM = 1, STYLE_STRONG = 2, STYLE_CODE = 4, STYLE_LINK = 8 };
 
@@ -70,6 +71,7 @@ typedef struct {
     char corrupt[512];     // the Patch view's corrupted input, the same length as input ("" if none)
     char correct[512];     // a mistake's correct program: a lesson file, resolved ("" if none)
     char correct_model[512];  // the model the correct program runs on, resolved ("": this lesson's)
+    DecodeChoice choice;   // temperature, top_k, top_p, sample_seed, beam: how it generates (greedy)
 } LessonSetup;
 
 typedef struct {

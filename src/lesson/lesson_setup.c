@@ -32,14 +32,16 @@ static void resolve_path(char *out, size_t n, const char *lesson_path, const cha
 // describes each, and tests/test_docs.c checks that it does.
 typedef enum {
     KEY_MODEL, KEY_CONFIG, KEY_VOCAB, KEY_SEED, KEY_INPUT, KEY_SRC_IDS, KEY_TARGET, KEY_TGT_IDS,
-    KEY_MAX_LEN, KEY_CORRUPT, KEY_CORRECT, KEY_CORRECT_MODEL, KEY_COUNT
+    KEY_MAX_LEN, KEY_CORRUPT, KEY_CORRECT, KEY_CORRECT_MODEL, KEY_TEMPERATURE, KEY_TOP_K, KEY_TOP_P,
+    KEY_SAMPLE_SEED, KEY_BEAM, KEY_COUNT
 } SetupKey;
 
 const char *const lesson_setup_keys[KEY_COUNT] = {
     [KEY_MODEL] = "model", [KEY_CONFIG] = "config", [KEY_VOCAB] = "vocab", [KEY_SEED] = "seed",
     [KEY_INPUT] = "input", [KEY_SRC_IDS] = "src_ids", [KEY_TARGET] = "target",
     [KEY_TGT_IDS] = "tgt_ids", [KEY_MAX_LEN] = "max_len", [KEY_CORRUPT] = "corrupt",
-    [KEY_CORRECT] = "correct", [KEY_CORRECT_MODEL] = "correct_model"};
+    [KEY_CORRECT] = "correct", [KEY_CORRECT_MODEL] = "correct_model", [KEY_TEMPERATURE] = "temperature",
+    [KEY_TOP_K] = "top_k", [KEY_TOP_P] = "top_p", [KEY_SAMPLE_SEED] = "sample_seed", [KEY_BEAM] = "beam"};
 const int lesson_setup_n_keys = KEY_COUNT;
 
 static SetupKey setup_key(const char *key) {
@@ -49,7 +51,7 @@ static SetupKey setup_key(const char *key) {
 }
 
 static bool unknown_key(const char *key, const char *where, Err *e) {
-    char known[260];
+    char known[400];
     int n = 0;
     for (int k = 0; k < KEY_COUNT && n < (int)sizeof known; k++)
         n += snprintf(known + n, sizeof known - (size_t)n, "%s%s", k ? ", " : "", lesson_setup_keys[k]);
@@ -73,6 +75,17 @@ static bool setup_whole(const char *key, const char *val, long lo, long hi, long
     long v = strtol(val, &end, 10);
     if (end != val && !*end && v >= lo && v <= hi) return *out = v, true;
     return err_set(e, "%s: %s needs a whole number, not '%s'", where, key, val);
+}
+
+// temperature and top_p: a number in (0, hi].
+static bool setup_real(const char *key, const char *val, double hi, double *out, const char *where, Err *e) {
+    char *end;
+    const double v = strtod(val, &end);
+    if (end != val && !*end && v > 0 && v <= hi) return *out = v, true;
+    if (!strcmp(key, "temperature"))
+        return err_set(e, "%s: temperature needs a number above 0, not '%s' (greedy decoding, the default, is "
+                       "temperature 0: leave the key out)", where, val);
+    return err_set(e, "%s: %s needs a number in (0, %g], not '%s'", where, key, hi, val);
 }
 
 // correct: a lesson file of the folder (or a path relative to it) that can be read; another
@@ -125,6 +138,17 @@ static bool setup_item(LessonSetup *s, const Lesson *l, const char *key, const c
     case KEY_CORRUPT: return snprintf(s->corrupt, sizeof s->corrupt, "%s", val), true;
     case KEY_CORRECT: return setup_correct(s, l, val, where, e);
     case KEY_CORRECT_MODEL: return resolve_path(s->correct_model, sizeof s->correct_model, l->path, val), true;
+    case KEY_TEMPERATURE: return setup_real(key, val, 100, &s->choice.temperature, where, e);
+    case KEY_TOP_P: return setup_real(key, val, 1, &s->choice.top_p, where, e);
+    case KEY_TOP_K:
+        if (!setup_whole(key, val, 1, 1 << 24, &v, where, e)) return false;
+        return s->choice.top_k = (int)v, true;
+    case KEY_BEAM:
+        if (!setup_whole(key, val, 2, 1 << 16, &v, where, e)) return false;
+        return s->choice.beam = (int)v, true;
+    case KEY_SAMPLE_SEED:
+        if (!setup_whole(key, val, 0, LONG_MAX, &v, where, e)) return false;
+        return s->choice.seed = (uint64_t)v, true;
     case KEY_COUNT: break;
     }
     return unknown_key(key, where, e);

@@ -30,6 +30,10 @@ const char *session_builtin_lesson(const char *name, const char **path) {
     return NULL;
 }
 
+const Vocab *session_source_vocab(const Session *s) {
+    return program_decoder_only(&s->lesson.program) ? &s->model.tgt_vocab : &s->model.src_vocab;
+}
+
 static bool open_builtin(Lesson *l, const char *name, Err *e) {
     const char *path;
     const char *text = session_builtin_lesson(name, &path);
@@ -119,20 +123,29 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     s->tgt = calloc((size_t)P + 1, sizeof(float));
     if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
-                       .pack_weights = true};  // a session never changes its model's weights
+                       .pack_weights = true,  // a session never changes its model's weights
+                       .choice = spec->has_choice ? spec->choice : ls->choice};
     const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
     const char *text = spec->input ? spec->input : ls->input;
+    const bool gpt = program_decoder_only(&s->lesson.program);
+    const Vocab *v = session_source_vocab(s);
+    const char *what = gpt ? "prompt" : "source";
     if (ids) {
-        if (!vocab_parse_ids(&m->src_vocab, ids, "source", s->src, P, &s->run.S, e)) return false;
-        vocab_decode(&m->src_vocab, s->src, s->run.S, s->input_text, sizeof s->input_text);
+        if (!vocab_parse_ids(v, ids, what, s->src, P, &s->run.S, e)) return false;
+        vocab_decode(v, s->src, s->run.S, s->input_text, sizeof s->input_text);
     } else {
-        if (!vocab_encode(&m->src_vocab, text, "source", s->src, P, &s->run.S, e)) return false;
+        if (!vocab_encode(v, text, what, s->src, P, &s->run.S, e)) return false;
         snprintf(s->input_text, sizeof s->input_text, "%s", text);
     }
     if (spec->greedy || !program_has_decoder(&s->lesson.program)) return true;  // no decoder: no target
     const char *tids = spec->tgt_ids ? spec->tgt_ids : spec->target ? NULL
                      : ls->tgt_ids[0] ? ls->tgt_ids : NULL;
     const char *ttext = spec->target ? spec->target : ls->target[0] ? ls->target : NULL;
+    if (!tids && !ttext && gpt && spec->force_prompt) {  // one pass over the prompt
+        memcpy(s->tgt, s->src, sizeof(float) * (size_t)s->run.S);
+        s->run.tgt = s->tgt, s->run.T = s->run.S;
+        return true;
+    }
     if (!tids && !ttext) return true;  // greedy
     s->run.tgt = s->tgt;
     return make_target(s, ttext, tids, e);
@@ -183,7 +196,8 @@ bool session_set_input(Session *s, const char *text, int *first, Err *e) {
     float *ids = calloc((size_t)P + 1, sizeof(float));
     if (!ids) return err_code(e, ERR_MEMORY, "out of memory");
     int n;
-    bool ok = vocab_encode(&s->model.src_vocab, text, "source", ids, P, &n, e);
+    const bool gpt = program_decoder_only(&s->lesson.program);
+    bool ok = vocab_encode(session_source_vocab(s), text, gpt ? "prompt" : "source", ids, P, &n, e);
     if (ok) {
         RunSpec r = s->run;
         r.src = ids, r.S = n;

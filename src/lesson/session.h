@@ -19,7 +19,11 @@ typedef struct {
     const char *target;        // target text: teacher forcing with [bos] + its tokens
     const char *tgt_ids;       // "2,7,9": teacher forcing with exactly these ids
     bool greedy;               // ignore the lesson's target: decode greedily
+    bool force_prompt;         // a decoder-only program: one teacher-forced pass over the prompt
+                               // (logits for each of its positions) instead of generating
     int max_len;               // 0: the lesson's (or 32)
+    DecodeChoice choice;       // sampling or beam search (sample.h), when has_choice
+    bool has_choice;           // else the lesson's (its temperature, top_k, ... keys), else greedy
 } SessionSpec;
 
 // Once open, a Session must stay where it is: its interpreter points into it (the program,
@@ -50,6 +54,10 @@ void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, c
 // the last row); for a classifier, spec->target names the class (its number or its name). Runs
 // the pass to its end.
 bool session_open_scored(Session *s, const SessionSpec *spec, int *token, Err *e);
+
+// The vocabulary the input text is read with: the source's, or a decoder-only program's
+// target vocabulary (its prompt is the start of its target).
+const Vocab *session_source_vocab(const Session *s);
 
 // New source text: tokenised, then the pass re-run from the first stage it affects.
 // On error nothing changes. Returns the first affected stage in *first.

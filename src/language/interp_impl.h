@@ -1,0 +1,65 @@
+// interp_impl.h: the interpreter's state, shared by its own files only (interp.c runs stages
+// and rounds; interp_inputs.c checks and stores a run's inputs). Nothing else includes it.
+#ifndef STEPFORMER_INTERP_IMPL_H
+#define STEPFORMER_INTERP_IMPL_H
+
+#include "choose.h"
+#include "interp.h"
+#include "packs.h"
+
+typedef enum { PH_ROUND, PH_FINISHED } Phase;
+
+struct Interp {
+    const Program *p;
+    const Model *m;
+    Expander *x;
+    int B;                           // examples in the batch (beam search: its hypotheses)
+    int rows_in;                     // rows the RunSpec's ids hold: B, or 1 for beam search
+    float *ids[PROGRAM_MAX_INPUTS];  // [B, len[s]] each; greedy target: one such block per round
+    size_t ids_cap[PROGRAM_MAX_INPUTS];  // floats each ids buffer holds
+    int len[PROGRAM_MAX_INPUTS];
+    size_t tgt_off;  // floats into ids[tgt] where the current round's [B, len] block starts
+    int src, tgt;  // input slots, -1 when the program lacks one
+    bool greedy;
+    bool prompted;  // decoder-only: greedy decoding continues the prompt (the source ids), not [bos]
+    int start_len;  // greedy: the ids the target starts with (1 for [bos], else the prompt's length)
+    int max_new;
+    float **out;       // [stages] output buffers, kept across rewinds for reuse
+    size_t *out_size;  // [stages] floats each buffer holds
+    int out_cap;
+    int n_done;        // stages run: out[0 .. n_done) hold their results
+    Phase phase;
+    int round;       // greedy: the decode round expanded last
+    int next_stage;  // greedy: the ids stage of that round
+    int *gen_len;    // [B] tokens generated for each example before its eos
+    bool *finished;  // [B] example b has produced eos
+    StopReason stop;
+    Ablation ablation;  // pieces switched off (none by default)
+    size_t trace_floats;  // held by the output buffers and the spare ones (bounded: bounds.h)
+    // Greedy decoding keeps whole only the round being run and one round looked at: the
+    // outputs of other rounds are evicted (their buffers go to `spare` for later rounds) and
+    // recomputed on demand, bit-identical, from the ids and the prelude, which are kept.
+    int *round_start;   // [max_new + 1] first stage of each greedy round; round_start[n_rounds]: its end
+    int n_rounds;       // rounds expanded
+    bool *evicted;      // [out_cap] stage ran, but its output was dropped to save memory
+    int viewed_round;   // the round recomputed last for a reader (-1: none)
+    float **spare;      // [n_spare] buffers of evicted outputs, for reuse
+    size_t *spare_size; // [n_spare] floats each holds
+    int n_spare, spare_cap;
+    bool pack;    // RunSpec.pack_weights
+    Packs packs;  // linear weights packed once, when pack
+    bool cached;      // greedy rounds after the first computed from the round before (rows.h)
+    RowsKind *kind;   // [out_cap] what each output is, next to last round's (rows.h)
+    DecodeChoice choice;  // sampling or beam search instead of greedy's argmax (sample.h)
+    Chooser *ch;          // what each round chose, when not greedy
+    int *tokens, *parents;  // [B] a round's choice: the token each row appends, the row it extends
+    const float **rows;     // [B] scratch: each row's last scores
+    float *gen;             // [B, max_new] scratch: the tokens generated so far
+};
+
+// Checks the spec's inputs against the program and the model, changing nothing.
+bool interp_check_inputs(const Interp *it, const RunSpec *s, Err *e);
+// Copies checked inputs in (a greedy target gets room for every round) and starts the chooser.
+bool interp_store_inputs(Interp *it, const RunSpec *s, Err *e);
+
+#endif
