@@ -305,6 +305,8 @@ static bool infer_concat(Stage *st, const char *where, Err *e) {
         bool fits = b->ndim == a->ndim;
         for (int k = 0; k < a->ndim && fits; k++) fits = k == st->attr.axis || b->dim[k] == a->dim[k];
         if (!fits) return shape_err(st, where, e, "every tensor must have the same shape but along the axis");
+        if ((int64_t)st->shape.dim[st->attr.axis] + b->dim[st->attr.axis] > (1 << 30))
+            return shape_err(st, where, e, "the joined axis would be longer than 2^30");
         st->shape.dim[st->attr.axis] += b->dim[st->attr.axis];
     }
     return true;
