@@ -16,7 +16,7 @@ enum { MIN_PX = 14, W = 1280, H = 720 };
 
 static const char *const lessons[] = {"self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md",
                                       "masks.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md",
-                                      "backprop.md", "which-head.md", "transformers-from-scratch.md",
+                                      "multi-query.md", "backprop.md", "which-head.md", "transformers-from-scratch.md",
                                       "mistake-second-residual.md", "mistake-no-causal-mask.md"};
 
 // Draws the scene and checks its smallest text; `what` names the place in a failure.

@@ -187,7 +187,7 @@ static void set_defaults(Stage *st, const Model *m) {
     const ModelConfig *c = &m->cfg;
     st->attr = (OpAttrs){.scale = NAN, .chunks = 1, .heads = c->nhead, .eps = c->layer_norm_eps,
                          .ln = c->layer_norm, .act = c->activation, .positions = model_max_len(m),
-                         .width = c->d_model, .base = 10000.0f};
+                         .width = c->d_model, .base = 10000.0f, .interleave = true};
 }
 
 static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
@@ -199,7 +199,8 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     if (!eval(x, a->text, st->line, &v, e)) return false;
     const char *k = a->key;
     const bool whole = !strcmp(k, "chunk") || !strcmp(k, "chunks") || !strcmp(k, "heads") ||
-                       !strcmp(k, "positions") || !strcmp(k, "width");
+                       !strcmp(k, "positions") || !strcmp(k, "width") || !strcmp(k, "times") || !strcmp(k, "axis") ||
+                       !strcmp(k, "interleave");
     if (whole && !(fabs(v) <= 1e8 && v == floor(v)))
         return err_set(e, "%s:%d: %s: %s=%g must be a whole number", file(x), st->line,
                        op_info[st->op].name, k, v);
@@ -216,6 +217,9 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     else if (!strcmp(k, "positions")) st->attr.positions = (int)v;
     else if (!strcmp(k, "width")) st->attr.width = (int)v;
     else if (!strcmp(k, "base")) st->attr.base = (float)v;
+    else if (!strcmp(k, "times")) st->attr.times = (int)v;
+    else if (!strcmp(k, "axis")) st->attr.axis = (int)v;
+    else if (!strcmp(k, "interleave")) st->attr.interleave = v != 0;
     return true;
 }
 

@@ -47,6 +47,9 @@
 // chunks=n) takes piece k of the last axis; max_pool(x[, ids]) and mean_pool(x[, ids]) reduce
 // [T, C] to [C] over the positions whose id is not pad. positional_table() builds the sinusoidal
 // table: positions= (default max_positions), width= (default d_model), base= (default 10000).
+// repeat(x, times=n, axis=a, interleave=1) repeats one axis's entries in place (0: tiles the
+// axis); concat(a, b, ..., axis=a) joins up to four tensors along one axis. matmul broadcasts
+// its leading axes as torch.matmul does (a side of size 1 serves every index of the other).
 // op_info (ops.c) lists every op; docs/lessons.md describes each for teachers.
 //
 // The expander turns the statement tree into the flat list of stages the interpreter runs.

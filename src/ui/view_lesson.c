@@ -239,8 +239,9 @@ static const char *kernel_source(const App *a, const Stage *st, int *len, const 
     const BackStep *b = app_back_step(a);
     if (!b) {
         const char *name = op_info[st->op == OP_ACTIVATION ? (act == ACT_GELU ? OP_GELU : OP_RELU) : st->op].kernel;
-        *file = "src/tensor/kernels.c";
-        return function_source("kernels.c", name, len);
+        const char *src = function_source("kernels.c", name, len);
+        *file = src ? "src/tensor/kernels.c" : "src/tensor/kernels_shape.c";
+        return src ? src : function_source("kernels_shape.c", name, len);
     }
     if (b->kind == BACK_LOSS) return *file = "src/train/grad_pass.c", function_source("grad_pass.c", "loss_value", len);
     if (b->kind != BACK_STAGE) return *file = "src/train/optim.c", function_source("optim.c", "adam_update", len);
