@@ -56,7 +56,7 @@ static RoundMaps round_maps(const Round *R) {
     return m;
 }
 
-static Round round_at(const App *a) {
+Round decode_round_at(const App *a) {
     const Program *p = &a->session.lesson.program;
     Round R = {.it = a->session.it, .greedy = a->session.run.tgt == NULL, .before = true};
     R.mode = R.greedy ? decoding_kind(&a->session.run.choice) : DECODING_GREEDY;
@@ -134,13 +134,16 @@ static const char *stop_text(StopReason why) {
     return why == STOP_EOS ? "<eos>" : why == STOP_MAX_LEN ? "max_len" : "";
 }
 
-// The token round r appended, once the cursor has seen its argmax: the argmax's last row, or
-// what the Chooser drew; -1 when it is not known yet.
-static int produced_token(const Round *R) {
+int decode_produced(const Round *R) {
     if (!R->next_run) return -1;
     if (R->mode == DECODING_SAMPLING) {
         const SamplePick *p = chooser_pick(interp_chooser(R->it), R->round, 0);
         return p ? p->token : -1;
+    }
+    if (R->mode == DECODING_BEAM) {  // row 0 of the next round: the best live hypothesis
+        int n;
+        const BeamLive *live = decode_round_chosen(R, R->round) ? chooser_live(interp_chooser(R->it), R->round, &n) : NULL;
+        return live ? live[0].token : -1;
     }
     return (int)interp_output(R->it, R->next)[interp_stage(R->it, R->next)->shape.dim[0] - 1];
 }
@@ -152,7 +155,7 @@ static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
     int w[N], xs[N], row[N], id_of[N];
     const char *txt[N];
     ChipKind kind[N];
-    const int lead = R->prompted, produced = R->start + R->round, tok = produced_token(R);
+    const int lead = R->prompted, produced = R->start + R->round, tok = decode_produced(R);
     const int arrow = gfx_text_width(ui->g, FONT_BOLD, ui->px, " \xe2\x86\x92 ");
     const int n_known = R->n_ids + (R->why == STOP_EOS);  // start + generated (+ eos)
     int n = n_known > produced + 1 ? n_known : produced + 1;
@@ -454,6 +457,8 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
 // ---- the whole view ----
 
 // (view_decode.h)
+int decode_last_row(const Round *R) { return R->greedy ? R->start + R->round - 1 : R->n_ids - 1; }
+
 int decode_rounds_run(const Interp *it) {
     const int n = interp_n_stages(it);
     const Stage *st = n > 0 ? interp_stage(it, n - 1) : NULL;
@@ -549,12 +554,12 @@ void view_decode(Ui *ui, const App *a, Rect r) {
     else snprintf(title, sizeof title, "Decoding: %s, one decoder pass per new token", mode);
     Rect body = ui_panel(ui, r, title);
     if (interp_n_stages(a->session.it) == 0 || interp_n_done(a->session.it) == 0) return;
-    const Round R = round_at(a);
+    const Round R = decode_round_at(a);
     gfx_clip(ui->g, body);
     int y = body.y + header(ui, a, &R, body);
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), heat_min = 11 * lh;
     const int h = decode_chip_h(ui, ui->px), rows = body.h > 40 * lh ? 3 : 2;
-    int sel = R.start + R.round - 1;  // generating: the round's last row
+    int sel = decode_last_row(&R);
     if (!greedy) y += forced_chips(ui, a, &R, (Rect){body.x, y, body.w, (rows - 1) * (2 * h + ui->pad * 2) + lh + ui->pad}, &sel) + ui->pad;
     else if (R.mode != DECODING_BEAM) y += greedy_chips(ui, a, &R, (Rect){body.x, y, body.w, rows * (h + ui->pad / 2)}) + ui->pad;
     Rect rest = {body.x, y, body.w, body.y + body.h - y};

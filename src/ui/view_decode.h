@@ -24,6 +24,14 @@ typedef struct {
     bool next_run, probs_run;  // ... seen from the cursor
 } Round;
 
+// The round on screen (the tests read what the view shows from it).
+Round decode_round_at(const App *a);
+// The token the round on screen appended, once the cursor has seen its argmax: the argmax's last
+// row, what the Chooser drew, or beam search's best live hypothesis's; -1 before that.
+int decode_produced(const Round *R);
+// The row of scores the round on screen chose from: its last position (teacher forcing: the
+// target's last row, until a column is pointed at).
+int decode_last_row(const Round *R);
 // A stage has run from the point of view of the cursor.
 bool decode_seen(const App *a, int stage);
 // The argmax the decode loop appends from, in round `round` (any round's when not greedy), or -1.

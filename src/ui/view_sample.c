@@ -92,7 +92,7 @@ static int table(Ui *ui, const App *a, const SampleRound *s, Rect r, int fit, in
     }
     g.lw = g.lw < r.w / 6 ? g.lw : r.w / 6;
     g.sw = gfx_text_width(ui->g, FONT_BOLD, ui->small, "\xe2\x97\x80 drawn = argmax");
-    g.sw = g.sw < r.w / 5 ? g.sw : r.w / 5;
+    g.sw = g.sw < r.w / 4 ? g.sw : r.w / 4;
     g.cw = (r.w - g.lw - g.sw) / COLS;
     char head[COLS][64];
     snprintf(head[0], sizeof head[0], "model's softmax");
