@@ -113,8 +113,8 @@ static int table(Ui *ui, const App *a, const SampleRound *s, Rect r, int fit, in
         table_row(ui, a, s, &g, (Rect){r.x, y, r.w, g.rh - 2}, rows[i], rows[i] == drawn, full);
     char more[160] = "";
     if (n < s->V)
-        snprintf(more, sizeof more, "%d of %d tokens shown: the likeliest%s (full bar = %g)", n, s->V,
-                 gap ? ", and last the one drawn" : "", (double)full);
+        snprintf(more, sizeof more, "the likeliest %d%s of %d tokens; %d not shown (full bar = %g)", gap ? n - 1 : n,
+                 gap ? " and the one drawn" : "", s->V, s->V - n, (double)full);
     else snprintf(more, sizeof more, "every token shown (full bar = %g)", (double)full);
     ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x, y, more, r.w);
     return y + lh - r.y;
