@@ -9,7 +9,7 @@
 //     score against log-softmaxes summed by hand, the finished ones and the answer;
 //   - Z: the cycle greedy -> sampling -> beam -> greedy, each pass the same as a session opened
 //     with that choice, the lesson's own settings, the stage kept, switched-off pieces kept, and
-//     the errors for a teacher-forced pass and a program with no decoder.
+//     the errors for a teacher-forced pass and a program with no decoder; B after beam search.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +409,23 @@ static void test_switch(void) {
     remove(path);
 }
 
+// B after beam search: the pass is opened again teacher-forced on the answer (no beam: a
+// teacher-forced pass searches nothing).
+static void test_backward_after_beam(void) {
+    Scene s;
+    if (!open_at(&s, gpt, &(DecodeChoice){.beam = 3})) return;
+    int n;
+    StopReason why;
+    char text[200], want[300];
+    const float *g = interp_generated(s.a.session.it, &n, &why);
+    vocab_decode(&s.a.session.model.tgt_vocab, g, n, text, sizeof text);
+    snprintf(want, sizeof want, "teacher-forced on the answer it wrote, '%s'", text);
+    app_act(&s.a, DO_BACKWARD, 0);
+    CHECK(!s.a.error[0] && s.a.loaded && s.a.session.run.tgt && decode_is_greedy(&s.a.session.run.choice) &&
+              strstr(s.a.notice, want), "B after beam search: '%s' (error '%s')", s.a.notice, s.a.error);
+    scene_close(&s);
+}
+
 // Z where no token is chosen: an error that names why, and nothing changes.
 static void test_switch_refused(const char *lesson, const char *why) {
     Scene s;
@@ -427,6 +444,7 @@ int main(void) {
     test_sampling();
     test_beam();
     test_switch();
+    test_backward_after_beam();
     test_switch_refused("masks.md", "teacher-forced");
     test_switch_refused("transformers-from-scratch.md", "no decoder");
     return check_finish("test_decoding");
