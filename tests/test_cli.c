@@ -265,6 +265,31 @@ static void test_lesson_rounds(void) {
           "teacher forcing: %s%.100s", err, out);
 }
 
+// The window's commands take the decoding flags: `lesson --headless` writes what `run` writes
+// with the same choice; bad values are refused before anything opens; export draws with them.
+static void test_decode_flags(void) {
+    const char *gpt = LESSONS "/../tests/programs/gpt_tiny.md";
+    static const char *const choices[] = {"--temperature 1.5 --top-k 6 --top-p 0.9 --seed 6", "--beam 3", ""};
+    for (size_t k = 0; k < sizeof choices / sizeof *choices; k++) {
+        char want[300] = "", line[400];
+        int code = run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json %s", gpt, choices[k]);
+        const char *t = strstr(out, "\"output_text\":\""), *end = t ? strchr(t + 15, '"') : NULL;
+        CHECK(code == 0 && t && end, "run %s: %s%s", choices[k], out, err);
+        if (t && end) snprintf(want, sizeof want, "%.*s", (int)(end - t - 15), t + 15);
+        code = run("lesson '%s' --headless %s", gpt, choices[k]);
+        snprintf(line, sizeof line, "output: %s  (", want);
+        CHECK(code == 0 && want[0] && strstr(out, line), "lesson --headless %s writes '%s' as run does: %s", choices[k], want,
+              strstr(out, "output:") ? strstr(out, "output:") : err);
+    }
+    EXPECT(run("lesson '%s' --headless --temperature 0", gpt), 1, err, "--temperature must be above 0");
+    EXPECT(run("lesson '%s' --beam 1", gpt), 1, err, "--beam must be at least 2");
+    EXPECT(run("--temperature warm"), 2, err, "--temperature needs a number, not 'warm'");
+    EXPECT(run("lesson '%s' --headless --top-k 3", gpt), 1, err, "give --temperature too");
+    EXPECT(run("lesson '%s' --headless --beam 3 --temperature 2", gpt), 1, err, "give --beam or --temperature, not both");
+    EXPECT(run("export '%s' --out '%s/beam' --view decoding --stages step.5.decoder.next --size 640x480 --beam 3", gpt, dir), 0,
+           out, "wrote 1 PNGs");
+}
+
 static void test_train(void) {
     EXPECT(run("train --task juggle --out '%s/x.st'", dir), 2, err, "unknown task 'juggle'");
     EXPECT(run("train --out '%s/x.st'", dir), 2, err, "--task is required");
@@ -422,6 +447,7 @@ int main(void) {
     test_lesson_and_stages();
     test_lesson_rounds();
     test_against_correct();
+    test_decode_flags();
     EXPECT(run("bench --only forward,matmul --repeat 2 --no-peer"), 0, out, "GFLOP/s");
     EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
     test_bench_peak();

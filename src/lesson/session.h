@@ -65,6 +65,13 @@ const Vocab *session_source_vocab(const Session *s);
 // On error nothing changes. Returns the first affected stage in *first.
 bool session_set_input(Session *s, const char *text, int *first, Err *e);
 
+// Another way to choose each generated token (sample.h: greedy, sampling or beam search): the
+// pass re-runs from the first stage the choice changes (*first). A beam of another width needs
+// a new interpreter (its hypotheses are the batch's rows), made here on the same inputs with the
+// same pieces switched off. A teacher-forced pass, or a program with no decoder, chooses no
+// tokens: an error. On error nothing changes.
+bool session_set_choice(Session *s, const DecodeChoice *c, int *first, Err *e);
+
 // The lessons built into the program: the standard post-norm and pre-norm programs.
 const char *session_builtin_lesson(const char *name, const char **path);
 // The standard lesson for a model: pre-norm or post-norm.
