@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_torch2st.sh: tests scripts/torch2st.py (PyTorch checkpoint -> .safetensors).
 #
-# In a temporary directory it builds small checkpoints in PyTorch for five layouts (a plain
+# In a temporary directory it builds small checkpoints in PyTorch for six layouts (a plain
 # state_dict with a 'module.' prefix, one wrapped in {"state_dict": ...} with a tied tensor,
 # whole pickled nn.Modules, ...), converts each, and re-reads every output with a reader of
 # its own that parses the header by hand: names, shapes, bit-exact values, metadata, packing.
@@ -203,6 +203,42 @@ save("jadore", {"model": sd}, ref_of(sd))
 sd = R([("foo.weight", torch.randn(3, 4)), ("foo.bias", torch.randn(3)),
         ("bar", torch.randn(2, 2, 2))])
 save("unrelated", sd, ref_of(sd))
+
+# 8. nanoGPT: a raw state_dict with biases and the attn.bias mask buffers (older PyTorch), wte
+#    and lm_head one tensor; then train.py's ckpt.pt of a bias=False model after torch.compile
+#    ('_orig_mod.' keys, model_args, a 'config' of training settings), and broken model_args.
+def nanogpt_sd(n_layer, n_embd, vocab, block, bias, buffers):
+    sd = R()
+    wte = torch.randn(vocab, n_embd)
+    sd["transformer.wte.weight"] = wte
+    sd["transformer.wpe.weight"] = torch.randn(block, n_embd)
+    shapes = (("ln_1", (n_embd,)), ("attn.c_attn", (3 * n_embd, n_embd)),
+              ("attn.c_proj", (n_embd, n_embd)), ("ln_2", (n_embd,)),
+              ("mlp.c_fc", (4 * n_embd, n_embd)), ("mlp.c_proj", (n_embd, 4 * n_embd)))
+    for i in range(n_layer):
+        p = f"transformer.h.{i}."
+        for name, shape in shapes:
+            sd[p + name + ".weight"] = torch.randn(*shape)
+            if bias:
+                sd[p + name + ".bias"] = torch.randn(shape[0])
+            if buffers and name == "ln_1":
+                sd[p + "attn.bias"] = torch.tril(torch.ones(block, block)).view(1, 1, block, block)
+    sd["transformer.ln_f.weight"] = torch.randn(n_embd)
+    if bias:
+        sd["transformer.ln_f.bias"] = torch.randn(n_embd)
+    sd["lm_head.weight"] = wte
+    return sd
+
+
+sd = nanogpt_sd(2, 8, 11, 6, True, True)
+save("ngpt", sd, ref_of(sd))
+sd = nanogpt_sd(3, 8, 7, 5, False, False)
+args = dict(n_layer=3, n_head=2, n_embd=8, block_size=5, bias=False, vocab_size=7, dropout=0.0)
+ckpt = {"model": R(("_orig_mod." + k, v) for k, v in sd.items()), "model_args": args,
+        "iter_num": 5000, "best_val_loss": 1.5, "config": {"batch_size": 12}}
+save("nck", ckpt, ref_of(sd))
+torch.save(dict(ckpt, model_args=dict(args, n_embd=16)), "nck_wide.pt")
+torch.save(dict(ckpt, model_args=dict(args, n_layer="three")), "nck_bad.pt")
 
 # Cases that must fail.
 torch.save([torch.zeros(2)], "list.pt")
@@ -425,10 +461,42 @@ expect_rc "unknown layout still written" 0 unrel.err
 check "unknown layout" unrelated.safetensors unrelated.ref.pt '{"note": "kept"}'
 expect_err "unknown layout: said so" unrel "no known layout matches over half of the tensors"
 
+# --- 8. nanoGPT ----------------------------------------------------------------------------------
+conv ngpt ngpt.pt ngpt.safetensors
+expect_rc "nanoGPT state_dict" 0 ngpt.err
+check "nanoGPT state_dict" ngpt.safetensors ngpt.ref.pt '{"n_layer": "2", "n_embd": "8",
+  "vocab_size": "11", "block_size": "6", "bias": "1"}'
+expect_err "nanoGPT: best match, buffers and biases included" ngpt \
+    "matches lessons/nanogpt.md: 31 of 31 tensors ($RUN lessons/nanogpt.md $(
+    )--model ngpt.safetensors --config \"n_head=N\")"
+expect_err "nanoGPT: n_head never guessed" ngpt "n_head is not inferred"
+expect_err "nanoGPT: tied head noted" ngpt "lm_head.weight, transformer.wte.weight share storage"
+conv nck nck.pt nck.safetensors
+expect_rc "nanoGPT ckpt.pt" 0 nck.err
+check "nanoGPT ckpt.pt: model_args in the metadata" nck.safetensors nck.ref.pt '{"n_layer": "3",
+  "n_head": "2", "n_embd": "8", "block_size": "5", "vocab_size": "7", "bias": "0"}'
+expect_err "nanoGPT ckpt.pt: model_args read" nck \
+    "read the checkpoint's model_args: n_layer=3 n_head=2 n_embd=8 block_size=5 vocab_size=7 bias=0"
+expect_err "nanoGPT ckpt.pt: '_orig_mod.' stripped" nck "every key starts with '_orig_mod.'"
+expect_err "nanoGPT ckpt.pt: no biases, still the layout" nck \
+    "matches lessons/nanogpt.md: 22 of 22 tensors ($RUN lessons/nanogpt.md --model nck.safetensors)"
+expect_no_err "nanoGPT ckpt.pt: no n_head note" nck "n_head is not inferred"
+expect_no_err "nanoGPT ckpt.pt: its training config is not asked about" nck "'config' entry"
+conv nck2 nck.pt nck2.safetensors --config "n_head=4"
+expect_err "nanoGPT ckpt.pt: --config over model_args, said" nck2 \
+    "--config says n_head=4, but the checkpoint's model_args say 2; written as given"
+conv nckw nck_wide.pt nckw.safetensors
+expect_err "nanoGPT ckpt.pt: model_args against the shapes" nckw \
+    "the checkpoint's model_args says n_embd=16, but the tensor shapes say 8"
+conv nckb nck_bad.pt nckb.safetensors
+expect_rc "nanoGPT ckpt.pt: model_args of the wrong kind" 1 nckb.err
+expect_err "nanoGPT ckpt.pt: the bad item named" nckb \
+    "nck_bad.pt: model_args['n_layer'] is 'three', not a whole number"
+
 # --- the C side, when a build is at hand, loads the clean outputs with their lessons -------------
 if [ -x "$ROOT/build/stepformer" ]; then
     for c in "nnt forward-pass" "prenorm2 pre-norm" "annotated annotated-transformer nhead=4" \
-             "bloem transformers-from-scratch"; do
+             "bloem transformers-from-scratch" "ngpt nanogpt n_head=2" "nck nanogpt"; do
         read -r model lesson cfg <<< "$c"
         extra=()
         if [ -n "$cfg" ]; then extra=(--config "$cfg"); fi

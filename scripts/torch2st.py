@@ -7,7 +7,9 @@
 The checkpoint may be a state_dict, a dict holding one (under state_dict, model,
 model_state_dict or net), or a whole pickled nn.Module. Every floating-point tensor is written
 as little-endian float32 under its own name; the safetensors format is written here directly.
-See --help for the details, and scripts/test_torch2st.sh for the tests.
+A nanoGPT checkpoint's model_args (its GPTConfig) become the file's configuration.
+See --help for the details, scripts/torch2st_layouts.py for the layouts it recognises, and
+scripts/test_torch2st.sh for the tests.
 
 Needs Debian's python3-torch and python3-numpy.
 """
@@ -21,6 +23,8 @@ import shlex
 import struct
 import sys
 import tempfile
+
+from torch2st_layouts import LAYOUTS, NN_TRANSFORMER, infer_sizes, listing, score
 
 PROG = "torch2st"
 
@@ -39,12 +43,17 @@ INT_SETTINGS = {
     "d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward",
     "src_vocab_size", "tgt_vocab_size", "max_positions", "bos_id", "eos_id", "pad_id", "unk_id",
     "num_classes", "d_k", "d_v",
+    "n_layer", "n_head", "n_embd", "block_size", "vocab_size",  # nanoGPT's names
 }
 CHOICE_SETTINGS = {
     "norm_first": ("true", "false"),
     "activation": ("relu", "gelu"),
     "layer_norm": ("torch", "annotated"),
+    "bias": ("0", "1"),  # nanoGPT: biases in every linear and LayerNorm, or none
 }
+# nanoGPT's checkpoint (train.py's ckpt.pt) keeps its GPTConfig under 'model_args'; these
+# entries of it are the configuration lessons/nanogpt.md reads (dropout is not: evaluation).
+MODEL_ARGS = ("n_layer", "n_head", "n_embd", "block_size", "vocab_size", "bias")
 MAX_DIMS = 4  # stepformer's limit on a tensor's dimensions
 
 
@@ -61,263 +70,6 @@ def count(n, word):
     if n == 1:
         return f"{n} {word}"
     return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
-
-
-def listing(names, limit=5):
-    """'a, b, c' with at most `limit` names, then '(and N more)'."""
-    names = list(names)
-    text = ", ".join(names[:limit])
-    if len(names) > limit:
-        text += f" (and {len(names) - limit} more)"
-    return text
-
-
-# ----------------------------------------------------------------------------------------------
-# The known layouts: the weight names of each lesson's PyTorch implementation.
-#
-# In a template, {a,b} and {0..3} stand for alternatives, {E} for an encoder layer index and
-# {D} for a decoder layer index.
-
-
-def expand(template):
-    """All the names a template stands for, with {E} and {D} kept as they are."""
-    m = re.search(r"\{([^{}]*(?:,|\.\.)[^{}]*)\}", template)
-    if not m:
-        return [template]
-    inner = m.group(1)
-    span = re.fullmatch(r"(\d+)\.\.(\d+)", inner)
-    choices = ([str(i) for i in range(int(span.group(1)), int(span.group(2)) + 1)] if span
-               else inner.split(","))
-    out = []
-    for c in choices:
-        out.extend(expand(template[:m.start()] + c + template[m.end():]))
-    return out
-
-
-def name_regex(name):
-    """A regex for one expanded name, with the layer indices {E} and {D} captured."""
-    pat = re.escape(name).replace(re.escape("{E}"), r"(?P<E>\d+)")
-    return re.compile(pat.replace(re.escape("{D}"), r"(?P<D>\d+)"))
-
-
-class Layout:
-    def __init__(self, lessons, title, templates, sizes):
-        self.lessons = lessons  # the lesson files that read these names
-        self.title = title
-        self.names = [n for t in templates for n in expand(t)]
-        self.nameset = set(self.names)
-        # placeholder -> a regex for the start of a name up to and including its layer index
-        self.layer_rx = {}
-        for p in ("E", "D"):
-            heads = {n[:n.index("{" + p + "}")] for n in self.names if "{" + p + "}" in n}
-            if heads:
-                alts = "|".join(re.escape(h) for h in sorted(heads, key=len, reverse=True))
-                self.layer_rx[p] = re.compile(rf"(?:{alts})(\d+)(?=\.)")
-        # setting -> [(template, ndim, dim)]: the tensor dimensions that give the setting
-        self.sizes = sizes
-
-    def placeholders(self):
-        return list(self.layer_rx)
-
-    def match(self, key):
-        """(template, {placeholder: index}) for a key this layout names, else None."""
-        if key in self.nameset:
-            return key, {}
-        for p, rx in self.layer_rx.items():
-            m = rx.match(key)
-            if m:
-                template = key[:m.start(1)] + "{" + p + "}" + key[m.end(1):]
-                if template in self.nameset:
-                    return template, {p: int(m.group(1))}
-        return None
-
-    def layer_indices(self, keys):
-        """Placeholder -> the set of layer indices the keys use."""
-        found = {p: set() for p in self.placeholders()}
-        for k in keys:
-            m = self.match(k)
-            if m:
-                for p, i in m[1].items():
-                    found[p].add(i)
-        return found
-
-    def expected(self, keys):
-        """Every name this layout expects, for the layer counts the keys imply (at least 1)."""
-        counts = {p: max(idx) + 1 if idx else 1 for p, idx in self.layer_indices(keys).items()}
-        out = []
-        for n in self.names:
-            names = [n]
-            for p, c in counts.items():
-                if "{" + p + "}" in n:
-                    names = [x.replace("{" + p + "}", str(i)) for i in range(c) for x in names]
-            out.extend(names)
-        return out
-
-
-NN_TRANSFORMER = Layout(
-    ("lessons/forward-pass.md", "lessons/pre-norm.md"),
-    "PyTorch's nn.Transformer tutorial (Seq2SeqTransformer)",
-    [
-        "src_tok_emb.embedding.weight", "tgt_tok_emb.embedding.weight",
-        "positional_encoding.pos_embedding",
-        "transformer.encoder.layers.{E}.self_attn.{in_proj_weight,in_proj_bias}",
-        "transformer.encoder.layers.{E}.self_attn.out_proj.{weight,bias}",
-        "transformer.encoder.layers.{E}.{linear1,linear2,norm1,norm2}.{weight,bias}",
-        "transformer.encoder.norm.{weight,bias}",
-        "transformer.decoder.layers.{D}.{self_attn,multihead_attn}.{in_proj_weight,in_proj_bias}",
-        "transformer.decoder.layers.{D}.{self_attn,multihead_attn}.out_proj.{weight,bias}",
-        "transformer.decoder.layers.{D}.{linear1,linear2,norm1,norm2,norm3}.{weight,bias}",
-        "transformer.decoder.norm.{weight,bias}",
-        "generator.{weight,bias}",
-    ],
-    {
-        "d_model": [("src_tok_emb.embedding.weight", 2, 1), ("tgt_tok_emb.embedding.weight", 2, 1),
-                    ("positional_encoding.pos_embedding", 3, 2), ("generator.weight", 2, 1)],
-        "src_vocab_size": [("src_tok_emb.embedding.weight", 2, 0)],
-        "tgt_vocab_size": [("tgt_tok_emb.embedding.weight", 2, 0), ("generator.weight", 2, 0)],
-        "dim_feedforward": [("transformer.encoder.layers.{E}.linear1.weight", 2, 0),
-                            ("transformer.decoder.layers.{D}.linear1.weight", 2, 0)],
-        "max_positions": [("positional_encoding.pos_embedding", 3, 0)],
-    },
-)
-
-ANNOTATED = Layout(
-    ("lessons/annotated-transformer.md",),
-    "the Annotated Transformer",
-    [
-        "{src,tgt}_embed.0.lut.weight", "{src,tgt}_embed.1.pe",
-        "encoder.layers.{E}.self_attn.linears.{0..3}.{weight,bias}",
-        "encoder.layers.{E}.feed_forward.{w_1,w_2}.{weight,bias}",
-        "encoder.layers.{E}.sublayer.{0,1}.norm.{a_2,b_2}",
-        "encoder.norm.{a_2,b_2}",
-        "decoder.layers.{D}.{self_attn,src_attn}.linears.{0..3}.{weight,bias}",
-        "decoder.layers.{D}.feed_forward.{w_1,w_2}.{weight,bias}",
-        "decoder.layers.{D}.sublayer.{0,1,2}.norm.{a_2,b_2}",
-        "decoder.norm.{a_2,b_2}",
-        "generator.proj.{weight,bias}",
-    ],
-    {
-        "d_model": [("src_embed.0.lut.weight", 2, 1), ("tgt_embed.0.lut.weight", 2, 1),
-                    ("src_embed.1.pe", 3, 2), ("tgt_embed.1.pe", 3, 2)],
-        "src_vocab_size": [("src_embed.0.lut.weight", 2, 0)],
-        "tgt_vocab_size": [("tgt_embed.0.lut.weight", 2, 0), ("generator.proj.weight", 2, 0)],
-        "dim_feedforward": [("encoder.layers.{E}.feed_forward.w_1.weight", 2, 0),
-                            ("decoder.layers.{D}.feed_forward.w_1.weight", 2, 0)],
-        "max_positions": [("src_embed.1.pe", 3, 1), ("tgt_embed.1.pe", 3, 1)],
-    },
-)
-
-ENCODER_FROM_SCRATCH = Layout(
-    ("lessons/encoder-from-scratch.md",),
-    "the encoder from scratch",
-    [
-        "embedding.weight",
-        "layers.{E}.attention.{qkv_layer,linear_layer}.{weight,bias}",
-        "layers.{E}.{norm1,norm2}.{gamma,beta}",
-        "layers.{E}.ffn.{linear1,linear2}.{weight,bias}",
-    ],
-    {
-        "d_model": [("embedding.weight", 2, 1), ("layers.{E}.attention.qkv_layer.weight", 2, 1)],
-        "src_vocab_size": [("embedding.weight", 2, 0)],
-        "dim_feedforward": [("layers.{E}.ffn.linear1.weight", 2, 0)],
-    },
-)
-
-JADORE = Layout(
-    ("lessons/attention-is-all-you-need-pytorch.md",),
-    "attention-is-all-you-need-pytorch (jadore801120)",
-    [
-        "encoder.src_word_emb.weight", "encoder.position_enc.pos_table",
-        "encoder.layer_norm.{weight,bias}",
-        "encoder.layer_stack.{E}.slf_attn.{w_qs,w_ks,w_vs,fc}.weight",
-        "encoder.layer_stack.{E}.slf_attn.layer_norm.{weight,bias}",
-        "encoder.layer_stack.{E}.pos_ffn.{w_1,w_2,layer_norm}.{weight,bias}",
-        "decoder.trg_word_emb.weight", "decoder.position_enc.pos_table",
-        "decoder.layer_norm.{weight,bias}",
-        "decoder.layer_stack.{D}.{slf_attn,enc_attn}.{w_qs,w_ks,w_vs,fc}.weight",
-        "decoder.layer_stack.{D}.{slf_attn,enc_attn}.layer_norm.{weight,bias}",
-        "decoder.layer_stack.{D}.pos_ffn.{w_1,w_2,layer_norm}.{weight,bias}",
-        "trg_word_prj.weight",
-    ],
-    {
-        "d_model": [("encoder.src_word_emb.weight", 2, 1), ("decoder.trg_word_emb.weight", 2, 1),
-                    ("encoder.position_enc.pos_table", 3, 2),
-                    ("decoder.position_enc.pos_table", 3, 2)],
-        "src_vocab_size": [("encoder.src_word_emb.weight", 2, 0)],
-        "tgt_vocab_size": [("decoder.trg_word_emb.weight", 2, 0), ("trg_word_prj.weight", 2, 0)],
-        "dim_feedforward": [("encoder.layer_stack.{E}.pos_ffn.w_1.weight", 2, 0),
-                            ("decoder.layer_stack.{D}.pos_ffn.w_1.weight", 2, 0)],
-        "max_positions": [("encoder.position_enc.pos_table", 3, 1),
-                          ("decoder.position_enc.pos_table", 3, 1)],
-    },
-)
-
-BLOEM = Layout(
-    ("lessons/transformers-from-scratch.md",),
-    "Peter Bloem's transformer classifier",
-    [
-        "token_embedding.weight", "pos_embedding.weight",
-        "tblocks.{E}.attention.{to_keys,to_queries,to_values}.weight",
-        "tblocks.{E}.attention.unify_heads.{weight,bias}",
-        "tblocks.{E}.{norm_1,norm_2}.{weight,bias}",
-        "tblocks.{E}.ff.{0,2}.{weight,bias}",
-        "toprobs.{weight,bias}",
-    ],
-    {
-        "d_model": [("token_embedding.weight", 2, 1), ("pos_embedding.weight", 2, 1)],
-        "src_vocab_size": [("token_embedding.weight", 2, 0)],
-        "max_positions": [("pos_embedding.weight", 2, 0)],
-        "dim_feedforward": [("tblocks.{E}.ff.0.weight", 2, 0)],
-        "num_classes": [("toprobs.weight", 2, 0)],
-    },
-)
-
-LAYOUTS = (NN_TRANSFORMER, ANNOTATED, ENCODER_FROM_SCRATCH, JADORE, BLOEM)
-# Which setting each layer placeholder counts.
-LAYER_SETTINGS = (("E", "num_encoder_layers"), ("D", "num_decoder_layers"))
-
-
-def score(layout, keys):
-    """(matched keys, expected-but-missing names, unexpected keys, similarity in [0, 1])."""
-    keyset = set(keys)
-    expected = layout.expected(keys)
-    expset = set(expected)
-    matched = [k for k in keys if k in expset]
-    missing = [n for n in expected if n not in keyset]
-    unexpected = [k for k in keys if k not in expset]
-    union = len(keyset | expset)
-    return matched, missing, unexpected, (len(matched) / union if union else 0.0)
-
-
-def infer_sizes(layout, shapes):
-    """Settings the tensor shapes make certain: {setting: value}; and notes on the doubtful."""
-    found, notes = {}, []
-    keys = list(shapes)
-    indices = layout.layer_indices(keys)
-    for p, setting in LAYER_SETTINGS:
-        idx = indices.get(p)
-        if not idx:
-            continue
-        n = max(idx) + 1
-        if idx == set(range(n)):
-            found[setting] = n
-        else:
-            gaps = sorted(set(range(n)) - idx)
-            notes.append(f"{setting} not inferred: layer indices {listing(map(str, gaps))} "
-                         f"are missing")
-    for setting, sources in layout.sizes.items():
-        values = {}
-        for template, ndim, dim in sources:
-            rx = name_regex(template)
-            for k in keys:
-                if rx.fullmatch(k) and len(shapes[k]) == ndim:
-                    values.setdefault(shapes[k][dim], []).append(k)
-        if len(values) == 1:
-            found[setting] = next(iter(values))
-        elif len(values) > 1:
-            said = "; ".join(f"{listing(ks, 2)} say {v}" for v, ks in values.items())
-            notes.append(f"{setting} not inferred: the tensors disagree ({said})")
-    return found, notes
 
 
 # ----------------------------------------------------------------------------------------------
@@ -393,10 +145,13 @@ def make_parser():
             "(tensors that share storage as separate copies); integer and other entries are\n"
             "skipped with a note. A 'module.', 'model.' or '_orig_mod.' prefix on every key\n"
             "is stripped.\n\n"
-            "__metadata__ holds the --config items, then the sizes that the tensor shapes make\n"
-            "certain for the recognised layout (d_model, vocabulary sizes, layer counts,\n"
-            "dim_feedforward, max_positions) where --config does not give them. nhead is never\n"
-            "guessed, and a checkpoint's own config/args/opt entry is never read.\n\n"
+            "__metadata__ holds the --config items, then the items of a nanoGPT checkpoint's\n"
+            "model_args (n_layer, n_head, n_embd, block_size, vocab_size, bias as 0 or 1),\n"
+            "then the sizes that the tensor shapes make certain for the recognised layout\n"
+            "(d_model, vocabulary sizes, layer counts, dim_feedforward, max_positions; nanoGPT's\n"
+            "n_layer, n_embd, vocab_size, block_size, bias) where those do not give them. The\n"
+            "head count (nhead, n_head) is never guessed, and a checkpoint's own config/args/opt\n"
+            "entry is never read.\n\n"
             "The converter says on stderr which lesson's weight names the checkpoint matches."),
         epilog=("known layouts:\n" + lessons + "\n\n"
                 "Exit status: 0 written, 1 failure (one line on stderr naming the file),\n"
@@ -479,13 +234,49 @@ def find_state_dict(torch, obj, path):
                 return obj, how
             break
         unread = [k for k in CONFIG_KEYS if k in obj]
-        if unread:
+        if unread and "model_args" not in obj:
             say(f"note: the checkpoint's {listing(map(repr, unread))} entry is not read; give "
                 f"the settings stepformer needs with --config")
         how.append(f"from the {wrap[0]!r} entry")
         obj = obj[wrap[0]]
     raise Failure(f"{path}: found {describe(obj)}, not a state_dict, a dict holding one under "
                   f"{'/'.join(WRAP_KEYS)}, or an nn.Module")
+
+
+def read_model_args(obj, path):
+    """nanoGPT's configuration from a checkpoint's 'model_args' entry: {setting: text}."""
+    args = obj.get("model_args") if isinstance(obj, dict) else None
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise Failure(f"{path}: 'model_args' is {describe(args)}, not a dict of nanoGPT's settings")
+    out = {}
+    for key in MODEL_ARGS:
+        if key not in args:
+            continue
+        v = args[key]
+        if key == "bias" and isinstance(v, bool):
+            out[key] = "1" if v else "0"
+        elif isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            out[key] = str(v)
+        else:
+            raise Failure(f"{path}: model_args['{key}'] is {v!r}, not a whole number"
+                          f"{' or a bool' if key == 'bias' else ''}")
+    say("note: read the checkpoint's model_args: " + " ".join(f"{k}={v}" for k, v in out.items()))
+    return out
+
+
+def merge_config(config, model_args):
+    """--config over the checkpoint's model_args; {setting: value}, {setting: where from}."""
+    merged = dict(model_args)
+    origin = {k: "the checkpoint's model_args" for k in model_args}
+    for k, v in config.items():
+        if k in model_args and model_args[k] != v:
+            say(f"warning: --config says {k}={v}, but the checkpoint's model_args say "
+                f"{model_args[k]}; written as given")
+        merged[k] = v
+        origin[k] = "--config"
+    return merged, origin
 
 
 def strip_prefixes(keys):
@@ -644,7 +435,7 @@ def report_layout(shapes, config, out):
         nf = config.get("norm_first")
         lessons = {"false": lessons[:1], "true": lessons[1:]}.get(nf, lessons)
     run = (f"build/stepformer run --program {lessons[0]} --model {shlex.quote(out)}" +
-           ("" if "nhead" in config else ' --config "nhead=N"'))
+           ("" if layout.heads in config else f' --config "{layout.heads}=N"'))
     say(f"matches {' or '.join(lessons)}: {len(matched)} of {len(keys)} tensors (run: {run})")
     if len(lessons) > 1:
         say("both standard lessons fit: the weights do not say whether the model is post-norm "
@@ -657,8 +448,8 @@ def report_layout(shapes, config, out):
     return layout
 
 
-def build_metadata(layout, shapes, config, vocab):
-    """--config, then the sizes the shapes make certain, then the vocabularies."""
+def build_metadata(layout, shapes, config, origin, vocab):
+    """--config and model_args, then the sizes the shapes make certain, then the vocabularies."""
     metadata = dict(config)
     if layout is not None:
         sizes, notes = infer_sizes(layout, shapes)
@@ -666,16 +457,16 @@ def build_metadata(layout, shapes, config, vocab):
             say("note: " + n)
         for k, v in sizes.items():
             if k in config and config[k] != str(v):
-                say(f"warning: --config says {k}={config[k]}, but the tensor shapes say {v}; "
+                say(f"warning: {origin[k]} says {k}={config[k]}, but the tensor shapes say {v}; "
                     f"written as given")
         inferred = {k: str(v) for k, v in sizes.items() if k not in config}
         metadata.update(inferred)
         if inferred:
             say("inferred from the tensor shapes: " +
                 " ".join(f"{k}={v}" for k, v in inferred.items()))
-        if "nhead" not in config:
-            say("note: nhead is not inferred (the shapes cannot tell it); give it with "
-                "--config nhead=N")
+        if layout.heads not in config:
+            say(f"note: {layout.heads} is not inferred (the shapes cannot tell it); give it with "
+                f"--config {layout.heads}=N")
     for side, tokens in vocab.items():
         size = metadata.get(f"{side}_vocab_size")
         if size is not None and int(size) != len(tokens):
@@ -701,6 +492,7 @@ def main(argv):
             raise Failure(f"cannot import torch ({exc}); install python3-torch") from None
         sys.path[:0] = args.import_path
         obj = load_checkpoint(torch, args.checkpoint, args.trust_pickle)
+        config, origin = merge_config(config, read_model_args(obj, args.checkpoint))
         sd, how = find_state_dict(torch, obj, args.checkpoint)
         if how:
             say(f"note: took the state_dict {', '.join(how)}")
@@ -713,7 +505,7 @@ def main(argv):
                     f"written, but stepformer reads at most {MAX_DIMS}")
 
         layout = report_layout(shapes, config, args.out)
-        metadata = build_metadata(layout, shapes, config, vocab)
+        metadata = build_metadata(layout, shapes, config, origin, vocab)
         size = write_safetensors(torch, args.out, tensors, metadata)
         say(f"wrote {args.out}: {count(len(tensors), 'tensor')}, {size} bytes, "
             f"{count(len(metadata), 'metadata entry')}")

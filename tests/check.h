@@ -36,6 +36,14 @@ static inline double max_abs_diff(const float *a, const float *b, long n) {
         CHECK(d_ <= (tol), "%s: max abs difference %.3g > %.3g", (what), d_, (double)(tol)); \
     } while (0)
 
+// A number a lesson's narration states with `places` decimals: the true value must round to it.
+#define CHECK_STATED(value, stated, places, what)                                                \
+    do {                                                                                       \
+        const double v_ = (value), half_ = 0.5 * pow(10.0, -(places)) + 1e-9;                  \
+        CHECK(fabs(v_ - (stated)) <= half_, "%s: %.6f does not round to %.*f", (what), v_,     \
+              (int)(places), (double)(stated));                                                \
+    } while (0)
+
 static inline int check_finish(const char *name) {
     printf("%s: %d passed, %d failed\n", name, check_total - check_failed, check_failed);
     return check_failed ? 1 : 0;

@@ -26,7 +26,7 @@ static long rss_kb(void) {
 
 static const Key keys[] = {KEY_RIGHT, KEY_LEFT, KEY_PAGEDOWN, KEY_PAGEUP, KEY_HOME, KEY_END, KEY_TAB,
                            KEY_UP, KEY_DOWN, KEY_RETURN, KEY_ESCAPE, KEY_BACKSPACE, KEY_F1, KEY_OTHER};
-static const char texts[] = "0123456789cmoxunplLCeE+-[]<>h? ab/";
+static const char texts[] = "0123456789cmoxunplLCeE+-[]<>h? ab/zZ";
 
 // One random event; what could leave the run (quit, fullscreen, screenshots, training) is not sent.
 static Event random_event(Rng *r, int w, int h) {

@@ -112,20 +112,20 @@ static int course_index(const Course *c, const char *name) {
     return -1;
 }
 
-// MISTAKES.md stands where the README's paragraph places it, before lesson 20; N and P from it.
+// MISTAKES.md stands where the README's paragraph places it, before lesson 21; N and P from it.
 static void course_places(void) {
     Course c;
     Err e = {{0}};
     CHECK(course_load(&c, LESSONS, &e), "%s", e.msg);
-    const int mk = course_index(&c, "MISTAKES.md"), l20 = course_index(&c, "mistake-pe-base-1000.md");
-    const int l19 = course_index(&c, "attention-is-all-you-need-pytorch.md"), l8 = course_index(&c, "forward-pass.md");
-    CHECK(mk >= 0 && l19 >= 0 && mk == l19 + 1 && l20 == mk + 1, "MISTAKES.md at %d, 19 at %d, 20 at %d", mk, l19, l20);
+    const int mk = course_index(&c, "MISTAKES.md"), l21 = course_index(&c, "mistake-pe-base-1000.md");
+    const int l20 = course_index(&c, "attention-is-all-you-need-pytorch.md"), l8 = course_index(&c, "forward-pass.md");
+    CHECK(mk >= 0 && l20 >= 0 && mk == l20 + 1 && l21 == mk + 1, "MISTAKES.md at %d, 20 at %d, 21 at %d", mk, l20, l21);
     char at[48];
-    CHECK(c.numbered == 28, "the README numbers %d lessons", c.numbered);
-    CHECK(mk >= 0 && !strcmp(course_place(&c, mk, at, sizeof at), "before 20/28"), "MISTAKES.md: '%s'", at);
-    CHECK(l8 >= 0 && !strcmp(course_place(&c, l8, at, sizeof at), "8/28") && !strcmp(c.items[l8].section, "The whole model"),
+    CHECK(c.numbered == 30, "the README numbers %d lessons", c.numbered);
+    CHECK(mk >= 0 && !strcmp(course_place(&c, mk, at, sizeof at), "before 21/30"), "MISTAKES.md: '%s'", at);
+    CHECK(l8 >= 0 && !strcmp(course_place(&c, l8, at, sizeof at), "8/30") && !strcmp(c.items[l8].section, "The whole model"),
           "forward-pass.md: '%s' in '%s'", at, l8 >= 0 ? c.items[l8].section : "");
-    CHECK(l20 >= 0 && c.items[l20].number == 20 && mk >= 0 && c.items[mk].number == 0, "the numbers of 20 and MISTAKES.md");
+    CHECK(l21 >= 0 && c.items[l21].number == 21 && mk >= 0 && c.items[mk].number == 0, "the numbers of 21 and MISTAKES.md");
     course_free(&c);
 
     char path[600];
@@ -143,7 +143,7 @@ static void course_places(void) {
     app_open_lesson(&a, l8);
     char title[600];
     app_title(&a, title, sizeof title);
-    CHECK(!strcmp(title, "stepformer - 8/28 The whole model: The Transformer, one kernel at a time"), "title '%s'", title);
+    CHECK(!strcmp(title, "stepformer - 8/30 The whole model: The Transformer, one kernel at a time"), "title '%s'", title);
     app_free(&a);
 }
 

@@ -2,52 +2,15 @@
 // JSON of `run` and the dump of `trace` checked against the PyTorch fixtures.
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 #include "safetensors.h"
+#include "tasks.h"
 #include "vocab.h"
-
-static char dir[] = "/tmp/stepformer-cli-XXXXXX";
-static char out[1 << 20], err[1 << 14];
-static char extra_env[400];  // NAME=VALUE pairs for the next run, if any
-
-static void slurp(const char *path, char *buf, size_t n) {
-    FILE *f = fopen(path, "rb");
-    size_t k = f ? fread(buf, 1, n - 1, f) : 0;
-    buf[k] = '\0';
-    if (f) fclose(f);
-}
-
-// Runs `stepformer ARGS` (args already shell-quoted) and returns its exit code.
-static int run(const char *fmt, ...) {
-    char args[4096], cmd[5000];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    // No display, whatever the machine running the tests has: the window must say so.
-    snprintf(cmd, sizeof cmd, "env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER %s '%s' %s >'%s/out' 2>'%s/err'",
-             extra_env, STEPFORMER_BIN, args, dir, dir);
-    int status = system(cmd);
-    char p[300];
-    snprintf(p, sizeof p, "%s/out", dir), slurp(p, out, sizeof out);
-    snprintf(p, sizeof p, "%s/err", dir), slurp(p, err, sizeof err);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-#define EXPECT(code, want_code, stream, text)                                                 \
-    CHECK((code) == (want_code) && strstr((stream), (text)), "exit %d (want %d), expected '%s' in: %s", \
-          (code), (want_code), (text), (stream))
-
-static void ids_csv(const StEntry *en, char *buf, size_t n) {
-    size_t k = 0;
-    for (int i = 0; i < en->shape.dim[0]; i++) k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", (int)en->data[i]);
-}
 
 static void test_usage(void) {
     EXPECT(run("--help"), 0, out, "usage: stepformer");
@@ -302,6 +265,31 @@ static void test_lesson_rounds(void) {
           "teacher forcing: %s%.100s", err, out);
 }
 
+// The window's commands take the decoding flags: `lesson --headless` writes what `run` writes
+// with the same choice; bad values are refused before anything opens; export draws with them.
+static void test_decode_flags(void) {
+    const char *gpt = LESSONS "/../tests/programs/gpt_tiny.md";
+    static const char *const choices[] = {"--temperature 1.5 --top-k 6 --top-p 0.9 --seed 6", "--beam 3", ""};
+    for (size_t k = 0; k < sizeof choices / sizeof *choices; k++) {
+        char want[300] = "", line[400];
+        int code = run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json %s", gpt, choices[k]);
+        const char *t = strstr(out, "\"output_text\":\""), *end = t ? strchr(t + 15, '"') : NULL;
+        CHECK(code == 0 && t && end, "run %s: %s%s", choices[k], out, err);
+        if (t && end) snprintf(want, sizeof want, "%.*s", (int)(end - t - 15), t + 15);
+        code = run("lesson '%s' --headless %s", gpt, choices[k]);
+        snprintf(line, sizeof line, "output: %s  (", want);
+        CHECK(code == 0 && want[0] && strstr(out, line), "lesson --headless %s writes '%s' as run does: %s", choices[k], want,
+              strstr(out, "output:") ? strstr(out, "output:") : err);
+    }
+    EXPECT(run("lesson '%s' --headless --temperature 0", gpt), 1, err, "--temperature must be above 0");
+    EXPECT(run("lesson '%s' --beam 1", gpt), 1, err, "--beam must be at least 2");
+    EXPECT(run("--temperature warm"), 2, err, "--temperature needs a number, not 'warm'");
+    EXPECT(run("lesson '%s' --headless --top-k 3", gpt), 1, err, "give --temperature too");
+    EXPECT(run("lesson '%s' --headless --beam 3 --temperature 2", gpt), 1, err, "give --beam or --temperature, not both");
+    EXPECT(run("export '%s' --out '%s/beam' --view decoding --stages step.5.decoder.next --size 640x480 --beam 3", gpt, dir), 0,
+           out, "wrote 1 PNGs");
+}
+
 static void test_train(void) {
     EXPECT(run("train --task juggle --out '%s/x.st'", dir), 2, err, "unknown task 'juggle'");
     EXPECT(run("train --out '%s/x.st'", dir), 2, err, "--task is required");
@@ -396,6 +384,48 @@ static void test_bench_peak(void) {
     CHECK(ok, "%s", why);
 }
 
+// examples: each line is SOURCE=TARGET, the target the task's own solver gives the source.
+static void test_examples(void) {
+    EXPECT(run("examples --task dates --count 300 --seed 4"), 0, out, "=");
+    int lines = 0, right = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        char *eq = strchr(line, '='), want[64];
+        if (!eq) continue;
+        *eq = '\0';
+        right += task_solve(TASK_DATES, line, want, sizeof want) && !strcmp(want, eq + 1);
+    }
+    CHECK(lines == 300 && right == 300, "%d lines, %d solved to their target", lines, right);
+    EXPECT(run("examples --task weather"), 2, err, "unknown task 'weather'");
+    EXPECT(run("examples --task dates --count 0"), 2, err, "--count needs a whole number");
+}
+
+// Generating from the command line: a decoder-only program's prompt, the cached decoder by
+// default (--no-cache the same ids), sampling reproducible by seed, and each bad setting.
+static void test_generate_flags(void) {
+    const char *gpt = TESTS "/programs/gpt_tiny.md";
+    char plain[4096], sampled[4096];
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json --no-cache", gpt), 0, out, "\"output_ids\"");
+    snprintf(plain, sizeof plain, "%s", out);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json", gpt), 0, out, "\"output_ids\"");
+    CHECK(!strcmp(out, plain) && !err[0], "cached by default, the same ids and no note: %s / %s %s", out, plain, err);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json --temperature 1.5 --seed 7", gpt), 0, out, "\"output_ids\"");
+    snprintf(sampled, sizeof sampled, "%s", out);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --json --temperature 1.5 --seed 7", gpt), 0, out, "\"output_ids\"");
+    CHECK(!strcmp(out, sampled), "the same seed, the same tokens: %s / %s", out, sampled);
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --max-len 6 --beam 3", gpt), 0, err, "every round ran whole, not cached: beam search");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature 0", gpt), 1, err, "greedy decoding, the default, is temperature 0");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature 1 --top-p 0", gpt), 1, err, "--top-p must be in (0, 1]");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature 1 --top-p 1.01", gpt), 1, err, "--top-p must be in (0, 1]");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --beam 9", gpt), 1, err, "--beam 9 is wider than the vocabulary's 8 tokens");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --top-k 3", gpt), 1, err, "give --temperature too");
+    EXPECT(run("run --program '%s' --src-ids 3,5,4 --temperature warm", gpt), 2, err, "--temperature needs a number");
+    EXPECT(run("run --program '%s' --src-ids 3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3", gpt), 1, err, "24");
+    CHECK(!strchr(err, '\n') || !strchr(strchr(err, '\n') + 1, '\n'), "one line: %s", err);
+    // trace: one pass over the prompt, a row of logits for each of its positions.
+    EXPECT(run("trace --program '%s' --src-ids 3,5,4", gpt), 0, out, "decoder.logits");
+    CHECK(strstr(out, "[3 x 8]"), "logits [3 x 8] for a 3-token prompt: %.400s", out);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     StFile model, c;
@@ -407,6 +437,8 @@ int main(void) {
     vocab_from_json(&tgt, st_meta(&model, "tgt_tokens"), "tgt", &e);
     test_usage();
     test_run_json(&c, &src, &tgt);
+    test_generate_flags();
+    test_examples();
     test_trace_dump(&c);
     test_trace_grads();
     test_patch();
@@ -415,6 +447,7 @@ int main(void) {
     test_lesson_and_stages();
     test_lesson_rounds();
     test_against_correct();
+    test_decode_flags();
     EXPECT(run("bench --only forward,matmul --repeat 2 --no-peer"), 0, out, "GFLOP/s");
     EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
     test_bench_peak();

@@ -49,14 +49,6 @@ static const float *stage(const Session *s, const char *id, Shape *shape) {
     return x;
 }
 
-// A number the narration states with `places` decimals: the true value must round to it.
-#define CHECK_STATED(value, stated, places, what)                                                \
-    do {                                                                                       \
-        const double v_ = (value), half_ = 0.5 * pow(10.0, -(places)) + 1e-9;                  \
-        CHECK(fabs(v_ - (stated)) <= half_, "%s: %.6f does not round to %.*f", (what), v_,     \
-              (int)(places), (double)(stated));                                                \
-    } while (0)
-
 // Root mean square of row r of a [rows x n] matrix.
 static double row_rms(const float *x, int r, int n) {
     double s = 0;
@@ -700,7 +692,7 @@ static void test_training(void) {
     trainer_free(t);
 }
 
-// lessons/README.md lists the course in its order: these sixteen first (other lessons may be
+// lessons/README.md lists the course in its order: these twenty first (other lessons may be
 // listed after them, or not at all).
 // The sum of the squares of n numbers, rooted.
 static double norm2(const float *x, size_t n) {
@@ -891,7 +883,7 @@ static void test_which_head(void) {
 static void test_readme(void) {
     static const char *const order[] = {
         "self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md", "encoder-layer.md",
-        "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "pre-norm.md", "training.md",
+        "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "multi-query.md", "pre-norm.md", "training.md",
         "backprop.md", "gradient-checking.md", "which-head.md", "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
         "attention-is-all-you-need-pytorch.md"};
     const int n = (int)(sizeof order / sizeof order[0]);

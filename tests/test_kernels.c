@@ -42,7 +42,8 @@ static void test_sgemm_shape(int M, int N, int K, bool bt, bool bias) {
         snprintf(what, sizeof what, "linear_reference M=%d N=%d K=%d", M, N, K);
         CHECK_CLOSE(c2, r, (long)M * N, 1e-5 * sqrt((double)K) + 1e-6, what);
     } else {
-        matmul_reference(c2, a, b, 1, M, N, K, false);
+        const int one[2] = {1, 1};
+        matmul_reference(c2, a, b, one, one, M, N, K, false);
         if (!bias) CHECK_CLOSE(c2, r, (long)M * N, 1e-5 * sqrt((double)K) + 1e-6, "matmul_reference");
     }
     free(a), free(b), free(bv), free(c), free(r), free(pk), free(c2);

@@ -87,14 +87,6 @@ static int argmax_of(const float *x, int n) {
     return b;
 }
 
-// A number the narration gives with `places` decimals: the true value must round to it.
-#define CHECK_STATED(value, stated, places, what)                                                \
-    do {                                                                                       \
-        const double v_ = (value), h_ = 0.5 * pow(10.0, -(places)) + 1e-9;                    \
-        CHECK(fabs(v_ - (stated)) <= h_, "%s: %.6f does not round to %.*f", (what), v_,        \
-              (int)(places), (double)(stated));                                                \
-    } while (0)
-
 // Round k's pick (the last row of step.k.generator.probs): its token and its probability.
 static void expect_pick(const Session *s, int k, const char *token, double p, const char *what) {
     char id[64];

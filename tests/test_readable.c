@@ -2,7 +2,8 @@
 //   - no text in any view is drawn under 14 px at the default scale, on the lessons a first
 //     lecture uses, at stages spread over each pass (the canvas records its smallest text);
 //   - the cached decoder's stages mark the rows it computed;
-//   - pressing + never makes a heatmap smaller: its cells keep at least their size.
+//   - pressing + never makes a heatmap smaller: its cells keep at least their size;
+//   - the Decoding view of sampling and beam search, at every stage.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@ enum { MIN_PX = 14, W = 1280, H = 720 };
 
 static const char *const lessons[] = {"self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md",
                                       "masks.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md",
-                                      "backprop.md", "which-head.md", "transformers-from-scratch.md",
+                                      "multi-query.md", "backprop.md", "which-head.md", "transformers-from-scratch.md",
                                       "mistake-second-residual.md", "mistake-no-causal-mask.md"};
 
 // Draws the scene and checks its smallest text; `what` names the place in a failure.
@@ -154,8 +155,41 @@ static void test_bigger_never_shrinks(void) {
     scene_close(&s);
 }
 
+// Generating with sampling and beam search: the Decoding view (and the top bar naming the
+// choice) at every stage of a decoder-only program's pass, and of a lesson with a vocabulary of
+// 51 (its top bars only) every few stages; then Z through each choice.
+static void test_choices(void) {
+    static const struct { const char *path; DecodeChoice c; } runs[] = {
+        {LESSONS "/../tests/programs/gpt_tiny.md", {.temperature = 1.5, .top_k = 6, .top_p = 0.9, .seed = 6}},
+        {LESSONS "/../tests/programs/gpt_tiny.md", {.beam = 3}},
+        {LESSONS "/greedy-decoding.md", {.temperature = 0.8, .top_k = 5, .top_p = 0.9, .seed = 1}},
+        {LESSONS "/greedy-decoding.md", {.beam = 3}},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        Scene s;
+        if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = runs[k].path, .choice = runs[k].c, .has_choice = true})) continue;
+        Err e = {{0}};
+        CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
+        const int n = interp_n_stages(s.a.session.it), every = n > 300 ? 7 : 1;
+        for (int i = 0; i < n; i += every) {
+            app_goto(&s.a, i);
+            s.a.view = VIEW_DECODE;
+            char what[300];
+            snprintf(what, sizeof what, "%s (%s), Decoding view at %s", runs[k].path, runs[k].c.beam ? "beam" : "sampling",
+                     interp_stage(s.a.session.it, i)->id);
+            check_frame(&s, what);
+        }
+        for (int z = 0; z < 3; z++) {
+            app_act(&s.a, DO_DECODING, 0);
+            check_frame(&s, s.a.notice);
+        }
+        scene_close(&s);
+    }
+}
+
 int main(void) {
     for (size_t k = 0; k < sizeof lessons / sizeof lessons[0]; k++) test_lesson(lessons[k]);
+    test_choices();
     test_cached_rows_marked();
     test_bigger_never_shrinks();
     return check_finish("test_readable");

@@ -4,22 +4,17 @@
 // trainer's held-out loss against the logits `trace` dumps, window by window; a short run that
 // beats the bigram; and the numbers lessons/text-model.md states.
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 #include "files.h"
 #include "rng.h"
 #include "safetensors.h"
 #include "session.h"
 #include "train.h"
-
-static char dir[] = "/tmp/stepformer-text-XXXXXX";
-static char out[1 << 16], err[1 << 14];
 
 // A path in the scratch folder. The result lasts until the 16th call after this one: callers
 // that keep a path longer copy it.
@@ -38,23 +33,6 @@ static void write_bytes(const char *path, const void *b, size_t n) {
 }
 
 static void write_text(const char *path, const char *s) { write_bytes(path, s, strlen(s)); }
-
-// Runs `stepformer ARGS` with env prefix `env` (may be ""); returns its exit code.
-static int run(const char *env, const char *fmt, ...) {
-    char args[4096], cmd[5000];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s/out' 2>'%s/err'", env, STEPFORMER_BIN, args, dir, dir);
-    const int status = system(cmd);
-    char po[400], pe[400];
-    snprintf(po, sizeof po, "%s/out", dir), snprintf(pe, sizeof pe, "%s/err", dir);
-    char *o = file_read(po), *r = file_read(pe);
-    snprintf(out, sizeof out, "%s", o ? o : ""), snprintf(err, sizeof err, "%s", r ? r : "");
-    free(o), free(r);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // The test's own UTF-8 reading (of valid text): code points into cp, returns how many.
 static size_t decode_utf8(const char *s, uint32_t *cp) {
@@ -217,7 +195,7 @@ static void bad_inputs(void) {
         // The command line: exit 1, one line naming the file, no model written.
         char model[400];
         snprintf(model, sizeof model, "%s", path_in("never.safetensors"));
-        const int code = run("", "train --task text --data '%s' --steps 5 --out '%s'", path_in(bad[i].name), model);
+        const int code = run("train --task text --data '%s' --steps 5 --out '%s'", path_in(bad[i].name), model);
         CHECK(code == 1 && strstr(err, bad[i].says) && !strncmp(err, "stepformer: ", 12) &&
                   strchr(err, '\n') == err + strlen(err) - 1 && access(model, F_OK) != 0,
               "%s: exit %d (want 1), one line, no file: %s", bad[i].name, code, err);
@@ -237,31 +215,32 @@ static void bad_inputs(void) {
     unsetenv("STEPFORMER_MAX_TEXT_MB");
     CHECK(text_load(&t, path_in("big.txt"), false, 0, &e), "under the default 64 MB: %s", e.msg);
     text_free(&t);
-    const int code = run("STEPFORMER_MAX_TEXT_MB=1", "train --task text --data '%s' --out '%s'", path_in("big.txt"),
-                         path_in("never.safetensors"));
+    snprintf(extra_env, sizeof extra_env, "STEPFORMER_MAX_TEXT_MB=1");
+    const int code = run("train --task text --data '%s' --out '%s'", path_in("big.txt"), path_in("never.safetensors"));
+    extra_env[0] = '\0';
     CHECK(code == 1 && strstr(err, "more than the 1 MB"), "exit %d: %s", code, err);
 }
 
 static void bad_flags(void) {
     const char *m = path_in("flags.safetensors");
-    CHECK(run("", "train --task text --out '%s'", m) == 2 && strstr(err, "--task text needs --data FILE"), "%s", err);
-    CHECK(run("", "train --task copy --data x.txt --out '%s'", m) == 2 && strstr(err, "--data, --block and --shuffle are for --task text"),
+    CHECK(run("train --task text --out '%s'", m) == 2 && strstr(err, "--task text needs --data FILE"), "%s", err);
+    CHECK(run("train --task copy --data x.txt --out '%s'", m) == 2 && strstr(err, "--data, --block and --shuffle are for --task text"),
           "%s", err);
-    CHECK(run("", "train --task text --data x.txt --block 0 --out '%s'", m) == 2 && strstr(err, "--block needs a whole number"),
+    CHECK(run("train --task text --data x.txt --block 0 --out '%s'", m) == 2 && strstr(err, "--block needs a whole number"),
           "%s", err);
-    CHECK(run("", "train --task text --data x.txt --block 1025 --out '%s'", m) == 2 && strstr(err, "from 1 to 1024"),
+    CHECK(run("train --task text --data x.txt --block 1025 --out '%s'", m) == 2 && strstr(err, "from 1 to 1024"),
           "%s", err);
-    CHECK(run("", "train --task text --data x.txt --stop-at 0.9 --out '%s'", m) == 2 && strstr(err, "--stop-at"), "%s",
+    CHECK(run("train --task text --data x.txt --stop-at 0.9 --out '%s'", m) == 2 && strstr(err, "--stop-at"), "%s",
           err);
-    CHECK(run("", "train --task text --data x.txt --enc-layers 2 --out '%s'", m) == 2 && strstr(err, "decoder-only"),
+    CHECK(run("train --task text --data x.txt --enc-layers 2 --out '%s'", m) == 2 && strstr(err, "decoder-only"),
           "%s", err);
-    CHECK(run("", "train --task texts --out '%s'", m) == 2 && strstr(err, "brackets and text"), "%s", err);
+    CHECK(run("train --task texts --out '%s'", m) == 2 && strstr(err, "brackets and text"), "%s", err);
     // An encoder-decoder program cannot learn it: it reads a source the text task does not have.
     write_text(path_in("ten.txt"), "aa\nbb\ncc\ndd\nee\nff\ngg\nhh\nii\njj\n");
-    CHECK(run("", "train --task text --data '%s' --program '%s/pre-norm.md' --out '%s'", path_in("ten.txt"), LESSONS, m) ==
+    CHECK(run("train --task text --data '%s' --program '%s/pre-norm.md' --out '%s'", path_in("ten.txt"), LESSONS, m) ==
                   1 && strstr(err, "pre-norm.md reads a source (input src)"),
           "%s", err);
-    CHECK(run("", "train --task text --data '%s' --program '%s/transformers-from-scratch.md' --out '%s'",
+    CHECK(run("train --task text --data '%s' --program '%s/transformers-from-scratch.md' --out '%s'",
               path_in("ten.txt"), LESSONS, m) == 1 && strstr(err, "has no decode loop"),
           "%s", err);
 }
@@ -411,7 +390,7 @@ static double loss_from_trace(const char *model, const char *text_path, int bloc
         char list[4096];
         size_t k = 0;
         for (size_t i = 0; i + 1 < len; i++) k += (size_t)snprintf(list + k, sizeof list - k, "%s%d", i ? "," : "", ids[start + i]);
-        const int code = run("", "trace --program '%s/text-model.md' --model '%s' --src-ids %s --dump '%s'", LESSONS, model,
+        const int code = run("trace --program '%s/text-model.md' --model '%s' --src-ids %s --dump '%s'", LESSONS, model,
                              list, path_in("dump.safetensors"));
         if (code != 0 || !st_load(&f, path_in("dump.safetensors"), &e)) {
             CHECK(false, "trace: %s %s", err, e.msg);
@@ -487,7 +466,7 @@ static void learns(void) {
 static void cli(void) {
     char data[400], model[400];
     snprintf(data, sizeof data, "%s", path_in("nato.txt")), snprintf(model, sizeof model, "%s", path_in("cli.safetensors"));
-    int code = run("", "train --task text --data '%s' --block 16 --d-model 32 --layers 1 --d-ff 64 --batch 16 --steps 40 "
+    int code = run("train --task text --data '%s' --block 16 --d-model 32 --layers 1 --d-ff 64 --batch 16 --steps 40 "
                    "--eval-every 20 --out '%s'", data, model);
     CHECK(code == 0 && strstr(out, "held-out loss: ") && strstr(out, "the bigram baseline's: ") &&
               strstr(err, "holding out every 10th: 300 lines") && strstr(err, "step 20: held-out loss") &&
@@ -503,17 +482,11 @@ static void cli(void) {
     CHECK(strstr(err, want) && strstr(err, vocab), "the header states the bigram baseline (%s) and %s: %s", want, vocab,
           err);
     text_free(&t);
-    code = run("", "run --program '%s/text-model.md' --model '%s' --input ch --max-len 10 --json", LESSONS, model);
+    code = run("run --program '%s/text-model.md' --model '%s' --input ch --max-len 10 --json", LESSONS, model);
     CHECK(code == 0 && strstr(out, "\"output_ids\"") && !strstr(err, "not used"), "run: %s%s", out, err);
 }
 
 // ---- lessons/text-model.md: the numbers it states ----
-
-// A number stated with `places` decimals: the true value must round to it.
-static void check_stated(double value, double stated, int places, const char *what) {
-    CHECK(fabs(value - stated) <= 0.5 * pow(10.0, -places) + 1e-9, "%s: %.6f does not round to %.*f", what, value,
-          places, stated);
-}
 
 // What the lesson's model writes after `prompt` (NULL: the lesson's own, `pre`), greedy or
 // sampled at `temperature` from `seed`.
@@ -557,10 +530,10 @@ static void lesson_numbers(void) {
         CHECK(x->lines == 104334 && x->held_lines == 10433 && x->n_chars == 70 && trainer_model(t)->cfg.tgt_vocab_size == 73,
               "104,334 words, 10,433 held out, 69 characters and the line break, 73 tokens: %zu, %zu, %d, %d", x->lines,
               x->held_lines, x->n_chars, trainer_model(t)->cfg.tgt_vocab_size);
-        check_stated(nats, 2.0778, 4, "the model's held-out loss");
-        check_stated(exp(nats), 7.99, 2, "its perplexity");
-        check_stated(bigram, 2.5187, 4, "the bigram's held-out loss");
-        check_stated(exp(bigram), 12.41, 2, "its perplexity");
+        CHECK_STATED(nats, 2.0778, 4, "the model's held-out loss");
+        CHECK_STATED(exp(nats), 7.99, 2, "its perplexity");
+        CHECK_STATED(bigram, 2.5187, 4, "the bigram's held-out loss");
+        CHECK_STATED(exp(bigram), 12.41, 2, "its perplexity");
     } else {
         CHECK(false, "%s", e.msg);
     }

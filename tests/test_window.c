@@ -10,6 +10,7 @@
 #include "check.h"
 #include "files.h"
 #include "colormap.h"
+#include "session.h"
 #include "ui.h"
 
 typedef struct {
@@ -159,6 +160,56 @@ static void lecture(const char *dir) {
     free(page);
 }
 
+// What gpt_tiny.md writes when opened with choice c, as `expect output` takes it ("6,6,0,7").
+static void written(const DecodeChoice *c, char *out, size_t n) {
+    Session s;
+    Err e = {{0}};
+    SessionSpec spec = {.lesson_path = TESTS "/programs/gpt_tiny.md", .choice = *c, .has_choice = true};
+    snprintf(out, n, "(none)");
+    CHECK(session_open(&s, &spec, &e) && interp_run(s.it, &e), "gpt_tiny.md: %s", e.msg);
+    if (!s.it) return;
+    int len;
+    StopReason why;
+    const float *g = interp_generated(s.it, &len, &why);
+    out[0] = '\0';
+    for (int i = 0; i < len; i++) snprintf(out + strlen(out), n - strlen(out), "%s%d", i ? "," : "", (int)g[i]);
+    session_close(&s);
+}
+
+// Z in the window: greedy, sampling (temperature 1, seed 0), beam search (width 3), greedy,
+// sampling again; each time the replay expects the mode, the stage kept and the tokens a session
+// opened with that choice writes. The Decoding view of each is drawn differently.
+static void decoding_keys(const char *dir) {
+    char g[200], smp[200], b[200], replay[8192], args[700];
+    written(&(DecodeChoice){0}, g, sizeof g);
+    written(&(DecodeChoice){.temperature = 1}, smp, sizeof smp);
+    written(&(DecodeChoice){.beam = 3}, b, sizeof b);
+    CHECK(strcmp(g, smp) != 0, "sampling writes other tokens than greedy decoding (%s, %s)", g, smp);
+    int k = snprintf(replay, sizeof replay, "300 key Tab\n350 key Tab\n400 expect view decoding\n");
+    for (int i = 0; i < 73; i++)  // PageDown steps a block: 73 of them reach round 1's argmax
+        k += snprintf(replay + k, sizeof replay - (size_t)k, "%d key PageDown\n", 450 + 20 * i);
+    const char *mode[5] = {"greedy", "sampling", "beam", "greedy", "sampling"}, *out[5] = {g, smp, b, g, smp};
+    for (int z = 0; z < 5; z++) {
+        const int t = 2000 + 600 * z;
+        if (z) k += snprintf(replay + k, sizeof replay - (size_t)k, "%d text z\n", t);
+        k += snprintf(replay + k, sizeof replay - (size_t)k,
+                      "%d expect decoding %s\n%d expect step.1.decoder.next\n%d expect output %s\n%d shot z%d.png\n",
+                      t + 300, mode[z], t + 310, t + 320, out[z], t + 400, z);
+    }
+    snprintf(replay + k, sizeof replay - (size_t)k, "%d quit\n", 2000 + 600 * 5);
+    write_file(dir, "decoding.replay", replay, "w");
+    snprintf(args, sizeof args, "lesson '%s/programs/gpt_tiny.md' --size 1280x720 --replay decoding.replay", TESTS);
+    CHECK(run_window(dir, args) == 0, "Z switched greedy, sampling and beam search, each as expected (see %s/run.log)", dir);
+    Shot z[5] = {load(dir, "z0.png"), load(dir, "z1.png"), load(dir, "z2.png"), load(dir, "z3.png"), load(dir, "z4.png")};
+    if (z[0].s && z[1].s && z[2].s && z[3].s && z[4].s) {
+        CHECK(differing(&z[0], &z[1]) > 20000 && differing(&z[1], &z[2]) > 20000, "each choice draws its own Decoding view");
+        CHECK(count(&z[1], theme_light.accent) > count(&z[0], theme_light.accent),
+              "sampling names itself in the top bar and draws its distributions");
+    }
+    for (int i = 0; i < 5; i++)
+        if (z[i].s) SDL_FreeSurface(z[i].s);
+}
+
 int main(void) {
     char dir[] = "/tmp/stepformer-window-XXXXXX";
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
@@ -182,6 +233,7 @@ int main(void) {
     record_and_replay(dir);
     live_training(dir);
     lecture(dir);
+    decoding_keys(dir);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (check_failed == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     if (check_failed) fprintf(stderr, "screenshots kept in %s\n", dir);

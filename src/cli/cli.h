@@ -20,6 +20,7 @@ enum {
     OPT_PROBE = 1 << 19,  // patch: --clean --corrupt --sweep --stage --head --position
     OPT_AGAINST = 1 << 20,  // lesson: --against-correct
     OPT_DECODE = 1 << 21,   // --temperature --top-k --top-p --seed --beam: how a decoder generates
+    OPT_EXAMPLES = 1 << 22, // examples: --task --count --seed
 };
 // What every command that runs a model takes.
 enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
@@ -62,6 +63,8 @@ typedef struct {
     const char *html, *pdf;       // export: the handout's folder (--html); --pdf (refused: print the page)
     bool has_seed;
     bool has_temperature, has_top_p;  // given (their values are in spec.choice)
+    bool no_cache;                    // run: the plain decoder, every round whole
+    int count;                        // examples: how many lines
     TrainFlags train;
     const char *positional[4];  // arguments that are not options
     int n_positional;
@@ -109,6 +112,7 @@ int cmd_export(int argc, char **argv);
 // o->html_dir when --html gave one. Returns the exit status.
 int export_pdf(ExportOptions *o, const char *pdf);
 int cmd_train(int argc, char **argv);
+int cmd_examples(int argc, char **argv);
 // The window on a lesson or model (spec), honouring --record/--replay/--size.
 int cli_open_window(const CliOptions *o);
 

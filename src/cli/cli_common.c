@@ -35,12 +35,14 @@ static const struct {
     {{"eps", required_argument, 0, 'E'}, OPT_MODEL_FLAGS},
     {{"out", required_argument, 0, 'O'}, OPT_INIT | OPT_EXPORT | OPT_TRAIN},
     {{"config", required_argument, 0, 'C'}, OPT_INIT | OPT_MODEL_FLAGS},
-    {{"seed", required_argument, 0, 'S'}, OPT_INIT | OPT_TRAIN | OPT_DECODE},
+    {{"seed", required_argument, 0, 'S'}, OPT_INIT | OPT_TRAIN | OPT_DECODE | OPT_EXAMPLES},
+    {{"count", required_argument, 0, 1037}, OPT_EXAMPLES},
     {{"temperature", required_argument, 0, 1032}, OPT_DECODE},
     {{"top-k", required_argument, 0, 1033}, OPT_DECODE},
     {{"top-p", required_argument, 0, 1034}, OPT_DECODE},
     {{"beam", required_argument, 0, 1035}, OPT_DECODE},
-    {{"task", required_argument, 0, 1000}, OPT_TRAIN},
+    {{"no-cache", no_argument, 0, 1036}, OPT_DECODE},
+    {{"task", required_argument, 0, 1000}, OPT_TRAIN | OPT_EXAMPLES},
     {{"steps", required_argument, 0, 1001}, OPT_TRAIN},
     {{"batch", required_argument, 0, 1002}, OPT_TRAIN},
     {{"lr", required_argument, 0, 1003}, OPT_TRAIN},
@@ -168,6 +170,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1029: o->against = true; return true;
     case 1030: o->questions = true; return true;
     case 1031: o->presenter = true; return true;
+    case 1036: o->no_cache = true; return true;
     case 1050: o->train.data = arg; return true;
     case 1052: o->train.shuffle = true; return true;
     }
@@ -307,6 +310,10 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         *code = cli_usage_error(cmd, "--repeat needs a whole number of at least 1, not '%s'", arg);
         return false;
     case 1032: case 1033: case 1034: case 1035: return take_choice_flag(o, c, cmd, arg, code);
+    case 1037:
+        if (parse_whole(arg, 1, 10000000, &v)) return o->count = (int)v, true;
+        *code = cli_usage_error(cmd, "--count needs a whole number from 1 to 10000000, not '%s'", arg);
+        return false;
     case 1025:
         if (parse_whole(arg, 1, 4096, &v)) return o->head = (int)v, true;
         *code = cli_usage_error(cmd, "--head needs a head number from 1, not '%s'", arg);

@@ -25,6 +25,8 @@ static const char lesson_usage[] =
     "  --input TEXT    replace the lesson's input\n"
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
+    "  --temperature T, --top-k K, --top-p P, --seed N, --beam K   sample, or search with a beam,\n"
+    "                  instead of greedy decoding (as for `run`; Z in the window switches)\n"
     "  --model FILE    run the lesson's program on these weights\n"
     "  --against-correct   a mistake lesson: run its correct program (its `correct:`) on the\n"
     "                  same model and input, and print the first stage where the two differ\n"
@@ -129,13 +131,14 @@ static int run_against(const CliOptions *o) {
 }
 
 enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_JSON | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
-                     OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW | OPT_AGAINST };
+                     OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW | OPT_AGAINST | OPT_DECODE };
 
 int cmd_lesson(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, LESSON_OPTS, lesson_usage, &o);
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
+    if (!cli_take_choice(&o, "lesson")) return EXIT_FAIL;
     o.spec.lesson_path = o.positional[0];
     if (o.against) return run_against(&o);
     if (o.questions) return cli_print_questions(&o);

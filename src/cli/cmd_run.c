@@ -23,6 +23,9 @@ static const char run_usage[] =
     "  --top-p P          sample only among the likeliest tokens whose probabilities reach P\n"
     "  --seed N           the sampler's seed (default 0): the same seed, the same tokens\n"
     "  --beam K           beam search with K hypotheses, scored by mean log-probability\n"
+    "  --no-cache         the plain decoder: every round runs over every position again. By\n"
+    "                     default each round computes only the new position (the cached\n"
+    "                     decoder), the same bits; a stage it cannot cache runs whole\n"
     "  --json             print {\"output_ids\": [...], \"output_text\": \"...\", \"stop\": ...}\n"
     "  --program FILE     run this lesson's program instead of the standard one\n"
     "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
@@ -89,6 +92,20 @@ static void print_outputs(const Session *s, bool json) {
     cJSON_Delete(root);
 }
 
+// The cached decoder is the default; where it saved nothing, say why.
+static void note_uncached(const Session *s) {
+    int copied = 0, rounds = 0;
+    for (int i = 0; i < interp_n_done(s->it); i++) {
+        copied += interp_stage_rows(s->it, i) != ROWS_WHOLE;
+        rounds = interp_stage(s->it, i)->step > rounds ? interp_stage(s->it, i)->step : rounds;
+    }
+    if (copied || rounds == 0) return;  // it cached, or there was one round only
+    fprintf(stderr, "stepformer: note: every round ran whole, not cached: %s\n",
+            s->run.choice.beam >= 2 ? "beam search's hypotheses change rows from round to round"
+                                    : "no stage's earlier rows are sure to stay the same (a decoder without its "
+                                      "causal mask, or a batch)");
+}
+
 int cmd_run(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, MODEL_OPTS | OPT_INPUT | OPT_SRC_IDS | OPT_MAX_LEN | OPT_JSON | OPT_DECODE,
@@ -96,7 +113,7 @@ int cmd_run(int argc, char **argv) {
     if (code >= 0 || (code = cli_need_model(&o, "run")) >= 0) return code;
     if (!cli_take_choice(&o, "run")) return EXIT_FAIL;
     if (!o.spec.input && !o.spec.src_ids) return cli_usage_error("run", "give --input TEXT or --src-ids LIST");
-    o.spec.greedy = true;
+    o.spec.greedy = true, o.spec.cached = !o.no_cache;
     if (!o.spec.max_len) o.spec.max_len = 64;
     Session s;
     Err e = {{0}};
@@ -109,6 +126,7 @@ int cmd_run(int argc, char **argv) {
         session_close(&s);
         return EXIT_OK;
     }
+    if (o.spec.cached) note_uncached(&s);
     int n;
     StopReason why;
     const float *ids = interp_generated(s.it, &n, &why);

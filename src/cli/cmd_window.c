@@ -22,6 +22,9 @@ static const char window_usage[] =
     "  --headless        no window: run the lesson in the terminal, one line per stage\n"
     "  --presenter       a lesson's questions take answers but grade them only when Right\n"
     "                    reveals them (T in the window switches it)\n"
+    "  --temperature T, --top-k K, --top-p P, --seed N, --beam K\n"
+    "                    how the decoder chooses each token it generates, as for `run`\n"
+    "                    (Z in the window switches greedy, sampling, beam search)\n"
     "\n"
     "Other commands: run, trace, lesson, stages, export, init, bench (stepformer COMMAND --help).\n";
 
@@ -51,9 +54,10 @@ int cmd_window(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv,
                          OPT_WINDOW | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_PROGRAM | OPT_INPUT |
-                             OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_MAX_LEN,
+                             OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_MAX_LEN | OPT_DECODE,
                          window_usage, &o);
     if (code >= 0) return code;
+    if (!cli_take_choice(&o, "stepformer")) return EXIT_FAIL;
     if (o.n_positional) return cli_usage_error("stepformer", "unknown command '%s'", o.positional[0]);
     if (o.spec.model_path && !o.spec.input && !o.spec.src_ids)
         return cli_usage_error("stepformer", "with --model, give --input TEXT or --src-ids LIST");
@@ -77,15 +81,17 @@ static const char export_usage[] =
     "--html DIR writes the lesson's handout instead, one self-contained page DIR/index.html: the\n"
     "whole narration, each program cell, and after each cell that makes stages the picture of its\n"
     "first stage. --pdf FILE prints that page to a PDF with WeasyPrint (Debian's weasyprint;\n"
-    "with --html DIR the page is kept there too); any browser prints the page as well.\n";
+    "with --html DIR the page is kept there too); any browser prints the page as well.\n"
+    "--temperature, --top-k, --top-p, --seed and --beam choose the generated tokens as for `run`.\n";
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv,
                          OPT_EXPORT | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_INPUT | OPT_TARGET |
-                             OPT_MAX_LEN,
+                             OPT_MAX_LEN | OPT_DECODE,
                          export_usage, &o);
     if (code >= 0) return code;
+    if (!cli_take_choice(&o, "export")) return EXIT_FAIL;
     if (o.n_positional != 1) return cli_usage_error("export", "give one lesson file (or - for the built-in lesson)");
     if (!o.out && !o.html && !o.pdf)
         return cli_usage_error("export", "--out DIR (the PNGs), --html DIR or --pdf FILE (the handout) is required");

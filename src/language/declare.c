@@ -93,12 +93,17 @@ static int *slot_of(Walk *w, const char *name) {
     return &w->slot[k];
 }
 
-static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, InitKind init, float arg) {
+// Adds a declaration (absent: its `if` is 0, so it names no tensor).
+static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, InitKind init, float arg, bool absent) {
     int *slot = slot_of(w, full);
     if (*slot) {
         const int i = *slot - 1;
         char a[64], b[64];
-        if (!shape_eq(&w->decls[i].shape, &shape) || w->decls[i].fixed != s->fixed)
+        if (w->decls[i].absent != absent)
+            return err_set(w->e, absent ? "%s:%d: '%s' is left out here (its `if` is 0), but line %d declares it"
+                                        : "%s:%d: '%s' is declared here, but line %d leaves it out (its `if` is 0)",
+                           w->p->file, s->line, full, w->decls[i].line);
+        if (!absent && (!shape_eq(&w->decls[i].shape, &shape) || w->decls[i].fixed != s->fixed))
             return err_set(w->e, "%s:%d: '%s' is declared again as %s%s, but line %d declared it as %s%s",
                            w->p->file, s->line, full, s->fixed ? "a buffer " : "", shape_str(&shape, a, sizeof a),
                            w->decls[i].line, w->decls[i].fixed ? "a buffer " : "", shape_str(&w->decls[i].shape, b, sizeof b));
@@ -116,7 +121,7 @@ static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, Init
     char *name = malloc(strlen(full) + 1);
     if (!name) return err_code(w->e, ERR_MEMORY, "out of memory");
     strcpy(name, full);
-    w->decls[w->n++] = (ParamDecl){name, shape, init, arg, s->fixed, s->line};
+    w->decls[w->n++] = (ParamDecl){name, shape, init, arg, s->fixed, s->line, absent, s->cond != NULL};
     *slot = w->n;
     return true;
 }
@@ -170,6 +175,12 @@ static bool run_param(Walk *w, const Stmt *s) {
         w->hits += w->file && st_find(w->file, full);
         return true;
     }
+    if (s->cond) {  // `if EXPR`: a weight the configuration leaves out is declared absent
+        double on;
+        if (!eval(w, s, s->cond, &on, &skip)) return false;
+        if (skip) return true;
+        if (on == 0) return add_decl(w, s, full, (Shape){0}, INIT_ZEROS, 0.0f, true);
+    }
     Shape shape;
     if (!shape_of(w, s, full, &shape, &skip)) return false;
     if (skip) return true;
@@ -186,7 +197,7 @@ static bool run_param(Walk *w, const Stmt *s) {
     double arg = 0;
     if (has && !eval(w, s, s->args[s->n_args - 1].text, &arg, &skip)) return false;
     if (skip) return true;
-    return add_decl(w, s, full, shape, (InitKind)init, (float)arg);
+    return add_decl(w, s, full, shape, (InitKind)init, (float)arg, false);
 }
 
 // Counts the layers the file holds for `for VAR in NAME`: how many values of VAR declare a
@@ -323,8 +334,24 @@ static bool pass(Walk *w, bool strict, bool defaults) {
     return run_range(w, 0, w->p->n);
 }
 
+// Moves the absent declarations after the others, each part in program order; returns how
+// many are absent.
+static int absent_last(ParamDecl *d, int n) {
+    if (n == 0) return 0;  // (d may be NULL)
+    ParamDecl *absent = malloc(sizeof *absent * (size_t)n);
+    if (!absent) return -1;
+    int k = 0, a = 0;
+    for (int i = 0; i < n; i++) {
+        if (d[i].absent) absent[a++] = d[i];
+        else d[k++] = d[i];
+    }
+    memcpy(d + k, absent, sizeof *absent * (size_t)a);
+    free(absent);
+    return a;
+}
+
 bool program_declare(const Program *p, Conf *conf, const StFile *file, const char *path, ParamDecl **out,
-                     int *n, Err *e) {
+                     int *n, int *n_absent, Err *e) {
     Walk *w = calloc(1, sizeof *w);
     if (!w) return err_code(e, ERR_MEMORY, "out of memory");
     *w = (Walk){.p = p, .conf = conf, .file = file, .path = path ? path : "", .e = e,
@@ -338,12 +365,14 @@ bool program_declare(const Program *p, Conf *conf, const StFile *file, const cha
         if (ok && !w->progress) break;
     }
     ok = ok && pass(w, true, true);
+    *n_absent = ok ? absent_last(w->decls, w->n) : 0;
+    if (*n_absent < 0) ok = err_code(e, ERR_MEMORY, "out of memory"), *n_absent = 0;
     if (!ok) {
         drop(w);
         free(w->decls);
         w->decls = NULL;
     }
-    *out = w->decls, *n = ok ? w->n : 0;
+    *out = w->decls, *n = ok ? w->n - *n_absent : 0;
     free(w->slot);
     free(w);
     return ok;
@@ -390,6 +419,7 @@ bool program_mentions(const Program *p, const char *name) {
             return true;
         for (int j = 0; j < s->n_args; j++)
             if (mentions(s->args[j].text, name)) return true;
+        if (mentions(s->cond, name)) return true;
     }
     return false;
 }

@@ -6,10 +6,11 @@
 #include "program.h"
 
 // Completes `conf` (sizes from the shapes in `file` when given, layer counts from the layers
-// the file holds, then `default` lines) and lists every declared tensor in program order.
+// the file holds, then `default` lines) and lists every declared tensor in program order:
+// out[0..n), then the n_absent names whose `if` is 0 (out[n..n + n_absent), no tensor).
 // A name still unset where a declaration needs it is an error naming it and the line.
 bool program_declare(const Program *p, Conf *conf, const StFile *file, const char *path, ParamDecl **out,
-                     int *n, Err *e);
+                     int *n, int *n_absent, Err *e);
 void param_decls_free(ParamDecl *d, int n);
 // Whether the program's text uses `name` as a configuration name anywhere.
 bool program_mentions(const Program *p, const char *name);

@@ -24,10 +24,24 @@ static void exec_one(const Stage *st, const float *const in[STAGE_MAX_IN], float
         split_heads_forward(out, in[0], s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
         return;
     case OP_MERGE_HEADS: merge_heads_forward(out, in[0], s0->dim[1], s0->dim[0], s0->dim[2]); return;
-    case OP_MATMUL:
-        matmul_forward(out, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(&st->shape), shape_last(s0),
-                       st->attr.b_transposed);
+    case OP_MATMUL: {
+        int ab[2], bb[2], M, N, K;
+        matmul_sizes(st, ab, bb, &M, &N, &K);
+        matmul_broadcast_forward(out, in[0], in[1], ab, bb, M, N, K, st->attr.b_transposed);
         return;
+    }
+    case OP_REPEAT: {
+        int outer, len, inner;
+        axis_split(s0, st->attr.axis, &outer, &len, &inner);
+        repeat_forward(out, in[0], outer, len, inner, st->attr.times, st->attr.interleave);
+        return;
+    }
+    case OP_CONCAT: {
+        int outer, len[STAGE_MAX_IN], inner;
+        for (int j = 0; j < st->n_in; j++) axis_split(&st->in_shape[j], st->attr.axis, &outer, &len[j], &inner);
+        concat_forward(out, in, len, st->n_in, outer, inner);
+        return;
+    }
     case OP_TRANSPOSE: transpose_forward(out, in[0], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(s0)); return;
     case OP_MASK:
         mask_forward(out, in[0], st->attr.has_pad ? in[1] : NULL, st->attr.pad_id, st->attr.causal, s0->dim[0],
@@ -79,7 +93,7 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *
     case OP_SOFTMAX: softmax_forward(out, in[0], B * shape_rows(s0), shape_last(s0)); return;
     case OP_LOG_SOFTMAX: log_softmax_forward(out, in[0], B * shape_rows(s0), shape_last(s0)); return;
     case OP_LAYER_NORM:
-        layernorm_forward(out, in[0], in[1], in[2], B * s0->dim[0], s0->dim[1], st->attr.eps, st->attr.ln);
+        layernorm_forward(out, in[0], in[1], st->n_in == 3 ? in[2] : NULL, B * s0->dim[0], s0->dim[1], st->attr.eps, st->attr.ln);
         return;
     case OP_ACTIVATION:
         if (st->attr.act == ACT_GELU) gelu_forward(out, in[0], n);

@@ -17,6 +17,7 @@ typedef struct {
     TensorKind kind;
     unsigned deps;
     AxisTokens axes;
+    bool absent;  // a weight whose `param ... if` is 0: an op's last argument naming it is left out
     char label[STAGE_ID_MAX];  // stage id, input name or weight key
 } Binding;
 
@@ -142,6 +143,12 @@ static bool resolve_weight(Expander *x, const char *tpl, int line, Binding *out,
         snprintf(out->label, sizeof out->label, "%s", full);
         return true;
     }
+    for (int k = x->m->n_params; k < x->m->n_params + x->m->n_absent; k++)
+        if (!strcmp(x->m->params[k].name, full)) {
+            *out = (Binding){.is_tensor = true, .ref = {REF_WEIGHT, -1, 0}, .absent = true, .axes = axes_none()};
+            snprintf(out->label, sizeof out->label, "%s", full);
+            return true;
+        }
     const char *names[512];
     int n = 0;
     for (int k = 0; k < x->m->n_params && n < 512; k++) names[n++] = x->m->params[k].name;
@@ -180,7 +187,7 @@ static void set_defaults(Stage *st, const Model *m) {
     const ModelConfig *c = &m->cfg;
     st->attr = (OpAttrs){.scale = NAN, .chunks = 1, .heads = c->nhead, .eps = c->layer_norm_eps,
                          .ln = c->layer_norm, .act = c->activation, .positions = model_max_len(m),
-                         .width = c->d_model, .base = 10000.0f};
+                         .width = c->d_model, .base = 10000.0f, .interleave = true};
 }
 
 static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
@@ -192,7 +199,8 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     if (!eval(x, a->text, st->line, &v, e)) return false;
     const char *k = a->key;
     const bool whole = !strcmp(k, "chunk") || !strcmp(k, "chunks") || !strcmp(k, "heads") ||
-                       !strcmp(k, "positions") || !strcmp(k, "width");
+                       !strcmp(k, "positions") || !strcmp(k, "width") || !strcmp(k, "times") || !strcmp(k, "axis") ||
+                       !strcmp(k, "interleave");
     if (whole && !(fabs(v) <= 1e8 && v == floor(v)))
         return err_set(e, "%s:%d: %s: %s=%g must be a whole number", file(x), st->line,
                        op_info[st->op].name, k, v);
@@ -209,10 +217,18 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     else if (!strcmp(k, "positions")) st->attr.positions = (int)v;
     else if (!strcmp(k, "width")) st->attr.width = (int)v;
     else if (!strcmp(k, "base")) st->attr.base = (float)v;
+    else if (!strcmp(k, "times")) st->attr.times = (int)v;
+    else if (!strcmp(k, "axis")) st->attr.axis = (int)v;
+    else if (!strcmp(k, "interleave")) st->attr.interleave = v != 0;
     return true;
 }
 
-static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, Err *e) {
+// Adds one tensor argument; an absent weight (`param ... if` 0) is left out, its name kept in
+// *left_out (no tensor argument may follow it).
+static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, char *left_out, Err *e) {
+    if (*left_out)
+        return err_set(e, "%s:%d: %s: the weight '%s' is absent here (its `param ... if` is 0); only an op's "
+                       "last argument may name an absent weight", file(x), st->line, op_info[st->op].name, left_out);
     if (a->kind == ARG_EXPR)
         return err_set(e, "%s:%d: %s takes tensors as arguments; write settings as key=value",
                        file(x), st->line, op_info[st->op].name);
@@ -227,6 +243,10 @@ static bool add_input(Expander *x, Stage *st, const Arg *a, AxisTokens *axes, Er
     }
     Binding b;
     if (!arg_value(x, a, st->line, &b, e)) return false;
+    if (b.absent) {
+        snprintf(left_out, STAGE_ID_MAX, "%s", b.label);
+        return true;
+    }
     if (!b.is_tensor)
         return err_set(e, "%s:%d: '%s' is a number, but %s needs a tensor here", file(x),
                        st->line, a->text, op_info[st->op].name);
@@ -313,14 +333,18 @@ static bool make_stage(Expander *x, const Stmt *s, Op op, Err *e) {
         if (s->args[i].kind == ARG_KEYWORD && !set_attr(x, &st, &s->args[i], e)) return false;
     AxisTokens axes[STAGE_MAX_IN];
     const bool sized = op == OP_RESHAPE || op == OP_PERMUTE;  // numbers after the tensor: dims
+    char left_out[STAGE_ID_MAX] = "";
     for (int i = 0; i < s->n_args; i++) {
         if (s->args[i].kind == ARG_KEYWORD) continue;
         if (sized && st.n_in == 1) {
             if (!add_dim(x, &st, &s->args[i], e)) return false;
-        } else if (!add_input(x, &st, &s->args[i], axes, e)) {
+        } else if (!add_input(x, &st, &s->args[i], axes, left_out, e)) {
             return false;
         }
     }
+    if (st.n_in < op_info[op].min_in && *left_out)
+        return err_set(e, "%s:%d: %s needs the weight '%s', but it is absent here (its `param ... if` is 0)",
+                       file(x), s->line, op_info[op].name, left_out);
     if (st.n_in < op_info[op].min_in)
         return err_set(e, "%s:%d: %s takes at least %d tensors, got %d", file(x), s->line,
                        op_info[op].name, op_info[op].min_in, st.n_in);

@@ -293,10 +293,8 @@ static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX
     it->kind[i] = rows_exec(st, in, kin, packed, prev, &interp_stage(it, j)->shape, it->out[i]);
 }
 
-// The scores the decode loop's argmax reads: what sampling and beam search choose from (a
-// softmax's input when the argmax reads its probabilities).
-static int scores_stage(const Interp *it) {
-    const Stage *st = interp_stage(it, it->next_stage);
+int interp_scores_of(const Interp *it, int argmax) {
+    const Stage *st = interp_stage(it, argmax);
     int k = st->in[0].kind == REF_STAGE ? st->in[0].index : -1;
     if (k >= 0 && interp_stage(it, k)->op == OP_SOFTMAX && interp_stage(it, k)->in[0].kind == REF_STAGE)
         k = interp_stage(it, k)->in[0].index;
@@ -310,7 +308,7 @@ static bool choose(Interp *it, const float *next, int T, bool *beam_done, Err *e
     *beam_done = false;
     for (int b = 0; b < B; b++) it->tokens[b] = (int)next[(size_t)b * T + T - 1], it->parents[b] = b;
     if (!it->ch) return true;
-    const int k = scores_stage(it);
+    const int k = interp_scores_of(it, it->next_stage);
     if (k < 0) return err_set(e, "sampling and beam search read the scores the decode loop's argmax reads, "
                               "but its argmax reads no stage");
     const Stage *sc = interp_stage(it, k);

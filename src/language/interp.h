@@ -94,6 +94,9 @@ const float *interp_generated_row(const Interp *it, int b, int *n);
 int interp_batch(const Interp *it);
 // Sampling or beam search: what each round chose (choose.h); NULL for greedy decoding.
 const Chooser *interp_chooser(const Interp *it);
+// The scores sampling and beam search choose from in the round whose argmax is stage `argmax`:
+// the stage the argmax reads, or that stage's input when it is a softmax (the logits). -1: none.
+int interp_scores_of(const Interp *it, int argmax);
 // Greedy decoding: the ids the target started with, before the first generated one (1: [bos];
 // a decoder-only program's prompt: its length); 0 in a teacher-forced pass.
 int interp_start_len(const Interp *it);

@@ -72,9 +72,10 @@ static void made_for(Model *m, const Program *p) {
     unsigned long long h = 1469598103934665603ull;
     for (int i = 0; i < p->n; i++) {
         const Stmt *s = &p->stmts[i];
-        const char *parts[2] = {s->name, s->text};
-        for (int k = 0; k < 2 + s->n_args; k++) {
-            const char *t = k < 2 ? parts[k] : s->args[k - 2].text;
+        const char *parts[3] = {s->name, s->text, s->cond};  // a param's `if` last, when it has one
+        const int n = 2 + s->n_args + (s->cond != NULL);
+        for (int k = 0; k < n; k++) {
+            const char *t = k < 2 ? parts[k] : k < 2 + s->n_args ? s->args[k - 2].text : parts[2];
             for (; t && *t; t++) h = (h ^ (unsigned char)*t) * 1099511628211ull;
             h = (h ^ 0xFF) * 1099511628211ull;  // a separator: "ab","c" is not "a","bc"
         }
@@ -87,16 +88,50 @@ static bool resolve(Model *m, const Program *p, const ConfSpec *cs, const StFile
     made_for(m, p);
     if (!conf_apply(&m->conf, cs, e)) return false;
     if (f && !conf_from_meta(&m->conf, f, path, e)) return false;
-    if (!program_declare(p, &m->conf, f, path, &m->params, &m->n_params, e)) return false;
+    if (!program_declare(p, &m->conf, f, path, &m->params, &m->n_params, &m->n_absent, e)) return false;
     return misspelt(m, p, e) && model_check_config(m, path ? path : p->file, e);
+}
+
+// For each declared tensor the file lacks, a name tied to it (`tie`) that the file holds, or
+// NULL: nanoGPT's checkpoints may hold transformer.wte.weight without lm_head.weight.
+static const char **tied_sources(const Model *m, const Program *p, const StFile *f) {
+    const char **from = calloc((size_t)m->n_params + 1, sizeof *from);
+    for (int i = 0; from && i < m->n_params; i++) {
+        if (st_find(f, m->params[i].name)) continue;
+        for (int s = 0; s < p->n && !from[i]; s++) {
+            const Stmt *t = &p->stmts[s];
+            bool named = false;
+            for (int k = 0; t->kind == ST_TIE && k < t->n_args; k++) named = named || !strcmp(t->args[k].text, m->params[i].name);
+            for (int k = 0; named && k < t->n_args && !from[i]; k++)
+                if (st_find(f, t->args[k].text)) from[i] = t->args[k].text;
+        }
+    }
+    return from;
+}
+
+// Fresh weights tied by a `tie` start as one tensor: the others copy the first name's numbers
+// (names of another shape are left alone; the backward pass says so).
+static void tie_fresh(Model *m, const Program *p) {
+    for (int s = 0; s < p->n; s++) {
+        const Stmt *t = &p->stmts[s];
+        const StEntry *first = t->kind == ST_TIE ? model_weight(m, t->args[0].text) : NULL;
+        for (int k = 1; first && k < t->n_args; k++) {
+            const int w = model_weight_index(m, t->args[k].text);
+            if (w >= 0 && !m->params[w].fixed && shape_eq(&m->weights.entries[w].shape, &first->shape))
+                memcpy(m->weights.entries[w].data, first->data, sizeof(float) * (size_t)shape_numel(&first->shape));
+        }
+    }
 }
 
 bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, const ConfSpec *cs, Err *e) {
     memset(m, 0, sizeof *m);
     snprintf(m->source, sizeof m->source, "%s", path);
     static const ConfSpec none;
-    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && (model_allocate(m, e) || err_prefix(e, "%s", path)) &&
-              model_copy_from(m, f, path, p->file, e) && model_read_vocab(m, f, path, e);
+    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && (model_allocate(m, e) || err_prefix(e, "%s", path));
+    const char **from = ok ? tied_sources(m, p, f) : NULL;
+    if (ok && !from) ok = err_code(e, ERR_MEMORY, "out of memory");
+    ok = ok && model_copy_from(m, f, path, p->file, from, e) && model_read_vocab(m, f, path, e);
+    free(from);
     if (ok) note_unused(m, p), drop_unused(m, p);
     st_free(f);
     if (!ok) model_free(m);
@@ -120,6 +155,7 @@ bool model_init_random(Model *m, const Program *p, const ConfSpec *cs, uint64_t 
         return false;
     }
     model_init_weights(m, seed);
+    tie_fresh(m, p);
     note_unused(m, p);
     drop_unused(m, p);
     return true;

@@ -20,8 +20,8 @@ const OpInfo op_info[OP_COUNT] = {
                         "split_heads_forward", "cuts the columns into one slice per head"},
     [OP_MERGE_HEADS] = {"merge_heads", 1, 1, "", "y = concat(head_1, ..., head_h)",
                         "merge_heads_forward", "puts the heads' columns side by side again"},
-    [OP_MATMUL] = {"matmul", 2, 2, "", "C = A B   (one product per head)", "matmul_reference",
-                   "a matrix product for each head",
+    [OP_MATMUL] = {"matmul", 2, 2, "", "C[h] = A[h] B[h]   (one product per head; a side with 1 head serves every head)",
+                   "matmul_reference", "a matrix product for each head",
                    "ran: the blocked GEMM of gemm.c, which the tests hold to this loop"},
     [OP_TRANSPOSE] = {"transpose", 1, 1, "", "y = x^T", "transpose_forward",
                       "swaps rows and columns"},
@@ -36,7 +36,7 @@ const OpInfo op_info[OP_COUNT] = {
                         "log_softmax_forward", "log-probabilities of each row"},
     [OP_ADD] = {"add", 2, 2, "", "y = a + b", "add_forward",
                 "the residual connection: adds a sublayer's output to its input"},
-    [OP_LAYER_NORM] = {"layer_norm", 3, 3, "eps annotated",
+    [OP_LAYER_NORM] = {"layer_norm", 2, 3, "eps annotated",
                        "y = g (x - mean) / sqrt(var + eps) + b", "layernorm_forward",
                        "normalises each row to mean 0 and variance 1, then scales and shifts"},
     [OP_ACTIVATION] = {"activation", 1, 1, "", "relu(x) = max(0, x)  or  gelu(x) = x Phi(x)",
@@ -59,6 +59,11 @@ const OpInfo op_info[OP_COUNT] = {
                      "keeps each column's largest value over the positions"},
     [OP_MEAN_POOL] = {"mean_pool", 1, 2, "", "y[c] = mean_t x[t, c]", "pool_forward",
                       "averages each column over the positions"},
+    [OP_REPEAT] = {"repeat", 1, 1, "times axis interleave",
+                   "y[.., j, ..] = x[.., j / times, ..]   (interleave=0: x[.., j mod n, ..])", "repeat_forward",
+                   "repeats each entry of one axis in place (the key/value heads of grouped-query attention)"},
+    [OP_CONCAT] = {"concat", 2, STAGE_MAX_IN, "axis", "y = [a | b | ...] along the axis", "concat_forward",
+                   "joins tensors end to end along one axis"},
 };
 
 // Every op has a row: a missing one would leave a NULL name (checked by op_table_complete).
@@ -98,18 +103,42 @@ static bool need_ndim(const Stage *st, int i, int lo, int hi, const char *where,
     return shape_err(st, where, e, why);
 }
 
+// Each side's batch axes (all but its last two), right-aligned into two; a missing axis is 1.
+static void batch_of(const Shape *s, int batch[2]) {
+    batch[0] = batch[1] = 1;
+    for (int k = s->ndim - 3, slot = 1; k >= 0; k--, slot--) batch[slot] = s->dim[k];
+}
+
+void matmul_sizes(const Stage *st, int a_batch[2], int b_batch[2], int *M, int *N, int *K) {
+    const Shape *a = &st->in_shape[0], *b = &st->in_shape[1];
+    batch_of(a, a_batch), batch_of(b, b_batch);
+    *M = a->dim[a->ndim - 2], *K = shape_last(a);
+    *N = st->attr.b_transposed ? b->dim[b->ndim - 2] : shape_last(b);
+}
+
+// torch.matmul's rule: the inner sizes agree, and each batch axis is equal on both sides or 1
+// on one of them (that side serves every index along it).
 static bool infer_matmul(Stage *st, const char *where, Err *e) {
     const Shape *a = &st->in_shape[0], *b = &st->in_shape[1];
-    if (!need_ndim(st, 0, 2, 3, where, e) || !need_ndim(st, 1, a->ndim, a->ndim, where, e))
-        return false;
-    int nd = a->ndim;
-    if (nd == 3 && a->dim[0] != b->dim[0])
-        return shape_err(st, where, e, "the two sides have a different number of heads");
-    int K = shape_last(a), bk = st->attr.b_transposed ? b->dim[nd - 1] : b->dim[nd - 2];
-    int N = st->attr.b_transposed ? b->dim[nd - 2] : b->dim[nd - 1];
+    if (!need_ndim(st, 0, 2, SHAPE_MAX_DIMS, where, e) || !need_ndim(st, 1, 2, SHAPE_MAX_DIMS, where, e)) return false;
+    int ab[2], bb[2], M, N, K;
+    matmul_sizes(st, ab, bb, &M, &N, &K);
+    const int bk = st->attr.b_transposed ? shape_last(b) : b->dim[b->ndim - 2];
     if (K != bk) return shape_err(st, where, e, "inner dimensions differ");
-    st->shape = *a;
-    st->shape.dim[nd - 1] = N;
+    for (int k = 0; k < 2; k++)
+        if (ab[k] != bb[k] && ab[k] != 1 && bb[k] != 1) {
+            char why[200];
+            snprintf(why, sizeof why, "the leading dimensions %d and %d differ: each must be equal on both sides, or 1 "
+                     "on one side (which then serves every index)", ab[k], bb[k]);
+            return shape_err(st, where, e, why);
+        }
+    const int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+    st->shape.ndim = nd;
+    for (int k = 0; k < nd - 2; k++) {
+        const int slot = k + 4 - nd;  // the batch slot of out's axis k
+        st->shape.dim[k] = ab[slot] > bb[slot] ? ab[slot] : bb[slot];
+    }
+    st->shape.dim[nd - 2] = M, st->shape.dim[nd - 1] = N;
     return true;
 }
 
@@ -127,7 +156,7 @@ static bool infer_linear(Stage *st, const char *where, Err *e) {
 static bool infer_layer_norm(Stage *st, const char *where, Err *e) {
     if (!need_ndim(st, 0, 2, 2, where, e)) return false;
     int C = shape_last(&st->in_shape[0]);
-    for (int i = 1; i < 3; i++)
+    for (int i = 1; i < st->n_in; i++)  // the bias may be left out (nanoGPT's bias=False)
         if (st->in_shape[i].ndim != 1 || st->in_shape[i].dim[0] != C)
             return shape_err(st, where, e, "gain and bias must have one entry per column of x");
     st->shape = st->in_shape[0];
@@ -237,6 +266,52 @@ static bool infer_pieces(Stage *st, const char *where, Err *e) {
     return true;
 }
 
+void axis_split(const Shape *s, int axis, int *outer, int *n, int *inner) {
+    *outer = *inner = 1;
+    for (int k = 0; k < axis; k++) *outer *= s->dim[k];
+    for (int k = axis + 1; k < s->ndim; k++) *inner *= s->dim[k];
+    *n = s->dim[axis];
+}
+
+// The axis= of repeat and concat, counted from the end when negative, made 0 .. ndim-1.
+static bool resolve_axis(Stage *st, const char *where, Err *e) {
+    const int nd = st->in_shape[0].ndim, ax = st->attr.axis < 0 ? st->attr.axis + nd : st->attr.axis;
+    if (nd < 1 || ax < 0 || ax >= nd) {
+        char why[120];
+        snprintf(why, sizeof why, "axis=%d is not an axis of a tensor of %d dimensions (0 to %d, or -1 for the last)",
+                 st->attr.axis, nd, nd - 1);
+        return shape_err(st, where, e, why);
+    }
+    st->attr.axis = ax;
+    return true;
+}
+
+static bool infer_repeat(Stage *st, const char *where, Err *e) {
+    if (!resolve_axis(st, where, e)) return false;
+    if (st->attr.times < 1) return shape_err(st, where, e, "times= must be a whole number of 1 or more");
+    if ((int64_t)st->in_shape[0].dim[st->attr.axis] * st->attr.times > (1 << 30))
+        return shape_err(st, where, e, "times= makes the axis longer than 2^30");
+    st->shape = st->in_shape[0];
+    st->shape.dim[st->attr.axis] *= st->attr.times;
+    return true;
+}
+
+static bool infer_concat(Stage *st, const char *where, Err *e) {
+    if (!resolve_axis(st, where, e)) return false;
+    const Shape *a = &st->in_shape[0];
+    st->shape = *a;
+    for (int j = 1; j < st->n_in; j++) {
+        const Shape *b = &st->in_shape[j];
+        bool fits = b->ndim == a->ndim;
+        for (int k = 0; k < a->ndim && fits; k++) fits = k == st->attr.axis || b->dim[k] == a->dim[k];
+        if (!fits) return shape_err(st, where, e, "every tensor must have the same shape but along the axis");
+        if ((int64_t)st->shape.dim[st->attr.axis] + b->dim[st->attr.axis] > (1 << 30))
+            return shape_err(st, where, e, "the joined axis would be longer than 2^30");
+        st->shape.dim[st->attr.axis] += b->dim[st->attr.axis];
+    }
+    return true;
+}
+
 bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
     st->kind = TK_VALUES;
     switch (st->op) {
@@ -272,6 +347,8 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
     case OP_CHUNK:
     case OP_MAX_POOL:
     case OP_MEAN_POOL: return infer_pieces(st, where, e);
+    case OP_REPEAT: return infer_repeat(st, where, e);
+    case OP_CONCAT: return infer_concat(st, where, e);
     case OP_ARGMAX:
         if (!need_ndim(st, 0, 2, 2, where, e)) return false;
         st->shape = shape1(st->in_shape[0].dim[0]);
@@ -318,11 +395,25 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
         out.slot[nd - 1] = in[0].slot[nd - 2];
         out.slot[nd - 2] = in[0].slot[nd - 1];
         break;
-    case OP_MATMUL:  // rows from a; columns from b's last axis (its rows when transposed)
-        if (nd == 3) out.slot[0] = in[0].slot[0];
+    case OP_MATMUL: {  // rows from a; columns from b's last axis (its rows when transposed)
+        const int nd1 = st->in_shape[1].ndim;
+        for (int k = 0; k < nd - 2; k++) {  // a batch axis: from the side that has it whole
+            const int ka = k - (nd - nd0), kb = k - (nd - nd1);
+            const bool from_a = ka >= 0 && (kb < 0 || st->in_shape[0].dim[ka] == st->shape.dim[k]);
+            out.slot[k] = from_a ? in[0].slot[ka] : in[1].slot[kb];
+        }
         out.slot[nd - 2] = in[0].slot[nd0 - 2];
-        out.slot[nd - 1] = in[1].slot[st->attr.b_transposed ? nd0 - 2 : nd0 - 1];
+        out.slot[nd - 1] = in[1].slot[st->attr.b_transposed ? nd1 - 2 : nd1 - 1];
         break;
+    }
+    case OP_REPEAT:  // heads repeated are heads still; a token axis repeated is no longer one token each
+    case OP_CONCAT: {
+        out = in[0];
+        bool heads = out.slot[st->attr.axis] == AXIS_HEADS;
+        for (int j = 1; j < st->n_in; j++) heads = heads && in[j].slot[st->attr.axis] == AXIS_HEADS;
+        if (!heads && !(st->op == OP_REPEAT && st->attr.times == 1)) out.slot[st->attr.axis] = AXIS_NONE;
+        break;
+    }
     case OP_LINEAR: if (nd == nd0) out.slot[0] = in[0].slot[0]; break;
     case OP_ARGMAX: out.slot[0] = in[0].slot[0]; break;
     case OP_MAX_POOL:

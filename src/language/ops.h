@@ -14,14 +14,14 @@ typedef enum {
     OP_LINEAR,         // x [T, I] or [I], W [O, I], b [O] -> [T, O] or [O] (chunk k of n: rows k*O/n..)
     OP_SPLIT_HEADS,    // x [T, H*D]            -> [H, T, D]
     OP_MERGE_HEADS,    // x [H, T, D]           -> [T, H*D]
-    OP_MATMUL,         // a [B, M, K], b        -> [B, M, N]
+    OP_MATMUL,         // a [.., M, K], b [.., K, N] -> [.., M, N]; leading axes broadcast (torch.matmul)
     OP_TRANSPOSE,      // x [B, M, N]           -> [B, N, M]
     OP_SCALE,          // x                     -> x * by
     OP_MASK,           // x [H, Tq, Tk], ids    -> x with -inf where hidden
     OP_SOFTMAX,        // x [.., n]             -> rows sum to 1
     OP_LOG_SOFTMAX,    // x [.., n]
     OP_ADD,            // a, b (same shape)
-    OP_LAYER_NORM,     // x [T, C], g [C], b [C]
+    OP_LAYER_NORM,     // x [T, C], g [C], b [C] (b optional)
     OP_ACTIVATION,     // x: relu or gelu, as the model's config says
     OP_RELU,
     OP_GELU,
@@ -33,6 +33,9 @@ typedef enum {
     OP_CHUNK,          // x [.., N]             -> [.., N/chunks]: piece `chunk` of the last axis
     OP_MAX_POOL,       // x [T, C] (, ids [T])  -> [C] the maximum over positions (pad skipped)
     OP_MEAN_POOL,      // x [T, C] (, ids [T])  -> [C] the mean over positions (pad skipped)
+    OP_REPEAT,         // x                     -> axis `axis` `times` times as long (each entry
+                       //                          repeated in place, or the whole axis tiled)
+    OP_CONCAT,         // a, b (, c, d)         -> joined along axis `axis`; the others equal
     OP_COUNT
 } Op;
 
@@ -78,6 +81,11 @@ typedef struct {
     float base;            // positional_table
     int dims[SHAPE_MAX_DIMS];  // reshape: the new shape (one may be -1); permute: the order
     int n_dims;
+    int axis;          // repeat, concat: the axis (as written, negative from the end; op_infer
+                       // makes it 0 .. ndim-1)
+    int times;         // repeat: how many copies
+    bool interleave;   // repeat: each entry `times` times in place (repeat_interleave), or not:
+                       // the whole axis `times` times over (Tensor.repeat)
 } OpAttrs;
 
 // Which input's tokens index each axis of a tensor (so a viewer can label rows and columns):
@@ -98,7 +106,7 @@ typedef struct {
     char name[32];      // the last component: q, scores, norm1, logits, ...
 } StageWhere;
 #define STAGE_ID_MAX 112
-#define STAGE_MAX_IN 3
+#define STAGE_MAX_IN 4
 
 typedef struct {
     char id[STAGE_ID_MAX];  // "encoder.layers.0.self_attn.scores"
@@ -122,6 +130,11 @@ typedef struct {
     int role;              // a StageRole: its step of an attention computation, or ROLE_NONE
     int att_weights;       // with a role: the index of that attention's softmax stage
     char attr_text[48];    // an attribute as the program wrote it (scale's by=), or ""
+    int kv_heads;          // an attention's scores and weights: how many key/value heads its
+                           // query heads share (as many as the query heads in multi-head
+                           // attention, fewer in grouped-query, 1 in multi-query); else 0
+    bool kv_tiled;         // those key/value heads reach the query heads tiled (query head h
+                           // reads key head h mod kv_heads), not in groups (h / (H / kv_heads))
 } Stage;
 
 StageWhere stage_where(const Stage *st);
@@ -131,6 +144,10 @@ StageWhere stage_where(const Stage *st);
 // ROLE_CONTEXT is the weighted sum the weights make (a matmul of the softmax with the values).
 typedef enum { ROLE_NONE, ROLE_SCORES, ROLE_SCALED, ROLE_MASKED, ROLE_WEIGHTS, ROLE_CONTEXT, ROLE_COUNT } StageRole;
 extern const char *const role_names[ROLE_COUNT];  // "", "scores", "scaled", "masked", "weights", "context"
+
+// The key/value head (from 0) that query head h of attention stage st reads (roles.c): h itself
+// in multi-head attention, h / (H / kv_heads) in groups, h mod kv_heads tiled.
+int stage_kv_head(const Stage *st, int h);
 
 // Checks the inputs of `st` (shapes already filled in) and sets its output shape and kind.
 // `where` is "file:line" for messages.
@@ -148,6 +165,14 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *
 
 // Floats between one example and the next in input j: 0 for a (shared) weight.
 size_t op_in_stride(const Stage *st, int j);
+
+// matmul's sizes: each side's leading (batch) axes right-aligned into two, a missing axis 1
+// (torch.matmul's broadcasting: out's batch axis is the larger; a side whose axis is 1 serves
+// every index along it), and the product's M, N and K.
+void matmul_sizes(const Stage *st, int a_batch[2], int b_batch[2], int *M, int *N, int *K);
+
+// repeat and concat see a tensor as [outer, n, inner] around the axis they work on (n its size).
+void axis_split(const Shape *s, int axis, int *outer, int *n, int *inner);
 
 // Floating-point operations one run of the stage costs (multiply-add = 2).
 double op_flops(const Stage *st);

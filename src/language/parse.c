@@ -156,7 +156,8 @@ static bool push_arg(Lex *l, Stmt *st, ArgKind kind, char *key, char *text) {
     return true;
 }
 
-// param @name [d0, d1] INIT   or   buffer @name [...] INIT, INIT = word or word(expr)
+// param @name [d0, d1] INIT [if EXPR]   or   buffer @name [...] INIT [if EXPR],
+// INIT = word or word(expr)
 static bool parse_param(Lex *l, Stmt *st) {
     const char *form = st->fixed ? "expected: buffer @NAME [dims] INIT" : "expected: param @NAME [dims] INIT";
     skip_ws(l);
@@ -177,11 +178,13 @@ static bool parse_param(Lex *l, Stmt *st) {
     }
     if (!(st->text = word(l)))
         return fail(l, "expected how it starts: xavier, normal(STD), uniform(BOUND), zeros, ones or sinusoid");
-    if (!expect(l, '(')) return true;
-    char *a = expr_text(l);
-    if (!a || !expect(l, ')')) return free(a), fail(l, "expected INIT(NUMBER)");
-    char *key = dup_n("init", 4);
-    return push_arg(l, st, ARG_KEYWORD, key, a);
+    if (expect(l, '(')) {
+        char *a = expr_text(l);
+        if (!a || !expect(l, ')')) return free(a), fail(l, "expected INIT(NUMBER)");
+        if (!push_arg(l, st, ARG_KEYWORD, dup_n("init", 4), a)) return false;
+    }
+    if (keyword(l, "if") && !(st->cond = expr_text(l))) return fail(l, "expected a condition after 'if'");
+    return true;
 }
 
 // Parses one statement that is not `end`. The caller handles nesting.
@@ -399,6 +402,7 @@ void program_free(Program *p) {
         free(st->args);
         free(st->name);
         free(st->text);
+        free(st->cond);
     }
     free(p->stmts);
     free(p->file);

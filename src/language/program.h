@@ -25,6 +25,9 @@
 //                                     [P, 1, d] or [1, P, d])
 //   buffer @w [d0, ...] INIT          the same for a fixed tensor saved with the model (a
 //                                     positional table): never trained
+//   param @w [...] INIT if EXPR       declared only when EXPR is not 0; where it is 0 the
+//                                     weight is absent, and an op's last argument naming it
+//                                     is left out (nanoGPT's biases with bias=False)
 //   default NAME = EXPR               a configuration value for when nothing else sets it
 //   tie @a @b ...                     the original shares one tensor under these names (the
 //                                     file holds each with the same numbers): when they are
@@ -44,6 +47,9 @@
 // chunks=n) takes piece k of the last axis; max_pool(x[, ids]) and mean_pool(x[, ids]) reduce
 // [T, C] to [C] over the positions whose id is not pad. positional_table() builds the sinusoidal
 // table: positions= (default max_positions), width= (default d_model), base= (default 10000).
+// repeat(x, times=n, axis=a, interleave=1) repeats one axis's entries in place (0: tiles the
+// axis); concat(a, b, ..., axis=a) joins up to four tensors along one axis. matmul broadcasts
+// its leading axes as torch.matmul does (a side of size 1 serves every index of the other).
 // op_info (ops.c) lists every op; docs/lessons.md describes each for teachers.
 //
 // The expander turns the statement tree into the flat list of stages the interpreter runs.
@@ -88,6 +94,7 @@ typedef struct Stmt {
     int n_args;
     int end;  // block-like statements: index one past the last statement of the body
     bool fixed;  // ST_PARAM: a buffer (saved, never trained)
+    char *cond;  // ST_PARAM: `... if EXPR`: declared only where EXPR is not 0 (NULL: always)
     bool cached; // ST_DECODE: `decode tgt from next cached`, the cached decoder (rows.h)
 } Stmt;
 

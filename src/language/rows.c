@@ -51,14 +51,18 @@ static void copy_heads(float *out, const float *prev, int H, int T, int X, int W
         }
 }
 
-// matmul, per head: the new row only, the new row and column of Q Kᵀ, or whole.
+// matmul, per head: the new row only, the new row and column of Q Kᵀ, or whole. A side with one
+// head (multi-query attention's keys and values) serves every head: it steps 0 floats a head.
 static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                             const float *prev, const Shape *ps, float *out) {
-    const Shape *a = &st->in_shape[0], *o = &st->shape;
-    const int nd = a->ndim, H = nd == 3 ? a->dim[0] : 1, T = a->dim[nd - 2], K = a->dim[nd - 1], N = o->dim[nd - 1];
+    const Shape *o = &st->shape;
+    const int nd = o->ndim;
+    int ab[2], bb[2], T, N, K;
+    matmul_sizes(st, ab, bb, &T, &N, &K);
+    if (nd > 3) return op_exec(st, in, NULL, out, 1), ROWS_WHOLE;
+    const int H = nd == 3 ? o->dim[0] : 1;
     const bool bt = st->attr.b_transposed;
-    const size_t a_head = (size_t)T * K, b_head = (size_t)shape_numel(&st->in_shape[1]) / (size_t)H;
-    if (o->ndim != nd || (nd != 2 && nd != 3)) return op_exec(st, in, NULL, out, 1), ROWS_WHOLE;
+    const size_t a_head = ab[1] == 1 ? 0 : (size_t)T * K, b_head = bb[1] == 1 ? 0 : (size_t)K * N;
     const bool a_grown = kin[0] == ROWS_GROWN, row_only = grown_on(o, ps, nd - 2);
     if (a_grown && kin[1] == ROWS_SAME && row_only) {  // queries against fixed keys (the memory)
         copy_heads(out, prev, H, T, N, N);
@@ -137,6 +141,20 @@ static RowsKind cheap(const Stage *st, const float *const in[STAGE_MAX_IN], cons
     return hidden ? ROWS_SQUARE0 : ROWS_WHOLE;
 }
 
+// repeat and concat copy numbers: they run whole. Their rows are last round's and a new one when
+// every input's are and the axis they work on is not the positions' (the one a grown tensor
+// grew on: its second last, or its only one).
+static RowsKind copies(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                       const Shape *ps, float *out) {
+    op_exec(st, in, NULL, out, 1);
+    const int nd = st->shape.ndim, positions = nd >= 2 ? nd - 2 : 0;
+    bool grown = st->attr.axis != positions && grown_on(&st->shape, ps, positions);
+    for (int j = 0; j < st->n_in; j++) grown = grown && kin[j] == ROWS_GROWN;
+    return grown ? ROWS_GROWN : ROWS_WHOLE;
+}
+
+static bool copy_op(Op op) { return op == OP_REPEAT || op == OP_CONCAT; }
+
 // Ops whose output row t is computed from their inputs' rows t alone (scale and the softmaxes
 // only on [T, X]: on heads, the rows are [H, T, X]).
 static bool row_wise_op(const Stage *st) {
@@ -169,6 +187,7 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
     }
     if (st->op == OP_MATMUL) return matmul_rows(st, in, kin, prev, prev_shape, out);
     if (cheap_op(st->op)) return cheap(st, in, kin, prev, prev_shape, out);
+    if (copy_op(st->op)) return copies(st, in, kin, prev_shape, out);
     return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
 }
 
@@ -188,6 +207,7 @@ double rows_multiply_adds(const Stage *st, RowsKind kind) {
 bool rows_ran_whole(const Stage *st, RowsKind kind) {
     if (kind == ROWS_WHOLE) return true;
     if (kind == ROWS_SAME || row_wise_op(st)) return false;
+    if (copy_op(st->op)) return true;
     return cheap_op(st->op) && !(st->op == OP_SOFTMAX && kind == ROWS_SQUARE0);  // the softmax of a square: its new row
 }
 

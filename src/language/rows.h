@@ -29,7 +29,8 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
 // when copied, one row's (and a square's new column) when cached; 0 for other ops.
 double rows_multiply_adds(const Stage *st, RowsKind kind);
 // Whether the cached decoder ran stage st whole (kind ROWS_WHOLE, or a cheap op on heads:
-// split, merge, scale, mask, softmax, which run whole and only keep track of their rows).
+// split, merge, scale, mask, softmax, repeat, concat, which run whole and only keep track of
+// their rows).
 bool rows_ran_whole(const Stage *st, RowsKind kind);
 // One line for the lesson panel on how the cached decoder computed a stage; NULL for ROWS_WHOLE.
 const char *rows_note(const Stage *st, RowsKind kind);

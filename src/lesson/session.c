@@ -124,7 +124,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
                        .pack_weights = true,  // a session never changes its model's weights
-                       .choice = spec->has_choice ? spec->choice : ls->choice};
+                       .choice = spec->has_choice ? spec->choice : ls->choice, .cached = spec->cached};
     const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
     const char *text = spec->input ? spec->input : ls->input;
     const bool gpt = program_decoder_only(&s->lesson.program);
@@ -210,6 +210,29 @@ bool session_set_input(Session *s, const char *text, int *first, Err *e) {
     }
     free(ids);
     return ok;
+}
+
+bool session_set_choice(Session *s, const DecodeChoice *c, int *first, Err *e) {
+    if (!program_has_decoder(&s->lesson.program))
+        return err_set(e, "%s: the program has no decoder, so it generates no tokens to choose", s->lesson.path);
+    if (s->run.tgt)
+        return err_set(e, "%s: this pass is teacher-forced on its target, so it chooses no tokens: sampling and "
+                       "beam search apply when it generates (open the lesson without a target)", s->lesson.path);
+    RunSpec r = s->run;
+    r.choice = *c;
+    const bool same_rows = (c->beam < 2 && s->run.choice.beam < 2) || c->beam == s->run.choice.beam;
+    if (same_rows) {
+        if (!interp_set_inputs(s->it, &r, first, e)) return false;
+        s->run = r;
+        return true;
+    }
+    Interp *it = interp_new(&s->lesson.program, &s->model, &r, e);
+    const Ablation *ab = interp_ablation(s->it);
+    if (it && ablation_any(ab) && !interp_set_ablation(it, ab, &r, e)) interp_free(it), it = NULL;
+    if (!it) return false;
+    interp_free(s->it);
+    s->it = it, s->run = r, *first = 0;
+    return true;
 }
 
 bool session_open_random(Session *s, const ModelConfig *cfg, const char *program, uint64_t seed, int S, int T,

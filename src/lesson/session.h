@@ -24,6 +24,8 @@ typedef struct {
     int max_len;               // 0: the lesson's (or 32)
     DecodeChoice choice;       // sampling or beam search (sample.h), when has_choice
     bool has_choice;           // else the lesson's (its temperature, top_k, ... keys), else greedy
+    bool cached;               // generate with the cached decoder (rows.h) even if the program
+                               // does not ask for it: the same bits, less work
 } SessionSpec;
 
 // Once open, a Session must stay where it is: its interpreter points into it (the program,
@@ -62,6 +64,13 @@ const Vocab *session_source_vocab(const Session *s);
 // New source text: tokenised, then the pass re-run from the first stage it affects.
 // On error nothing changes. Returns the first affected stage in *first.
 bool session_set_input(Session *s, const char *text, int *first, Err *e);
+
+// Another way to choose each generated token (sample.h: greedy, sampling or beam search): the
+// pass re-runs from the first stage the choice changes (*first). A beam of another width needs
+// a new interpreter (its hypotheses are the batch's rows), made here on the same inputs with the
+// same pieces switched off. A teacher-forced pass, or a program with no decoder, chooses no
+// tokens: an error. On error nothing changes.
+bool session_set_choice(Session *s, const DecodeChoice *c, int *first, Err *e);
 
 // The lessons built into the program: the standard post-norm and pre-norm programs.
 const char *session_builtin_lesson(const char *name, const char **path);

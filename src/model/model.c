@@ -80,7 +80,7 @@ void model_free(Model *m) {
     st_free(&m->weights);
     vocab_free(&m->src_vocab);
     vocab_free(&m->tgt_vocab);
-    for (int i = 0; i < m->n_params; i++) free(m->params[i].name);
+    for (int i = 0; i < m->n_params + m->n_absent; i++) free(m->params[i].name);
     free(m->params);
     conf_free(&m->conf);
     memset(m, 0, sizeof *m);

@@ -51,13 +51,16 @@ typedef struct {
     float init_arg;  // normal: the std; uniform: the bound
     bool fixed;      // a buffer: saved with the model, never trained
     int line;        // the program line that declares it
+    bool absent;     // its `if` is 0: declared, but there is no tensor (see Model.n_absent)
+    bool optional;   // declared with an `if` (present or absent as the configuration says)
 } ParamDecl;
 
 typedef struct {
     ModelConfig cfg;             // the typed view of conf
     Conf conf;                   // every configuration value, with where it came from
-    ParamDecl *params;           // [n_params] what the program declares, in its order
-    int n_params;
+    ParamDecl *params;           // [n_params + n_absent] what the program declares, in its order,
+    int n_params;                // then the n_absent weights an `if` left out (no tensor)
+    int n_absent;
     Vocab src_vocab, tgt_vocab;  // from metadata, or numbered "0".."V-1"
     bool has_vocab;              // the file carried src_tokens / tgt_tokens
     StFile weights;              // entries[i] is params[i]; nothing else
@@ -85,9 +88,11 @@ bool model_check_config(Model *m, const char *what, Err *e);
 // One arena for every declared tensor (16-float aligned), the entries named and shaped.
 bool model_allocate(Model *m, Err *e);
 // Copies every declared tensor out of f: a missing one, or one of another shape, is an error
-// naming it and the line of `program_file` that declares it. The file's other tensors are
-// listed in m->note.
-bool model_copy_from(Model *m, const StFile *f, const char *path, const char *program_file, Err *e);
+// naming it and the line of `program_file` that declares it. from[i] (from may be NULL) names
+// the file's tensor that params[i] reads when the file lacks its own name (a `tie`), or is
+// NULL. The file's other tensors are listed in m->note.
+bool model_copy_from(Model *m, const StFile *f, const char *path, const char *program_file, const char *const *from,
+                     Err *e);
 // Initialises every declared tensor as its declaration says, from a seed.
 void model_init_weights(Model *m, uint64_t seed);
 // The vocabularies from f's metadata (src_tokens, tgt_tokens), or numbered ones when f is NULL

@@ -95,15 +95,31 @@ bool model_missing_tensor(const StFile *f, const char *path, const char *name, c
     return err_set(e, "%s: missing tensor '%s' (declared at %s:%d)", path, name, program_file, line);
 }
 
-bool model_copy_from(Model *m, const StFile *f, const char *path, const char *program_file, Err *e) {
+// A weight declared with an `if` that the file contradicts: the configuration (nanoGPT's
+// `bias`) does not describe this file.
+static bool optional_mismatch(const StFile *f, const char *path, const ParamDecl *d, const char *program_file, Err *e) {
+    if (d->absent)
+        return err_set(e, "%s: the file holds '%s', but %s:%d leaves it out (its `if` is 0): the configuration does "
+                       "not describe this file", path, d->name, program_file, d->line);
+    if (st_meta(f, "program")) return model_missing_tensor(f, path, d->name, program_file, d->line, e);
+    return err_set(e, "%s: missing tensor '%s' (declared at %s:%d, where its `if` is not 0: does the configuration "
+                   "describe this file?)", path, d->name, program_file, d->line);
+}
+
+bool model_copy_from(Model *m, const StFile *f, const char *path, const char *program_file, const char *const *from,
+                     Err *e) {
     char a[64], b[64];
+    for (int i = m->n_params; i < m->n_params + m->n_absent; i++)
+        if (st_find(f, m->params[i].name)) return optional_mismatch(f, path, &m->params[i], program_file, e);
     for (int i = 0; i < m->n_params; i++) {
         const ParamDecl *d = &m->params[i];
-        const StEntry *en = st_find(f, d->name);
+        const StEntry *en = st_find(f, from && from[i] ? from[i] : d->name);
+        if (!en && d->optional) return optional_mismatch(f, path, d, program_file, e);
         if (!en) return model_missing_tensor(f, path, d->name, program_file, d->line, e);
         if (!shape_eq(&en->shape, &d->shape))
-            return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares it %s", path, d->name,
-                           shape_str(&en->shape, a, sizeof a), program_file, d->line, shape_str(&d->shape, b, sizeof b));
+            return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares %s %s", path, en->name,
+                           shape_str(&en->shape, a, sizeof a), program_file, d->line, strcmp(en->name, d->name) ? d->name : "it",
+                           shape_str(&d->shape, b, sizeof b));
         memcpy(m->weights.entries[i].data, en->data, sizeof(float) * (size_t)shape_numel(&d->shape));
     }
     note_extra(m, f, path);

@@ -60,29 +60,47 @@ void linear_reference(float *out, const float *x, const float *w, const float *b
         }
 }
 
-// What matmul computes, one product per head; the run uses the blocked GEMM of gemm.c.
-void matmul_reference(float *out, const float *a, const float *bm, int B, int M, int N, int K, bool b_transposed) {
-    for (int h = 0; h < B; h++)
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                float sum = 0.0f;
-                for (int k = 0; k < K; k++) {
-                    const float bkj = b_transposed ? bm[((size_t)h * N + j) * K + k] : bm[((size_t)h * K + k) * N + j];
-                    sum += a[((size_t)h * M + i) * K + k] * bkj;
-                }
-                out[((size_t)h * M + i) * N + j] = sum;
-            }
+size_t matmul_batch_index(const int batch[2], int i, int j) {
+    return (size_t)(batch[0] == 1 ? 0 : i) * (size_t)batch[1] + (size_t)(batch[1] == 1 ? 0 : j);
 }
 
-void matmul_forward(float *out, const float *a, const float *bm, int B, int M, int N, int K,
-                    bool b_transposed) {
+// What matmul computes, one product per head (a side with one head serves every head); the run
+// uses the blocked GEMM of gemm.c.
+void matmul_reference(float *out, const float *a, const float *bm, const int a_batch[2], const int b_batch[2], int M,
+                      int N, int K, bool b_transposed) {
+    const int B0 = a_batch[0] > b_batch[0] ? a_batch[0] : b_batch[0];
+    const int B1 = a_batch[1] > b_batch[1] ? a_batch[1] : b_batch[1];
+    for (int h0 = 0; h0 < B0; h0++)
+        for (int h1 = 0; h1 < B1; h1++) {
+            const float *ah = a + matmul_batch_index(a_batch, h0, h1) * M * K;
+            const float *bh = bm + matmul_batch_index(b_batch, h0, h1) * K * N;
+            float *oh = out + ((size_t)h0 * B1 + h1) * M * N;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    float sum = 0.0f;
+                    for (int k = 0; k < K; k++)
+                        sum += ah[(size_t)i * K + k] * (b_transposed ? bh[(size_t)j * K + k] : bh[(size_t)k * N + j]);
+                    oh[(size_t)i * N + j] = sum;
+                }
+        }
+}
+
+void matmul_broadcast_forward(float *out, const float *a, const float *bm, const int a_batch[2], const int b_batch[2],
+                              int M, int N, int K, bool b_transposed) {
     const int ldb = b_transposed ? K : N;
+    const int B1 = a_batch[1] > b_batch[1] ? a_batch[1] : b_batch[1];
+    const int B = (a_batch[0] > b_batch[0] ? a_batch[0] : b_batch[0]) * B1;
     // Heads side by side, each product on one thread (sgemm does not split one inside a region).
     PAR_LOOP(B > 1 && 2.0 * B * M * N * K > 4e5, "omp parallel for schedule(static)",
         for (int i = 0; i < B; i++)
-            sgemm(out + (size_t)i * M * N, N, a + (size_t)i * M * K, K, bm + (size_t)i * K * N, ldb, NULL, M, N, K,
-                  b_transposed);
+            sgemm(out + (size_t)i * M * N, N, a + matmul_batch_index(a_batch, i / B1, i % B1) * M * K, K,
+                  bm + matmul_batch_index(b_batch, i / B1, i % B1) * K * N, ldb, NULL, M, N, K, b_transposed);
     );
+}
+
+void matmul_forward(float *out, const float *a, const float *bm, int B, int M, int N, int K, bool b_transposed) {
+    const int batch[2] = {1, B};
+    matmul_broadcast_forward(out, a, bm, batch, batch, M, N, K, b_transposed);
 }
 
 void transpose_forward(float *out, const float *x, int B, int M, int N) {
@@ -193,7 +211,10 @@ void layernorm_forward(float *out, const float *x, const float *g, const float *
             for (int r = 0; r < R; r++) {
                 const float *xr = xq + (size_t)r * C;
                 float *o = out + (size_t)(t0 + r) * C;
-                for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+                if (b)
+                    for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]) + b[c];
+                else
+                    for (int c = 0; c < C; c++) o[c] = g[c] * ((xr[c] - mean[r]) * inv[r]);
             }
         }
     );

@@ -52,6 +52,21 @@ void matmul_forward(float *out,       // [B, M, N]
                     const float *bm,  // [B, K, N], or [B, N, K] when b_transposed
                     int B, int M, int N, int K, bool b_transposed);
 
+// The same products with torch.matmul's broadcasting over the leading (batch) axes. Each side's
+// batch axes come right-aligned as two, a missing axis 1: a is [A0, A1, M, K], b [B0, B1, K, N].
+// out's batch is [max(A0, B0), max(A1, B1)]; the sizes of an axis are equal or one of them is 1,
+// and a side whose axis is 1 serves every index along it (one key head for every query head).
+void matmul_broadcast_forward(float *out,           // [max(A0, B0), max(A1, B1), M, N]
+                              const float *a,       // [A0, A1, M, K]
+                              const float *bm,      // [B0, B1, K, N], or [B0, B1, N, K] when b_transposed
+                              const int a_batch[2],  // {A0, A1}
+                              const int b_batch[2],  // {B0, B1}
+                              int M, int N, int K, bool b_transposed);
+
+// Which matrix of a side with batch axes `batch` serves out's matrix (i, j): along an axis of
+// size 1, its only one.
+size_t matmul_batch_index(const int batch[2], int i, int j);
+
 // out[b] = x[b]ᵀ for each of B matrices.
 void transpose_forward(float *out,      // [B, N, M]
                        const float *x,  // [B, M, N]
@@ -96,11 +111,11 @@ void layernorm_stats(float mean[LN_ROWS], float std[LN_ROWS], float inv[LN_ROWS]
                      const float *x,  // [R, C]
                      int R, int C, float eps, LayerNormForm form);
 
-// out[t] = g * normalised(x[t]) + b, normalised as `form` says.
+// out[t] = g * normalised(x[t]) + b, normalised as `form` says; b may be NULL (no bias).
 void layernorm_forward(float *out,      // [T, C]
                        const float *x,  // [T, C]
                        const float *g,  // [C]
-                       const float *b,  // [C]
+                       const float *b,  // [C] or NULL
                        int T, int C, float eps, LayerNormForm form);
 
 void relu_forward(float *out, const float *x, size_t n);
@@ -152,10 +167,12 @@ void linear_reference(float *out,      // [T, O]
                       const float *w,  // [O, I]
                       const float *b,  // [O] or NULL
                       int T, int I, int O);
-void matmul_reference(float *out,       // [B, M, N]
-                      const float *a,   // [B, M, K]
-                      const float *bm,  // [B, K, N], or [B, N, K] when b_transposed
-                      int B, int M, int N, int K, bool b_transposed);
+void matmul_reference(float *out,           // [max(A0, B0), max(A1, B1), M, N]
+                      const float *a,       // [A0, A1, M, K]
+                      const float *bm,      // [B0, B1, K, N], or [B0, B1, N, K] when b_transposed
+                      const int a_batch[2],  // {A0, A1}
+                      const int b_batch[2],  // {B0, B1}
+                      int M, int N, int K, bool b_transposed);
 
 // A weight packed once into the panels sgemm's micro-kernel reads, so products with it skip
 // packing op(B) on every call (a linear over a few rows spends as long packing the weight as
@@ -191,6 +208,20 @@ void permute_forward(float *out,          // [dims[perm[0]], ..., dims[perm[nd-1
 void chunk_forward(float *out,      // [R, N/n]
                    const float *x,  // [R, N]
                    int R, int N, int k, int n);
+
+// Along one axis, seen as x [outer, n, inner]: out [outer, n * times, inner]. With interleave,
+// out's entry j along the axis is x's entry j / times: each entry `times` times in place
+// (torch.repeat_interleave(x, times, dim), the `repeat_kv` of grouped-query attention: key
+// head g serves query heads g*times .. g*times + times-1). Without, it is x's entry j % n: the
+// whole axis `times` times over (x.repeat along that axis).
+void repeat_forward(float *out,      // [outer, n * times, inner]
+                    const float *x,  // [outer, n, inner]
+                    int outer, int n, int inner, int times, bool interleave);
+
+// The count tensors x[k] [outer, n[k], inner] side by side along the axis (torch.cat).
+void concat_forward(float *out,              // [outer, n[0] + ... + n[count-1], inner]
+                    const float *const *x,   // count tensors, x[k] [outer, n[k], inner]
+                    const int *n, int count, int outer, int inner);
 
 // out[c] = the maximum (or, with mean, the mean) of x[t, c] over the positions t whose id is
 // not pad_id (every position when ids is NULL); 0 if no position counts.

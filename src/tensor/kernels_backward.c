@@ -27,17 +27,32 @@ void linear_backward(float *dx, float *dw, float *db, const float *dy, const flo
         }
 }
 
+void matmul_broadcast_backward(float *da, float *db, const float *dc, const float *a, const float *bm,
+                               const int a_batch[2], const int b_batch[2], int M, int N, int K, bool bt, bool da_fresh,
+                               bool db_fresh) {
+    const int B0 = a_batch[0] > b_batch[0] ? a_batch[0] : b_batch[0];
+    const int B1 = a_batch[1] > b_batch[1] ? a_batch[1] : b_batch[1];
+    for (int h0 = 0; h0 < B0; h0++)
+        for (int h1 = 0; h1 < B1; h1++) {
+            const size_t ia = matmul_batch_index(a_batch, h0, h1), ib = matmul_batch_index(b_batch, h0, h1);
+            // A side's matrix is first reached where its broadcast axes are at 0: written then if fresh.
+            const bool a_first = (a_batch[0] > 1 || h0 == 0) && (a_batch[1] > 1 || h1 == 0);
+            const bool b_first = (b_batch[0] > 1 || h0 == 0) && (b_batch[1] > 1 || h1 == 0);
+            const float *dci = dc + ((size_t)h0 * B1 + h1) * M * N, *ai = a + ia * M * K, *bi = bm + ib * K * N;
+            float *dai = da ? da + ia * M * K : NULL, *dbi = db ? db + ib * K * N : NULL;
+            // da = dc · op(b)ᵀ: op(b)ᵀ is b itself when transposed, else b read transposed
+            if (dai && da_fresh && a_first) sgemm(dai, K, dci, N, bi, bt ? K : N, NULL, M, K, N, !bt);
+            else if (dai) sgemm_acc(dai, K, dci, N, bi, bt ? K : N, M, K, N, !bt);
+            const bool acc = !(db_fresh && b_first);
+            if (dbi && bt) sgemm_tn(dbi, K, dci, N, ai, K, N, K, M, acc);  // b [N, K]: db += dcᵀ · a
+            else if (dbi) sgemm_tn(dbi, N, ai, K, dci, N, K, N, M, acc);  // b [K, N]: db += aᵀ · dc
+        }
+}
+
 void matmul_backward(float *da, float *db, const float *dc, const float *a, const float *bm, int B, int M, int N,
                      int K, bool bt, bool da_fresh, bool db_fresh) {
-    for (int i = 0; i < B; i++) {
-        const float *dci = dc + (size_t)i * M * N, *ai = a + (size_t)i * M * K, *bi = bm + (size_t)i * K * N;
-        float *dai = da ? da + (size_t)i * M * K : NULL, *dbi = db ? db + (size_t)i * K * N : NULL;
-        // da = dc · op(b)ᵀ: op(b)ᵀ is b itself when transposed, else b read transposed
-        if (dai && da_fresh) sgemm(dai, K, dci, N, bi, bt ? K : N, NULL, M, K, N, !bt);
-        else if (dai) sgemm_acc(dai, K, dci, N, bi, bt ? K : N, M, K, N, !bt);
-        if (dbi && bt) sgemm_tn(dbi, K, dci, N, ai, K, N, K, M, !db_fresh);  // b [N, K]: db += dcᵀ · a
-        else if (dbi) sgemm_tn(dbi, N, ai, K, dci, N, K, N, M, !db_fresh);  // b [K, N]: db += aᵀ · dc
-    }
+    const int batch[2] = {1, B};
+    matmul_broadcast_backward(da, db, dc, a, bm, batch, batch, M, N, K, bt, da_fresh, db_fresh);
 }
 
 // A fresh dx holds nothing yet and is written, not read: 0 + v, the same bits as adding v to a

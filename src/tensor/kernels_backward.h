@@ -35,6 +35,16 @@ void matmul_backward(float *da,          // [B, M, K] or NULL
                      const float *bm,    // as db
                      int B, int M, int N, int K, bool b_transposed, bool da_fresh, bool db_fresh);
 
+// matmul_broadcast_forward's gradient: a side broadcast along an axis collects the gradient of
+// every product it served (summed over that axis, as autograd sums a broadcast operand's).
+void matmul_broadcast_backward(float *da,          // [A0, A1, M, K] or NULL
+                               float *db,          // [B0, B1, K, N] ([.., N, K] when b_transposed) or NULL
+                               const float *dc,    // [max(A0, B0), max(A1, B1), M, N]
+                               const float *a,     // [A0, A1, M, K]
+                               const float *bm,    // as db
+                               const int a_batch[2], const int b_batch[2], int M, int N, int K, bool b_transposed,
+                               bool da_fresh, bool db_fresh);
+
 // y = xᵀ per matrix: dx += dyᵀ.
 void transpose_backward(float *dx,        // [B, M, N]
                         const float *dy,  // [B, N, M]
@@ -72,6 +82,10 @@ void merge_heads_backward(float *dx,        // [H, T, D]
 // The shape kernels' gradients (kernels_shape.c): each routes dy back to where it came from.
 void permute_backward(float *dx, const float *dy, const int dims[4], const int perm[4], int nd);
 void chunk_backward(float *dx, const float *dy, int R, int N, int k, int n);
+// repeat: each entry of x collects the gradients of its times copies. concat: each input takes
+// its own slice of dy (dx[k] may be NULL: not wanted).
+void repeat_backward(float *dx, const float *dy, int outer, int n, int inner, int times, bool interleave);
+void concat_backward(float *const *dx, const float *dy, const int *n, int count, int outer, int inner);
 // Max: the first position holding each column's maximum takes its gradient; mean: spread.
 void pool_backward(float *dx,          // [T, C]
                    const float *dy,    // [C]

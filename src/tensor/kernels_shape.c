@@ -1,5 +1,5 @@
-// kernels_shape.c: the kernels that move numbers between axes (permute, chunk) and pool over
-// positions, with their gradients. Reshape needs no kernel: the numbers stay where they are.
+// kernels_shape.c: the kernels that move numbers between axes (permute, chunk, repeat, concat)
+// and pool over positions, with their gradients. Reshape needs no kernel: the numbers stay where they are.
 #include <math.h>
 #include <string.h>
 
@@ -45,6 +45,48 @@ void chunk_backward(float *dx, const float *dy, int R, int N, int k, int n) {
     const int w = N / n;
     for (int r = 0; r < R; r++)
         for (int j = 0; j < w; j++) dx[(size_t)r * N + (size_t)k * w + j] += dy[(size_t)r * w + j];
+}
+
+// The entry of x's axis (of size n) that out's entry j copies.
+static int repeated_from(int j, int n, int times, bool interleave) { return interleave ? j / times : j % n; }
+
+void repeat_forward(float *out, const float *x, int outer, int n, int inner, int times, bool interleave) {
+    const int m = n * times;
+    for (int o = 0; o < outer; o++)
+        for (int j = 0; j < m; j++)
+            memcpy(out + ((size_t)o * m + j) * inner, x + ((size_t)o * n + repeated_from(j, n, times, interleave)) * inner,
+                   sizeof(float) * (size_t)inner);
+}
+
+void repeat_backward(float *dx, const float *dy, int outer, int n, int inner, int times, bool interleave) {
+    const int m = n * times;
+    for (int o = 0; o < outer; o++)
+        for (int j = 0; j < m; j++) {
+            float *d = dx + ((size_t)o * n + repeated_from(j, n, times, interleave)) * inner;
+            const float *g = dy + ((size_t)o * m + j) * inner;
+            for (int c = 0; c < inner; c++) d[c] += g[c];
+        }
+}
+
+void concat_forward(float *out, const float *const *x, const int *n, int count, int outer, int inner) {
+    int m = 0;
+    for (int k = 0; k < count; k++) m += n[k];
+    for (int o = 0, at = 0; o < outer; o++, at = 0)
+        for (int k = 0; k < count; at += n[k], k++)
+            memcpy(out + ((size_t)o * m + at) * inner, x[k] + (size_t)o * n[k] * inner, sizeof(float) * (size_t)n[k] * inner);
+}
+
+void concat_backward(float *const *dx, const float *dy, const int *n, int count, int outer, int inner) {
+    int m = 0;
+    for (int k = 0; k < count; k++) m += n[k];
+    for (int o = 0, at = 0; o < outer; o++, at = 0)
+        for (int k = 0; k < count; at += n[k], k++) {
+            if (!dx[k]) continue;
+            const size_t len = (size_t)n[k] * inner;
+            float *d = dx[k] + (size_t)o * len;
+            const float *g = dy + ((size_t)o * m + at) * inner;
+            for (size_t c = 0; c < len; c++) d[c] += g[c];
+        }
 }
 
 static bool counts(const float *ids, float pad_id, int t) { return !ids || ids[t] != pad_id; }

@@ -16,7 +16,8 @@ const BackOpInfo back_op_info[OP_COUNT] = {
     [OP_LINEAR] = {"dX = g W,   dW = g^T X,   db = sum over rows of g", "linear_backward"},
     [OP_SPLIT_HEADS] = {"dx = the heads of g put back side by side", "split_heads_backward"},
     [OP_MERGE_HEADS] = {"dx = g cut into its heads again", "merge_heads_backward"},
-    [OP_MATMUL] = {"dA = g B^T,   dB = A^T g   (one product per head)", "matmul_backward"},
+    [OP_MATMUL] = {"dA = g B^T,   dB = A^T g   (one product per head; a side that served every head sums "
+                   "their gradients)", "matmul_broadcast_backward"},
     [OP_TRANSPOSE] = {"dx = g^T", "transpose_backward"},
     [OP_SCALE] = {"dx = s g", "scale_backward"},
     [OP_MASK] = {"dx = g, and 0 where the key was masked", "mask_backward"},
@@ -35,6 +36,8 @@ const BackOpInfo back_op_info[OP_COUNT] = {
     [OP_CHUNK] = {"dx = g in piece k, 0 in the others", "chunk_backward"},
     [OP_MAX_POOL] = {"dx[t, c] = g[c] at the position that held the maximum, else 0", "pool_backward"},
     [OP_MEAN_POOL] = {"dx[t, c] = g[c] / (positions counted)", "pool_backward"},
+    [OP_REPEAT] = {"dx[.., i, ..] = the sum of g over the times copies of entry i", "repeat_backward"},
+    [OP_CONCAT] = {"da, db, ... = the slices of g each input filled", "concat_backward"},
 };
 
 const BackOpInfo *back_info_for(const Stage *st, Activation act) {

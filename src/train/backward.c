@@ -229,10 +229,25 @@ static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
     case OP_MERGE_HEADS:
         if (dst[0]) merge_heads_backward(dst[0], dy, s0->dim[1], s0->dim[0], s0->dim[2], fresh[0]);
         return;
-    case OP_MATMUL:
-        matmul_backward(dst[0], dst[1], dy, in[0], in[1], nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2],
-                        shape_last(&st->shape), shape_last(s0), st->attr.b_transposed, fresh[0], fresh[1]);
+    case OP_MATMUL: {
+        int ab[2], bb[2], M, N, K;
+        matmul_sizes(st, ab, bb, &M, &N, &K);
+        matmul_broadcast_backward(dst[0], dst[1], dy, in[0], in[1], ab, bb, M, N, K, st->attr.b_transposed, fresh[0],
+                                  fresh[1]);
         return;
+    }
+    case OP_REPEAT: {
+        int outer, len, inner;
+        axis_split(s0, st->attr.axis, &outer, &len, &inner);
+        if (dst[0]) repeat_backward(dst[0], dy, outer, len, inner, st->attr.times, st->attr.interleave);
+        return;
+    }
+    case OP_CONCAT: {
+        int outer, len[STAGE_MAX_IN], inner;
+        for (int j = 0; j < st->n_in; j++) axis_split(&st->in_shape[j], st->attr.axis, &outer, &len[j], &inner);
+        concat_backward(dst, dy, len, st->n_in, outer, inner);
+        return;
+    }
     case OP_TRANSPOSE:
         if (dst[0]) transpose_backward(dst[0], dy, nd == 3 ? s0->dim[0] : 1, s0->dim[nd - 2], shape_last(s0), fresh[0]);
         return;

@@ -6,21 +6,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { MAX_TWINS = 16 };
+
 // The tensor under check: where its numbers live, and its analytic gradient.
 typedef struct {
     float *x;           // a weight's numbers (NULL: a stage's output, set through the interpreter)
+    float *twin[MAX_TWINS];  // the weights `tie`d to it that hold its numbers: one tensor, moved together
+    int n_twins;
     const float *now;   // its values now
     const float *grad;  // the analytic gradient, as many
     size_t n;
     int stage;          // the stage whose output it is, or the first stage to re-run after a weight
 } Target;
 
+// The names a `tie` gives weight w's tensor, when they hold its numbers (as grads_tie ties
+// them): the gradient is their sum, so the check moves them all.
+static bool find_twins(Target *t, const Program *p, Model *m, int w, Err *e) {
+    const StEntry *en = &m->weights.entries[w];
+    const size_t bytes = sizeof(float) * (size_t)shape_numel(&en->shape);
+    for (int s = 0; s < p->n; s++) {
+        const Stmt *st = &p->stmts[s];
+        bool named = false, same = true;
+        for (int k = 0; st->kind == ST_TIE && k < st->n_args; k++) {
+            const int o = model_weight_index(m, st->args[k].text);
+            named = named || o == w;
+            same = same && o >= 0 && shape_eq(&m->weights.entries[o].shape, &en->shape) &&
+                   !memcmp(m->weights.entries[o].data, en->data, bytes);
+        }
+        for (int k = 0; named && same && k < st->n_args; k++) {
+            float *d = m->weights.entries[model_weight_index(m, st->args[k].text)].data;
+            if (d == en->data) continue;
+            if (t->n_twins == MAX_TWINS) return err_set(e, "--gradcheck %s: more than %d tied names", en->name, MAX_TWINS);
+            t->twin[t->n_twins++] = d;
+        }
+    }
+    return true;
+}
+
 static bool find_target(Target *t, GradCheck *out, Interp *it, Model *m, const Grads *g, const char *id, Err *e) {
     const int k = interp_find(it, id);
     if (k >= 0) {
         const float *d = grads_stage(g, k);
         if (!d) return err_set(e, "--gradcheck %s: the loss does not depend on this stage, so its gradient is 0", id);
-        *t = (Target){NULL, interp_output(it, k), d, (size_t)shape_numel(&interp_stage(it, k)->shape) * interp_batch(it), k};
+        *t = (Target){.now = interp_output(it, k), .grad = d,
+                      .n = (size_t)shape_numel(&interp_stage(it, k)->shape) * interp_batch(it), .stage = k};
         return true;
     }
     const int w = model_weight_index(m, id);
@@ -28,13 +57,14 @@ static bool find_target(Target *t, GradCheck *out, Interp *it, Model *m, const G
     if (m->params[w].fixed) return err_set(e, "--gradcheck %s: a buffer, never trained, has no gradient", id);
     StEntry *en = &m->weights.entries[w];
     out->weight = true;
-    *t = (Target){en->data, en->data, grads_of((Grads *)g, id), (size_t)shape_numel(&en->shape), 0};
-    return true;
+    *t = (Target){.x = en->data, .now = en->data, .grad = grads_of((Grads *)g, id), .n = (size_t)shape_numel(&en->shape)};
+    return find_twins(t, interp_program(it), m, w, e);
 }
 
 // The loss with element i of the target set to v (the pass re-run from where it matters).
 static bool loss_at(Interp *it, const Target *t, size_t i, float v, const LossInfo *li, const float *labels,
                     double *loss, Err *e) {
+    for (int k = 0; t->x && k < t->n_twins; k++) t->twin[k][i] = v;
     if (t->x) t->x[i] = v, interp_rewind(it, 0);
     else if (!interp_set_values(it, t->stage, i, &v, 1, e)) return false;
     return interp_run(it, e) && loss_value(it, li, labels, loss, NULL, e);

@@ -7,7 +7,8 @@
 //
 // A ReLU whose input changes sign between x - h and x + h puts a kink in the loss, and no
 // difference across it measures a gradient: such elements are passed over (and counted), and
-// the next largest gradients taken instead. A smaller h would not do: on a trained model the
+// the next largest gradients taken instead. A weight that a `tie` shares with other names (the
+// same numbers) is one tensor: its gradient is the sum of theirs, so all of them are moved. A smaller h would not do: on a trained model the
 // float32 pass's round-off would then swamp the difference.
 //
 // The perturbation, the loss and the quotients are float64; the pass itself runs in float32

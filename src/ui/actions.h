@@ -18,6 +18,7 @@ typedef enum {
     DO_MISTAKE,  // W: the backward pass with a learner's wrong formula (cycles; back to the right one)
     DO_FIRST_DIFF,  // J: a mistake lesson's first stage that differs from its correct program, in Compare
     DO_HANDOUT,  // Shift+S: the open lesson's handout page (handout.h)
+    DO_DECODING,  // Z: greedy -> sampling -> beam search -> greedy (app_decode.c)
     DO_COUNT
 } Action;
 
@@ -58,6 +59,9 @@ void app_notify(App *a, const char *msg);
 void app_train(App *a, UiCommand cmd, int param);
 // Moves the cursor to stage i, running the pass up to it if needed.
 void app_goto(App *a, int i);
+// After the pass changed: to the stage called `id` if the new pass has it (running it that far),
+// else to stage `fallback` (or the last there is).
+void app_goto_id(App *a, const char *id, int fallback);
 // The view that suits stage i: attention maps the attention view, the generator the decoding
 // view, the rest the stage view.
 ViewKind app_view_for(const App *a, int i);
@@ -74,6 +78,12 @@ void app_ablate(App *a, Action act);
 // Goes to the first stage where the mistake differs from its correct program, in Compare.
 void app_against_jump(App *a);
 
+// ---- app_decode.c: Z, another way to choose each generated token ----
+// Switches greedy -> sampling -> beam search -> greedy (decoding.h: the lesson's own settings,
+// else temperature 1 and width 3), re-runs the pass and stays on the stage on screen where the
+// new pass has it; a notice names the choice and what it wrote.
+void app_switch_decoding(App *a);
+
 // ---- app_lessons.c: the lessons of a folder, opened and switched ----
 // Reads the lessons of `dir` (NULL: none) and finds the one open (open_path) among them.
 void app_set_course(App *a, const char *dir, const char *open_path);
@@ -89,7 +99,7 @@ void app_step_lesson(App *a, int dir);
 // The list's keys while it is open; false for keys it does not take.
 bool app_lesson_list_act(App *a, Action act);
 // The desktop window's title: the lesson's place and section in the course, and what is open
-// ("stepformer - 8/27 The whole model: The Transformer, one kernel at a time").
+// ("stepformer - 8/28 The whole model: The Transformer, one kernel at a time").
 void app_title(const App *a, char *out, size_t n);
 
 #endif

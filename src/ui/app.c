@@ -21,7 +21,7 @@ const char *const action_names[DO_COUNT] = {
     "screenshot", "help", "quit", "slower", "faster", "param_up", "param_down", "param_dec",
     "param_inc", "edit_accept", "edit_cancel", "edit_backspace", "next_lesson", "prev_lesson", "lessons",
     "open", "pin", "ablate_head", "ablate_mask", "ablate_positions", "ablate_undo", "link", "backward",
-    "gradient", "gradcheck", "mistake", "first_diff", "handout"};
+    "gradient", "gradcheck", "mistake", "first_diff", "handout", "decoding"};
 
 // Every action has its name: a missing one would be NULL (a test checks; a size check could not fail).
 bool action_names_complete(void) {
@@ -236,10 +236,13 @@ static void accept_edit(App *a) {
     }
     a->error[0] = '\0';
     a->generation++;
-    // Keep the place: the same stage id if the new pass has it, else the same index.
-    Err e2 = {{0}};
+    app_goto_id(a, id, old);  // keep the place
+}
+
+void app_goto_id(App *a, const char *id, int fallback) {
+    Err e = {{0}};
     int k = interp_find(interp(a), id);
-    if (k < 0 && !interp_run_to(a->session.it, id, &e2)) k = old;
+    if (k < 0 && !interp_run_to(a->session.it, id, &e)) k = fallback;
     else if (k < 0) k = interp_find(interp(a), id);
     app_goto(a, k);
 }
@@ -409,6 +412,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_GRADCHECK:
     case DO_MISTAKE: break;  // app_backward_act's
     case DO_HANDOUT: app_handout(a); break;
+    case DO_DECODING: app_switch_decoding(a); break;
     case DO_ABLATE_HEAD:
     case DO_ABLATE_MASK:
     case DO_ABLATE_POSITIONS:

@@ -260,5 +260,9 @@ AttentionKind attention_kind(const App *a, int weights);
 // For an attention softmax: head h's slice of the stage its mask made, whose -inf cells are the
 // keys the softmax was not allowed to see (draw them masked). Else NULL.
 const float *attention_mask_for(const App *a, int stage, int h);
+// For an attention stage whose query heads share fewer key/value heads (stage->kv_heads): "8
+// query heads share 2 key/value heads (grouped-query attention): ..." (view_attention.c); ""
+// when each query head has its own.
+void attention_sharing(const Stage *st, char *s, size_t n);
 
 #endif

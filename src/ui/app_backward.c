@@ -41,10 +41,11 @@ static bool teacher_force(App *a, Err *e) {
     vocab_decode(&a->session.model.tgt_vocab, ids, n, text, sizeof text);
     SessionSpec spec = a->opened.spec;
     spec.greedy = false, spec.target = text, spec.tgt_ids = NULL;
+    spec.choice = (DecodeChoice){0}, spec.has_choice = true;  // teacher forcing draws and searches nothing
     const int k = a->lesson_at;
     if (!app_reopen(a, &spec, e)) return false;
     a->lesson_at = k;
-    snprintf(msg, sizeof msg, "this lesson decodes greedily: now teacher-forced on the answer it wrote, '%s', whose next "
+    snprintf(msg, sizeof msg, "this lesson generates: now teacher-forced on the answer it wrote, '%s', whose next "
              "tokens are the backward pass's labels", text);
     app_notify(a, msg);
     return true;

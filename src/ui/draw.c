@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "actions.h"
+#include "decoding.h"
 
 static void metrics(const App *a, float scale, Ui *ui, int w, int h) {
     // Text follows the window: 16 px up to 1280x800, larger on a 4K projector; never under 14
@@ -27,6 +28,17 @@ static void banner(Ui *ui, Rect r, const char *msg, Rgba bg, Rgba fg) {
     box.h = ui_text_wrap(ui, FONT_BOLD, ui->px, fg, (Rect){-10000, 0, inner.w, inner.h}, msg) + ui->pad;
     gfx_rect(ui->g, box, bg);
     ui_text_wrap(ui, FONT_BOLD, ui->px, fg, inner, msg);
+}
+
+// A label on a coloured box in the top bar at x, leaving at least `keep` of room to the input
+// field (and taking at most half of room when it cannot); returns the x after it.
+static int badge(Ui *ui, Rect bar, int x, int room, int keep, const char *text, Rgba bg, Rgba fg) {
+    const int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, text) + ui->pad;
+    const int most = room - keep > room / 2 ? room - keep : room / 2, bw = w < most ? w : most;
+    gfx_rect(ui->g, (Rect){x - ui->pad / 2, bar.y + ui->pad / 2, bw, bar.h - ui->pad}, bg);
+    ui_text_fit(ui, FONT_BOLD, ui->small, fg, x, bar.y + (bar.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2, text,
+                bw - ui->pad);
+    return x + bw + ui->pad;
 }
 
 void view_top_bar(Ui *ui, const App *a, Rect r) {
@@ -69,12 +81,14 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         ablation_text(interp_ablation(a->session.it), what, sizeof what);
         snprintf(off, sizeof off, "OFF: %s (U)", what);
         const int room_left = r.x + r.w - tabs_w - 2 * ui->pad - x;
-        const int w = gfx_text_width(ui->g, FONT_BOLD, ui->small, off) + ui->pad;
-        const int bw = w < room_left / 2 ? w : room_left / 2;
-        gfx_rect(ui->g, (Rect){x - ui->pad / 2, r.y + ui->pad / 2, bw, r.h - ui->pad}, t->error_bg);
-        ui_text_fit(ui, FONT_BOLD, ui->small, t->error_text, x, r.y + (r.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2,
-                    off, bw - ui->pad);
-        x += bw + ui->pad;
+        x = badge(ui, r, x, room_left, room_left / 2, off, t->error_bg, t->error_text);
+    }
+    const DecodeChoice *c = a->loaded ? &a->session.run.choice : NULL;
+    if (c && !decode_is_greedy(c) && !a->session.run.tgt && program_has_decoder(&a->session.lesson.program)) {
+        char text[64];  // sampling or beam search: named wherever the window is (in full in Decoding)
+        if (c->beam >= 2) snprintf(text, sizeof text, "beam %d (Z)", c->beam);
+        else snprintf(text, sizeof text, "sampling (Z)");
+        x = badge(ui, r, x, r.x + r.w - tabs_w - 2 * ui->pad - x, 4 * ui->px, text, t->accent, t->on_accent);
     }
     Rect field = {x - ui->pad / 2, r.y + ui->pad / 2, r.x + r.w - tabs_w - 2 * ui->pad - x, r.h - ui->pad};
     if (field.w > 20) {

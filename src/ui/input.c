@@ -37,7 +37,7 @@ static const struct {
     {'u', DO_ABLATE_UNDO, 0}, {'U', DO_ABLATE_UNDO, 0}, {'k', DO_LINK, 0}, {'K', DO_LINK, 0},
     {'b', DO_BACKWARD, 0}, {'B', DO_BACKWARD, 0}, {'d', DO_GRADIENT, 0}, {'D', DO_GRADIENT, 0},
     {'g', DO_GRADCHECK, 0}, {'G', DO_GRADCHECK, 0}, {'w', DO_MISTAKE, 0}, {'W', DO_MISTAKE, 0},
-    {'j', DO_FIRST_DIFF, 0}, {'J', DO_FIRST_DIFF, 0},
+    {'j', DO_FIRST_DIFF, 0}, {'J', DO_FIRST_DIFF, 0}, {'z', DO_DECODING, 0}, {'Z', DO_DECODING, 0},
 };
 
 // While the input line is being edited.
@@ -69,6 +69,7 @@ const KeyHelp key_help[] = {
     {"B", "the backward pass: from the loss back to the embeddings, then Adam's step (B again: forward)"},
     {"D;  G", "a gradient or its tensor;  G: check this stage's gradient against finite differences"},
     {"W", "the backward pass with a learner's wrong formula (softmax, LayerNorm, dW), then the right one again"},
+    {"Z", "generating: greedy, then sampling, then beam search, then greedy again (the pass re-runs)"},
     {"+ / -", "bigger / smaller (for a projector)"},
     {"H", "high-contrast presenter theme"},
     {"F or F11", "fullscreen"},

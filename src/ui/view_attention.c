@@ -36,6 +36,26 @@ static void describe(const App *a, const Stage *st, char *s, size_t n) {
     snprintf(s, n, "%s%s%s%s", block, layer, block[0] ? ": " : "", what[attention_kind(a, st->att_weights)]);
 }
 
+// "8 query heads share 2 key/value heads (grouped-query attention): each key/value head serves
+// 4 neighbouring query heads", or "" when every query head has its own (multi-head attention).
+void attention_sharing(const Stage *st, char *s, size_t n) {
+    int H, T, S;
+    att_dims(st, &H, &T, &S);
+    const int G = st->kv_heads;
+    s[0] = '\0';
+    if (G < 1 || G >= H) return;
+    if (G == 1) {
+        snprintf(s, n, "%d query heads share 1 key/value head (multi-query attention)", H);
+        return;
+    }
+    if (st->kv_tiled)
+        snprintf(s, n, "%d query heads share %d key/value heads (grouped-query attention): key/value head g serves "
+                 "query heads g, g + %d, ...", H, G, G);
+    else
+        snprintf(s, n, "%d query heads share %d key/value heads (grouped-query attention): each key/value head "
+                 "serves %d neighbouring query heads", H, G, H / G);
+}
+
 // A step's tab label, from the op the program used: "scores  q k^T", "scaled  / sqrt(d_model)".
 static void step_label(const Stage *st, bool mask_off, char *label, size_t n) {
     const char *by = st->attr_text;
@@ -88,7 +108,9 @@ static HeatSpec head_spec(const App *a, int k, int h, const Labels *L, char *sub
     const float *x = interp_output(a->session.it, k);
     int H, T, S;
     att_dims(st, &H, &T, &S);
-    snprintf(sub, n, "head %d of %d", h + 1, H);
+    if (st->kv_heads >= 1 && st->kv_heads < H)
+        snprintf(sub, n, "head %d of %d, key/value head %d of %d", h + 1, H, stage_kv_head(st, h) + 1, st->kv_heads);
+    else snprintf(sub, n, "head %d of %d", h + 1, H);
     const float *mask = attention_mask_for(a, k, h);  // masked keys shown masked, not as tiny weights
     return (HeatSpec){.title = dot ? dot + 1 : st->id, .subtitle = sub, .mask = mask, .shape = st->shape, .kind = st->kind,
                       .data = x + (size_t)h * T * S, .rows = T, .cols = S, .range = x,
@@ -113,7 +135,7 @@ static void grid(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
     const int cw = r.w / cols, ch = r.h / rows;
     for (int h = 0; h < H; h++) {
         Rect cell = {r.x + (h % cols) * cw, r.y + (h / cols) * ch, cw - ui->pad, ch - ui->pad};
-        char sub[32];
+        char sub[64];
         HeatSpec s = head_spec(a, k, h, L, sub, sizeof sub);
         s.compact = cell.w < 12 * ui->px;  // small maps: cells only; the large view has the labels
         Rect drawn = heat_draw(ui, &s, cell);
@@ -126,14 +148,17 @@ static void one_head(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
     att_dims(interp_stage(a->session.it, k), &H, &T, &S);
     const int h = a->head < H ? a->head : 0;
     const int strip = H > 1 ? r.h / 6 : 0;
-    char sub[64];
+    char sub[96], kv[48] = "";
     HeatSpec s = head_spec(a, k, h, L, sub, sizeof sub);
-    snprintf(sub, sizeof sub, "head %d of %d   (0: all heads)", h + 1, H);
+    const Stage *st = interp_stage(a->session.it, k);
+    if (st->kv_heads >= 1 && st->kv_heads < H)
+        snprintf(kv, sizeof kv, ", key/value head %d of %d", stage_kv_head(st, h) + 1, st->kv_heads);
+    snprintf(sub, sizeof sub, "head %d of %d%s   (0: all heads)", h + 1, H, kv);
     s.zoomable = true, s.zoom = a->zoom;
     heat_draw(ui, &s, (Rect){r.x, r.y, r.w, r.h - strip});
     for (int j = 0; j < H && strip > 0; j++) {  // thumbnails of every head, to switch
         Rect cell = {r.x + j * (r.w / H), r.y + r.h - strip, r.w / H - ui->pad / 2, strip};
-        char t[32];
+        char t[64];
         HeatSpec m = head_spec(a, k, j, L, t, sizeof t);
         m.compact = true, m.highlight = j == h;
         snprintf(t, sizeof t, "%d", j + 1);
@@ -157,6 +182,11 @@ void view_attention(Ui *ui, const App *a, Rect r) {
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
     ui_text_fit(ui, FONT_BOLD, ui->px, ui->th->text, in.x, in.y, s, in.w);
     in.y += lh + ui->pad / 2, in.h -= lh + ui->pad / 2;
+    attention_sharing(st, s, sizeof s);
+    if (s[0]) {  // fewer key/value heads than query heads: which serves which
+        const int used = ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->muted, in, s) + ui->pad / 2;
+        in.y += used, in.h -= used;
+    }
     if (app_back_gradients(a)) return view_attention_back(ui, a, k, in);
     const int t = phase_tabs(ui, a, st, in);
     in.y += t, in.h -= t;

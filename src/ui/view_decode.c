@@ -1,49 +1,39 @@
 // view_decode.c: the "Decoding" view: the output sequence as it grows, the generator's softmax
 // as a bar chart of the most likely next tokens, and the last decoder layer's attention maps.
 //
-// Greedy decoding runs the decoder once per round (stage ids "step.K."); the view works out
-// the round the cursor is in and shows everything from that round's point of view: the
-// tokens generated before it, the token it produces once its argmax has run, and later
-// tokens greyed out. Teacher forcing has one pass: the target, and under each of its tokens
-// the token the model predicts after it.
+// Generating runs the decoder once per round (stage ids "step.K."); the view works out the
+// round the cursor is in and shows everything from that round's point of view: the tokens
+// before it (a decoder-only program's prompt marked as such), the token it produces once its
+// argmax has run, and later tokens greyed out. A round that samples shows its distributions and
+// its draw (view_sample.c); beam search shows its hypotheses (view_beam.c). Teacher forcing has
+// one pass: the target, and under each of its tokens the token the model predicts after it.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
 #include "heat.h"
+#include "view_decode.h"
 
 enum { MAX_TOKENS = 512, TOP_K = 10 };
 
-// The decoding round on screen, from the cursor's point of view.
-typedef struct {
-    const Interp *it;
-    bool greedy;
-    bool before;         // the cursor is before the decoder (still in the encoder)
-    int round;           // K: the "step.K." prefix (0 in teacher forcing)
-    char prefix[24];     // "step.K." or ""
-    const float *ids;    // the target slot: bos + generated (greedy) or the target ids
-    int n_ids;
-    int n_gen;           // greedy: tokens generated so far (without bos and eos)
-    StopReason why;
-    int next, probs;     // this round's generator.next / generator.probs stages (-1: none)
-    bool next_run, probs_run;
-} Round;
-
-// A stage has run from the point of view of the cursor.
-static bool seen(const App *a, int stage) {
+bool decode_seen(const App *a, int stage) {
     return stage >= 0 && stage <= a->cursor && stage < interp_n_done(a->session.it);
 }
 
-// The argmax the decode loop appends from, in this round (whatever the program calls it), or -1.
-static int round_argmax(const Interp *it, bool greedy, int round) {
+int decode_round_argmax(const Interp *it, bool greedy, int round) {
     int k = -1;
     for (int i = 0; i < interp_n_stages(it); i++) {
         const Stage *st = interp_stage(it, i);
         if (st->in_decode && (!greedy || st->step == round) && st->op == OP_ARGMAX) k = i;
     }
     return k;
+}
+
+bool decode_round_chosen(const Round *R, int r) {
+    if (R->why != STOP_NONE) return true;  // every round that ran has chosen
+    const int n = interp_n_stages(R->it);
+    return n > 0 && interp_stage(R->it, n - 1)->in_decode && interp_stage(R->it, n - 1)->step > r;
 }
 
 // The decoder's attention maps of this round, in order: [0, n) of maps[], each a softmax over
@@ -66,8 +56,10 @@ static RoundMaps round_maps(const Round *R) {
     return m;
 }
 
-static Round round_at(const App *a) {
+Round decode_round_at(const App *a) {
+    const Program *p = &a->session.lesson.program;
     Round R = {.it = a->session.it, .greedy = a->session.run.tgt == NULL, .before = true};
+    R.mode = R.greedy ? decoding_kind(&a->session.run.choice) : DECODING_GREEDY;
     for (int i = a->cursor; i >= 0; i--) {
         const Stage *st = interp_stage(R.it, i);
         if (st->in_decode) {
@@ -76,45 +68,43 @@ static Round round_at(const App *a) {
             break;
         }
     }
-    if (R.greedy) snprintf(R.prefix, sizeof R.prefix, "step.%d.", R.round);
-    int slot = program_input(&a->session.lesson.program, "tgt");
+    R.start = interp_start_len(R.it), R.prompted = R.greedy && program_decoder_only(p);
+    const int slot = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
     if (slot >= 0) R.ids = interp_input_ids(R.it, slot, &R.n_ids);
     if (R.greedy) interp_generated(R.it, &R.n_gen, &R.why);
-    R.next = round_argmax(R.it, R.greedy, R.round);  // and the scores it picks from
+    R.next = decode_round_argmax(R.it, R.greedy, R.round);  // and the scores it picks from
     const Stage *nx = R.next >= 0 ? interp_stage(R.it, R.next) : NULL;
     R.probs = nx && nx->in[0].kind == REF_STAGE ? nx->in[0].index : -1;
-    R.next_run = seen(a, R.next), R.probs_run = seen(a, R.probs);
+    R.next_run = decode_seen(a, R.next), R.probs_run = decode_seen(a, R.probs);
     return R;
 }
 
-// A token as shown on screen: a space is drawn as an open box so that it can be seen.
-static const char *shown(const App *a, int id) {
+const char *decode_shown(const App *a, int id) {
     const char *s = vocab_token(&a->session.model.tgt_vocab, id);
     return !strcmp(s, " ") ? "\xe2\x90\xa3" : s;
 }
 
 // ---- token chips ----
 
-typedef enum { CHIP_GIVEN, CHIP_NEW, CHIP_UNKNOWN, CHIP_LATER, CHIP_MATCH, CHIP_MISS } ChipKind;
+int decode_chip_h(Ui *ui, int px) { return gfx_line_height(ui->g, FONT_SANS, px) + ui->pad / 2; }
 
-static int chip_h(Ui *ui) { return gfx_line_height(ui->g, FONT_SANS, ui->px) + ui->pad / 2; }
-
-static int chip_w(Ui *ui, const char *s, int max_w) {
-    int w = gfx_text_width(ui->g, FONT_BOLD, ui->px, s) + ui->pad;  // fits either face
-    w = w < chip_h(ui) ? chip_h(ui) : w;
+int decode_chip_w(Ui *ui, int px, const char *s, int max_w) {
+    int w = gfx_text_width(ui->g, FONT_BOLD, px, s) + ui->pad;  // fits either face
+    w = w < decode_chip_h(ui, px) ? decode_chip_h(ui, px) : w;
     return w < max_w ? w : max_w;
 }
 
-static void chip(Ui *ui, Rect r, const char *s, ChipKind k) {
+void decode_chip(Ui *ui, int px, Rect r, const char *s, ChipKind k) {
     const Theme *t = ui->th;
-    Rgba fill = k == CHIP_NEW ? t->lit : k == CHIP_MATCH ? t->generator : k == CHIP_GIVEN ? t->panel_alt : t->panel;
+    Rgba fill = k == CHIP_NEW ? t->lit : k == CHIP_MATCH ? t->generator : k == CHIP_GIVEN ? t->panel_alt
+              : k == CHIP_PROMPT ? t->encoder : t->panel;
     Rgba ink = k == CHIP_NEW ? t->lit_text : k == CHIP_LATER || k == CHIP_UNKNOWN ? t->muted : t->text;
     gfx_rect(ui->g, r, fill);
     gfx_frame(ui->g, r, k == CHIP_UNKNOWN ? 2 * t->line : t->line, k == CHIP_UNKNOWN ? t->lit : k == CHIP_LATER ? t->grid : t->border);
-    const int tw = gfx_text_width(ui->g, FONT_SANS, ui->px, s), inner = r.w - ui->pad / 2;
+    const int tw = gfx_text_width(ui->g, FONT_SANS, px, s), inner = r.w - ui->pad / 2;
     const int x = tw < inner ? r.x + (r.w - tw) / 2 : r.x + ui->pad / 4;
-    ui_text_fit(ui, k == CHIP_NEW ? FONT_BOLD : FONT_SANS, ui->px, ink, x,
-                r.y + (r.h - gfx_line_height(ui->g, FONT_SANS, ui->px)) / 2, s, inner);
+    ui_text_fit(ui, k == CHIP_NEW ? FONT_BOLD : FONT_SANS, px, ink, x,
+                r.y + (r.h - gfx_line_height(ui->g, FONT_SANS, px)) / 2, s, inner);
 }
 
 // Places boxes first..n-1 of widths w[] in at most `rows` rows of `width` (the first row
@@ -144,39 +134,65 @@ static const char *stop_text(StopReason why) {
     return why == STOP_EOS ? "<eos>" : why == STOP_MAX_LEN ? "max_len" : "";
 }
 
-// Greedy: <bos>, the tokens before this round, this round's token (or "?"), later ones grey.
-static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
-    int w[MAX_TOKENS + 2], xs[MAX_TOKENS + 2], row[MAX_TOKENS + 2];
-    const char *txt[MAX_TOKENS + 2];
-    ChipKind kind[MAX_TOKENS + 2];
-    const int n_known = R->n_ids + (R->why == STOP_EOS);  // bos + generated (+ eos)
-    const int produced = R->round + 1, arrow = gfx_text_width(ui->g, FONT_BOLD, ui->px, " \xe2\x86\x92 ");
-    int n = n_known > produced + 1 ? n_known : produced + 1;
-    n = n < MAX_TOKENS ? n : MAX_TOKENS;
-    const float *next = R->next_run ? interp_output(R->it, R->next) : NULL;
-    for (int i = 0; i < n; i++) {
-        int id = i < R->n_ids ? (int)R->ids[i] : a->session.model.cfg.eos_id.id;
-        if (i == produced && next) id = (int)next[interp_stage(R->it, R->next)->shape.dim[0] - 1];
-        kind[i] = i < produced ? CHIP_GIVEN : i == produced ? (next ? CHIP_NEW : CHIP_UNKNOWN) : CHIP_LATER;
-        txt[i] = kind[i] == CHIP_UNKNOWN ? "?" : shown(a, id);
-        w[i] = chip_w(ui, txt[i], r.w / 2) + (i == produced ? arrow : 0);
+int decode_produced(const Round *R) {
+    if (!R->next_run) return -1;
+    if (R->mode == DECODING_SAMPLING) {
+        const SamplePick *p = chooser_pick(interp_chooser(R->it), R->round, 0);
+        return p ? p->token : -1;
     }
-    const int h = chip_h(ui), gap = ui->pad / 2, ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap;
+    if (R->mode == DECODING_BEAM) {  // row 0 of the next round: the best live hypothesis
+        int n;
+        const BeamLive *live = decode_round_chosen(R, R->round) ? chooser_live(interp_chooser(R->it), R->round, &n) : NULL;
+        return live ? live[0].token : -1;
+    }
+    return (int)interp_output(R->it, R->next)[interp_stage(R->it, R->next)->shape.dim[0] - 1];
+}
+
+// Generating: the start (<bos>, or the prompt after its label), the tokens before this round,
+// this round's token (or "?"), later ones grey.
+static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
+    enum { N = MAX_TOKENS + 3 };
+    int w[N], xs[N], row[N], id_of[N];
+    const char *txt[N];
+    ChipKind kind[N];
+    const int lead = R->prompted, produced = R->start + R->round, tok = decode_produced(R);
+    const int arrow = gfx_text_width(ui->g, FONT_BOLD, ui->px, " \xe2\x86\x92 ");
+    const int n_known = R->n_ids + (R->why == STOP_EOS);  // start + generated (+ eos)
+    int n = n_known > produced + 1 ? n_known : produced + 1;
+    n = (n < MAX_TOKENS ? n : MAX_TOKENS) + lead;
+    for (int j = 0; j < n; j++) {
+        const int i = j - lead;  // the token's place in the target (-1: the prompt's label)
+        int id = i >= 0 && i < R->n_ids ? (int)R->ids[i] : a->session.model.cfg.eos_id.id;
+        if (i == produced && tok >= 0) id = tok;
+        kind[j] = i < R->start ? (R->prompted ? CHIP_PROMPT : CHIP_GIVEN) : i < produced ? CHIP_GIVEN
+                : i == produced ? (tok >= 0 ? CHIP_NEW : CHIP_UNKNOWN) : CHIP_LATER;
+        txt[j] = i < 0 ? "prompt" : kind[j] == CHIP_UNKNOWN ? "?" : decode_shown(a, id);
+        id_of[j] = i;
+        w[j] = i < 0 ? gfx_text_width(ui->g, FONT_BOLD, ui->small, txt[j]) + ui->pad / 2
+                     : decode_chip_w(ui, ui->px, txt[j], r.w / 2) + (i == produced ? arrow : 0);
+    }
+    const int h = decode_chip_h(ui, ui->px), gap = ui->pad / 2, ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap;
     const int rows = r.h / (h + gap) < 1 ? 1 : r.h / (h + gap);
-    const int first = flow_start(w, n, produced, ell, r.w, gap, rows, xs, row);
+    const int first = flow_start(w, n, produced + lead, ell, r.w, gap, rows, xs, row);
     const int placed = flow(w, first, n, first ? ell : 0, r.w, gap, rows, xs, row);
     if (first) gfx_text(ui->g, FONT_SANS, ui->px, ui->th->muted, r.x, r.y + ui->pad / 4, "\xe2\x80\xa6");
     int used = 0;
-    for (int i = first; i < first + placed; i++) {
-        Rect c = {r.x + xs[i], r.y + row[i] * (h + gap), w[i], h};
+    const int lhs = gfx_line_height(ui->g, FONT_BOLD, ui->small);
+    for (int j = first; j < first + placed; j++) {
+        Rect c = {r.x + xs[j], r.y + row[j] * (h + gap), w[j], h};
+        const int i = id_of[j];
+        used = c.y + h - r.y;
+        if (i < 0) {  // the label in front of a decoder-only program's prompt
+            gfx_text(ui->g, FONT_BOLD, ui->small, ui->th->muted, c.x, c.y + (h - lhs) / 2, txt[j]);
+            continue;
+        }
         if (i == produced) {
             gfx_text(ui->g, FONT_BOLD, ui->px, ui->th->muted, c.x, c.y + ui->pad / 4, " \xe2\x86\x92 ");
             c.x += arrow, c.w -= arrow;
         }
-        chip(ui, c, txt[i], kind[i]);
-        const int k = i > 0 ? round_argmax(R->it, true, i - 1) : -1;
+        decode_chip(ui, ui->px, c, txt[j], kind[j]);
+        const int k = i >= R->start ? decode_round_argmax(R->it, true, i - R->start) : -1;
         if (k >= 0) ui_hot(ui, c, CMD_GOTO_STAGE, k);
-        used = c.y + h - r.y;
     }
     return used;
 }
@@ -196,11 +212,11 @@ static int forced_chips(Ui *ui, const App *a, const Round *R, Rect r, int *sel) 
         pid[i] = pred ? (int)pred[i] : -1;
         bool match = pred && i + 1 < T && pid[i] == (int)R->ids[i + 1];
         matches += match;
-        snprintf(ptxt[i], sizeof ptxt[i], "%s%s", pred ? shown(a, pid[i]) : "?", match ? " \xe2\x9c\x93" : "");
-        int a1 = chip_w(ui, shown(a, (int)R->ids[i]), r.w / 2), a2 = chip_w(ui, ptxt[i], r.w / 2);
+        snprintf(ptxt[i], sizeof ptxt[i], "%s%s", pred ? decode_shown(a, pid[i]) : "?", match ? " \xe2\x9c\x93" : "");
+        int a1 = decode_chip_w(ui, ui->px, decode_shown(a, (int)R->ids[i]), r.w / 2), a2 = decode_chip_w(ui, ui->px, ptxt[i], r.w / 2);
         w[i] = a1 > a2 ? a1 : a2;
     }
-    const int h = chip_h(ui), gap = ui->pad / 2, pair = 2 * h + gap, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    const int h = decode_chip_h(ui, ui->px), gap = ui->pad / 2, pair = 2 * h + gap, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     const int ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap, rows_fit = (r.h - lh) / (pair + 2 * gap);
     const int rows = rows_fit < 1 ? 1 : rows_fit, width = r.w - lab;
     const int first = flow_start(w, T, T - 1, ell, width, gap, rows, xs, row);
@@ -221,8 +237,8 @@ static int forced_chips(Ui *ui, const App *a, const Round *R, Rect r, int *sel) 
                 gfx_text(ui->g, FONT_SANS, ui->px, t->muted, r.x + lab, c.y + ui->pad / 4, "\xe2\x80\xa6");
         }
         bool match = pred && i + 1 < T && pid[i] == (int)R->ids[i + 1];
-        chip(ui, (Rect){c.x, c.y, c.w, h}, shown(a, (int)R->ids[i]), CHIP_GIVEN);
-        chip(ui, (Rect){c.x, c.y + h + gap, c.w, h}, ptxt[i],
+        decode_chip(ui, ui->px, (Rect){c.x, c.y, c.w, h}, decode_shown(a, (int)R->ids[i]), CHIP_GIVEN);
+        decode_chip(ui, ui->px, (Rect){c.x, c.y + h + gap, c.w, h}, ptxt[i],
              !pred ? CHIP_LATER : match ? CHIP_MATCH : CHIP_MISS);
         if (i == *sel) gfx_frame(ui->g, rect_inset(c, -gap / 2 - 1), 2 * t->line, t->lit);
         used = c.y + pair - r.y;
@@ -250,7 +266,7 @@ static int top_k(const float *p, int V, int *top, int k) {
 }
 
 // The smallest of 0.01, 0.02, 0.05, 0.1, ... 1 that is at least p: the bars' full width.
-static float nice_scale(float p) {
+float decode_nice_scale(float p) {
     static const float steps[] = {0.01f, 0.02f, 0.05f, 0.1f, 0.2f, 0.5f, 1.0f};
     for (int i = 0; i < 7; i++)
         if (p <= steps[i]) return steps[i];
@@ -301,7 +317,7 @@ static void draw_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
     if (!p) return;
     const char *how = as_probs(st, interp_output(R->it, R->probs) + (size_t)row * V, V, p);
     char title[160], sub[STAGE_ID_MAX + 64];
-    snprintf(title, sizeof title, "Next token after '%s'", row < R->n_ids ? shown(a, (int)R->ids[row]) : "?");
+    snprintf(title, sizeof title, "Next token after '%s'", row < R->n_ids ? decode_shown(a, (int)R->ids[row]) : "?");
     snprintf(sub, sizeof sub, "%s, row %d%s", st->id, row, how);
     bars(ui, a, r, p, V, title, sub, false);
     free(p);
@@ -322,10 +338,10 @@ static void bars(Ui *ui, const App *a, Rect r, const float *p, int V, const char
     const Theme *t = ui->th;
     const int lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px), lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     char sub[STAGE_ID_MAX + 160], names[TOP_K][32];
-    const float full = nice_scale(p[top[0]]);
+    const float full = decode_nice_scale(p[top[0]]);
     snprintf(sub, sizeof sub, "   %s: top %d of %d   (full bar = %g)", sub_text, k, V, (double)full);
     const char *label[TOP_K];
-    for (int i = 0; i < k; i++) label[i] = classes ? class_name(a, top[i], V, names[i], sizeof names[i]) : shown(a, top[i]);
+    for (int i = 0; i < k; i++) label[i] = classes ? class_name(a, top[i], V, names[i], sizeof names[i]) : decode_shown(a, top[i]);
     int w = ui_text_fit(ui, FONT_BOLD, ui->px, t->text, r.x, r.y, title, r.w * 2 / 3);
     ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x + w, r.y + (lhb - lh) / 2, sub, r.w - w);
     const int avail = r.h - lhb - ui->pad / 2;
@@ -378,7 +394,7 @@ static void attn_map(Ui *ui, const App *a, Rect r, int stage, const char *title,
 }
 
 // A short message in a tinted box as tall as it needs (at most r.h); returns its height.
-static int note(Ui *ui, Rect r, const char *msg) {
+int decode_note(Ui *ui, Rect r, const char *msg) {
     Rect in = rect_inset(r, ui->pad / 2);
     int h = ui_text_wrap(ui, FONT_ITALIC, ui->small, ui->th->muted, (Rect){-100000, 0, in.w, in.h}, msg) + ui->pad;
     h = h < r.h ? h : r.h;
@@ -394,25 +410,25 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
     int cross = -1, self = -1, last_cross = -1, layers = 0, ran = 0;
     for (int k = 0; k < m.n; k++) {
         layers += m.cross[k], last_cross = m.cross[k] ? m.stage[k] : last_cross;
-        if (!seen(a, m.stage[k])) continue;
+        if (!decode_seen(a, m.stage[k])) continue;
         ran += m.cross[k];
         if (m.cross[k]) cross = m.stage[k];
         else self = m.stage[k], cross = -1;  // a self-attention starts a layer: its cross comes after
     }
     if (cross < 0 && self < 0)
-        for (int k = m.n - 1; k >= 0 && cross < 0; k--) cross = seen(a, m.stage[k]) && m.cross[k] ? m.stage[k] : -1;
+        for (int k = m.n - 1; k >= 0 && cross < 0; k--) cross = decode_seen(a, m.stage[k]) && m.cross[k] ? m.stage[k] : -1;
     const bool has_cross = cross >= 0, has_self = self >= 0;
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     char msg[300];
     if (!has_self) {
         snprintf(msg, sizeof msg, R->before ? "The decoder's attention maps appear when it reaches them."
                                             : "The decoder has not reached its first attention yet: step forward.");
-        note(ui, r, msg);
+        decode_note(ui, r, msg);
         return;
     }
     const char *self_title = attention_kind_names[has_self ? attention_kind(a, self) : ATT_SELF];
     if (layers == 0) {  // a decoder with no cross-attention: it never reads the encoder
-        const int h = note(ui, r, "This decoder has no cross-attention: no map reads the encoder's memory.") + ui->pad / 2;
+        const int h = decode_note(ui, r, "This decoder has no cross-attention: no map reads the encoder's memory.") + ui->pad / 2;
         attn_map(ui, a, (Rect){r.x, r.y + h, r.w, r.h - h}, self, self_title, true);
         return;
     }
@@ -420,7 +436,7 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         if (has_cross) snprintf(msg, sizeof msg, "Layer %d of %d so far: the last layer has not run yet in this pass.",
                                 ran, layers);
         else snprintf(msg, sizeof msg, "Layer %d of %d so far: its cross-attention has not run yet.", ran + 1, layers);
-        int h = note(ui, r, msg) + ui->pad / 2;
+        int h = decode_note(ui, r, msg) + ui->pad / 2;
         r.y += h, r.h -= h;
     }
     if (!has_cross) {
@@ -440,26 +456,41 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
 
 // ---- the whole view ----
 
+// (view_decode.h)
+int decode_last_row(const Round *R) { return R->greedy ? R->start + R->round - 1 : R->n_ids - 1; }
+
+int decode_rounds_run(const Interp *it) {
+    const int n = interp_n_stages(it);
+    const Stage *st = n > 0 ? interp_stage(it, n - 1) : NULL;
+    return st && st->in_decode ? st->step + 1 : 0;
+}
+
 static int header(Ui *ui, const App *a, const Round *R, Rect r) {
     const Theme *t = ui->th;
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px);
     char in[600], head[96], rest[160];
-    snprintf(in, sizeof in, "input: %s", a->session.input_text);
+    if (R->prompted) snprintf(in, sizeof in, "prompt: %s   (%d tokens, continued one token per round)", a->session.input_text, R->start);
+    else snprintf(in, sizeof in, "input: %s", a->session.input_text);
     ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x, r.y, in, r.w);
     if (!R->greedy) {
         snprintf(head, sizeof head, "Teacher forcing: one pass over %d target tokens", R->n_ids);
         snprintf(rest, sizeof rest, "   each row predicts the next token");
     } else {
-        const int N = R->n_gen + (R->why == STOP_EOS), most = a->session.run.max_new;
+        const int N = decode_rounds_run(R->it), most = a->session.run.max_new;
         if (R->why != STOP_NONE) snprintf(head, sizeof head, "Round %d of %d (step.%d)", R->round + 1, N, R->round);
         else snprintf(head, sizeof head, "Round %d (step.%d)", R->round + 1, R->round);
         if (R->before) snprintf(rest, sizeof rest, "   the encoder runs first; then the decoder adds one token per round");
+        else if (R->mode == DECODING_BEAM && R->why != STOP_NONE) snprintf(rest, sizeof rest, "   the search ends after %d rounds", N);
         else if (R->why == STOP_EOS) snprintf(rest, sizeof rest, "   stops when it produces %s", stop_text(R->why));
         else if (R->why == STOP_MAX_LEN) snprintf(rest, sizeof rest, "   stops at %s (%d tokens)", stop_text(R->why), N);
         else snprintf(rest, sizeof rest, "   still decoding (at most %d tokens)", most);
     }
     int w = ui_text_fit(ui, FONT_BOLD, ui->px, t->text, r.x, r.y + lh + 2, head, r.w);
-    ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x + w, r.y + lh + 2 + (lhb - lh) / 2, rest, r.w - w);
+    w += ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x + w, r.y + lh + 2 + (lhb - lh) / 2, rest, r.w - w);
+    static const char *const hint[DECODING_COUNT] = {"Z: sampling next", "Z: beam search next", "Z: greedy next"};
+    const int hw = gfx_text_width(ui->g, FONT_BOLD, ui->small, hint[R->mode]);
+    if (R->greedy && w + hw + ui->pad <= r.w)
+        gfx_text(ui->g, FONT_BOLD, ui->small, t->accent, r.x + r.w - hw, r.y + lh + 2 + (lhb - lh) / 2, hint[R->mode]);
     return lh + 2 + lhb + ui->pad / 2;
 }
 
@@ -472,8 +503,8 @@ static void no_decoder(Ui *ui, const App *a, Rect r) {
     for (int i = 0; i < n; i++)
         if (interp_stage(a->session.it, o[i].stage)->shape.ndim == 1 && (k < 0 || !strcmp(o[i].name, "logits")))
             k = o[i].stage;
-    if (k < 0 || !seen(a, k)) {
-        note(ui, body, k < 0 ? "It writes no sequence and publishes no row of scores: see its outputs in the Stage view."
+    if (k < 0 || !decode_seen(a, k)) {
+        decode_note(ui, body, k < 0 ? "It writes no sequence and publishes no row of scores: see its outputs in the Stage view."
                              : "It writes no sequence: it scores classes. The scores appear here once they have run.");
         return;
     }
@@ -488,43 +519,59 @@ static void no_decoder(Ui *ui, const App *a, Rect r) {
     free(p);
 }
 
+// The next token's probabilities under greedy decoding and teacher forcing (row `row` of the
+// stage the argmax reads), or a note until they have run.
+static int greedy_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px);
+    const int heat_min = 11 * lh;
+    int bars_h = lhb + ui->pad / 2 + TOP_K * (lh * 4 / 3);
+    if (bars_h > r.h - heat_min) bars_h = r.h - heat_min;
+    if (bars_h < lhb + 4 * lh) bars_h = r.h / 2;
+    Rect bars = {r.x, r.y, r.w, bars_h};
+    if (R->probs_run) {
+        draw_bars(ui, a, R, bars, row);
+        return bars.h;
+    }
+    char msg[200];
+    if (R->before) snprintf(msg, sizeof msg, "The encoder is still running. The decoder%s starts after it.",
+                            R->greedy ? "'s first round (step.0)" : "");
+    else if (!R->greedy) snprintf(msg, sizeof msg, "The decoder is still running. Step forward to reach the generator.");
+    else snprintf(msg, sizeof msg, "Round %d: the decoder is still running. Step forward to reach the generator.", R->round + 1);
+    return decode_note(ui, bars, msg);
+}
+
 void view_decode(Ui *ui, const App *a, Rect r) {
     const bool greedy = a->session.run.tgt == NULL;
     if (!program_has_decoder(&a->session.lesson.program) && interp_n_done(a->session.it) > 0) {
         no_decoder(ui, a, r);
         return;
     }
-    Rect body = ui_panel(ui, r, greedy ? "Decoding: greedy, one decoder pass per new token"
-                                       : "Decoding: teacher forcing, one decoder pass over the given target");
+    char title[200], mode[160];
+    decoding_text(&a->session.run.choice, mode, sizeof mode);
+    if (!greedy) snprintf(title, sizeof title, "Decoding: teacher forcing, one decoder pass over the given target");
+    else if (a->session.run.choice.beam >= 2) snprintf(title, sizeof title, "Decoding: %s, a row of the batch per hypothesis", mode);
+    else if (a->session.run.choice.temperature > 0) snprintf(title, sizeof title, "Decoding: %s", mode);
+    else snprintf(title, sizeof title, "Decoding: %s, one decoder pass per new token", mode);
+    Rect body = ui_panel(ui, r, title);
     if (interp_n_stages(a->session.it) == 0 || interp_n_done(a->session.it) == 0) return;
-    const Round R = round_at(a);
+    const Round R = decode_round_at(a);
     gfx_clip(ui->g, body);
     int y = body.y + header(ui, a, &R, body);
-    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px);
-    const int h = chip_h(ui), rows = body.h > 40 * lh ? 3 : 2;
-    int sel = R.round;
-    if (greedy) y += greedy_chips(ui, a, &R, (Rect){body.x, y, body.w, rows * (h + ui->pad / 2)}) + ui->pad;
-    else y += forced_chips(ui, a, &R, (Rect){body.x, y, body.w, (rows - 1) * (2 * h + ui->pad * 2) + lh + ui->pad}, &sel) + ui->pad;
-    const int rest = body.y + body.h - y, heat_min = 11 * lh;
-    if (rest < 2 * lh) {
+    const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), heat_min = 11 * lh;
+    const int h = decode_chip_h(ui, ui->px), rows = body.h > 40 * lh ? 3 : 2;
+    int sel = decode_last_row(&R);
+    if (!greedy) y += forced_chips(ui, a, &R, (Rect){body.x, y, body.w, (rows - 1) * (2 * h + ui->pad * 2) + lh + ui->pad}, &sel) + ui->pad;
+    else if (R.mode != DECODING_BEAM) y += greedy_chips(ui, a, &R, (Rect){body.x, y, body.w, rows * (h + ui->pad / 2)}) + ui->pad;
+    Rect rest = {body.x, y, body.w, body.y + body.h - y};
+    if (rest.h < 2 * lh) {
         gfx_unclip(ui->g);
         return;
     }
-    int bars_h = lhb + ui->pad / 2 + TOP_K * (lh * 4 / 3);
-    if (bars_h > rest - heat_min) bars_h = rest - heat_min;
-    if (bars_h < lhb + 4 * lh) bars_h = rest / 2;
-    Rect bars = {body.x, y, body.w, bars_h};
-    char msg[200];
-    if (R.probs_run) {
-        draw_bars(ui, a, &R, bars, sel);
-    } else {
-        if (R.before) snprintf(msg, sizeof msg, "The encoder is still running. The decoder%s starts after it.",
-                               greedy ? "'s first round (step.0)" : "");
-        else if (!greedy) snprintf(msg, sizeof msg, "The decoder is still running. Step forward to reach the generator.");
-        else snprintf(msg, sizeof msg, "Round %d: the decoder is still running. Step forward to reach the generator.", R.round + 1);
-        bars.h = note(ui, bars, msg);
-    }
-    y += bars.h + ui->pad;
-    draw_maps(ui, a, &R, (Rect){body.x, y, body.w, body.y + body.h - y});
+    const bool chooser = !R.before && R.mode != DECODING_GREEDY;
+    const int used = !chooser ? greedy_bars(ui, a, &R, rest, sel)
+                   : R.mode == DECODING_SAMPLING ? view_sample(ui, a, &R, rest) : view_beam(ui, a, &R, rest);
+    y += used + ui->pad;
+    // Beam search's rows change places from round to round: its maps are the Attention view's.
+    if (!chooser || (R.mode == DECODING_SAMPLING && body.y + body.h - y >= heat_min)) draw_maps(ui, a, &R, (Rect){body.x, y, body.w, body.y + body.h - y});
     gfx_unclip(ui->g);
 }

@@ -181,8 +181,9 @@ static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw
         snprintf(detail, sizeof detail, "Here scale = %.6g%s.", sc,
                  d > 0 && fabs(sc - sqrt(d)) < 1e-5 * sqrt(d) ? ", sqrt(d_model)" : sc == 1 ? ": not scaled" : "");
     } else if (st->op == OP_LAYER_NORM) {
-        const bool torch = st->attr.ln == LN_TORCH;
-        if (!torch) formula = "y = g (x - mean) / (std + eps) + b";
+        const bool torch = st->attr.ln == LN_TORCH, bias = st->n_in == 3;
+        if (!torch) formula = bias ? "y = g (x - mean) / (std + eps) + b" : "y = g (x - mean) / (std + eps)";
+        else if (!bias) formula = "y = g (x - mean) / sqrt(var + eps)";
         snprintf(detail, sizeof detail, "Form: %s, %s, eps = %g.",
                  st->attr.ln < LN_COUNT ? layer_norm_names[st->attr.ln] : "?",
                  torch ? "var divides by C (biased)" : "std divides by C - 1, eps added to std",
@@ -238,8 +239,9 @@ static const char *kernel_source(const App *a, const Stage *st, int *len, const 
     const BackStep *b = app_back_step(a);
     if (!b) {
         const char *name = op_info[st->op == OP_ACTIVATION ? (act == ACT_GELU ? OP_GELU : OP_RELU) : st->op].kernel;
-        *file = "src/tensor/kernels.c";
-        return function_source("kernels.c", name, len);
+        const char *src = function_source("kernels.c", name, len);
+        *file = src ? "src/tensor/kernels.c" : "src/tensor/kernels_shape.c";
+        return src ? src : function_source("kernels_shape.c", name, len);
     }
     if (b->kind == BACK_LOSS) return *file = "src/train/grad_pass.c", function_source("grad_pass.c", "loss_value", len);
     if (b->kind != BACK_STAGE) return *file = "src/train/optim.c", function_source("optim.c", "adam_update", len);

@@ -9,6 +9,7 @@
 #include <strings.h>  // strcasecmp
 #include <time.h>
 
+#include "decoding.h"
 #include "heat.h"
 #include "input.h"
 #include "platform.h"
@@ -59,32 +60,62 @@ static void screenshot(Loop *L, const char *path) {
     else if (!quiet) platform_deliver(path, msg, sizeof msg), notice(&L->a, msg);
 }
 
+// A replay's expectation that did not hold: said on stderr, the first kept for the title.
+static void expect_failed(Loop *L, const char *msg) {
+    fprintf(stderr, "stepformer: replay: %s\n", msg);
+    if (!L->failures) snprintf(L->first_failure, sizeof L->first_failure, "replay: %s", msg);
+    L->failures++;
+}
+
 // `expect answer right|wrong|shown`: how the last question told on screen was answered.
 static void expect_answer(Loop *L, const char *want) {
     const Quiz *z = &L->a.quiz;
     const char *got = !z->told ? "none" : z->last == GRADE_COUNT ? "shown" : grade_names[z->last];
-    if (strcmp(got, want) != 0) {
-        fprintf(stderr, "stepformer: replay: expected the answer %s, found %s\n", want, got);
-        if (!L->failures) snprintf(L->first_failure, sizeof L->first_failure, "replay: expected the answer %s, found %s", want, got);
-        L->failures++;
+    char msg[160];
+    snprintf(msg, sizeof msg, "expected the answer %s, found %s", want, got);
+    if (strcmp(got, want) != 0) expect_failed(L, msg);
+}
+
+// `expect decoding greedy|sampling|beam`: how the pass on screen chooses its tokens.
+static void expect_decoding(Loop *L, const char *want) {
+    const char *got = L->a.loaded ? decoding_names[decoding_kind(&L->a.session.run.choice)] : "(nothing loaded)";
+    char msg[160];
+    snprintf(msg, sizeof msg, "expected decoding %s, found %s", want, got);
+    if (strcmp(got, want) != 0) expect_failed(L, msg);
+}
+
+// `expect output 1,3,3,0`: the ids the pass generates (run to its end first), as `run` prints
+// them (without the prompt or bos; `none` for no tokens).
+static void expect_output(Loop *L, const char *want) {
+    App *a = &L->a;
+    char got[300] = "(nothing loaded)", msg[700];
+    Err e = {{0}};
+    if (a->loaded && !interp_run(a->session.it, &e)) snprintf(got, sizeof got, "an error: %s", e.msg);
+    else if (a->loaded) {
+        int n;
+        StopReason why;
+        const float *ids = interp_generated(a->session.it, &n, &why);
+        size_t k = 0;
+        got[0] = '\0';
+        for (int i = 0; i < n && k + 16 < sizeof got; i++) k += (size_t)snprintf(got + k, sizeof got - k, "%s%d", i ? "," : "", (int)ids[i]);
+        if (n == 0) snprintf(got, sizeof got, "none");
     }
+    snprintf(msg, sizeof msg, "expected the output %s, found %s", want, got);
+    if (strcmp(got, want) != 0) expect_failed(L, msg);
 }
 
 // expect STAGE_ID: the stage on screen; expect view NAME: the view on screen (its tab's name,
-// any case).
+// any case); or one of the expectations above.
 static void expect_stage(Loop *L, const char *id) {
     const App *a = &L->a;
     if (!strncmp(id, "answer ", 7)) return expect_answer(L, id + 7);
+    if (!strncmp(id, "decoding ", 9)) return expect_decoding(L, id + 9);
+    if (!strncmp(id, "output ", 7)) return expect_output(L, id + 7);
     const bool view = !strncmp(id, "view ", 5);
     const char *at = view ? view_names[a->view] : a->loaded ? interp_stage(a->session.it, a->cursor)->id : "(nothing loaded)";
-    if (view ? strcasecmp(at, id + 5) != 0 : strcmp(at, id) != 0) {
-        const char *what = view ? "view" : "stage";
-        fprintf(stderr, "stepformer: replay: expected %s %s on screen, found %s\n", what, view ? id + 5 : id, at);
-        if (!L->failures)
-            snprintf(L->first_failure, sizeof L->first_failure, "replay: expected %s %s on screen, found %s", what,
-                     view ? id + 5 : id, at);
-        L->failures++;
-    }
+    char msg[600];
+    snprintf(msg, sizeof msg, "expected %s %s on screen, found %s", view ? "view" : "stage", view ? id + 5 : id, at);
+    if (view ? strcasecmp(at, id + 5) != 0 : strcmp(at, id) != 0) expect_failed(L, msg);
 }
 
 static void handle_events(Loop *L, bool *shot) {

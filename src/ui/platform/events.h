@@ -17,6 +17,9 @@
 //   850 expect view compare    ... unless this view is on screen (a tab's name, any case)
 //   850 expect answer right    fail unless the last question's answer was graded right on
 //                              screen (`wrong`: graded wrong; `shown`: revealed with no answer)
+//   860 expect decoding beam   ... unless the pass chooses its tokens so (greedy, sampling, beam)
+//   870 expect output 6,6,2    ... unless the pass, run to its end, generates these ids (as `run`
+//                              prints them, without the prompt; `none`: no tokens)
 //   900 quit
 #ifndef STEPFORMER_EVENTS_H
 #define STEPFORMER_EVENTS_H

@@ -141,7 +141,8 @@ static const struct {
     {"click", ARGS_XY, "click X Y"},       {"release", ARGS_XY, "release X Y"},
     {"drag", ARGS_XY, "drag X Y"},         {"move", ARGS_XY, "move X Y"},
     {"wheel", ARGS_XY_STEPS, "wheel X Y STEPS"}, {"resize", ARGS_XY, "resize WIDTH HEIGHT"},
-    {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_EXPECT, "expect STAGE_ID, expect view VIEW, or expect answer right|wrong|shown"},
+    {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_EXPECT, "expect STAGE_ID, expect view VIEW, expect answer right|wrong|shown, "
+                                                    "expect decoding greedy|sampling|beam or expect output IDS"},
     {"quit", ARGS_NONE, "quit"},
 };
 
@@ -164,6 +165,9 @@ static bool args_fit(ArgForm form, const char *arg) {
     case ARGS_WORD: return arg[0] && !strchr(arg, ' ');
     case ARGS_EXPECT:  // a stage id, the view on screen, or how the last question was answered
         if (!strncmp(arg, "answer ", 7)) return !strcmp(arg + 7, "right") || !strcmp(arg + 7, "wrong") || !strcmp(arg + 7, "shown");
+        if (!strncmp(arg, "decoding ", 9))
+            return !strcmp(arg + 9, "greedy") || !strcmp(arg + 9, "sampling") || !strcmp(arg + 9, "beam");
+        if (!strncmp(arg, "output ", 7)) return arg[7] && !strchr(arg + 7, ' ');
         return arg[0] && (!strchr(arg, ' ') || (!strncmp(arg, "view ", 5) && arg[5] && !strchr(arg + 5, ' ')));
     }
     return false;

@@ -1,0 +1,46 @@
+// app_decode.c: Z in the window: greedy decoding, then sampling, then beam search, then greedy
+// again. The pass re-runs with the new choice (session_set_choice; a beam of another width gets
+// a new interpreter), the stage on screen stays where the new pass has it, and a notice names
+// the choice and the tokens it wrote.
+#include <stdio.h>
+
+#include "actions.h"
+#include "decoding.h"
+
+// What the pass wrote, in the target's vocabulary (beam search: the answer).
+static void written(const App *a, char *buf, size_t n) {
+    int len;
+    StopReason why;
+    const float *ids = interp_generated(a->session.it, &len, &why);
+    if (ids) vocab_decode(&a->session.model.tgt_vocab, ids, len, buf, n);
+    else snprintf(buf, n, "%s", "");
+}
+
+void app_switch_decoding(App *a) {
+    if (!a->loaded) return;
+    Session *s = &a->session;
+    const DecodeChoice *given = a->opened.spec.has_choice ? &a->opened.spec.choice : &s->lesson.setup.choice;
+    const DecodeChoice next = decoding_next(&s->run.choice, given, s->model.cfg.tgt_vocab_size);
+    char id[STAGE_ID_MAX];
+    snprintf(id, sizeof id, "%s", interp_stage(s->it, a->cursor)->id);
+    const int old = a->cursor;
+    app_backward_free(a);  // built from the pass that is about to change
+    Err e = {{0}};
+    int first;
+    if (!session_set_choice(s, &next, &first, &e)) {
+        app_set_error(a, e.msg);
+        return;
+    }
+    a->generation++;
+    if (!interp_run(s->it, &e)) {  // the whole pass: the notice says what it wrote
+        app_set_error(a, e.msg);
+        return;
+    }
+    app_goto_id(a, id, old);
+    char mode[160], text[200], msg[sizeof a->notice];
+    decoding_text(&next, mode, sizeof mode);
+    written(a, text, sizeof text);
+    static const char *const then[DECODING_COUNT] = {"sampling", "beam search", "greedy"};
+    snprintf(msg, sizeof msg, "%s: wrote '%s'   (Z again: %s)", mode, text, then[decoding_kind(&next)]);
+    app_notify(a, msg);
+}
