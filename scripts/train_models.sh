@@ -21,3 +21,10 @@ train_prenorm
 scripts/train_mistake_models.sh "$bin"
 # The text lesson's model (lessons/text-model.md): the word list of Debian's wamerican.
 scripts/train_text_model.sh "$bin"
+# The decoder-only dates model (lessons/causal-self-attention.md, gpt-block.md): the dates task
+# written as text lines SOURCE=TARGET, learned as a language model of those lines.
+dates_text=$(mktemp)
+"$bin" examples --task dates --count 60000 --seed 11 >"$dates_text"
+"$bin" train --task text --data "$dates_text" --seed 1 --steps 4000 --eval-every 1000 --block 48 \
+  --out assets/models/dates-gpt.safetensors
+rm -f "$dates_text"

@@ -883,7 +883,7 @@ static void test_which_head(void) {
 static void test_readme(void) {
     static const char *const order[] = {
         "self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md", "encoder-layer.md",
-        "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "multi-query.md", "pre-norm.md", "training.md",
+        "masks.md", "cross-attention.md", "forward-pass.md", "greedy-decoding.md", "cached-decoding.md", "pre-norm.md", "training.md",
         "backprop.md", "gradient-checking.md", "which-head.md", "transformers-from-scratch.md", "encoder-from-scratch.md", "annotated-transformer.md",
         "attention-is-all-you-need-pytorch.md"};
     const int n = (int)(sizeof order / sizeof order[0]);

@@ -99,7 +99,7 @@ void app_step_lesson(App *a, int dir);
 // The list's keys while it is open; false for keys it does not take.
 bool app_lesson_list_act(App *a, Action act);
 // The desktop window's title: the lesson's place and section in the course, and what is open
-// ("stepformer - 8/28 The whole model: The Transformer, one kernel at a time").
+// ("stepformer - 8/33 The whole model: The Transformer, one kernel at a time").
 void app_title(const App *a, char *out, size_t n);
 
 #endif
