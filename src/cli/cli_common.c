@@ -254,12 +254,12 @@ static bool take_choice_flag(CliOptions *o, int c, const char *cmd, const char *
     char *end;
     const double x = strtod(arg, &end);
     const bool number = end != arg && !*end && isfinite(x), whole = number && x == (double)(long)x;
-    o->spec.has_choice = true;
-    if (c == 1032 && number) return d->temperature = x, o->has_temperature = true;
-    if (c == 1034 && number) return d->top_p = x, o->has_top_p = true;
+    unsigned *f = &o->spec.choice_fields;
+    if (c == 1032 && number) return d->temperature = x, *f |= CHOICE_TEMPERATURE, o->has_temperature = true;
+    if (c == 1034 && number) return d->top_p = x, *f |= CHOICE_TOP_P, o->has_top_p = true;
     if ((c == 1033 || c == 1035) && whole && x >= -1 && x <= 1 << 24) {
-        if (c == 1033) d->top_k = (int)x;
-        else d->beam = (int)x;
+        if (c == 1033) d->top_k = (int)x, *f |= CHOICE_TOP_K;
+        else d->beam = (int)x, *f |= CHOICE_BEAM;
         return true;
     }
     *code = cli_usage_error(cmd, "%s needs %s, not '%s'", names[c - 1032], c == 1033 || c == 1035 ? "a whole number" : "a number", arg);
@@ -267,7 +267,7 @@ static bool take_choice_flag(CliOptions *o, int c, const char *cmd, const char *
 }
 
 bool cli_take_choice(CliOptions *o, const char *cmd) {
-    if (o->has_seed) o->spec.choice.seed = (uint64_t)o->seed, o->spec.has_choice = true;
+    if (o->has_seed) o->spec.choice.seed = (uint64_t)o->seed, o->spec.choice_fields |= CHOICE_SEED;
     const DecodeChoice *d = &o->spec.choice;
     const char *bad = o->has_temperature && !(d->temperature > 0) ? "--temperature must be above 0: greedy decoding, the default, is temperature 0 (leave the flag out)"
                     : d->top_k < 0 ? "--top-k must be at least 1" : d->beam < 0 || d->beam == 1 ? "--beam must be at least 2 (1 is greedy decoding, the default)"

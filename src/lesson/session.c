@@ -30,6 +30,18 @@ const char *session_builtin_lesson(const char *name, const char **path) {
     return NULL;
 }
 
+DecodeChoice session_decode_choice(const SessionSpec *spec, const LessonSetup *ls) {
+    if (spec->has_choice) return spec->choice;
+    DecodeChoice c = ls->choice;
+    const unsigned f = spec->choice_fields;
+    if (f & CHOICE_TEMPERATURE) c.temperature = spec->choice.temperature;
+    if (f & CHOICE_TOP_K) c.top_k = spec->choice.top_k;
+    if (f & CHOICE_TOP_P) c.top_p = spec->choice.top_p;
+    if (f & CHOICE_SEED) c.seed = spec->choice.seed;
+    if (f & CHOICE_BEAM) c.beam = spec->choice.beam;
+    return c;
+}
+
 const Vocab *session_source_vocab(const Session *s) {
     return program_decoder_only(&s->lesson.program) ? &s->model.tgt_vocab : &s->model.src_vocab;
 }
@@ -124,7 +136,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
                        .pack_weights = true,  // a session never changes its model's weights
-                       .choice = spec->has_choice ? spec->choice : ls->choice, .cached = spec->cached};
+                       .choice = session_decode_choice(spec, ls), .cached = spec->cached};
     const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
     const char *text = spec->input ? spec->input : ls->input;
     const bool gpt = program_decoder_only(&s->lesson.program);

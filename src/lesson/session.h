@@ -22,8 +22,9 @@ typedef struct {
     bool force_prompt;         // a decoder-only program: one teacher-forced pass over the prompt
                                // (logits for each of its positions) instead of generating
     int max_len;               // 0: the lesson's (or 32)
-    DecodeChoice choice;       // sampling or beam search (sample.h), when has_choice
-    bool has_choice;           // else the lesson's (its temperature, top_k, ... keys), else greedy
+    DecodeChoice choice;       // sampling or beam search (sample.h): all of it when has_choice,
+    bool has_choice;           // else the fields in choice_fields over the lesson's (its
+    unsigned choice_fields;    // temperature, top_k, ... keys); CHOICE_* bits
     bool cached;               // generate with the cached decoder (rows.h) even if the program
                                // does not ask for it: the same bits, less work
 } SessionSpec;
@@ -56,6 +57,11 @@ void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, c
 // the last row); for a classifier, spec->target names the class (its number or its name). Runs
 // the pass to its end.
 bool session_open_scored(Session *s, const SessionSpec *spec, int *token, Err *e);
+
+enum { CHOICE_TEMPERATURE = 1, CHOICE_TOP_K = 2, CHOICE_TOP_P = 4, CHOICE_SEED = 8, CHOICE_BEAM = 16 };
+// How a session generates: the spec's whole choice, or the lesson's with the fields the spec
+// gives (a --seed alone keeps the lesson's temperature).
+DecodeChoice session_decode_choice(const SessionSpec *spec, const LessonSetup *ls);
 
 // The vocabulary the input text is read with: the source's, or a decoder-only program's
 // target vocabulary (its prompt is the start of its target).

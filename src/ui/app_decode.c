@@ -19,8 +19,8 @@ static void written(const App *a, char *buf, size_t n) {
 void app_switch_decoding(App *a) {
     if (!a->loaded) return;
     Session *s = &a->session;
-    const DecodeChoice *given = a->opened.spec.has_choice ? &a->opened.spec.choice : &s->lesson.setup.choice;
-    const DecodeChoice next = decoding_next(&s->run.choice, given, s->model.cfg.tgt_vocab_size);
+    const DecodeChoice given = session_decode_choice(&a->opened.spec, &s->lesson.setup);
+    const DecodeChoice next = decoding_next(&s->run.choice, &given, s->model.cfg.tgt_vocab_size);
     char id[STAGE_ID_MAX];
     snprintf(id, sizeof id, "%s", interp_stage(s->it, a->cursor)->id);
     const int old = a->cursor;
