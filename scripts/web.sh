@@ -16,7 +16,7 @@ out=build-web
 # libraries.
 fonts() {
   local cache=${STEPFORMER_WEB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/stepformer-web}
-  local ranges="U+0020-007E,U+00A0-024F,U+0370-03FF,U+1D00-1DBF,U+2000-243F,U+2500-25FF,U+2713,U+2717,U+27E8-27EB,U+FFFD"
+  local ranges="U+0020-007E,U+00A0-024F,U+0370-03FF,U+1D00-1DBF,U+2000-243F,U+2500-25FF,U+2605,U+2713,U+2717,U+27E8-27EB,U+FFFD"
   local key
   key=$( { dpkg-query -W -f='${Version}' fonts-dejavu-core; echo "$ranges"; } | sha256sum | cut -c1-16)
   local dir=$cache/fonts-$key
