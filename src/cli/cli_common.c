@@ -253,11 +253,11 @@ static bool take_choice_flag(CliOptions *o, int c, const char *cmd, const char *
     DecodeChoice *d = &o->spec.choice;
     char *end;
     const double x = strtod(arg, &end);
-    const bool number = end != arg && !*end && isfinite(x), whole = number && x == (double)(long)x;
+    const bool number = end != arg && !*end && isfinite(x), whole = number && fabs(x) <= 1 << 24 && x == floor(x);
     unsigned *f = &o->spec.choice_fields;
     if (c == 1032 && number) return d->temperature = x, *f |= CHOICE_TEMPERATURE, o->has_temperature = true;
     if (c == 1034 && number) return d->top_p = x, *f |= CHOICE_TOP_P, o->has_top_p = true;
-    if ((c == 1033 || c == 1035) && whole && x >= -1 && x <= 1 << 24) {
+    if ((c == 1033 || c == 1035) && whole) {
         if (c == 1033) d->top_k = (int)x, *f |= CHOICE_TOP_K;
         else d->beam = (int)x, *f |= CHOICE_BEAM;
         return true;
