@@ -68,9 +68,10 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
     }
     const int room = r.x + r.w - tabs_w - 2 * ui->pad - x;
     // The input sentence: click or E to edit. The title takes what the input leaves, at least a third.
-    char in[600];
-    if (a->editing) snprintf(in, sizeof in, "input: %s_", a->edit);
-    else snprintf(in, sizeof in, "input: %s", a->loaded ? a->session.input_text : "");
+    char in[600];  // a decoder-only program's input is the prompt it continues
+    const char *label = a->loaded && program_decoder_only(&a->session.lesson.program) ? "prompt: " : "input: ";
+    if (a->editing) snprintf(in, sizeof in, "%s%s_", label, a->edit);
+    else snprintf(in, sizeof in, "%s%s", label, a->loaded ? a->session.input_text : "");
     const int in_w = gfx_text_width(ui->g, a->editing ? FONT_MONO : FONT_SANS, ui->px, in) + ui->pad * 4;
     const int title_room = room - in_w > room / 3 ? room - in_w : room / 3;
     x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded && a->source[0] ? a->source : "stepformer",
@@ -95,7 +96,7 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         gfx_rect(ui->g, field, a->editing ? t->panel : t->panel_alt);
         if (a->editing) gfx_frame(ui->g, field, 2, t->accent);
         if (a->editing && a->edit_fresh) {  // the old sentence is selected: typing replaces it
-            int pw = gfx_text_width(ui->g, FONT_MONO, ui->px, "input: ");
+            int pw = gfx_text_width(ui->g, FONT_MONO, ui->px, label);
             int sw = gfx_text_width(ui->g, FONT_MONO, ui->px, a->edit);
             if (pw + sw > field.w - ui->pad) sw = field.w - ui->pad - pw;
             gfx_rect(ui->g, (Rect){x + pw, y, sw, lh}, t->lit);
