@@ -10,6 +10,7 @@
 
 #include "app.h"
 #include "check.h"
+#include "same_bits.h"
 #include "files.h"
 #include "rows.h"
 #include "session.h"
@@ -117,14 +118,7 @@ static void test_cached_bits(void) {
         return;
     }
     const int n = interp_n_stages(plain.it);
-    int same = 0;
-    for (int i = 0; i < n && n == interp_n_stages(cached.it); i++) {
-        const size_t bytes = sizeof(float) * (size_t)shape_numel(&interp_stage(plain.it, i)->shape);
-        float *x = malloc(bytes);
-        memcpy(x, interp_output(plain.it, i), bytes);
-        same += !memcmp(x, interp_output(cached.it, i), bytes);
-        free(x);
-    }
+    const int same = same_bits_stages(plain.it, cached.it);
     CHECK(n > 500 && same == n, "%d of %d stages the same bits with and without the cache", same, n);
     session_close(&plain), session_close(&cached);
 }
