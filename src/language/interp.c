@@ -1,16 +1,13 @@
 // interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
 #include "interp.h"
 #include "bounds.h"
+#include "interp_impl.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *const stop_names[STOP_COUNT] = {"none", "eos", "max_len"};
-
-#include "interp_impl.h"
-
-
 
 static bool grow_outputs(Interp *it) {
     int n;
@@ -319,7 +316,7 @@ static bool choose(Interp *it, const float *next, int T, bool *beam_done, Err *e
     for (int b = 0; b < B; b++) it->rows[b] = x + ((size_t)b * T + T - 1) * V;
     const int r = it->round, G = T - it->start_len;  // tokens generated before this round
     const float *all = it->ids[it->tgt] + it->tgt_off;
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < B && it->choice.beam >= 2; b++)  // only a finished hypothesis keeps its tokens
         memcpy(it->gen + (size_t)b * G, all + (size_t)b * T + it->start_len, sizeof(float) * (size_t)G);
     return chooser_round(it->ch, r, it->rows, it->gen, it->tokens, it->parents, beam_done) ||
            err_code(e, ERR_MEMORY, "out of memory");
