@@ -19,7 +19,7 @@
 // exponent bits, in two factors so that neither leaves the normal floats. ln2 is split in two
 // (Cody and Waite): n * LN2_HI is exact, so r loses nothing to cancellation. Below -104 e^x
 // is 0 in float, above 88.73 it is infinite, and NaN stays NaN. Every lane is the same
-// sequence of operations whatever W is, so W = 8 and W = 16 give the same bits.
+// sequence of operations whatever W is, so every width gives the same bits.
 #define SELECT(VI, take, a, b) (((VI)(a) & (take)) | ((VI)(b) & ~(take)))
 #define DEFINE_EXP(NAME, W, TARGET)                                                                    \
     TARGET static inline __attribute__((always_inline)) void NAME(float *y, const float *x, float shift) { \
@@ -53,13 +53,18 @@
         *(vfu *)y = (vf)SELECT(vi, v != v, v, e);                                                      \
     }
 
-// One row: out = e^(x - max) / sum, as the comment at the top says. Whole vectors, then the
-// tail through a vector padded with -inf (whose e^ is 0), so every element takes the same path.
+// One row: out = e^(x - max) / sum, as the comment at the top says. EXP runs W lanes, the
+// CPU's vector width (a comparison in a vector wider than the CPU's was compiled lane by lane,
+// at 8 ns an element); the sum keeps LANES partial sums, LANES / W vectors of W, added in lane
+// order at the end, so every width gives the same bits. Whole chunks of LANES first, then the
+// tail through a chunk padded with -inf (whose e^ is 0), so every element takes the same path.
+enum { LANES = 16 };
 #define DEFINE_SOFTMAX_ROW(NAME, EXP, W, TARGET)                                                       \
     TARGET static void NAME(float *out, const float *x, int n) {                                       \
         typedef float vf __attribute__((vector_size((W) * 4)));                                        \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                           \
         typedef int32_t vi __attribute__((vector_size((W) * 4)));                                      \
+        enum { Q = LANES / (W) };                                                                      \
         vf vmax = (vf){0} - INFINITY;                                                                  \
         int i = 0;                                                                                     \
         for (; i + (W) <= n; i += (W)) {                                                               \
@@ -73,20 +78,25 @@
             for (int j = 0; j < n; j++) out[j] = 0.0f;                                                 \
             return;                                                                                    \
         }                                                                                              \
-        vf sum = {0};                                                                                  \
-        for (i = 0; i + (W) <= n; i += (W)) {                                                          \
-            EXP(out + i, x + i, m);                                                                    \
-            sum += *(const vfu *)(out + i);                                                            \
-        }                                                                                              \
+        vf sum[Q];                                                                                     \
+        for (int q = 0; q < Q; q++) sum[q] = (vf){0};                                                  \
+        for (i = 0; i + LANES <= n; i += LANES)                                                        \
+            for (int q = 0; q < Q; q++) {                                                              \
+                EXP(out + i + q * (W), x + i + q * (W), m);                                            \
+                sum[q] += *(const vfu *)(out + i + q * (W));                                           \
+            }                                                                                          \
         if (i < n) {                                                                                   \
-            float pad[W], e[W];                                                                        \
-            for (int l = 0; l < (W); l++) pad[l] = i + l < n ? x[i + l] : -INFINITY;                   \
-            EXP(e, pad, m);                                                                            \
-            sum += *(const vfu *)e;                                                                    \
+            float pad[LANES], e[LANES];                                                                \
+            for (int l = 0; l < LANES; l++) pad[l] = i + l < n ? x[i + l] : -INFINITY;                 \
+            for (int q = 0; q < Q; q++) {                                                              \
+                EXP(e + q * (W), pad + q * (W), m);                                                    \
+                sum[q] += *(const vfu *)(e + q * (W));                                                 \
+            }                                                                                          \
             for (int l = 0; i + l < n; l++) out[i + l] = e[l];                                         \
         }                                                                                              \
         float s = 0.0f;                                                                                \
-        for (int l = 0; l < (W); l++) s += sum[l];                                                     \
+        for (int q = 0; q < Q; q++)                                                                    \
+            for (int l = 0; l < (W); l++) s += sum[q][l];                                              \
         const float inv = 1.0f / s;                                                                    \
         for (i = 0; i + (W) <= n; i += (W)) *(vfu *)(out + i) = *(const vfu *)(out + i) * inv;         \
         for (; i < n; i++) out[i] *= inv;                                                              \
@@ -102,19 +112,18 @@
         }                                                                                              \
     }
 
-// Sixteen lanes for every CPU (AVX2 runs each as two halves, SSE2 as four), so a row's sum is
-// the same sixteen partial sums on each, and AVX2 and AVX-512 give the same bits (SSE2 has no
-// fused multiply-add: its bits differ, as its GEMM's do). Training's figures stay the same on
-// either kind of machine.
-enum { LANES = 16 };
+// Sixteen partial sums for every CPU (AVX-512 holds them in one vector, AVX2 in two, SSE2 and
+// WebAssembly in four), so a row's sum is the same on each, and AVX2 and AVX-512 give the same
+// bits (SSE2 has no fused multiply-add: its bits differ, as its GEMM's do). Training's figures
+// stay the same on either kind of machine.
 #if SIMD_X86
-DEFINE_EXP(exp_avx512, LANES, __attribute__((target("avx512f,fma"))))
-DEFINE_EXP(exp_avx2, LANES, __attribute__((target("avx2,fma"))))
-DEFINE_SOFTMAX_ROW(softmax_avx512, exp_avx512, LANES, __attribute__((target("avx512f,fma"))))
-DEFINE_SOFTMAX_ROW(softmax_avx2, exp_avx2, LANES, __attribute__((target("avx2,fma"))))
+DEFINE_EXP(exp_avx512, 16, __attribute__((target("avx512f,fma"))))
+DEFINE_EXP(exp_avx2, 8, __attribute__((target("avx2,fma"))))
+DEFINE_SOFTMAX_ROW(softmax_avx512, exp_avx512, 16, __attribute__((target("avx512f,fma"))))
+DEFINE_SOFTMAX_ROW(softmax_avx2, exp_avx2, 8, __attribute__((target("avx2,fma"))))
 #endif
-DEFINE_EXP(exp_base, LANES, )
-DEFINE_SOFTMAX_ROW(softmax_base, exp_base, LANES, )
+DEFINE_EXP(exp_base, 4, )
+DEFINE_SOFTMAX_ROW(softmax_base, exp_base, 4, )
 
 typedef struct {
     void (*row)(float *out, const float *x, int n);
