@@ -48,50 +48,61 @@ typedef struct {
 
 typedef void (*PanelKernel)(const Panel *p);
 
-// The micro-kernel, for three vector widths W: an MR x 2W block of C held in named
-// accumulators so the compiler keeps them in registers (MR = 8 rows with AVX-512's 32 vector
-// registers: 16 accumulators, and 10 loads for every 16 multiply-adds; 6 rows with 16). Rows
-// past mr read row mr - 1 again and are not stored; columns past nr are not stored. Adding
-// -0.0 leaves every float as it is, so `nz + x` is just a broadcast of x. Each block
-// prefetches its share of the next panel, so a weight streamed from memory arrives before it
-// is needed.
-#define ROWS_6(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define ROWS_8(X) ROWS_6(X) X(6) X(7)
-#define DECLARE(r) vf c##r##0, c##r##1;
+// The micro-kernel: an RM x NV·W block of C held in named accumulators so the compiler keeps
+// them in registers. AVX-512 (32 vector registers): 8 rows of 2 vectors, 16 accumulators and 10
+// loads for every 16 multiply-adds. AVX2 and the base (16 registers): 4 rows of 3 vectors, 12
+// accumulators and 7 loads for every 12 (4 rows divide the lengths a lesson runs, 32 and 128,
+// where 6 rows of 2 vectors left a third of the last block idle at 32). Rows past mr read row
+// mr - 1 again and are not stored; columns past nr are not stored. Adding -0.0 leaves every
+// float as it is, so `nz + x` is just a broadcast of x. Each block prefetches its share of the
+// next panel, so a weight streamed from memory arrives before it is needed.
+#define ROWS_4(X) X(0) X(1) X(2) X(3)
+#define ROWS_8(X) ROWS_4(X) X(4) X(5) X(6) X(7)
+#define COLS_2(X, r) X(r, 0) X(r, 1)
+#define COLS_3(X, r) X(r, 0) X(r, 1) X(r, 2)
+#define ACC_DECLARE(r, v) vf c##r##v;
+#define ACC_LOAD(r, v) c##r##v = *(const vfu *)(c + (size_t)(r) * ldc + (v) * WIDTH);
+#define ACC_START(r, v) c##r##v = start[v];
+#define ACC_TILE(r, v) c##r##v = *(const vfu *)(tile[r] + (v) * WIDTH);
+#define ACC_FMA(r, v) c##r##v += ar * b[v];
+#define ACC_STORE(r, v) *(vfu *)(c + (size_t)(r) * ldc + (v) * WIDTH) = c##r##v;
+#define ACC_STORE_TILE(r, v) *(vfu *)(tile[r] + (v) * WIDTH) = c##r##v;
+#define DECLARE(r) COLS_N(ACC_DECLARE, r)
 #define ROW_PTR(r) const float *a##r = a + (size_t)((r) < mr ? (r) : mr - 1) * p->rs;
-#define LOAD_FULL(r) c##r##0 = *(const vfu *)(c + (size_t)(r) * ldc); c##r##1 = *(const vfu *)(c + (size_t)(r) * ldc + WIDTH);
-#define START_ROW(r) c##r##0 = s0; c##r##1 = s1;
-#define LOAD_TILE(r) c##r##0 = *(const vfu *)(tile[r]); c##r##1 = *(const vfu *)(tile[r] + WIDTH);
-#define FMA_ROW(r) { const vf ar = nz + a##r[kk]; c##r##0 += ar * b0; c##r##1 += ar * b1; }
-#define STORE_FULL(r) *(vfu *)(c + (size_t)(r) * ldc) = c##r##0; *(vfu *)(c + (size_t)(r) * ldc + WIDTH) = c##r##1;
-#define STORE_TILE(r) *(vfu *)(tile[r]) = c##r##0; *(vfu *)(tile[r] + WIDTH) = c##r##1;
+#define LOAD_FULL(r) COLS_N(ACC_LOAD, r)
+#define START_ROW(r) COLS_N(ACC_START, r)
+#define LOAD_TILE(r) COLS_N(ACC_TILE, r)
+#define FMA_ROW(r) { const vf ar = nz + a##r[kk]; COLS_N(ACC_FMA, r) }
+#define STORE_FULL(r) COLS_N(ACC_STORE, r)
+#define STORE_TILE(r) COLS_N(ACC_STORE_TILE, r)
 
-#define DEFINE_MICRO_KERNEL(NAME, W, RM, TARGET)                                                \
+#define DEFINE_MICRO_KERNEL(NAME, W, RM, NV, TARGET)                                            \
     TARGET static void NAME(const Panel *p) {                                                   \
         typedef float vf __attribute__((vector_size((W) * 4)));                                 \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                    \
-        enum { WIDTH = (W) };                                                                   \
+        enum { WIDTH = (W), PW = (NV) * (W) };                                                  \
         const vf nz = -(vf){0};                                                                 \
         const int nr = p->nr, kc = p->kc, ldc = p->ldc, blocks = (p->mb + RM - 1) / RM;         \
         const size_t cs = p->cs;                                                                \
         const float *pb = p->pb;                                                                \
         for (int ib = 0; ib < blocks; ib++) {                                                   \
             const int i = ib * RM, mr = p->mb - i < RM ? p->mb - i : RM;                        \
-            const bool full = mr == RM && nr == 2 * (W);                                        \
+            const bool full = mr == RM && nr == PW;                                             \
             const int f0 = p->pf_rows * ib / blocks, f1 = p->pf_rows * (ib + 1) / blocks;       \
-            const float *a = p->a + (size_t)i * p->rs, *pf = p->pf ? p->pf + (size_t)f0 * 2 * (W) : NULL; \
-            float *c = p->c + (size_t)i * ldc, tile[RM][2 * (W)];                               \
+            const float *a = p->a + (size_t)i * p->rs, *pf = p->pf ? p->pf + (size_t)f0 * PW : NULL; \
+            float *c = p->c + (size_t)i * ldc, tile[RM][PW];                                    \
             ROWS_##RM(DECLARE)                                                                  \
             ROWS_##RM(ROW_PTR)                                                                  \
             if (full && p->load_c) {                                                            \
                 ROWS_##RM(LOAD_FULL)                                                            \
             } else if (full) { /* every row starts from the bias, or from 0 */                  \
-                const vf z = {0}, s0 = p->bias ? *(const vfu *)p->bias : z;                     \
-                const vf s1 = p->bias ? *(const vfu *)(p->bias + (W)) : z;                      \
+                vf start[NV];                                                                   \
+                for (int v = 0; v < (NV); v++)                                                  \
+                    start[v] = p->bias ? *(const vfu *)(p->bias + v * (W)) : (vf){0};           \
                 ROWS_##RM(START_ROW)                                                            \
             } else {                                                                            \
                 for (int r = 0; r < RM; r++)                                                    \
-                    for (int j = 0; j < 2 * (W); j++)                                           \
+                    for (int j = 0; j < PW; j++)                                                \
                         tile[r][j] = j >= nr || r >= mr ? 0.0f                                  \
                                    : p->load_c ? c[(size_t)r * ldc + j] : p->bias ? p->bias[j] : 0.0f; \
                 ROWS_##RM(LOAD_TILE)                                                            \
@@ -99,13 +110,13 @@ typedef void (*PanelKernel)(const Panel *p);
             size_t kk = 0;                                                                      \
             int due = 0, next = 0; /* rows of the next panel spread evenly over the k loop */   \
             for (int k = 0; k < kc; k++, kk += cs) {                                            \
-                const vf b0 = *(const vfu *)(pb + (size_t)k * 2 * (W));                         \
-                const vf b1 = *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                   \
+                vf b[NV];                                                                       \
+                for (int v = 0; v < (NV); v++) b[v] = *(const vfu *)(pb + (size_t)k * PW + v * (W)); \
                 due += f1 - f0;                                                                 \
                 if (due >= kc) { /* a row of the next panel: one or two cache lines */          \
                     due -= kc;                                                                  \
-                    __builtin_prefetch(pf + (size_t)next * 2 * (W), 0, 1);                      \
-                    if ((W) > 8) __builtin_prefetch(pf + (size_t)next * 2 * (W) + 16, 0, 1);    \
+                    __builtin_prefetch(pf + (size_t)next * PW, 0, 1);                           \
+                    if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 1);         \
                     next++;                                                                     \
                 }                                                                               \
                 ROWS_##RM(FMA_ROW)                                                              \
@@ -120,47 +131,58 @@ typedef void (*PanelKernel)(const Panel *p);
     }
 
 #if SIMD_X86
-DEFINE_MICRO_KERNEL(micro_avx512, 16, 8, __attribute__((target("avx512f,fma"))))
-DEFINE_MICRO_KERNEL(micro_avx2, 8, 6, __attribute__((target("avx2,fma"))))
+#define COLS_N COLS_2
+DEFINE_MICRO_KERNEL(micro_avx512, 16, 8, 2, __attribute__((target("avx512f,fma"))))
+#undef COLS_N
+#define COLS_N COLS_3
+DEFINE_MICRO_KERNEL(micro_avx2, 8, 4, 3, __attribute__((target("avx2,fma"))))
+#else
+#define COLS_N COLS_3
 #endif
-DEFINE_MICRO_KERNEL(micro_base, 4, 6, )
+DEFINE_MICRO_KERNEL(micro_base, 4, 4, 3, )
+#undef COLS_N
 
-// One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of 2W columns: the
-// micro-kernel's chain for that row, bias + a0 b0 + a1 b1 + ..., without its five other rows.
+// One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of NV·W columns: the
+// micro-kernel's chain for that row, bias + a0 b0 + a1 b1 + ..., without its other rows.
 // (The cached decoder multiplies one new row by every weight, each round.)
 enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its reads (4 KB)
-#define DEFINE_ROW_KERNEL(NAME, W, TARGET)                                                        \
+#define DEFINE_ROW_KERNEL(NAME, W, NV, TARGET)                                                    \
     TARGET static void NAME(float *c, const float *a, const float *packed, const float *bias,     \
                             int N, int K, int np, int p0, int p1) {                               \
         typedef float vf __attribute__((vector_size((W) * 4)));                                   \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
+        enum { PW = (NV) * (W) };                                                                 \
         const vf nz = -(vf){0};                                                                   \
         for (int p = p0; p < p1; p++) {                                                           \
-            const int j = p * 2 * (W), cols = N - j < 2 * (W) ? N - j : 2 * (W);                  \
-            float acc[2 * (W)];                                                                   \
-            for (int q = 0; q < 2 * (W); q++) acc[q] = q < cols && bias ? bias[j + q] : 0.0f;     \
+            const int j = p * PW, cols = N - j < PW ? N - j : PW;                                 \
+            float acc[PW];                                                                        \
+            for (int q = 0; q < PW; q++) acc[q] = q < cols && bias ? bias[j + q] : 0.0f;          \
             vf c0 = *(const vfu *)acc, c1 = *(const vfu *)(acc + (W));                            \
+            vf c2 = (NV) > 2 ? *(const vfu *)(acc + ((NV) > 2 ? 2 * (W) : 0)) : c0;               \
             for (int k0 = 0; k0 < K; k0 += KC) {                                                  \
                 const int kc = K - k0 < KC ? K - k0 : KC;                                         \
                 const float *pb = packed + (size_t)k0 * np + (size_t)j * kc;                      \
                 for (int k = 0; k < kc; k++) {                                                    \
                     const vf av = nz + a[k0 + k];                                                 \
-                    __builtin_prefetch(pb + (size_t)k * 2 * (W) + ROW_AHEAD, 0, 1);               \
-                    if ((W) > 8) __builtin_prefetch(pb + (size_t)k * 2 * (W) + ROW_AHEAD + 16, 0, 1); \
-                    c0 += av * *(const vfu *)(pb + (size_t)k * 2 * (W));                          \
-                    c1 += av * *(const vfu *)(pb + (size_t)k * 2 * (W) + (W));                    \
+                    const float *bk = pb + (size_t)k * PW;                                        \
+                    __builtin_prefetch(bk + ROW_AHEAD, 0, 1);                                     \
+                    if (PW > 16) __builtin_prefetch(bk + ROW_AHEAD + 16, 0, 1);                   \
+                    c0 += av * *(const vfu *)bk;                                                  \
+                    c1 += av * *(const vfu *)(bk + (W));                                          \
+                    if ((NV) > 2) c2 += av * *(const vfu *)(bk + ((NV) > 2 ? 2 * (W) : 0));       \
                 }                                                                                 \
             }                                                                                     \
             *(vfu *)acc = c0, *(vfu *)(acc + (W)) = c1;                                           \
+            if ((NV) > 2) *(vfu *)(acc + ((NV) > 2 ? 2 * (W) : 0)) = c2;                          \
             memcpy(c + j, acc, sizeof(float) * (size_t)cols);                                     \
         }                                                                                         \
     }
 
 #if SIMD_X86
-DEFINE_ROW_KERNEL(row_avx512, 16, __attribute__((target("avx512f,fma"))))
-DEFINE_ROW_KERNEL(row_avx2, 8, __attribute__((target("avx2,fma"))))
+DEFINE_ROW_KERNEL(row_avx512, 16, 2, __attribute__((target("avx512f,fma"))))
+DEFINE_ROW_KERNEL(row_avx2, 8, 3, __attribute__((target("avx2,fma"))))
 #endif
-DEFINE_ROW_KERNEL(row_base, 4, )
+DEFINE_ROW_KERNEL(row_base, 4, 3, )
 
 struct Gemm;
 typedef void (*RowKernel)(float *c, const float *a, const float *packed, const float *bias, int N, int K, int np,
@@ -170,7 +192,7 @@ typedef struct {
     RowKernel row;                        // one row against a packed op(B)
     bool (*small)(const struct Gemm *g);  // products too small to pack, built for the same CPU:
                                           // false when the blocked kernel should take it
-    int mr;  // rows of C per micro-kernel block: 8 with AVX-512's 32 registers, else 6
+    int mr;  // rows of C per micro-kernel block: 8 with AVX-512's 32 registers, else 4
     int nr;  // columns per packed panel
     const char *name;
 } GemmImpl;
@@ -184,11 +206,11 @@ static bool small_base(const struct Gemm *g);
 static GemmImpl gemm_impl(void) {
     static const GemmImpl impls[] = {
 #if SIMD_X86
-        [SIMD_BASE] = {micro_base, row_base, small_base, 6, 8, "baseline"},
-        [SIMD_AVX2] = {micro_avx2, row_avx2, small_avx2, 6, 16, "avx2"},
+        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 12, "baseline"},
+        [SIMD_AVX2] = {micro_avx2, row_avx2, small_avx2, 4, 24, "avx2"},
         [SIMD_AVX512] = {micro_avx512, row_avx512, small_avx512, 8, 32, "avx512"},
 #else
-        [SIMD_BASE] = {micro_base, row_base, small_base, 6, 8, "simd128"},
+        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 12, "simd128"},
 #endif
     };
     return impls[simd_level()];
@@ -212,8 +234,8 @@ typedef struct Gemm {
     static void copy_rows_##NR(float *d, const float *s, size_t lds, int kc) {                    \
         for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * (NR), s + (size_t)k * lds, sizeof(float) * (NR)); \
     }
-COPY_PANEL_ROWS(8)
-COPY_PANEL_ROWS(16)
+COPY_PANEL_ROWS(12)
+COPY_PANEL_ROWS(24)
 COPY_PANEL_ROWS(32)
 
 // Eight rows of a matrix, eight floats each (s, rows lds apart), written transposed: d's row
@@ -247,8 +269,8 @@ static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, in
         const int cols = nb - p < NR ? nb - p : NR;
         const float *s = g->b + (size_t)k0 * g->ldb + j0 + p;  // op(B) = B: its rows lie along columns
         if (!g->bt && cols == NR && NR == 32) copy_rows_32(d, s, (size_t)g->ldb, kc);
-        else if (!g->bt && cols == NR && NR == 16) copy_rows_16(d, s, (size_t)g->ldb, kc);
-        else if (!g->bt && cols == NR && NR == 8) copy_rows_8(d, s, (size_t)g->ldb, kc);
+        else if (!g->bt && cols == NR && NR == 24) copy_rows_24(d, s, (size_t)g->ldb, kc);
+        else if (!g->bt && cols == NR && NR == 12) copy_rows_12(d, s, (size_t)g->ldb, kc);
         else {
             if (g->bt) transpose_into(d, (size_t)NR, g->b + (size_t)(j0 + p) * g->ldb + k0, (size_t)g->ldb, cols, kc);
             else
@@ -438,6 +460,19 @@ DEFINE_SMALL(small_avx2, 8, 2, __attribute__((target("avx2,fma"))))
 #endif
 DEFINE_SMALL(small_base, 4, 2, )
 
+// C's columns cut into col_tiles tiles, each a run of whole panels of nr columns, the panels
+// spread evenly.
+typedef struct {
+    int N, nr, panels, col_tiles;
+} TileGrid;
+
+// Column tile t: its first column and its width.
+static void grid_columns(const TileGrid *t, int ct, int *j0, int *nb) {
+    const int p0 = (int)((long)t->panels * ct / t->col_tiles), p1 = (int)((long)t->panels * (ct + 1) / t->col_tiles);
+    *j0 = p0 * t->nr;
+    *nb = (p1 * t->nr < t->N ? p1 * t->nr : t->N) - *j0;
+}
+
 static void run(const Gemm *g) {
     if (g->M <= 0 || g->N <= 0) return;
     if (!g->packed && (long)g->M * g->N * g->K <= SMALL_REGS && gemm_impl().small(g)) return;
@@ -449,14 +484,21 @@ static void run(const Gemm *g) {
     const GemmImpl impl = gemm_impl();
     const double flops = 2.0 * g->M * g->N * g->K;
     const int threads = flops > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;  // never a nested region
-    // Tiles small enough that every thread has a few, large enough to amortise packing.
-    const int mr = impl.mr;
-    int mb = MB_MAX / mr * mr, nb = NB_MAX;
-    while (mb > mr && ((g->M + mb - 1) / mb) * ((g->N + nb - 1) / nb) < 2 * threads) mb = (mb / 2 + mr - 1) / mr * mr;
-    const int row_tiles = (g->M + mb - 1) / mb, col_tiles = (g->N + nb - 1) / nb, tiles = row_tiles * col_tiles;
+    // Tiles small enough that every thread has a few, large enough to amortise packing, and
+    // as many for each thread: a column tile is a run of whole panels, at most NB_MAX columns.
+    const int mr = impl.mr, panels = (g->N + impl.nr - 1) / impl.nr, most = NB_MAX / impl.nr;
+    int mb = MB_MAX / mr * mr, col_tiles = (panels + most - 1) / most;
+    while (mb > mr && ((g->M + mb - 1) / mb) * col_tiles < 2 * threads) mb = (mb / 2 + mr - 1) / mr * mr;
+    const int row_tiles = (g->M + mb - 1) / mb;
+    while (threads > 1 && row_tiles * col_tiles % threads && col_tiles < panels) col_tiles++;
+    const int tiles = row_tiles * col_tiles;
+    const TileGrid grid = {g->N, impl.nr, panels, col_tiles};
     if (threads == 1 || tiles == 1) {  // one thread: each column tile's op(B) packed once for all rows
-        for (int j0 = 0; j0 < g->N; j0 += nb)
-            tile(g, 0, g->M, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, j0 + nb < g->N ? j0 + nb : -1, &impl);
+        for (int t = 0; t < col_tiles; t++) {
+            int j0, nb;
+            grid_columns(&grid, t, &j0, &nb);
+            tile(g, 0, g->M, mb, j0, nb, t + 1 < col_tiles ? j0 + nb : -1, &impl);
+        }
         return;
     }
 #pragma omp parallel num_threads(threads)
@@ -464,9 +506,11 @@ static void run(const Gemm *g) {
         const int n = omp_get_num_threads(), me = omp_get_thread_num();
         const int t0 = (int)((long)tiles * me / n), t1 = (int)((long)tiles * (me + 1) / n);
         for (int t = t0; t < t1; t++) {
-            const int i0 = (t / col_tiles) * mb, j0 = (t % col_tiles) * nb, rows = g->M - i0 < mb ? g->M - i0 : mb;
-            const int next_j0 = t + 1 < t1 ? ((t + 1) % col_tiles) * nb : -1;
-            tile(g, i0, rows, mb, j0, g->N - j0 < nb ? g->N - j0 : nb, next_j0, &impl);
+            int j0, nb, next_j0 = -1, next_nb;
+            grid_columns(&grid, t % col_tiles, &j0, &nb);
+            if (t + 1 < t1) grid_columns(&grid, (t + 1) % col_tiles, &next_j0, &next_nb);
+            const int i0 = (t / col_tiles) * mb, rows = g->M - i0 < mb ? g->M - i0 : mb;
+            tile(g, i0, rows, mb, j0, nb, next_j0, &impl);
         }
     }
 }
