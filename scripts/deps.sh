@@ -4,6 +4,9 @@
 #   scripts/deps.sh --test   plus what the test suite needs (and clang with libFuzzer, for fuzzing,
 #                            and what building and testing the browser page need)
 #   scripts/deps.sh --web    plus what building the browser page needs (scripts/web.sh)
+#   scripts/deps.sh --bench  plus the peers `stepformer bench` and `scripts/web.sh bench` measure
+#                            against: PyTorch, OpenBLAS (PyTorch's BLAS at its best, and
+#                            cblas_sgemm), npm (ONNX Runtime Web)
 set -euo pipefail
 packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libsdl2-dev libsdl2-ttf-dev
           libsdl2-image-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-dejavu-extra
@@ -11,6 +14,11 @@ packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libsdl2-dev 
 web=(emscripten ninja-build dpkg-dev python3-fonttools libfreetype-dev)  # scripts/web.sh build
 if [ "${1:-}" = "--web" ]; then
   packages+=("${web[@]}")
+fi
+if [ "${1:-}" = "--bench" ]; then
+  packages+=("${web[@]}" chromium-headless-shell python3-websocket)  # the browser benchmark's page
+  packages+=(python3-torch libopenblas0-pthread)
+  command -v npm >/dev/null || packages+=(npm)  # a machine's own Node.js and npm serve as well
 fi
 if [ "${1:-}" = "--test" ]; then
   packages+=("${web[@]}" chromium-headless-shell python3-websocket imagemagick)  # scripts/web.sh test

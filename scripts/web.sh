@@ -4,7 +4,8 @@
 #                                 is the site folder (build-web/site), which any static server serves
 #   scripts/web.sh serve [PORT]   serves the site folder on 127.0.0.1 (default port 8000)
 #   scripts/web.sh test           builds, then tests the page in headless Chromium (tests/web)
-#   scripts/web.sh bench          the benchmark page beside the same passes run natively
+#   scripts/web.sh bench          the benchmark page beside the same passes run natively and
+#                                 ONNX Runtime Web (npm) on the same models (--json: one object)
 # The libraries are built once and cached outside the clone (scripts/web_libs.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,9 +65,15 @@ case "${1:-}" in
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" >/dev/null
     exec /usr/bin/python3 tests/web/test_page.py --site "$site" --stepformer build/stepformer ;;
   bench)
-    scripts/deps.sh --test
+    scripts/deps.sh --bench
     site=$(build | tail -n 1)
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" >/dev/null
-    exec /usr/bin/python3 tests/web/bench_page.py --site "$site" --stepformer build/stepformer ;;
+    # The peer: ONNX Runtime Web at the version bench/ort pins, and the models PyTorch exports.
+    mkdir -p "$out/ort"
+    cp bench/ort/package.json bench/ort/package-lock.json "$out/ort/"
+    [ -d "$out/ort/node_modules/onnxruntime-web" ] || (cd "$out/ort" && npm ci --no-audit --no-fund --ignore-scripts >&2)
+    /usr/bin/python3 scripts/export_onnx.py --out "$out/onnx" --stepformer build/stepformer
+    exec /usr/bin/python3 tests/web/bench_page.py --site "$site" --stepformer build/stepformer \
+      --ort "$(pwd)/$out/ort/node_modules/onnxruntime-web/dist" --onnx "$(pwd)/$out/onnx" "${@:2}" ;;
   *) echo "usage: scripts/web.sh build | serve [PORT] | test | bench" >&2; exit 2 ;;
 esac

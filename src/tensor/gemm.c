@@ -50,9 +50,11 @@ typedef void (*PanelKernel)(const Panel *p);
 
 // The micro-kernel: an RM x NV·W block of C held in named accumulators so the compiler keeps
 // them in registers. AVX-512 (32 vector registers): 8 rows of 2 vectors, 16 accumulators and 10
-// loads for every 16 multiply-adds. AVX2 and the base (16 registers): 4 rows of 3 vectors, 12
-// accumulators and 7 loads for every 12 (4 rows divide the lengths a lesson runs, 32 and 128,
-// where 6 rows of 2 vectors left a third of the last block idle at 32). Rows past mr read row
+// loads for every 16 multiply-adds. AVX2 (16 registers): 4 rows of 3 vectors, 12 accumulators
+// and 7 loads for every 12 (4 rows divide the lengths a lesson runs, 32 and 128, where 6 rows
+// of 2 vectors left a third of the last block idle at 32). The base level (SSE2, WebAssembly's
+// SIMD128) has no fused multiply-add, so each product needs a register of its own before it is
+// added: 4 rows of 2 vectors, 8 accumulators (12 spilled one to the stack every step). Rows past mr read row
 // mr - 1 again and are not stored; columns past nr are not stored. Adding -0.0 leaves every
 // float as it is, so `nz + x` is just a broadcast of x. Each block prefetches its share of the
 // next panel, so a weight streamed from memory arrives before it is needed.
@@ -130,16 +132,16 @@ typedef void (*PanelKernel)(const Panel *p);
         }                                                                                       \
     }
 
-#if SIMD_X86
 #define COLS_N COLS_2
+#if SIMD_X86
 DEFINE_MICRO_KERNEL(micro_avx512, 16, 8, 2, __attribute__((target("avx512f,fma"))))
 #undef COLS_N
 #define COLS_N COLS_3
 DEFINE_MICRO_KERNEL(micro_avx2, 8, 4, 3, __attribute__((target("avx2,fma"))))
-#else
-#define COLS_N COLS_3
+#undef COLS_N
+#define COLS_N COLS_2
 #endif
-DEFINE_MICRO_KERNEL(micro_base, 4, 4, 3, )
+DEFINE_MICRO_KERNEL(micro_base, 4, 4, 2, )
 #undef COLS_N
 
 // One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of NV·W columns: the
@@ -182,7 +184,7 @@ enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its rea
 DEFINE_ROW_KERNEL(row_avx512, 16, 2, __attribute__((target("avx512f,fma"))))
 DEFINE_ROW_KERNEL(row_avx2, 8, 3, __attribute__((target("avx2,fma"))))
 #endif
-DEFINE_ROW_KERNEL(row_base, 4, 3, )
+DEFINE_ROW_KERNEL(row_base, 4, 2, )
 
 struct Gemm;
 typedef void (*RowKernel)(float *c, const float *a, const float *packed, const float *bias, int N, int K, int np,
@@ -206,11 +208,11 @@ static bool small_base(const struct Gemm *g);
 static GemmImpl gemm_impl(void) {
     static const GemmImpl impls[] = {
 #if SIMD_X86
-        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 12, "baseline"},
+        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 8, "baseline"},
         [SIMD_AVX2] = {micro_avx2, row_avx2, small_avx2, 4, 24, "avx2"},
         [SIMD_AVX512] = {micro_avx512, row_avx512, small_avx512, 8, 32, "avx512"},
 #else
-        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 12, "simd128"},
+        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 8, "simd128"},
 #endif
     };
     return impls[simd_level()];
@@ -234,7 +236,7 @@ typedef struct Gemm {
     static void copy_rows_##NR(float *d, const float *s, size_t lds, int kc) {                    \
         for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * (NR), s + (size_t)k * lds, sizeof(float) * (NR)); \
     }
-COPY_PANEL_ROWS(12)
+COPY_PANEL_ROWS(8)
 COPY_PANEL_ROWS(24)
 COPY_PANEL_ROWS(32)
 
@@ -270,7 +272,7 @@ static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, in
         const float *s = g->b + (size_t)k0 * g->ldb + j0 + p;  // op(B) = B: its rows lie along columns
         if (!g->bt && cols == NR && NR == 32) copy_rows_32(d, s, (size_t)g->ldb, kc);
         else if (!g->bt && cols == NR && NR == 24) copy_rows_24(d, s, (size_t)g->ldb, kc);
-        else if (!g->bt && cols == NR && NR == 12) copy_rows_12(d, s, (size_t)g->ldb, kc);
+        else if (!g->bt && cols == NR && NR == 8) copy_rows_8(d, s, (size_t)g->ldb, kc);
         else {
             if (g->bt) transpose_into(d, (size_t)NR, g->b + (size_t)(j0 + p) * g->ldb + k0, (size_t)g->ldb, cols, kc);
             else

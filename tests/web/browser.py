@@ -30,7 +30,7 @@ def free_port():
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
-                      ".js": "text/javascript"}
+                      ".js": "text/javascript", ".mjs": "text/javascript"}
 
     def log_message(self, *args):
         pass
@@ -125,6 +125,19 @@ class Browser:
 
     def eval(self, expr):
         r = self.send("Runtime.evaluate", expression=expr, returnByValue=True)
+        return r.get("result", {}).get("value")
+
+    def eval_async(self, expr, timeout=600):
+        """The value a promise-returning expression resolves to; raises with the page's error if it
+        rejects."""
+        self.ws.settimeout(timeout)
+        try:
+            r = self.send("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
+        finally:
+            self.ws.settimeout(60)
+        if "exceptionDetails" in r:
+            d = r["exceptionDetails"]
+            raise RuntimeError(d.get("exception", {}).get("description") or d.get("text", "the script failed"))
         return r.get("result", {}).get("value")
 
     def wait_title(self, prefixes, timeout=30):
