@@ -360,6 +360,14 @@ static bool peak_bounds(char *why, size_t n) {
     const double took = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "median_ms"));
     const double gflop = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "gflop"));
     CHECK(fabs(at_peak - gflop / all * 1e3) < 1e-6 * at_peak, "bench: %g ms at peak for %g GFLOP at %g GFLOP/s", at_peak, gflop, all);
+    const double frac = cJSON_GetNumberValue(cJSON_GetObjectItem(fw, "peak_fraction"));
+    CHECK(fabs(frac - at_peak / took) < 1e-6 * at_peak / took, "bench: fraction of peak %g, but %g ms at peak in %g ms",
+          frac, at_peak, took);
+    CHECK(cJSON_IsBool(cJSON_GetObjectItem(fw, "peak_target_met")) &&
+              cJSON_IsTrue(cJSON_GetObjectItem(fw, "peak_target_met")) == (frac >= 0.75),
+          "bench: the forward's peak target is judged at 75%% of the peak (fraction %g)", frac);
+    const char *cpu = cJSON_GetStringValue(cJSON_GetObjectItem(j, "cpu"));
+    CHECK(cpu && *cpu, "bench: the JSON names the CPU");
     cJSON_Delete(j);
     snprintf(why, n, "bench peak: %g GFLOP/s on one core, %g on all; the forward's work at that peak takes %g ms, "
              "the forward took %g", one, all, at_peak, took);

@@ -77,6 +77,8 @@ bool bench_in_child(void (*task)(const void *arg, BenchReply *r), const void *ar
 // child process); false if it could not be measured.
 bool bench_peak(double *one_core, double *all_cores);
 double bench_now(void);               // seconds, monotonic
+// The CPU's model name (/proc/cpuinfo), or "an unnamed CPU".
+void bench_cpu_name(char *out, size_t n);
 // Random operands of shape s (every head): a [batch, M, K], b [batch, K, N], c [batch, M, N];
 // false (all freed, set NULL) when memory runs out.
 bool bench_operands(const GemmShape *s, unsigned long long seed, float **a, float **b, float **c);

@@ -4,6 +4,7 @@
 // close a time is to what the machine can do at all.
 #include <omp.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bench.h"
 #include "simd.h"
@@ -67,4 +68,18 @@ bool bench_peak(double *one_core, double *all_cores) {
     if (!bench_in_child(task_peak, NULL, &r, &rss)) return false;
     *one_core = r.v[0], *all_cores = r.v[1];
     return true;
+}
+
+void bench_cpu_name(char *out, size_t n) {
+    snprintf(out, n, "an unnamed CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon) continue;
+        colon += 1 + strspn(colon + 1, " \t");
+        snprintf(out, n, "%.*s", (int)strcspn(colon, "\n"), colon);
+        break;
+    }
+    if (f) fclose(f);
 }

@@ -51,4 +51,14 @@ int handout_run(const ExportOptions *o);
 // Times the busiest views of the base configuration off screen; prints the figures.
 int ui_bench_run(int frames);
 
+// The window on a long pass (`bench --scale`): the base configuration at `len` tokens (random
+// weights) traced, then every stage stepped to in the view the window picks for it, each step's
+// frame drawn off screen at 1920x1080. Times in ms; false with e set if it could not run.
+typedef struct {
+    double trace_ms;                        // the whole pass
+    double step_median, step_p99, step_max;  // a step key to its frame, over every stage
+    int steps;
+} LongPassFigures;
+bool ui_bench_long(int len, LongPassFigures *out, Err *e);
+
 #endif
