@@ -468,7 +468,7 @@ typedef struct {
     int N, nr, panels, col_tiles;
 } TileGrid;
 
-// Column tile t: its first column and its width.
+// Column tile ct: its first column and its width.
 static void grid_columns(const TileGrid *t, int ct, int *j0, int *nb) {
     const int p0 = (int)((long)t->panels * ct / t->col_tiles), p1 = (int)((long)t->panels * (ct + 1) / t->col_tiles);
     *j0 = p0 * t->nr;
