@@ -24,32 +24,19 @@ import argparse
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 
+import numpy as np
 import torch
 from torch import nn
+
+from make_seed_fixtures import read_safetensors  # the checked reader the seed fixtures use
 
 LESSON_INPUT = "22 November 2026"  # lessons/forward-pass.md's input
 MAX_LEN = 12                        # and its max_len
 BASE = {"d_model": 512, "nhead": 8, "layers": 6, "d_ff": 2048, "vocab": 1000}
 BASE_LEN = 32
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    meta = header.pop("__metadata__", {})
-    tensors = {}
-    for name, t in header.items():
-        if t["dtype"] != "F32":
-            raise SystemExit(f"{path}: {name} is {t['dtype']}, expected F32")
-        lo, hi = t["data_offsets"]
-        tensors[name] = torch.frombuffer(bytearray(data[lo:hi]), dtype=torch.float32).reshape(t["shape"])
-    return tensors, meta
 
 
 class TokenEmbedding(nn.Module):
@@ -132,7 +119,8 @@ def stepformer_json(stepformer, *args):
 
 
 def dates_model(root):
-    tensors, meta = read_safetensors(os.path.join(root, "assets/models/dates.safetensors"))
+    _, meta, arrays = read_safetensors(os.path.join(root, "assets/models/dates.safetensors"))
+    tensors = {name: torch.from_numpy(a.astype(np.float32)) for name, a in arrays.items()}  # float64 holds each float
     c = {k: int(meta[k]) for k in ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers",
                                    "dim_feedforward", "src_vocab_size", "tgt_vocab_size", "max_positions")}
     model = Seq2SeqTransformer(c["d_model"], c["nhead"], c["num_encoder_layers"], c["num_decoder_layers"],
