@@ -74,13 +74,14 @@ static void test_sgemm(void) {
     free(a), free(b), free(c1), free(c2);
 }
 
-// Small products take their own path (one attention head; rows of up to four vectors, three
-// and four with AVX-512, up to 32 x 64 x 32); each of their rows must still be the bits of the
+// Small products take their own path (one attention head; rows of up to four vectors with AVX2
+// and AVX-512, up to 32 x 64 x 32: a head of 12 at 28 tokens is 28 x 28 x 12); each of their rows must still be the bits of the
 // blocked kernel (sgemm_prepacked always blocks), whole or computed alone, B or Bᵀ, with or
 // without a bias, rows in fours and a remainder, whole vectors and short rows.
 static void test_sgemm_small_bits(void) {
     const int shapes[][3] = {{7, 16, 16}, {9, 20, 16}, {5, 32, 24}, {13, 8, 64}, {16, 16, 16}, {3, 31, 7},
-                             {6, 40, 16}, {9, 64, 20}, {5, 50, 30}, {32, 64, 32}, {30, 64, 33}, {32, 32, 64}};
+                             {6, 40, 16}, {9, 64, 20}, {5, 50, 30}, {32, 64, 32}, {30, 64, 33}, {32, 32, 64},
+                             {28, 28, 12}, {11, 28, 12}, {28, 12, 28}, {10, 24, 11}};
     for (int s = 0; s < (int)(sizeof shapes / sizeof *shapes); s++)
         for (int v = 0; v < 4; v++) {
             const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
@@ -118,7 +119,8 @@ static void test_sgemm_small_bits(void) {
 // either stride, and the rows of a short last panel must not spill into C; B of whole panels
 // (64 and 256 columns) with rows ldb apart as well.
 static void test_sgemm_accumulate(void) {
-    const int shapes[][3] = {{7, 33, 5}, {132, 100, 257}, {40, 17, 600}, {13, 64, 64}, {270, 31, 3}, {70, 64, 300}, {133, 256, 64}, {40, 64, 1030}};
+    const int shapes[][3] = {{7, 33, 5}, {132, 100, 257}, {40, 17, 600}, {13, 64, 64}, {270, 31, 3}, {70, 64, 300}, {133, 256, 64}, {40, 64, 1030},
+                             {11, 28, 12}, {28, 20, 11}, {28, 12, 28}};
     for (int s = 0; s < (int)(sizeof shapes / sizeof *shapes); s++)
         for (int tn = 0; tn < 2; tn++) {
             const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];

@@ -253,14 +253,16 @@ __attribute__((target("avx2"))) static void transpose_8x8(float *d, size_t ldd, 
 // d[k * ldd + j] = s[j * lds + k] for j < n, k < kc: n rows of s (kc floats each) become n
 // columns of d. Eight by eight through registers where the CPU has AVX2, the rest one by one.
 static void transpose_into(float *d, size_t ldd, const float *s, size_t lds, int n, int kc) {
-    int k = 0;
+    int k8 = 0, n8 = 0;  // [0, k8) x [0, n8) went through registers
 #if SIMD_X86
-    if (simd_level() >= SIMD_AVX2 && n % 8 == 0)
-        for (; k + 8 <= kc; k += 8)
-            for (int j = 0; j < n; j += 8) transpose_8x8(d + (size_t)k * ldd + j, ldd, s + (size_t)j * lds + k, lds);
+    if (simd_level() >= SIMD_AVX2) {
+        k8 = kc / 8 * 8, n8 = n / 8 * 8;
+        for (int k = 0; k < k8; k += 8)
+            for (int j = 0; j < n8; j += 8) transpose_8x8(d + (size_t)k * ldd + j, ldd, s + (size_t)j * lds + k, lds);
+    }
 #endif
-    for (; k < kc; k++)
-        for (int j = 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
+    for (int k = 0; k < kc; k++)
+        for (int j = k < k8 ? n8 : 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
 }
 
 // op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j]. Only a copy: every
@@ -371,12 +373,14 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
     }
 }
 
-// A product no wider than two vectors (one attention head: 16 x 16 x 16) in registers, four
-// rows of C at a time, each row NV accumulators started from C, the bias or 0, then the same
-// chain of fused multiply-adds in k order as every other path. op(B) is read in place when its
-// rows are whole vectors, else copied once into rows of NV vectors (zero past N). The plain
-// loops above spent ten times the arithmetic's time on these.
-#define DEFINE_SMALL(NAME, W, NVMAX, TARGET)                                                      \
+// A product no wider than NVMAX vectors (one attention head: 16 x 16 x 16, or a head's scores at
+// 28 tokens, 28 x 28 x 12) in registers, R rows of C at a time, each row NV accumulators started
+// from C, the bias or 0, then the same chain of fused multiply-adds in k order as every other
+// path. R is as many rows (at most 4) as ACC accumulators hold: 4 rows of 3 vectors or 3 of 4 in
+// AVX2's 16 registers. op(B) is read in place when its rows are whole vectors, else copied once
+// into rows of NV vectors (zero past N). The plain loops above spent ten times the arithmetic's
+// time on these, keeping C in memory.
+#define DEFINE_SMALL(NAME, W, NVMAX, ACC, TARGET)                                                      \
     TARGET static inline __attribute__((always_inline)) void NAME##_rows(const Gemm *g, const float *bp, \
                                                                          size_t ldbp, int i0, const int NV, \
                                                                          const int R) {           \
@@ -387,16 +391,16 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         /* element (i0 + r, k) of op(A) is a[r rs + k cs], A or Aᵀ alike (no branch per term) */ \
         const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;          \
         const float *a = g->a + (size_t)i0 * rs;                                                  \
-        float start[4][(NVMAX) * (W)];                                                            \
         vf acc[4][NVMAX];                                                                         \
         _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
             const float *from = g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias;       \
-            if (from && N < NV * (W)) { /* a short row: through a zero-padded copy */             \
-                for (int j = 0; j < NV * (W); j++) start[r][j] = j < N ? from[j] : 0.0f;          \
-                from = start[r];                                                                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                \
+                acc[r][v] = (vf){0};                                                              \
+                if (from && (v + 1) * (W) <= N) acc[r][v] = *(const vfu *)(from + v * (W));       \
+                else if (from) /* a short row's last vector: its lanes, zero past N */            \
+                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                        \
+                        if (v * (W) + l < N) acc[r][v][l] = from[v * (W) + l];                     \
             }                                                                                     \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                  \
-                acc[r][v] = from ? *(const vfu *)(from + v * (W)) : (vf){0};                      \
         }                                                                                         \
         for (int k = 0; k < K; k++) {                                                             \
             const float *bk = bp + (size_t)k * ldbp, *ak = a + (size_t)k * cs;                    \
@@ -408,15 +412,18 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         }                                                                                         \
         _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
             float *cr = g->c + (size_t)(i0 + r) * g->ldc;                                         \
-            if (N == NV * (W)) /* whole vectors: straight to C, no call to memcpy per row */      \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) *(vfu *)(cr + v * (W)) = acc[r][v]; \
-            else {                                                                                \
-                for (int v = 0; v < NV; v++) *(vfu *)(start[r] + v * (W)) = acc[r][v];            \
-                memcpy(cr, start[r], sizeof(float) * (size_t)N);                                  \
+            /* whole vectors straight to C, a short last one lane by lane (no call to memcpy) */ \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                \
+                if ((v + 1) * (W) <= N) *(vfu *)(cr + v * (W)) = acc[r][v];                       \
+                else /* (a fixed count of lanes: a loop to N would become a call to memcpy) */    \
+                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                        \
+                        if (v * (W) + l < N) cr[v * (W) + l] = acc[r][v][l];                       \
             }                                                                                     \
         }                                                                                         \
     }                                                                                             \
     TARGET static bool NAME(const Gemm *g) {                                                      \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                   \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
         const int N = g->N, K = g->K, NV = (N + (W) - 1) / (W), ld = NV * (W);                    \
         const bool fits = NV <= (NVMAX) && K * ld <= 8192, big = (long)g->M * N * K > SMALL_PLAIN; \
         if (!fits || (big && NV < 2)) { /* past SMALL_PLAIN only rows of two vectors or more */  \
@@ -430,37 +437,46 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         if (g->bt || N != ld) {                                                                   \
             const float *b = g->b;                                                                \
             const size_t ldb = (size_t)g->ldb;                                                    \
+            for (int k = 0; k < K && N < ld; k++) /* zero past N, then the columns over it */    \
+                *(vfu *)(copy + (size_t)k * ld + ld - (W)) = (vf){0};                             \
             if (g->bt) transpose_into(copy, (size_t)ld, b, ldb, N, K);                            \
             else                                                                                  \
-                for (int k = 0; k < K; k++) memcpy(copy + (size_t)k * ld, b + (size_t)k * ldb, sizeof(float) * (size_t)N); \
-            for (int k = 0; k < K && N < ld; k++)                                                 \
-                for (int j = N; j < ld; j++) copy[(size_t)k * ld + j] = 0.0f;                     \
+                for (int k = 0; k < K; k++)                                                       \
+                    for (int v = 0; v < NV; v++)                                                  \
+                        _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                    \
+                            if (v * (W) + l < N) copy[(size_t)k * ld + v * (W) + l] = b[(size_t)k * ldb + v * (W) + l]; \
             bp = copy, ldbp = (size_t)ld;                                                         \
         }                                                                                         \
-        /* four rows at a time, then one: every row its own, so no product is shared (a     \
+        /* R rows at a time, then one: every row its own, so no product is shared (a        \
            product used twice would not be fused into its add) */                             \
-        int i = 0;                                                                                \
-        for (; i + 4 <= g->M; i += 4) SMALL_ROWS(NAME, NVMAX, 4);                                 \
-        for (; i < g->M; i++) SMALL_ROWS(NAME, NVMAX, 1);                                         \
+        switch (NV) {                                                                             \
+        case 1: SMALL_ROWS(NAME, 1, ACC); break;                                                  \
+        case 2: SMALL_ROWS(NAME, 2, ACC); break;                                                  \
+        case 3: if ((NVMAX) >= 3) SMALL_ROWS(NAME, (NVMAX) >= 3 ? 3 : 1, ACC); break;             \
+        default: if ((NVMAX) >= 4) SMALL_ROWS(NAME, (NVMAX) >= 4 ? 4 : 1, ACC); break;            \
+        }                                                                                         \
         return true;                                                                              \
     }
 
-// Rows i .. i+R with NV (<= NVMAX) vectors a row, each count of vectors its own unrolled copy.
-#define SMALL_ROWS(NAME, NVMAX, R)                                                                \
-    switch (NV) {                                                                                 \
-    case 1: NAME##_rows(g, bp, ldbp, i, 1, R); break;                                             \
-    case 2: NAME##_rows(g, bp, ldbp, i, 2, R); break;                                             \
-    case 3: if ((NVMAX) >= 3) NAME##_rows(g, bp, ldbp, i, (NVMAX) >= 3 ? 3 : 1, R); break;        \
-    default: if ((NVMAX) >= 4) NAME##_rows(g, bp, ldbp, i, (NVMAX) >= 4 ? 4 : 1, R); break;       \
+// Every row of C with NV vectors a row (a constant, so each count has its own unrolled copy):
+// groups of as many rows as ACC accumulators hold, at most 4, then the rest one by one.
+#define SMALL_GROUP(ACC, NV) ((ACC) / (NV) < 4 ? (ACC) / (NV) : 4)
+#define SMALL_ROWS(NAME, NV, ACC)                                                                 \
+    {                                                                                             \
+        int i = 0;                                                                                \
+        for (; i + SMALL_GROUP(ACC, NV) <= g->M; i += SMALL_GROUP(ACC, NV))                       \
+            NAME##_rows(g, bp, ldbp, i, NV, SMALL_GROUP(ACC, NV));                                \
+        for (; i < g->M; i++) NAME##_rows(g, bp, ldbp, i, NV, 1);                                 \
     }
 
 // AVX-512's 32 registers hold four rows of four vectors (one head's weights x V at 32 x 64);
-// the others' 16 hold four rows of two.
+// AVX2's 16 hold 12 accumulators (four rows of three vectors, three of four); the base level,
+// whose products need registers of their own, eight (four rows of two).
 #if SIMD_X86
-DEFINE_SMALL(small_avx512, 16, 4, __attribute__((target("avx512f,fma"))))
-DEFINE_SMALL(small_avx2, 8, 2, __attribute__((target("avx2,fma"))))
+DEFINE_SMALL(small_avx512, 16, 4, 16, __attribute__((target("avx512f,fma"))))
+DEFINE_SMALL(small_avx2, 8, 4, 12, __attribute__((target("avx2,fma"))))
 #endif
-DEFINE_SMALL(small_base, 4, 2, )
+DEFINE_SMALL(small_base, 4, 2, 8, )
 
 // C's columns cut into col_tiles tiles, each a run of whole panels of nr columns, the panels
 // spread evenly.
