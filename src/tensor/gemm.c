@@ -78,6 +78,53 @@ typedef void (*PanelKernel)(const Panel *p);
 #define STORE_FULL(r) COLS_N(ACC_STORE, r)
 #define STORE_TILE(r) COLS_N(ACC_STORE_TILE, r)
 
+// A full block of RM rows against a panel's first NVA whole vectors (NVA < NV): the last panel
+// of a width that is not a multiple of the panel's but is of the vector's (128 columns are five
+// AVX2 panels of 24 and one of 8). The same chains as the micro-kernel; without this, such a
+// panel went through the padded tile below and cost more than a whole one.
+#define DEFINE_NARROW(NAME, W, RM, NV, TARGET)                                                   \
+    TARGET static inline __attribute__((always_inline)) void NAME##_vectors(const Panel *p, int i, int f0, int f1, \
+                                                                            const int NVA) {   \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                 \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                    \
+        enum { PW = (NV) * (W) };                                                               \
+        const vf nz = -(vf){0};                                                                 \
+        const int kc = p->kc, ldc = p->ldc;                                                     \
+        const size_t cs = p->cs, rs = p->rs;                                                    \
+        const float *a = p->a + (size_t)i * rs, *pf = p->pf ? p->pf + (size_t)f0 * PW : NULL;  \
+        float *c = p->c + (size_t)i * ldc;                                                      \
+        vf acc[RM][NV];                                                                         \
+        _Pragma("GCC unroll 8") for (int r = 0; r < (RM); r++)                                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++)                               \
+                acc[r][v] = p->load_c ? *(const vfu *)(c + (size_t)r * ldc + v * (W))            \
+                          : p->bias ? *(const vfu *)(p->bias + v * (W)) : (vf){0};              \
+        size_t kk = 0;                                                                          \
+        int due = 0, next = 0;                                                                  \
+        for (int k = 0; k < kc; k++, kk += cs) {                                                \
+            vf b[NV];                                                                           \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++)                               \
+                b[v] = *(const vfu *)(p->pb + (size_t)k * PW + v * (W));                        \
+            due += f1 - f0;                                                                     \
+            if (due >= kc) {                                                                    \
+                due -= kc;                                                                      \
+                __builtin_prefetch(pf + (size_t)next * PW, 0, 1);                               \
+                if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 1);             \
+                next++;                                                                         \
+            }                                                                                   \
+            _Pragma("GCC unroll 8") for (int r = 0; r < (RM); r++) {                            \
+                const vf ar = nz + a[(size_t)r * rs + kk];                                      \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++) acc[r][v] += ar * b[v];   \
+            }                                                                                   \
+        }                                                                                       \
+        _Pragma("GCC unroll 8") for (int r = 0; r < (RM); r++)                                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++)                               \
+                *(vfu *)(c + (size_t)r * ldc + v * (W)) = acc[r][v];                            \
+    }                                                                                           \
+    TARGET static void NAME(const Panel *p, int i, int f0, int f1, int nva) {                   \
+        if (nva == 1) NAME##_vectors(p, i, f0, f1, 1);                                          \
+        else if ((NV) > 2 && nva == 2) NAME##_vectors(p, i, f0, f1, (NV) > 2 ? 2 : 1);          \
+    }
+
 #define DEFINE_MICRO_KERNEL(NAME, W, RM, NV, TARGET)                                            \
     TARGET static void NAME(const Panel *p) {                                                   \
         typedef float vf __attribute__((vector_size((W) * 4)));                                 \
@@ -91,6 +138,10 @@ typedef void (*PanelKernel)(const Panel *p);
             const int i = ib * RM, mr = p->mb - i < RM ? p->mb - i : RM;                        \
             const bool full = mr == RM && nr == PW;                                             \
             const int f0 = p->pf_rows * ib / blocks, f1 = p->pf_rows * (ib + 1) / blocks;       \
+            if (mr == RM && nr < PW && nr % (W) == 0) {                                         \
+                NAME##_narrow(p, i, f0, f1, nr / (W));                                          \
+                continue;                                                                       \
+            }                                                                                   \
             const float *a = p->a + (size_t)i * p->rs, *pf = p->pf ? p->pf + (size_t)f0 * PW : NULL; \
             float *c = p->c + (size_t)i * ldc, tile[RM][PW];                                    \
             ROWS_##RM(DECLARE)                                                                  \
@@ -131,6 +182,12 @@ typedef void (*PanelKernel)(const Panel *p);
             }                                                                                   \
         }                                                                                       \
     }
+
+#if SIMD_X86
+DEFINE_NARROW(micro_avx512_narrow, 16, 8, 2, __attribute__((target("avx512f,fma"))))
+DEFINE_NARROW(micro_avx2_narrow, 8, 4, 3, __attribute__((target("avx2,fma"))))
+#endif
+DEFINE_NARROW(micro_base_narrow, 4, 4, 2, )
 
 #define COLS_N COLS_2
 #if SIMD_X86
