@@ -318,8 +318,10 @@ static void transpose_into(float *d, size_t ldd, const float *s, size_t lds, int
             for (int j = 0; j < n8; j += 8) transpose_8x8(d + (size_t)k * ldd + j, ldd, s + (size_t)j * lds + k, lds);
     }
 #endif
-    for (int k = 0; k < kc; k++)
-        for (int j = k < k8 ? n8 : 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
+    for (int k = 0; k < k8; k++)
+        for (int j = n8; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
+    for (int k = k8; k < kc; k++)
+        for (int j = 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
 }
 
 // op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j]. Only a copy: every
