@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm_small.h"
 #include "kernels.h"
 #include "par.h"
 #include "simd.h"
@@ -28,10 +29,6 @@
 // nothing. Either way each element of C is one chain of fused multiply-adds in k order, a later
 // slice continuing from C as the earlier left it, so the slice depth never changes a bit.
 enum { KC = 512, KC_OWN = 256, MB_MAX = 132, NB_MAX = 128 };
-// Products of at most SMALL_PLAIN multiply-adds (M N K) go to the small path: in registers
-// when a row fits, else plain loops. Up to SMALL_REGS, those whose rows are two vectors or
-// more and fit too (AVX-512: one head's products at 32 tokens, 32 x 32 x 64 and 32 x 64 x 32).
-enum { SMALL_REGS = 65536, SMALL_PLAIN = 32768 };
 
 // One panel of 2W columns of a tile: every MR-row block of its mb rows against one packed
 // panel of op(B). op(A) is read where it lies: element (i, k) is a[i * rs + k * cs].
@@ -243,33 +240,26 @@ DEFINE_ROW_KERNEL(row_avx2, 8, 3, __attribute__((target("avx2,fma"))))
 #endif
 DEFINE_ROW_KERNEL(row_base, 4, 2, )
 
-struct Gemm;
 typedef void (*RowKernel)(float *c, const float *a, const float *packed, const float *bias, int N, int K, int np,
                           int p0, int p1);
 typedef struct {
     PanelKernel kernel;
     RowKernel row;                        // one row against a packed op(B)
-    bool (*small)(const struct Gemm *g);  // products too small to pack, built for the same CPU:
-                                          // false when the blocked kernel should take it
+    bool (*small)(const Gemm *g);  // products too small to pack, built for the same CPU (gemm_small.c):
+                                   // false when the blocked kernel should take it
     int mr;  // rows of C per micro-kernel block: 8 with AVX-512's 32 registers, else 4
     int nr;  // columns per packed panel
     const char *name;
 } GemmImpl;
 
-#if SIMD_X86
-static bool small_avx512(const struct Gemm *g);
-static bool small_avx2(const struct Gemm *g);
-#endif
-static bool small_base(const struct Gemm *g);
-
 static GemmImpl gemm_impl(void) {
     static const GemmImpl impls[] = {
 #if SIMD_X86
-        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 8, "baseline"},
-        [SIMD_AVX2] = {micro_avx2, row_avx2, small_avx2, 4, 24, "avx2"},
-        [SIMD_AVX512] = {micro_avx512, row_avx512, small_avx512, 8, 32, "avx512"},
+        [SIMD_BASE] = {micro_base, row_base, gemm_small_base, 4, 8, "baseline"},
+        [SIMD_AVX2] = {micro_avx2, row_avx2, gemm_small_avx2, 4, 24, "avx2"},
+        [SIMD_AVX512] = {micro_avx512, row_avx512, gemm_small_avx512, 8, 32, "avx512"},
 #else
-        [SIMD_BASE] = {micro_base, row_base, small_base, 4, 8, "simd128"},
+        [SIMD_BASE] = {micro_base, row_base, gemm_small_base, 4, 8, "simd128"},
 #endif
     };
     return impls[simd_level()];
@@ -277,14 +267,6 @@ static GemmImpl gemm_impl(void) {
 
 const char *sgemm_kernel_name(void) { return gemm_impl().name; }
 
-typedef struct Gemm {
-    float *c;
-    int ldc;
-    const float *a, *b, *bias;
-    int lda, ldb, M, N, K;
-    bool at, bt, accumulate;
-    const float *packed;  // op(B) packed whole by sgemm_pack, or NULL: packed tile by tile
-} Gemm;
 
 // One row of a whole panel of NR columns, copied with a size the compiler knows, so it
 // becomes a few vector moves instead of a call to memcpy per row (that call was 4% of a
@@ -309,7 +291,7 @@ __attribute__((target("avx2"))) static void transpose_8x8(float *d, size_t ldd, 
 
 // d[k * ldd + j] = s[j * lds + k] for j < n, k < kc: n rows of s (kc floats each) become n
 // columns of d. Eight by eight through registers where the CPU has AVX2, the rest one by one.
-static void transpose_into(float *d, size_t ldd, const float *s, size_t lds, int n, int kc) {
+void gemm_transpose_into(float *d, size_t ldd, const float *s, size_t lds, int n, int kc) {
     int k8 = 0, n8 = 0;  // [0, k8) x [0, n8) went through registers
 #if SIMD_X86
     if (simd_level() >= SIMD_AVX2) {
@@ -335,7 +317,7 @@ static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, in
         else if (!g->bt && cols == NR && NR == 24) copy_rows_24(d, s, (size_t)g->ldb, kc);
         else if (!g->bt && cols == NR && NR == 8) copy_rows_8(d, s, (size_t)g->ldb, kc);
         else {
-            if (g->bt) transpose_into(d, (size_t)NR, g->b + (size_t)(j0 + p) * g->ldb + k0, (size_t)g->ldb, cols, kc);
+            if (g->bt) gemm_transpose_into(d, (size_t)NR, g->b + (size_t)(j0 + p) * g->ldb + k0, (size_t)g->ldb, cols, kc);
             else
                 for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * NR, s + (size_t)k * g->ldb, sizeof(float) * (size_t)cols);
             for (int k = 0; k < kc && cols < NR; k++)
@@ -385,157 +367,6 @@ static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, int ne
             }
     }
 }
-
-// Element (i, k) of op(A).
-static inline float A(const Gemm *g, int i, int k) {
-    return g->at ? g->a[(size_t)k * g->lda + i] : g->a[(size_t)i * g->lda + k];
-}
-
-// Small products (one head's attention, 16 x 16 x 16) cost more to pack than to compute: plain
-// loops whose inner loop runs along contiguous memory, so the compiler vectorises it. They are
-// built for the micro-kernel's CPU, so both add each term with one fused multiply-add (or both
-// without): every element of C is then the same chain, bias (or 0) + a0 b0 + a1 b1 + ..., in
-// the same order, whichever path computed it, and one row of a product is the same bits
-// computed alone or among others (the cached decoder relies on this).
-static inline __attribute__((always_inline)) void small(const Gemm *g) {
-    float bt_copy[32768];  // op(B) = Bᵀ copied to [K, N] (N K <= M N K <= 32768 here), so every
-                           // product runs along rows, in the same order as the blocked kernel
-    Gemm h = *g;
-    if (g->bt) {
-        for (int k = 0; k < g->K; k++)
-            for (int j = 0; j < g->N; j++) bt_copy[k * g->N + j] = g->b[(size_t)j * g->ldb + k];
-        h.b = bt_copy, h.ldb = g->N, h.bt = false;
-        g = &h;
-    }
-    for (int i = 0; i < g->M; i++)
-        if (!g->accumulate)
-            for (int j = 0; j < g->N; j++) g->c[(size_t)i * g->ldc + j] = g->bias ? g->bias[j] : 0.0f;
-    int i = 0;
-    for (; i + 4 <= g->M; i += 4) {  // four rows at once: four independent chains of adds
-        float *restrict c0 = g->c + (size_t)i * g->ldc, *restrict c1 = c0 + g->ldc;
-        float *restrict c2 = c1 + g->ldc, *restrict c3 = c2 + g->ldc;
-        for (int k = 0; k < g->K; k++) {
-            const float a0 = A(g, i, k), a1 = A(g, i + 1, k), a2 = A(g, i + 2, k), a3 = A(g, i + 3, k);
-            const float *restrict b = g->b + (size_t)k * g->ldb;
-            for (int j = 0; j < g->N; j++) {
-                c0[j] += a0 * b[j], c1[j] += a1 * b[j];
-                c2[j] += a2 * b[j], c3[j] += a3 * b[j];
-            }
-        }
-    }
-    for (; i < g->M; i++) {
-        float *c = g->c + (size_t)i * g->ldc;
-        for (int k = 0; k < g->K; k++) {
-            const float aik = A(g, i, k), *b = g->b + (size_t)k * g->ldb;
-            for (int j = 0; j < g->N; j++) c[j] += aik * b[j];
-        }
-    }
-}
-
-// A product no wider than NVMAX vectors (one attention head: 16 x 16 x 16, or a head's scores at
-// 28 tokens, 28 x 28 x 12) in registers, R rows of C at a time, each row NV accumulators started
-// from C, the bias or 0, then the same chain of fused multiply-adds in k order as every other
-// path. R is as many rows (at most 4) as ACC accumulators hold: 4 rows of 3 vectors or 3 of 4 in
-// AVX2's 16 registers. op(B) is read in place when its rows are whole vectors, else copied once
-// into rows of NV vectors (zero past N). The plain loops above spent ten times the arithmetic's
-// time on these, keeping C in memory.
-#define DEFINE_SMALL(NAME, W, NVMAX, ACC, TARGET)                                                      \
-    TARGET static inline __attribute__((always_inline)) void NAME##_rows(const Gemm *g, const float *bp, \
-                                                                         size_t ldbp, int i0, const int NV, \
-                                                                         const int R) {           \
-        typedef float vf __attribute__((vector_size((W) * 4)));                                   \
-        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
-        const int N = g->N, K = g->K;                                                             \
-        const vf nz = -(vf){0};                                                                   \
-        /* element (i0 + r, k) of op(A) is a[r rs + k cs], A or Aᵀ alike (no branch per term) */ \
-        const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;          \
-        const float *a = g->a + (size_t)i0 * rs;                                                  \
-        vf acc[4][NVMAX];                                                                         \
-        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
-            const float *from = g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias;       \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                \
-                acc[r][v] = (vf){0};                                                              \
-                if (from && (v + 1) * (W) <= N) acc[r][v] = *(const vfu *)(from + v * (W));       \
-                else if (from) /* a short row's last vector: its lanes, zero past N */            \
-                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                        \
-                        if (v * (W) + l < N) acc[r][v][l] = from[v * (W) + l];                     \
-            }                                                                                     \
-        }                                                                                         \
-        for (int k = 0; k < K; k++) {                                                             \
-            const float *bk = bp + (size_t)k * ldbp, *ak = a + (size_t)k * cs;                    \
-            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                 \
-                const vf ar = nz + ak[(size_t)r * rs];                                            \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                              \
-                    acc[r][v] += ar * *(const vfu *)(bk + v * (W));                               \
-            }                                                                                     \
-        }                                                                                         \
-        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
-            float *cr = g->c + (size_t)(i0 + r) * g->ldc;                                         \
-            /* whole vectors straight to C, a short last one lane by lane (no call to memcpy) */ \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                \
-                if ((v + 1) * (W) <= N) *(vfu *)(cr + v * (W)) = acc[r][v];                       \
-                else /* (a fixed count of lanes: a loop to N would become a call to memcpy) */    \
-                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                        \
-                        if (v * (W) + l < N) cr[v * (W) + l] = acc[r][v][l];                       \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
-    TARGET static bool NAME(const Gemm *g) {                                                      \
-        typedef float vf __attribute__((vector_size((W) * 4)));                                   \
-        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
-        const int N = g->N, K = g->K, NV = (N + (W) - 1) / (W), ld = NV * (W);                    \
-        const bool fits = NV <= (NVMAX) && K * ld <= 8192, big = (long)g->M * N * K > SMALL_PLAIN; \
-        if (!fits || (big && NV < 2)) { /* past SMALL_PLAIN only rows of two vectors or more */  \
-            if (big) return false; /* the blocked kernel's */                                     \
-            small(g);                                                                             \
-            return true;                                                                          \
-        }                                                                                         \
-        const float *bp = g->b;                                                                   \
-        size_t ldbp = (size_t)g->ldb;                                                             \
-        float copy[8192] __attribute__((aligned(64)));                                            \
-        if (g->bt || N != ld) {                                                                   \
-            const float *b = g->b;                                                                \
-            const size_t ldb = (size_t)g->ldb;                                                    \
-            for (int k = 0; k < K && N < ld; k++) /* zero past N, then the columns over it */    \
-                *(vfu *)(copy + (size_t)k * ld + ld - (W)) = (vf){0};                             \
-            if (g->bt) transpose_into(copy, (size_t)ld, b, ldb, N, K);                            \
-            else                                                                                  \
-                for (int k = 0; k < K; k++)                                                       \
-                    for (int v = 0; v < NV; v++)                                                  \
-                        _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                    \
-                            if (v * (W) + l < N) copy[(size_t)k * ld + v * (W) + l] = b[(size_t)k * ldb + v * (W) + l]; \
-            bp = copy, ldbp = (size_t)ld;                                                         \
-        }                                                                                         \
-        /* R rows at a time, then one: every row its own, so no product is shared (a        \
-           product used twice would not be fused into its add) */                             \
-        switch (NV) {                                                                             \
-        case 1: SMALL_ROWS(NAME, 1, ACC); break;                                                  \
-        case 2: SMALL_ROWS(NAME, 2, ACC); break;                                                  \
-        case 3: if ((NVMAX) >= 3) SMALL_ROWS(NAME, (NVMAX) >= 3 ? 3 : 1, ACC); break;             \
-        default: if ((NVMAX) >= 4) SMALL_ROWS(NAME, (NVMAX) >= 4 ? 4 : 1, ACC); break;            \
-        }                                                                                         \
-        return true;                                                                              \
-    }
-
-// Every row of C with NV vectors a row (a constant, so each count has its own unrolled copy):
-// groups of as many rows as ACC accumulators hold, at most 4, then the rest one by one.
-#define SMALL_GROUP(ACC, NV) ((ACC) / (NV) < 4 ? (ACC) / (NV) : 4)
-#define SMALL_ROWS(NAME, NV, ACC)                                                                 \
-    {                                                                                             \
-        int i = 0;                                                                                \
-        for (; i + SMALL_GROUP(ACC, NV) <= g->M; i += SMALL_GROUP(ACC, NV))                       \
-            NAME##_rows(g, bp, ldbp, i, NV, SMALL_GROUP(ACC, NV));                                \
-        for (; i < g->M; i++) NAME##_rows(g, bp, ldbp, i, NV, 1);                                 \
-    }
-
-// AVX-512's 32 registers hold four rows of four vectors (one head's weights x V at 32 x 64);
-// AVX2's 16 hold 12 accumulators (four rows of three vectors, three of four); the base level,
-// whose products need registers of their own, eight (four rows of two).
-#if SIMD_X86
-DEFINE_SMALL(small_avx512, 16, 4, 16, __attribute__((target("avx512f,fma"))))
-DEFINE_SMALL(small_avx2, 8, 4, 12, __attribute__((target("avx2,fma"))))
-#endif
-DEFINE_SMALL(small_base, 4, 2, 8, )
 
 // C's columns cut into col_tiles tiles, each a run of whole panels of nr columns, the panels
 // spread evenly.

@@ -1,5 +1,5 @@
 // simd.h: which vector instructions this CPU has, asked once. The hand-vectorised kernels
-// (gemm.c, softmax.c) each build one version per level and pick theirs from this.
+// (gemm.c, gemm_small.c, softmax.c) each build one version per level and pick theirs from this.
 #ifndef STEPFORMER_SIMD_H
 #define STEPFORMER_SIMD_H
 
