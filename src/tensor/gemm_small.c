@@ -10,6 +10,33 @@ static inline float A(const Gemm *g, int i, int k) {
     return g->at ? g->a[(size_t)k * g->lda + i] : g->a[(size_t)i * g->lda + k];
 }
 
+// A few rows against Bᵀ (the cached decoder's new query against a head's 87 keys, 1 x 87 x 64):
+// copying Bᵀ whole for them cost ten times the products. Each element's chain is read along
+// B's row instead, eight elements of a row at a time so their chains run side by side; the
+// same chain, start + a0 b0 + a1 b1 + ..., in k order.
+enum { FEW_ROWS = 2 };
+static inline __attribute__((always_inline)) void few_rows_bt(const Gemm *g) {
+    typedef float v8 __attribute__((vector_size(32)));  // one product a lane: each is used once,
+                                                        // so it is fused into its add where it can be
+    for (int i = 0; i < g->M; i++) {
+        float *c = g->c + (size_t)i * g->ldc;
+        for (int j0 = 0; j0 < g->N; j0 += 8) {
+            const int n = g->N - j0 < 8 ? g->N - j0 : 8;
+            const float *b[8];
+            v8 acc;
+            for (int j = 0; j < 8; j++) {  // past n: row j0 again, computed and not stored
+                b[j] = g->b + (size_t)(j0 + (j < n ? j : 0)) * g->ldb;
+                acc[j] = j >= n ? 0.0f : g->accumulate ? c[j0 + j] : g->bias ? g->bias[j0 + j] : 0.0f;
+            }
+            for (int k = 0; k < g->K; k++) {
+                const v8 bk = {b[0][k], b[1][k], b[2][k], b[3][k], b[4][k], b[5][k], b[6][k], b[7][k]};
+                acc += A(g, i, k) * bk;
+            }
+            for (int j = 0; j < n; j++) c[j0 + j] = acc[j];
+        }
+    }
+}
+
 // Small products (one head's attention, 16 x 16 x 16) cost more to pack than to compute: plain
 // loops whose inner loop runs along contiguous memory, so the compiler vectorises it. They are
 // built for the micro-kernel's CPU, so both add each term with one fused multiply-add (or both
@@ -17,6 +44,10 @@ static inline float A(const Gemm *g, int i, int k) {
 // the same order, whichever path computed it, and one row of a product is the same bits
 // computed alone or among others (the cached decoder relies on this).
 static inline __attribute__((always_inline)) void small(const Gemm *g) {
+    if (g->bt && g->M <= FEW_ROWS) {
+        few_rows_bt(g);
+        return;
+    }
     float bt_copy[32768];  // op(B) = Bᵀ copied to [K, N] (N K <= M N K <= 32768 here), so every
                            // product runs along rows, in the same order as the blocked kernel
     Gemm h = *g;
