@@ -145,6 +145,30 @@ static void test_sgemm_accumulate(void) {
         }
 }
 
+// C += A·Bᵀ on a row or two (the few-rows path reads B's rows in place) and on more rows, with
+// C wider than N, against a double-precision loop: the chains start from C, and no element
+// past N is written.
+static void test_sgemm_accumulate_bt(void) {
+    const int shapes[][3] = {{1, 87, 64}, {2, 9, 5}, {2, 17, 33}, {1, 3, 100}, {3, 87, 64}, {6, 40, 16}};
+    for (int s = 0; s < (int)(sizeof shapes / sizeof *shapes); s++) {
+        const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], lda = K + 3, ldb = K + 1, ldc = N + 2;
+        float *a = rand_buf((long)M * lda, -1, 1), *b = rand_buf((long)N * ldb, -1, 1);
+        float *c = rand_buf((long)M * ldc, -1, 1), *c0 = malloc(sizeof(float) * (size_t)M * ldc);
+        memcpy(c0, c, sizeof(float) * (size_t)M * ldc);
+        sgemm_acc(c, ldc, a, lda, b, ldb, M, N, K, true);
+        double worst = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < ldc; j++) {
+                double want = c0[(size_t)i * ldc + j];
+                for (int k = 0; j < N && k < K; k++) want += (double)a[(size_t)i * lda + k] * b[(size_t)j * ldb + k];
+                const double d = fabs(want - c[(size_t)i * ldc + j]);
+                worst = d > worst ? d : worst;
+            }
+        CHECK(worst <= 1e-5 * sqrt((double)K) + 1e-6, "sgemm_acc B^T M=%d N=%d K=%d: off by %g", M, N, K, worst);
+        free(a), free(b), free(c), free(c0);
+    }
+}
+
 // A row of a product is the same bits computed alone (plain loops) or among 40 rows (the
 // blocked kernel): what lets the cached decoder compute only each round's new row.
 static void test_sgemm_row_alone(void) {
@@ -404,6 +428,7 @@ int main(void) {
     test_sgemm();
     test_sgemm_row_alone();
     test_sgemm_accumulate();
+    test_sgemm_accumulate_bt();
     test_sgemm_small_bits();
     test_linear_matmul_transpose();
     test_positional();
