@@ -1,8 +1,6 @@
 // gemm_small.c: products too small to pack (one attention head's), for gemm.c's run(): in
 // registers when a row of C fits in a few vectors, else plain loops. Built, as gemm.c is, with
 // -ffp-contract=fast, so each term is added with one fused multiply-add where the CPU has it.
-#include <string.h>
-
 #include "gemm_small.h"
 
 // Element (i, k) of op(A).
