@@ -30,15 +30,16 @@
 // slice continuing from C as the earlier left it, so the slice depth never changes a bit.
 enum { KC = 512, KC_OWN = 256, MB_MAX = 132, NB_MAX = 128 };
 
-// One panel of 2W columns of a tile: every MR-row block of its mb rows against one packed
-// panel of op(B). op(A) is read where it lies: element (i, k) is a[i * rs + k * cs].
+// One panel of NR columns of a tile (NV vectors of W; the impl's nr): every MR-row block of
+// its mb rows against one packed panel of op(B). op(A) is read where it lies: element (i, k) is
+// a[i * rs + k * cs].
 typedef struct {
     const float *a;     // op(A) at the tile's first row and the slice's first column
     size_t rs, cs;      // strides of a row and of a column of op(A)
-    const float *pb;    // [kc][2W] the packed panel of op(B); columns past nr are zero
+    const float *pb;    // [kc][NR] the packed panel of op(B); columns past nr are zero
     float *c;           // C at the tile's first row and the panel's first column
     const float *bias;  // [nr] or NULL
-    const float *pf;    // [pf_rows][2W] the next packed panel, prefetched meanwhile, or NULL
+    const float *pf;    // [pf_rows][NR] the next packed panel, prefetched meanwhile, or NULL
     int ldc, mb, nr, kc, pf_rows;
     bool load_c;        // add to C (a later slice, or accumulating) instead of starting afresh
 } Panel;
@@ -74,6 +75,16 @@ typedef void (*PanelKernel)(const Panel *p);
 #define FMA_ROW(r) { const vf ar = nz + a##r[kk]; COLS_N(ACC_FMA, r) }
 #define STORE_FULL(r) COLS_N(ACC_STORE, r)
 #define STORE_TILE(r) COLS_N(ACC_STORE_TILE, r)
+// One step of a block's k loop: rows f0 .. f1 of the next panel (pf, PW floats a row) spread
+// evenly over its kc steps, a row (one or two cache lines) whenever `due` passes kc.
+#define PREFETCH_STEP()                                                                         \
+    due += f1 - f0;                                                                             \
+    if (due >= kc) {                                                                            \
+        due -= kc;                                                                              \
+        __builtin_prefetch(pf + (size_t)next * PW, 0, 1);                                       \
+        if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 1);                     \
+        next++;                                                                                 \
+    }
 
 // A full block of RM rows against a panel's first NVA whole vectors (NVA < NV): the last panel
 // of a width that is not a multiple of the panel's but is of the vector's (128 columns are five
@@ -101,13 +112,7 @@ typedef void (*PanelKernel)(const Panel *p);
             vf b[NV];                                                                           \
             _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++)                               \
                 b[v] = *(const vfu *)(p->pb + (size_t)k * PW + v * (W));                        \
-            due += f1 - f0;                                                                     \
-            if (due >= kc) {                                                                    \
-                due -= kc;                                                                      \
-                __builtin_prefetch(pf + (size_t)next * PW, 0, 1);                               \
-                if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 1);             \
-                next++;                                                                         \
-            }                                                                                   \
+            PREFETCH_STEP()                                                                     \
             _Pragma("GCC unroll 8") for (int r = 0; r < (RM); r++) {                            \
                 const vf ar = nz + a[(size_t)r * rs + kk];                                      \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++) acc[r][v] += ar * b[v];   \
@@ -162,13 +167,7 @@ typedef void (*PanelKernel)(const Panel *p);
             for (int k = 0; k < kc; k++, kk += cs) {                                            \
                 vf b[NV];                                                                       \
                 for (int v = 0; v < (NV); v++) b[v] = *(const vfu *)(pb + (size_t)k * PW + v * (W)); \
-                due += f1 - f0;                                                                 \
-                if (due >= kc) { /* a row of the next panel: one or two cache lines */          \
-                    due -= kc;                                                                  \
-                    __builtin_prefetch(pf + (size_t)next * PW, 0, 1);                           \
-                    if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 1);         \
-                    next++;                                                                     \
-                }                                                                               \
+                PREFETCH_STEP()                                                                 \
                 ROWS_##RM(FMA_ROW)                                                              \
             }                                                                                   \
             if (full) {                                                                         \
@@ -266,7 +265,6 @@ static GemmImpl gemm_impl(void) {
 }
 
 const char *sgemm_kernel_name(void) { return gemm_impl().name; }
-
 
 // One row of a whole panel of NR columns, copied with a size the compiler knows, so it
 // becomes a few vector moves instead of a call to memcpy per row (that call was 4% of a

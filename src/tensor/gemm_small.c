@@ -87,93 +87,93 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
 // AVX2's 16 registers. op(B) is read in place when its rows are whole vectors, else copied once
 // into rows of NV vectors (zero past N). The plain loops above spent ten times the arithmetic's
 // time on these, keeping C in memory.
-#define DEFINE_SMALL(NAME, W, NVMAX, ACC, TARGET)                                                      \
+#define DEFINE_SMALL(NAME, W, NVMAX, ACC, TARGET)                                                  \
     TARGET static inline __attribute__((always_inline)) void NAME##_rows(const Gemm *g, const float *bp, \
                                                                          size_t ldbp, int i0, const int NV, \
-                                                                         const int R) {           \
-        typedef float vf __attribute__((vector_size((W) * 4)));                                   \
-        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
-        const int N = g->N, K = g->K;                                                             \
-        const vf nz = -(vf){0};                                                                   \
-        /* element (i0 + r, k) of op(A) is a[r rs + k cs], A or Aᵀ alike (no branch per term) */ \
-        const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;          \
-        const float *a = g->a + (size_t)i0 * rs;                                                  \
-        vf acc[4][NVMAX];                                                                         \
-        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
-            const float *from = g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias;       \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                \
-                acc[r][v] = (vf){0};                                                              \
-                if (from && (v + 1) * (W) <= N) acc[r][v] = *(const vfu *)(from + v * (W));       \
-                else if (from) /* a short row's last vector: its lanes, zero past N */            \
-                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                        \
+                                                                         const int R) {            \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                    \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                       \
+        const int N = g->N, K = g->K;                                                              \
+        const vf nz = -(vf){0};                                                                    \
+        /* element (i0 + r, k) of op(A) is a[r rs + k cs], A or Aᵀ alike (no branch per term) */   \
+        const size_t rs = g->at ? 1 : (size_t)g->lda, cs = g->at ? (size_t)g->lda : 1;             \
+        const float *a = g->a + (size_t)i0 * rs;                                                   \
+        vf acc[4][NVMAX];                                                                          \
+        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                      \
+            const float *from = g->accumulate ? g->c + (size_t)(i0 + r) * g->ldc : g->bias;        \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                 \
+                acc[r][v] = (vf){0};                                                               \
+                if (from && (v + 1) * (W) <= N) acc[r][v] = *(const vfu *)(from + v * (W));        \
+                else if (from) /* a short row's last vector: its lanes, zero past N */             \
+                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                         \
                         if (v * (W) + l < N) acc[r][v][l] = from[v * (W) + l];                     \
-            }                                                                                     \
-        }                                                                                         \
-        for (int k = 0; k < K; k++) {                                                             \
-            const float *bk = bp + (size_t)k * ldbp, *ak = a + (size_t)k * cs;                    \
-            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                 \
-                const vf ar = nz + ak[(size_t)r * rs];                                            \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                              \
-                    acc[r][v] += ar * *(const vfu *)(bk + v * (W));                               \
-            }                                                                                     \
-        }                                                                                         \
-        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                     \
-            float *cr = g->c + (size_t)(i0 + r) * g->ldc;                                         \
-            /* whole vectors straight to C, a short last one lane by lane (no call to memcpy) */ \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                \
-                if ((v + 1) * (W) <= N) *(vfu *)(cr + v * (W)) = acc[r][v];                       \
-                else /* (a fixed count of lanes: a loop to N would become a call to memcpy) */    \
-                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                        \
+            }                                                                                      \
+        }                                                                                          \
+        for (int k = 0; k < K; k++) {                                                              \
+            const float *bk = bp + (size_t)k * ldbp, *ak = a + (size_t)k * cs;                     \
+            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                  \
+                const vf ar = nz + ak[(size_t)r * rs];                                             \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                               \
+                    acc[r][v] += ar * *(const vfu *)(bk + v * (W));                                \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                      \
+            float *cr = g->c + (size_t)(i0 + r) * g->ldc;                                          \
+            /* whole vectors straight to C, a short last one lane by lane (no call to memcpy) */   \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                 \
+                if ((v + 1) * (W) <= N) *(vfu *)(cr + v * (W)) = acc[r][v];                        \
+                else /* (a fixed count of lanes: a loop to N would become a call to memcpy) */     \
+                    _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                         \
                         if (v * (W) + l < N) cr[v * (W) + l] = acc[r][v][l];                       \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
-    TARGET bool NAME(const Gemm *g) {                                                      \
-        typedef float vf __attribute__((vector_size((W) * 4)));                                   \
-        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
-        const int N = g->N, K = g->K, NV = (N + (W) - 1) / (W), ld = NV * (W);                    \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    TARGET bool NAME(const Gemm *g) {                                                              \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                    \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                       \
+        const int N = g->N, K = g->K, NV = (N + (W) - 1) / (W), ld = NV * (W);                     \
         const bool fits = NV <= (NVMAX) && K * ld <= 8192, big = (long)g->M * N * K > SMALL_PLAIN; \
-        if (!fits || (big && NV < 2)) { /* past SMALL_PLAIN only rows of two vectors or more */  \
-            if (big) return false; /* the blocked kernel's */                                     \
-            small(g);                                                                             \
-            return true;                                                                          \
-        }                                                                                         \
-        const float *bp = g->b;                                                                   \
-        size_t ldbp = (size_t)g->ldb;                                                             \
-        float copy[8192] __attribute__((aligned(64)));                                            \
-        if (g->bt || N != ld) {                                                                   \
-            const float *b = g->b;                                                                \
-            const size_t ldb = (size_t)g->ldb;                                                    \
-            for (int k = 0; k < K && N < ld; k++) /* zero past N, then the columns over it */    \
-                *(vfu *)(copy + (size_t)k * ld + ld - (W)) = (vf){0};                             \
-            if (g->bt) gemm_transpose_into(copy, (size_t)ld, b, ldb, N, K);                            \
-            else                                                                                  \
-                for (int k = 0; k < K; k++)                                                       \
-                    for (int v = 0; v < NV; v++)                                                  \
-                        _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                    \
+        if (!fits || (big && NV < 2)) { /* past SMALL_PLAIN only rows of two vectors or more */    \
+            if (big) return false; /* the blocked kernel's */                                      \
+            small(g);                                                                              \
+            return true;                                                                           \
+        }                                                                                          \
+        const float *bp = g->b;                                                                    \
+        size_t ldbp = (size_t)g->ldb;                                                              \
+        float copy[8192] __attribute__((aligned(64)));                                             \
+        if (g->bt || N != ld) {                                                                    \
+            const float *b = g->b;                                                                 \
+            const size_t ldb = (size_t)g->ldb;                                                     \
+            for (int k = 0; k < K && N < ld; k++) /* zero past N, then the columns over it */      \
+                *(vfu *)(copy + (size_t)k * ld + ld - (W)) = (vf){0};                              \
+            if (g->bt) gemm_transpose_into(copy, (size_t)ld, b, ldb, N, K);                        \
+            else                                                                                   \
+                for (int k = 0; k < K; k++)                                                        \
+                    for (int v = 0; v < NV; v++)                                                   \
+                        _Pragma("GCC unroll 16") for (int l = 0; l < (W); l++)                     \
                             if (v * (W) + l < N) copy[(size_t)k * ld + v * (W) + l] = b[(size_t)k * ldb + v * (W) + l]; \
-            bp = copy, ldbp = (size_t)ld;                                                         \
-        }                                                                                         \
-        /* R rows at a time, then one: every row its own, so no product is shared (a        \
-           product used twice would not be fused into its add) */                             \
-        switch (NV) {                                                                             \
-        case 1: SMALL_ROWS(NAME, 1, ACC); break;                                                  \
-        case 2: SMALL_ROWS(NAME, 2, ACC); break;                                                  \
-        case 3: if ((NVMAX) >= 3) SMALL_ROWS(NAME, (NVMAX) >= 3 ? 3 : 1, ACC); break;             \
-        default: if ((NVMAX) >= 4) SMALL_ROWS(NAME, (NVMAX) >= 4 ? 4 : 1, ACC); break;            \
-        }                                                                                         \
-        return true;                                                                              \
+            bp = copy, ldbp = (size_t)ld;                                                          \
+        }                                                                                          \
+        /* R rows at a time, then one: every row its own, so no product is shared (a               \
+           product used twice would not be fused into its add) */                                  \
+        switch (NV) {                                                                              \
+        case 1: SMALL_ROWS(NAME, 1, ACC); break;                                                   \
+        case 2: SMALL_ROWS(NAME, 2, ACC); break;                                                   \
+        case 3: if ((NVMAX) >= 3) SMALL_ROWS(NAME, (NVMAX) >= 3 ? 3 : 1, ACC); break;              \
+        default: if ((NVMAX) >= 4) SMALL_ROWS(NAME, (NVMAX) >= 4 ? 4 : 1, ACC); break;             \
+        }                                                                                          \
+        return true;                                                                               \
     }
 
 // Every row of C with NV vectors a row (a constant, so each count has its own unrolled copy):
 // groups of as many rows as ACC accumulators hold, at most 4, then the rest one by one.
 #define SMALL_GROUP(ACC, NV) ((ACC) / (NV) < 4 ? (ACC) / (NV) : 4)
-#define SMALL_ROWS(NAME, NV, ACC)                                                                 \
-    {                                                                                             \
-        int i = 0;                                                                                \
-        for (; i + SMALL_GROUP(ACC, NV) <= g->M; i += SMALL_GROUP(ACC, NV))                       \
-            NAME##_rows(g, bp, ldbp, i, NV, SMALL_GROUP(ACC, NV));                                \
-        for (; i < g->M; i++) NAME##_rows(g, bp, ldbp, i, NV, 1);                                 \
+#define SMALL_ROWS(NAME, NV, ACC)                                                                  \
+    {                                                                                              \
+        int i = 0;                                                                                 \
+        for (; i + SMALL_GROUP(ACC, NV) <= g->M; i += SMALL_GROUP(ACC, NV))                        \
+            NAME##_rows(g, bp, ldbp, i, NV, SMALL_GROUP(ACC, NV));                                 \
+        for (; i < g->M; i++) NAME##_rows(g, bp, ldbp, i, NV, 1);                                  \
     }
 
 // AVX-512's 32 registers hold four rows of four vectors (one head's weights x V at 32 x 64);
