@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libsdl2-dev libsdl2-ttf-dev
           libsdl2-image-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-dejavu-extra
           wamerican)  # /usr/share/dict/words: the text lesson's model is trained on it (scripts/train_text_model.sh)
-web=(emscripten ninja-build dpkg-dev python3-fonttools libfreetype-dev)  # scripts/web.sh build
+web=(emscripten ninja-build dpkg-dev python3-fonttools libfreetype-dev wabt)  # scripts/web.sh build (wabt: wasm-validate)
 if [ "${1:-}" = "--web" ]; then
   packages+=("${web[@]}")
 fi

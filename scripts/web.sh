@@ -47,7 +47,11 @@ build() {
   cmake --build "$out/cmake" -j"$(nproc)" >"$out/build.log" 2>&1 || { grep -A5 -E 'error|warning' "$out/build.log" | head -n 60 >&2; exit 1; }
   # The site: the page, the program, its packed files, and the models fetched as lessons open.
   rm -rf "$out/site" && mkdir -p "$out/site/assets/models"
-  cp src/web/index.html "$out/cmake/stepformer.js" "$out/cmake/stepformer.wasm" "$out/cmake/stepformer.data" "$out/site/"
+  # Both programs must be valid WebAssembly, read by a decoder other than the one that wrote them.
+  wasm-validate "$out/cmake/stepformer.wasm" && wasm-validate --enable-relaxed-simd "$out/cmake/stepformer-madd.wasm" ||
+    { echo "web.sh: the rewritten program is not valid WebAssembly (scripts/wasm_madd.py)" >&2; exit 1; }
+  cp src/web/index.html "$out/cmake/stepformer.js" "$out/cmake/stepformer.wasm" "$out/cmake/stepformer-madd.wasm" \
+    "$out/cmake/stepformer.data" "$out/site/"
   cp assets/models/*.safetensors "$out/site/assets/models/"
   echo "$(pwd)/$out/site"
 }

@@ -26,6 +26,8 @@ static void test_defaults_and_decoding(void) {
     CHECK(!strcmp(l.replay, "0 key Right\n100 expect encoder.pos"), "a replay's ; and %%20 and +: '%s'", l.replay);
     CHECK(link_parse("bench=1", &l) && l.bench, "bench=1");
     CHECK(link_parse("bench=0", &l) && !l.bench, "bench=0");
+    CHECK(link_parse("wasm=plain", &l) && l.plain_wasm, "wasm=plain");
+    CHECK(link_parse("wasm=madd&bench=1", &l) && !l.plain_wasm && l.bench, "wasm=madd");
     CHECK(link_parse("size=320x320", &l) && l.w == 320, "the smallest size");
     CHECK(link_parse("size=8192x8192", &l) && l.w == 8192, "the largest size");
 }
@@ -52,6 +54,7 @@ static void test_bad_links(void) {
     bad("size=1280", "is not WIDTHxHEIGHT");
     bad("size=1280x800px", "is not WIDTHxHEIGHT");
     bad("colour=red", "colour='red' is not a parameter");
+    bad("wasm=fast", "wasm='fast' is not madd or plain");
     bad("%3Cb%3E=1", "link: ?b?='1' is not a parameter");
     bad("lesson=scaling&view=nope&size=0x0", "view='nope'");  // the first bad one is named
     char long_value[LINK_REPLAY_MAX + 20];

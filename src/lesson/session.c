@@ -275,7 +275,8 @@ bool session_open_random(Session *s, const ModelConfig *cfg, const char *program
     for (int i = 0; i < T; i++) s->tgt[i] = (float)(first + rng_below(&rng, Vt - first));
     if (c->bos_id.set) s->tgt[0] = (float)c->bos_id.id;
     const bool decoder = program_has_decoder(&s->lesson.program);
-    s->run = (RunSpec){s->src, S, decoder ? s->tgt : NULL, decoder ? T : 0, 0};
+    s->run = (RunSpec){.src = s->src, .S = S, .tgt = decoder ? s->tgt : NULL, .T = decoder ? T : 0,
+                       .pack_weights = true};  // as make_inputs: the weights never change
     vocab_decode(&s->model.src_vocab, s->src, S, s->input_text, sizeof s->input_text);
     s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);
     if (!s->it) session_close(s);

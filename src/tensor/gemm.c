@@ -64,7 +64,7 @@ typedef void (*PanelKernel)(const Panel *p);
 #define ACC_LOAD(r, v) c##r##v = *(const vfu *)(c + (size_t)(r) * ldc + (v) * WIDTH);
 #define ACC_START(r, v) c##r##v = start[v];
 #define ACC_TILE(r, v) c##r##v = *(const vfu *)(tile[r] + (v) * WIDTH);
-#define ACC_FMA(r, v) c##r##v += ar * b[v];
+#define ACC_FMA(r, v) VMADD(c##r##v, ar, b[v]);
 #define ACC_STORE(r, v) *(vfu *)(c + (size_t)(r) * ldc + (v) * WIDTH) = c##r##v;
 #define ACC_STORE_TILE(r, v) *(vfu *)(tile[r] + (v) * WIDTH) = c##r##v;
 #define DECLARE(r) COLS_N(ACC_DECLARE, r)
@@ -77,6 +77,8 @@ typedef void (*PanelKernel)(const Panel *p);
 #define STORE_TILE(r) COLS_N(ACC_STORE_TILE, r)
 // One step of a block's k loop: rows f0 .. f1 of the next panel (pf, PW floats a row) spread
 // evenly over its kc steps, a row (one or two cache lines) whenever `due` passes kc.
+// WebAssembly has no prefetch: there the step is nothing, and its counters are not kept.
+#if SIMD_X86
 #define PREFETCH_STEP()                                                                         \
     due += f1 - f0;                                                                             \
     if (due >= kc) {                                                                            \
@@ -85,6 +87,9 @@ typedef void (*PanelKernel)(const Panel *p);
         if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 1);                     \
         next++;                                                                                 \
     }
+#else
+#define PREFETCH_STEP() (void)due, (void)next, (void)pf, (void)f0, (void)f1;
+#endif
 
 // A full block of RM rows against a panel's first NVA whole vectors (NVA < NV): the last panel
 // of a width that is not a multiple of the panel's but is of the vector's (128 columns are five
@@ -115,7 +120,7 @@ typedef void (*PanelKernel)(const Panel *p);
             PREFETCH_STEP()                                                                     \
             _Pragma("GCC unroll 8") for (int r = 0; r < (RM); r++) {                            \
                 const vf ar = nz + a[(size_t)r * rs + kk];                                      \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++) acc[r][v] += ar * b[v];   \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++) VMADD(acc[r][v], ar, b[v]); \
             }                                                                                   \
         }                                                                                       \
         _Pragma("GCC unroll 8") for (int r = 0; r < (RM); r++)                                  \
@@ -222,9 +227,9 @@ enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its rea
                     const float *bk = pb + (size_t)k * PW;                                        \
                     __builtin_prefetch(bk + ROW_AHEAD, 0, 1);                                     \
                     if (PW > 16) __builtin_prefetch(bk + ROW_AHEAD + 16, 0, 1);                   \
-                    c0 += av * *(const vfu *)bk;                                                  \
-                    c1 += av * *(const vfu *)(bk + (W));                                          \
-                    if ((NV) > 2) c2 += av * *(const vfu *)(bk + ((NV) > 2 ? 2 * (W) : 0));       \
+                    VMADD(c0, av, *(const vfu *)bk);                                              \
+                    VMADD(c1, av, *(const vfu *)(bk + (W)));                                      \
+                    if ((NV) > 2) VMADD(c2, av, *(const vfu *)(bk + ((NV) > 2 ? 2 * (W) : 0)));   \
                 }                                                                                 \
             }                                                                                     \
             *(vfu *)acc = c0, *(vfu *)(acc + (W)) = c1;                                           \
@@ -264,7 +269,10 @@ static GemmImpl gemm_impl(void) {
     return impls[simd_level()];
 }
 
-const char *sgemm_kernel_name(void) { return gemm_impl().name; }
+const char *sgemm_kernel_name(void) {
+    // In the browser, the same kernels with or without fused multiply-adds (simd.h: VMADD).
+    return SIMD_WASM_MADD && simd_gemm_fused() ? "simd128 fma" : gemm_impl().name;
+}
 
 // One row of a whole panel of NR columns, copied with a size the compiler knows, so it
 // becomes a few vector moves instead of a call to memcpy per row (that call was 4% of a

@@ -1,6 +1,7 @@
 // gemm_small.c: products too small to pack (one attention head's), for gemm.c's run(): in
 // registers when a row of C fits in a few vectors, else plain loops. Built, as gemm.c is, with
-// -ffp-contract=fast, so each term is added with one fused multiply-add where the CPU has it.
+// -ffp-contract=fast, so each term is added with one fused multiply-add where the CPU has it
+// (in the browser, VMADD: simd.h).
 #include "gemm_small.h"
 
 // Element (i, k) of op(A).
@@ -10,25 +11,27 @@ static inline float A(const Gemm *g, int i, int k) {
 
 // A few rows against Bᵀ (the cached decoder's new query against a head's 87 keys, 1 x 87 x 64):
 // copying Bᵀ whole for them cost ten times the products. Each element's chain is read along
-// B's row instead, eight elements of a row at a time so their chains run side by side; the
-// same chain, start + a0 b0 + a1 b1 + ..., in k order.
-enum { FEW_ROWS = 2 };
+// B's row instead, LANES elements of a row at a time so their chains run side by side; the
+// same chain, start + a0 b0 + a1 b1 + ..., in k order. (Eight lanes, or four in the browser,
+// whose multiply-add takes four.)
+enum { FEW_ROWS = 2, LANES = SIMD_WASM_MADD ? 4 : 8 };
 static inline __attribute__((always_inline)) void few_rows_bt(const Gemm *g) {
-    typedef float v8 __attribute__((vector_size(32)));  // one product a lane: each is used once,
-                                                        // so it is fused into its add where it can be
+    typedef float vl __attribute__((vector_size(LANES * 4)));  // one product a lane: each is used
+                                                                // once, so it is fused where it can be
     for (int i = 0; i < g->M; i++) {
         float *c = g->c + (size_t)i * g->ldc;
-        for (int j0 = 0; j0 < g->N; j0 += 8) {
-            const int n = g->N - j0 < 8 ? g->N - j0 : 8;
-            const float *b[8];
-            v8 acc;
-            for (int j = 0; j < 8; j++) {  // past n: row j0 again, computed and not stored
+        for (int j0 = 0; j0 < g->N; j0 += LANES) {
+            const int n = g->N - j0 < LANES ? g->N - j0 : LANES;
+            const float *b[LANES];
+            vl acc;
+            for (int j = 0; j < LANES; j++) {  // past n: row j0 again, computed and not stored
                 b[j] = g->b + (size_t)(j0 + (j < n ? j : 0)) * g->ldb;
                 acc[j] = j >= n ? 0.0f : g->accumulate ? c[j0 + j] : g->bias ? g->bias[j0 + j] : 0.0f;
             }
             for (int k = 0; k < g->K; k++) {
-                const v8 bk = {b[0][k], b[1][k], b[2][k], b[3][k], b[4][k], b[5][k], b[6][k], b[7][k]};
-                acc += A(g, i, k) * bk;
+                vl bk;
+                _Pragma("GCC unroll 8") for (int j = 0; j < LANES; j++) bk[j] = b[j][k];
+                VMADD(acc, -(vl){0} + A(g, i, k), bk);  // (adding -0.0: a broadcast)
             }
             for (int j = 0; j < n; j++) c[j0 + j] = acc[j];
         }
@@ -66,8 +69,8 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
             const float a0 = A(g, i, k), a1 = A(g, i + 1, k), a2 = A(g, i + 2, k), a3 = A(g, i + 3, k);
             const float *restrict b = g->b + (size_t)k * g->ldb;
             for (int j = 0; j < g->N; j++) {
-                c0[j] += a0 * b[j], c1[j] += a1 * b[j];
-                c2[j] += a2 * b[j], c3[j] += a3 * b[j];
+                VMADD_SCALAR(c0[j], a0, b[j]), VMADD_SCALAR(c1[j], a1, b[j]);
+                VMADD_SCALAR(c2[j], a2, b[j]), VMADD_SCALAR(c3[j], a3, b[j]);
             }
         }
     }
@@ -75,7 +78,7 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
         float *c = g->c + (size_t)i * g->ldc;
         for (int k = 0; k < g->K; k++) {
             const float aik = A(g, i, k), *b = g->b + (size_t)k * g->ldb;
-            for (int j = 0; j < g->N; j++) c[j] += aik * b[j];
+            for (int j = 0; j < g->N; j++) VMADD_SCALAR(c[j], aik, b[j]);
         }
     }
 }
@@ -114,7 +117,7 @@ static inline __attribute__((always_inline)) void small(const Gemm *g) {
             _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                  \
                 const vf ar = nz + ak[(size_t)r * rs];                                             \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                               \
-                    acc[r][v] += ar * *(const vfu *)(bk + v * (W));                                \
+                    VMADD(acc[r][v], ar, *(const vfu *)(bk + v * (W)));                            \
             }                                                                                      \
         }                                                                                          \
         _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                      \

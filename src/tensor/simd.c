@@ -27,3 +27,16 @@ SimdLevel simd_level(void) {
     pthread_once(&once, probe);  // training's two shards may ask together
     return level;
 }
+
+bool simd_gemm_fused(void) {
+#if SIMD_WASM_MADD
+    // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: fused, the last term survives the subtraction; rounded
+    // after the multiply, it is lost. volatile: the compiler must not fold it either way.
+    volatile float x = 1.0f + 0x1p-12f, minus = -(1.0f + 0x1p-11f);
+    simd_f4 acc = {minus}, v = {x};
+    VMADD(acc, v, v);
+    return acc[0] != 0.0f;
+#else
+    return simd_level() != SIMD_BASE;  // AVX2 and AVX-512 carry FMA; SSE2 has none
+#endif
+}

@@ -86,8 +86,11 @@ static bool one(Link *l, const char *name, const char *v) {
             if (*c == ';') *c = '\n';
     } else if (!strcmp(name, "bench")) {
         l->bench = strcmp(v, "0") != 0;
+    } else if (!strcmp(name, "wasm")) {  // read by the page's loader (index.html), checked here
+        if (strcmp(v, "madd") && strcmp(v, "plain")) return bad(l, "wasm", v, "is not madd or plain");
+        l->plain_wasm = !strcmp(v, "plain");
     } else {
-        return bad(l, name, v, "is not a parameter: lesson, stage, view, size, replay or bench");
+        return bad(l, name, v, "is not a parameter: lesson, stage, view, size, replay, bench or wasm");
     }
     return true;
 }

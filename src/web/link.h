@@ -6,6 +6,8 @@
 //   size=WxH      the canvas, fixed, at the page's top-left corner (default: the browser window)
 //   replay=TEXT   a replay (src/ui/platform/events.h's format), lines split by new lines or ';'
 //   bench=1       the benchmark page instead of the window
+//   wasm=plain    the program without relaxed SIMD's multiply-add, which the page loads anyway
+//                 where the browser lacks it (wasm=madd: the default, where it has it)
 // Pure C with no browser in it, so the tests run it natively.
 #ifndef STEPFORMER_LINK_H
 #define STEPFORMER_LINK_H
@@ -21,6 +23,7 @@ typedef struct {
     int w, h;              // 0 x 0: the browser window
     char replay[LINK_REPLAY_MAX];  // the replay's text, one directive or event a line ("" : none)
     bool bench;
+    bool plain_wasm;       // wasm=plain: the loader took the program without relaxed SIMD
     char error[300];       // what is wrong with the link ("" : nothing); the fields read before it stay
 } Link;
 

@@ -45,12 +45,12 @@ def served(site, ort_dist, onnx_dir):
     return root
 
 
-def page(root, with_ort):
+def page(root, with_ort, query=""):
     """stepformer's benchmark page, then (with_ort) ONNX Runtime Web in the same page load."""
     srv = Server(root)
     b = Browser(800, 600)
     try:
-        b.open(srv.base + "index.html?bench=1")
+        b.open(srv.base + "index.html?bench=1" + query)
         title = b.wait_title(["stepformer: bench done", "stepformer: error"], timeout=600)
         if not title.startswith("stepformer: bench done"):
             raise SystemExit(f"the benchmark page failed: {title}")
@@ -83,6 +83,7 @@ def main():
     root = served(args.site, args.ort, args.onnx)
     try:
         web, kernel, ort = page(root, bool(args.ort))
+        plain, plain_kernel, _ = page(root, False, "&wasm=plain")  # the program for browsers without relaxed SIMD
     finally:
         shutil.rmtree(root)  # the links only
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True,
@@ -92,21 +93,24 @@ def main():
         peer = {name: ort["dates"] if name.startswith("dates") else ort["forward"] for name in web}
     if args.json:
         print(json.dumps({"cpu": cpu, "gemm": kernel, "page": web, "native": best, "native_base": base,
-                          "ort": ort}))
+                          "ort": ort, "gemm_plain": plain_kernel, "page_plain": plain}))
         return
-    print(f"one thread on {cpu}; medians of 10 runs after a warm-up; the page's GEMM: {kernel}")
-    head = f"{'pass':44s} {'page':>10s} {'native':>10s} {'ratio':>7s} {'native base':>12s} {'ratio':>7s}"
+    print(f"one thread on {cpu}; medians of 10 runs after a warm-up; the page's GEMM: {kernel} "
+          f"(wasm=plain: {plain_kernel})")
+    head = (f"{'pass':44s} {'page':>10s} {'native':>10s} {'ratio':>7s} {'native base':>12s} {'ratio':>7s} "
+            f"{'wasm=plain':>11s}")
     if ort:
         head += f" {'ONNX RT Web':>12s} {'page/ORT':>9s}"
     print(head)
     for name, row in web.items():
         ms = row["median_ms"]
         line = (f"{name:44s} {ms:8.2f}ms {best[name]:8.2f}ms {ms / best[name]:6.2f}x {base[name]:10.2f}ms "
-                f"{ms / base[name]:6.2f}x")
+                f"{ms / base[name]:6.2f}x {plain[name]['median_ms']:9.2f}ms")
         if ort:
             line += f" {peer[name]['median_ms']:10.2f}ms {ms / peer[name]['median_ms']:8.2f}x"
         print(line)
     print("ratio: the page's time over the native one (the target: within 2x of native on one thread)")
+    print("wasm=plain: the page's program for browsers without relaxed SIMD (a multiply, then an add)")
     if ort:
         print(f"page/ORT: the page's time over ONNX Runtime Web {ort['ort']}'s (WebAssembly SIMD, one thread), "
               f"same page load, models exported by PyTorch {json.load(open(os.path.join(args.onnx, 'manifest.json')))['torch']}; "
