@@ -3,7 +3,8 @@
 #   scripts/web.sh build          installs what is missing, builds the page; the last line printed
 #                                 is the site folder (build-web/site), which any static server serves
 #   scripts/web.sh serve [PORT]   serves the site folder on 127.0.0.1 (default port 8000)
-#   scripts/web.sh test           builds, then tests the page in headless Chromium (tests/web)
+#   scripts/web.sh test           builds, runs the kernels' tests in node on both programs
+#                                 (see node_tests), then tests the page in headless Chromium (tests/web)
 #   scripts/web.sh bench          the benchmark page beside the same passes run natively and
 #                                 ONNX Runtime Web (npm) on the same models (--json: one object)
 # The libraries are built once and cached outside the clone (scripts/web_libs.sh).
@@ -47,13 +48,34 @@ build() {
   cmake --build "$out/cmake" -j"$(nproc)" >"$out/build.log" 2>&1 || { grep -A5 -E 'error|warning' "$out/build.log" | head -n 60 >&2; exit 1; }
   # The site: the page, the program, its packed files, and the models fetched as lessons open.
   rm -rf "$out/site" && mkdir -p "$out/site/assets/models"
-  # Both programs must be valid WebAssembly, read by a decoder other than the one that wrote them.
-  wasm-validate "$out/cmake/stepformer.wasm" && wasm-validate --enable-relaxed-simd "$out/cmake/stepformer-madd.wasm" ||
-    { echo "web.sh: the rewritten program is not valid WebAssembly (scripts/wasm_madd.py)" >&2; exit 1; }
-  cp src/web/index.html "$out/cmake/stepformer.js" "$out/cmake/stepformer.wasm" "$out/cmake/stepformer-madd.wasm" \
+  # The program and its plain rewrite must be valid WebAssembly, read by a decoder other than the
+  # one that wrote them (src/web/wasm_madd.js).
+  wasm-validate --enable-relaxed-simd "$out/cmake/stepformer.wasm" && wasm-validate "$out/cmake/stepformer-plain.wasm" ||
+    { echo "web.sh: the rewritten program is not valid WebAssembly (src/web/wasm_madd.js)" >&2; exit 1; }
+  cp src/web/index.html src/web/wasm_madd.js "$out/cmake/stepformer.js" "$out/cmake/stepformer.wasm" \
     "$out/cmake/stepformer.data" "$out/site/"
   cp assets/models/*.safetensors "$out/site/assets/models/"
   echo "$(pwd)/$out/site"
+}
+
+# The page's kernels under node (tests/test_kernels.c and others, built as the page is), on both
+# programs: with relaxed_madd (node runs it behind a flag) and with a multiply then an add.
+node_tests() {
+  local v t dir failed=0
+  node --experimental-wasm-relaxed-simd -e 'process.exit(WebAssembly.validate(new Uint8Array([0,97,115,109,1,0,0,0,1,8,1,96,3,123,123,123,1,123,3,2,1,0,10,13,1,11,0,32,0,32,1,32,2,253,133,2,11])) ? 0 : 1)' ||
+    { echo "web.sh: this node ($(node --version)) does not run relaxed SIMD's relaxed_madd" >&2; return 1; }
+  for v in madd plain; do
+    dir=$out/node-tests/$v
+    rm -rf "$dir" && mkdir -p "$dir"
+    for t in test_kernels test_torch test_program; do
+      cp "$out/cmake/tests/$t.js" "$dir/"
+      if [ "$v" = madd ]; then cp "$out/cmake/tests/$t.wasm" "$dir/"; else cp "$out/cmake/tests/$t-plain.wasm" "$dir/$t.wasm"; fi
+      echo "node, the $v program: $t" >&2
+      # (--no-experimental-fetch: emscripten 3.1.6 reads the program by path only without fetch)
+      node --no-experimental-fetch --experimental-wasm-relaxed-simd "$dir/$t.js" >&2 || failed=1
+    done
+  done
+  return $failed
 }
 
 case "${1:-}" in
@@ -66,6 +88,7 @@ case "${1:-}" in
   test)
     scripts/deps.sh --test
     site=$(build | tail -n 1)
+    node_tests
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" >/dev/null
     exec /usr/bin/python3 tests/web/test_page.py --site "$site" --stepformer build/stepformer ;;
   bench)

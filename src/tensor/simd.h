@@ -25,9 +25,9 @@ typedef enum {
 // In the browser build (-mrelaxed-simd) it is WebAssembly's relaxed multiply-add, one
 // instruction that the browser runs fused where the CPU has FMA and as a multiply then an add
 // where not, the same way for every call in one run. Debian 12's clang writes it under the
-// prototype's opcode, as __builtin_wasm_fma_f32x4(x, y, acc); scripts/wasm_madd.py rewrites the
-// linked page to the standard one, and makes a second program, for browsers without relaxed
-// SIMD, with a multiply then an add in its place. VMADD_SCALAR is the same on one float, so a
+// prototype's opcode, as __builtin_wasm_fma_f32x4(x, y, acc); src/web/wasm_madd.js rewrites the
+// linked page to the standard one, and, in browsers without relaxed SIMD, each into a multiply
+// then an add. VMADD_SCALAR is the same on one float, so a
 // path of plain loops adds its terms exactly as the vector kernels do.
 #if defined(__wasm_relaxed_simd__)
 #define SIMD_WASM_MADD 1

@@ -6,8 +6,8 @@
 //   size=WxH      the canvas, fixed, at the page's top-left corner (default: the browser window)
 //   replay=TEXT   a replay (src/ui/platform/events.h's format), lines split by new lines or ';'
 //   bench=1       the benchmark page instead of the window
-//   wasm=plain    the program without relaxed SIMD's multiply-add, which the page loads anyway
-//                 where the browser lacks it (wasm=madd: the default, where it has it)
+//   wasm=plain    the program's multiply-adds rewritten into a multiply then an add, as the page
+//                 does where the browser lacks relaxed SIMD (wasm=madd: the default, where it has it)
 // Pure C with no browser in it, so the tests run it natively.
 #ifndef STEPFORMER_LINK_H
 #define STEPFORMER_LINK_H
@@ -23,7 +23,7 @@ typedef struct {
     int w, h;              // 0 x 0: the browser window
     char replay[LINK_REPLAY_MAX];  // the replay's text, one directive or event a line ("" : none)
     bool bench;
-    bool plain_wasm;       // wasm=plain: the loader took the program without relaxed SIMD
+    bool plain_wasm;       // wasm=plain: the loader rewrote the multiply-adds (src/web/wasm_madd.js)
     char error[300];       // what is wrong with the link ("" : nothing); the fields read before it stay
 } Link;
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "course.h"
+#include "kernels.h"
 #include "link.h"
 #include "web_root.h"
 #include "window.h"
@@ -62,6 +63,9 @@ static const char *replay_file(void) {
 }
 
 int main(void) {
+    // Which program the loader chose (index.html), as the GEMM ran it: "simd128 fma" where its
+    // multiply-adds are fused, "simd128" where not (tests/web/test_page.py reads this line).
+    printf("stepformer: the GEMM's kernel: %s\n", sgemm_kernel_name());
     const char *query = emscripten_run_script_string("window.location.search");
     if (!link_parse(query ? query : "", &page)) snprintf(error, sizeof error, "%s", page.error);
     if (page.bench && !error[0]) {

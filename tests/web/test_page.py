@@ -22,6 +22,10 @@
    lesson is at most 4 MB, the site folder at most 10 MB. The time to the first frame is printed
    (the budget is 2 s), not asserted: the machines here are shared and their speed varies.
 
+7. The program as browsers without relaxed SIMD get it (wasm=plain: each multiply-add rewritten
+   into a multiply then an add) draws and computes one place as the native program does, and
+   says its GEMM is not fused; the default program says it is, where the CPU has FMA.
+
 Ends with 'N passed, N failed' and exits 1 on any failure.
 """
 import argparse
@@ -506,6 +510,33 @@ def test_requests(b):
     print(f"requests: {len(b.requests)}, all to 127.0.0.1", flush=True)
 
 
+def test_plain_program(b, srv, stepformer, tmp):
+    """wasm=plain: the program whose multiply-adds the loader rewrote (src/web/wasm_madd.js), as
+    browsers without relaxed SIMD get it, draws and computes as the native program does; the
+    default program fuses them where the CPU has FMA. The page prints which ran."""
+    fma = " fma " in open("/proc/cpuinfo").read()
+    lesson, stage, view, size = PLACES[1]
+    for query, want in (("&wasm=plain", "simd128"), ("", "simd128 fma" if fma else None)):
+        b.console.clear()
+        b.size(*size)
+        link = f"index.html?lesson={lesson}&stage={stage}&view={view}&size={size[0]}x{size[1]}{query}"
+        b.open(srv.base + link)
+        title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        check(title == f"stepformer: ready {stage}", f"{link}: title '{title}'")
+        b.pump(0.2)
+        said = [line.split(": ")[-1] for line in b.console if line.startswith("stepformer: the GEMM's kernel: ")]
+        check(said and (want is None or said[0] == want), f"{link}: the page's GEMM was {said}, not {want}")
+        shot = os.path.join(tmp, "page-plain.png")
+        b.screenshot(shot, *size)
+        exported = export(stepformer, lesson, view, size, [stage], os.path.join(tmp, "export-plain"))
+        diff = different_fraction(shot, next(iter(exported.values())))
+        check(diff <= MAX_DIFFERENT, f"{link}: {100 * diff:.3f}% of pixels differ from the native export")
+        ok, why = same_values(page_values(b, lesson, stage), native_values(stepformer, lesson, stage))
+        check(ok, f"{link}: the page's numbers against the native ones: {why}")
+        print(f"the program {'with wasm=plain' if query else 'by default'}: GEMM {said}, {100 * diff:.3f}% of "
+              f"pixels differ from the native export, numbers: {why}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--site", required=True)
@@ -518,6 +549,7 @@ def main():
             test_fonts(args.site)
             test_budget(b, srv, args.site)
             test_places(b, srv, os.path.abspath(args.stepformer), tmp)
+            test_plain_program(b, srv, os.path.abspath(args.stepformer), tmp)
             test_replay(b, srv, tmp)
             test_every_lesson(b, srv, os.path.abspath(args.stepformer), tmp)
             test_real_input(b, srv, os.path.abspath(args.stepformer), tmp)
