@@ -1,6 +1,7 @@
 """bench_page.py: the browser benchmark (index.html?bench=1) beside the same passes run natively
 in the same run, on one thread: at the machine's best vector level, and at the base level (4
-floats, no fused multiply-add), which does what WebAssembly's SIMD128 does. With --ort, ONNX
+floats, no fused multiply-add), which does what the page's program does without relaxed SIMD
+(index.html?wasm=plain, also timed: src/web/wasm_madd.js). With --ort, ONNX
 Runtime Web (its WebAssembly SIMD backend, one thread) then runs the same models, exported to
 ONNX by PyTorch (scripts/export_onnx.py), in the same page load (ort_bench.js), and the page's
 times are printed over its: the target is at most 0.7x.
