@@ -27,8 +27,8 @@ typedef enum {
 // where not, the same way for every call in one run. Debian 12's clang writes it under the
 // prototype's opcode, as __builtin_wasm_fma_f32x4(x, y, acc); src/web/wasm_madd.js rewrites the
 // linked page to the standard one, and, in browsers without relaxed SIMD, each into a multiply
-// then an add. VMADD_SCALAR is the same on one float, so a
-// path of plain loops adds its terms exactly as the vector kernels do.
+// then an add. VMADD_SCALAR is the same on one float, so a path of plain loops adds its terms
+// exactly as the vector kernels do.
 #if defined(__wasm_relaxed_simd__)
 #define SIMD_WASM_MADD 1
 typedef float simd_f4 __attribute__((vector_size(16)));

@@ -7,7 +7,8 @@
 //   replay=TEXT   a replay (src/ui/platform/events.h's format), lines split by new lines or ';'
 //   bench=1       the benchmark page instead of the window
 //   wasm=plain    the program's multiply-adds rewritten into a multiply then an add, as the page
-//                 does where the browser lacks relaxed SIMD (wasm=madd: the default, where it has it)
+//                 does anyway where the browser lacks relaxed SIMD (wasm=madd, the default: fused
+//                 where the browser can)
 // Pure C with no browser in it, so the tests run it natively.
 #ifndef STEPFORMER_LINK_H
 #define STEPFORMER_LINK_H
