@@ -22,9 +22,10 @@
    lesson is at most 4 MB, the site folder at most 10 MB. The time to the first frame is printed
    (the budget is 2 s), not asserted: the machines here are shared and their speed varies.
 
-7. The program as browsers without relaxed SIMD get it (wasm=plain: each multiply-add rewritten
-   into a multiply then an add) draws and computes one place as the native program does, and
-   says its GEMM is not fused; the default program says it is, where the CPU has FMA.
+7. The program as browsers without relaxed SIMD get it (each multiply-add rewritten into a
+   multiply then an add), in such a browser (played by this one) and with wasm=plain, draws and
+   computes one place as the native program does, and says its GEMM is not fused; the default
+   program says it is, where the CPU has FMA.
 
 Ends with 'N passed, N failed' and exits 1 on any failure.
 """
@@ -510,31 +511,53 @@ def test_requests(b):
     print(f"requests: {len(b.requests)}, all to 127.0.0.1", flush=True)
 
 
+# A browser without relaxed SIMD, played by this one: WebAssembly.validate refuses a module with
+# relaxed_madd's opcode (the page asks it of its one-instruction probe), and instantiating a
+# program that still has one fails, as an older engine's would.
+OLD_BROWSER = """(() => {
+  const madd = (b) => { b = new Uint8Array(b);
+    for (let i = 0; i + 2 < b.length; i++) if (b[i] === 0xfd && b[i + 1] === 0x85 && b[i + 2] === 2) return true;
+    return false; };
+  const validate = WebAssembly.validate, instantiate = WebAssembly.instantiate;
+  WebAssembly.validate = (b) => !madd(b) && validate(b);
+  WebAssembly.instantiate = (b, imports) => !(b instanceof WebAssembly.Module) && wasmMadd.plain(b).count > 0
+    ? Promise.reject(new WebAssembly.CompileError('relaxed SIMD is not in this browser')) : instantiate(b, imports);
+})();"""
+
+
 def test_plain_program(b, srv, stepformer, tmp):
-    """wasm=plain: the program whose multiply-adds the loader rewrote (src/web/wasm_madd.js), as
-    browsers without relaxed SIMD get it, draws and computes as the native program does; the
-    default program fuses them where the CPU has FMA. The page prints which ran."""
+    """The program whose multiply-adds the loader rewrote (src/web/wasm_madd.js): in a browser
+    without relaxed SIMD (played by this one: OLD_BROWSER) and with wasm=plain, it draws and
+    computes as the native program does and says its GEMM is not fused; the default program says
+    it is, where the CPU has FMA. The page prints which ran."""
     fma = " fma " in open("/proc/cpuinfo").read()
     lesson, stage, view, size = PLACES[1]
-    for query, want in (("&wasm=plain", "simd128"), ("", "simd128 fma" if fma else None)):
+    cases = (("&wasm=plain", "simd128", False), ("", "simd128", True), ("", "simd128 fma" if fma else None, False))
+    for query, want, old in cases:
         b.console.clear()
         b.size(*size)
+        script = b.send("Page.addScriptToEvaluateOnNewDocument", source=OLD_BROWSER)["identifier"] if old else None
         link = f"index.html?lesson={lesson}&stage={stage}&view={view}&size={size[0]}x{size[1]}{query}"
-        b.open(srv.base + link)
-        title = b.wait_title(["stepformer: ready", "stepformer: error"])
-        check(title == f"stepformer: ready {stage}", f"{link}: title '{title}'")
+        what = "in a browser without relaxed SIMD" if old else "with wasm=plain" if query else "by default"
+        try:
+            b.open(srv.base + link)
+            title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        finally:
+            if script:
+                b.send("Page.removeScriptToEvaluateOnNewDocument", identifier=script)
+        check(title == f"stepformer: ready {stage}", f"{link} {what}: title '{title}'")
         b.pump(0.2)
         said = [line.split(": ")[-1] for line in b.console if line.startswith("stepformer: the GEMM's kernel: ")]
-        check(said and (want is None or said[0] == want), f"{link}: the page's GEMM was {said}, not {want}")
+        check(said and (want is None or said[0] == want), f"{link} {what}: the page's GEMM was {said}, not {want}")
         shot = os.path.join(tmp, "page-plain.png")
         b.screenshot(shot, *size)
         exported = export(stepformer, lesson, view, size, [stage], os.path.join(tmp, "export-plain"))
         diff = different_fraction(shot, next(iter(exported.values())))
-        check(diff <= MAX_DIFFERENT, f"{link}: {100 * diff:.3f}% of pixels differ from the native export")
+        check(diff <= MAX_DIFFERENT, f"{link} {what}: {100 * diff:.3f}% of pixels differ from the native export")
         ok, why = same_values(page_values(b, lesson, stage), native_values(stepformer, lesson, stage))
-        check(ok, f"{link}: the page's numbers against the native ones: {why}")
-        print(f"the program {'with wasm=plain' if query else 'by default'}: GEMM {said}, {100 * diff:.3f}% of "
-              f"pixels differ from the native export, numbers: {why}", flush=True)
+        check(ok, f"{link} {what}: the page's numbers against the native ones: {why}")
+        print(f"the program {what}: GEMM {said}, {100 * diff:.3f}% of pixels differ from the native export, "
+              f"numbers: {why}", flush=True)
 
 
 def main():
