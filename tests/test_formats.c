@@ -114,6 +114,52 @@ static void test_roundtrip(void) {
     st_free(&f);
 }
 
+// st_load reads each tensor straight from the file into its place; st_parse copies it from the
+// file's bytes in memory. The two must hold the same tensors, in a file whose tensors lie in
+// another order than its header names them (a model PyTorch saved), and in one written here
+// with a gap before its first tensor.
+static void same_as_parse(const char *path) {
+    FILE *fp = fopen(path, "rb");
+    CHECK(fp != NULL, "open %s", path);
+    if (!fp) return;
+    fseek(fp, 0, SEEK_END);
+    const long n = ftell(fp);
+    unsigned char *bytes = malloc((size_t)n);
+    rewind(fp);
+    const bool read = bytes && fread(bytes, 1, (size_t)n, fp) == (size_t)n;
+    fclose(fp);
+    StFile a, b;
+    Err e = {{0}};
+    const bool ok = read && st_load(&a, path, &e) && st_parse(&b, bytes, (size_t)n, path, &e);
+    CHECK(ok, "%s: %s", path, e.msg);
+    if (ok) {
+        int same = a.n_entries == b.n_entries;
+        for (int i = 0; same && i < a.n_entries; i++)
+            same = !strcmp(a.entries[i].name, b.entries[i].name) && shape_eq(&a.entries[i].shape, &b.entries[i].shape) &&
+                   !memcmp(a.entries[i].data, b.entries[i].data, sizeof(float) * (size_t)shape_numel(&a.entries[i].shape));
+        CHECK(same && a.n_entries > 0, "%s: st_load and st_parse hold different tensors", path);
+        st_free(&a), st_free(&b);
+    }
+    free(bytes);
+}
+
+static void test_load_matches_parse(void) {
+    same_as_parse(FIXTURES "/post_2x2.safetensors");
+    float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const char *p = tmp("gap.safetensors");  // b first in the data, a after a gap of 4 bytes
+    write_raw(p, "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[20,32]},"
+                 "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", -1, data, 32);
+    same_as_parse(p);
+    StFile f;
+    Err e = {{0}};
+    if (st_load(&f, p, &e)) {
+        const StEntry *a = st_find(&f, "a"), *b = st_find(&f, "b");
+        CHECK(a && b && a->data[0] == 6 && a->data[2] == 8 && b->data[0] == 1 && b->data[3] == 4,
+              "gap.safetensors: each tensor read from its own offsets");
+        st_free(&f);
+    }
+}
+
 static bool same_id(OptId a, OptId b) { return a.set == b.set && (!a.set || a.id == b.id); }
 
 static bool same_config(const ModelConfig *a, const ModelConfig *b) {
@@ -318,6 +364,7 @@ int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     test_bad_safetensors();
     test_roundtrip();
+    test_load_matches_parse();
     test_models();
     test_large_headers();
     char cmd[300];

@@ -134,29 +134,48 @@ static bool check_layout(Pending *p, int n, uint64_t data_len, const char *what,
     return true;
 }
 
-static bool fill_entries(StFile *f, const Pending *p, int n, const unsigned char *data,
-                         const char *what, Err *e) {
+// Where the tensors' bytes come from: the whole file in memory (st_parse), or the open file,
+// each tensor read straight into its place (st_load: no copy of the whole file first).
+typedef struct {
+    const unsigned char *mem;  // the data section, or NULL
+    FILE *fp;                  // else the file, whose data section starts `base` bytes in
+    uint64_t base;
+} Source;
+
+static bool read_tensor(float *to, const Source *src, const Pending *p, const char *what, Err *e) {
+    const size_t bytes = (size_t)(p->end - p->begin);
+    if (src->mem) {
+        memcpy(to, src->mem + p->begin, bytes);  // little-endian host assumed (x86, arm)
+        return true;
+    }
+    if (fseeko(src->fp, (off_t)(src->base + p->begin), SEEK_SET) != 0 || fread(to, 1, bytes, src->fp) != bytes)
+        return err_code(e, ERR_IO, "%s: tensor '%s' could not be read (the file changed while it was read?)", what,
+                        p->name);
+    return true;
+}
+
+static bool fill_entries(StFile *f, const Pending *p, int n, const Source *src, const char *what, Err *e) {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += ((p[i].end - p[i].begin) / 4 + 15) / 16 * 16;
     f->arena = calloc(total ? total : 1, sizeof(float));  // the gaps too: they are read whole
     f->entries = calloc((size_t)n + 1, sizeof *f->entries);
     if (!f->arena || !f->entries) return err_set(e, "%s: out of memory for tensors", what);
     size_t at = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) {  // in the file's order (check_layout sorted them)
         size_t nf = (p[i].end - p[i].begin) / 4;
         StEntry *en = &f->entries[i];
         en->name = dup_str(p[i].name);
         en->shape = p[i].shape;
         en->data = f->arena + at;
-        memcpy(en->data, data + p[i].begin, nf * 4);  // little-endian host assumed (x86, arm)
-        at += (nf + 15) / 16 * 16;
         f->n_entries++;
+        if (!read_tensor(en->data, src, &p[i], what, e)) return false;
+        at += (nf + 15) / 16 * 16;
     }
     return true;
 }
 
-static bool parse_header(StFile *f, const cJSON *root, const unsigned char *data,
-                         uint64_t data_len, const char *what, Err *e) {
+static bool parse_header(StFile *f, const cJSON *root, const Source *src, uint64_t data_len, const char *what,
+                         Err *e) {
     if (!cJSON_IsObject(root)) return err_set(e, "%s: header is not a JSON object", what);
     int n = 0;
     for (const cJSON *it = root->child; it; it = it->next)
@@ -174,41 +193,67 @@ static bool parse_header(StFile *f, const cJSON *root, const unsigned char *data
             ok = parse_entry(&p[k++], it, what, e);
     }
     ok = ok && check_names(p, n, what, e) && check_layout(p, n, data_len, what, e) &&
-         fill_entries(f, p, n, data, what, e) && (st_index(f) || err_set(e, "%s: out of memory", what));
+         fill_entries(f, p, n, src, what, e) && (st_index(f) || err_set(e, "%s: out of memory", what));
     free(p);
     return ok;
 }
 
-bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what, Err *e) {
-    memset(f, 0, sizeof *f);
+// The header's length from the file's first 8 bytes (n: the file's size).
+static bool header_length(const unsigned char *first, size_t n, uint64_t *hlen, const char *what, Err *e) {
     if (n < 8)
         return err_set(e, "%s: truncated: %zu bytes, but a safetensors file starts with an 8-byte "
                        "header length", what, n);
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
-    if (hlen > n - 8)
+    *hlen = 0;
+    for (int i = 7; i >= 0; i--) *hlen = (*hlen << 8) | first[i];
+    if (*hlen > n - 8)
         return err_set(e, "%s: header length %llu runs past the end of the file (%zu bytes)", what,
-                       (unsigned long long)hlen, n);
-    cJSON *root = cJSON_ParseWithLength((const char *)bytes + 8, (size_t)hlen);
+                       (unsigned long long)*hlen, n);
+    return true;
+}
+
+// The header (hlen bytes of JSON), then the tensors from src (a data section of data_len bytes).
+static bool parse_json(StFile *f, const char *header, uint64_t hlen, const Source *src, uint64_t data_len,
+                       const char *what, Err *e) {
+    cJSON *root = cJSON_ParseWithLength(header, (size_t)hlen);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
-        long off = at ? (long)(at - (const char *)bytes - 8) : -1;
-        return err_set(e, "%s: header is not valid JSON (error near byte %ld of the header)", what,
-                       off);
+        long off = at ? (long)(at - header) : -1;
+        return err_set(e, "%s: header is not valid JSON (error near byte %ld of the header)", what, off);
     }
-    bool ok = parse_header(f, root, bytes + 8 + hlen, n - 8 - hlen, what, e);
+    bool ok = parse_header(f, root, src, data_len, what, e);
     cJSON_Delete(root);
     if (!ok) st_free(f);
     return ok;
 }
 
+bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what, Err *e) {
+    memset(f, 0, sizeof *f);
+    uint64_t hlen = 0;
+    if (!header_length(bytes, n, &hlen, what, e)) return false;
+    const Source src = {.mem = bytes + 8 + hlen};
+    return parse_json(f, (const char *)bytes + 8, hlen, &src, n - 8 - hlen, what, e);
+}
+
 bool st_load(StFile *f, const char *path, Err *e) {
     memset(f, 0, sizeof *f);
-    char *bytes = NULL;
-    size_t n = 0;
-    if (!file_read_all(path, "the weights file", &bytes, &n, e)) return false;
-    bool ok = st_parse(f, (const unsigned char *)bytes, n, path, e);
-    free(bytes);
+    size_t n;
+    FILE *fp = file_open_within(path, "the weights file", LIMIT_FILE_MB, &n, e);
+    if (!fp) return false;
+    unsigned char first[8];
+    uint64_t hlen = 0;
+    const size_t got = fread(first, 1, sizeof first, fp);  // (fewer than 8: a file that shrank)
+    bool ok = header_length(first, got < sizeof first ? got : n, &hlen, path, e);
+    char *header = ok ? malloc((size_t)hlen + 1) : NULL;
+    if (ok && !header) ok = err_code(e, ERR_MEMORY, "%s: out of memory for the header (%llu bytes)", path,
+                                     (unsigned long long)hlen);
+    if (ok && fread(header, 1, (size_t)hlen, fp) != hlen)
+        ok = err_code(e, ERR_IO, "%s: the header could not be read (the file changed while it was read?)", path);
+    if (ok) {
+        const Source src = {.fp = fp, .base = 8 + hlen};
+        ok = parse_json(f, header, hlen, &src, n - 8 - hlen, path, e);
+    }
+    free(header);
+    fclose(fp);
     return ok;
 }
 

@@ -37,17 +37,26 @@ bool file_read_all(const char *path, const char *what, char **out, size_t *n, Er
     return file_read_within(path, what, LIMIT_FILE_MB, out, n, e);
 }
 
-bool file_read_within(const char *path, const char *what, LimitId limit, char **out, size_t *n, Err *e) {
+FILE *file_open_within(const char *path, const char *what, LimitId limit, size_t *n, Err *e) {
     struct stat sb;
-    *out = NULL, *n = 0;
-    if (stat(path, &sb) != 0) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
-    if (!S_ISREG(sb.st_mode)) return err_set(e, "%s: not a regular file (%s must be one)", path, what);
+    *n = 0;
+    if (stat(path, &sb) != 0) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno)), NULL;
+    if (!S_ISREG(sb.st_mode)) return err_set(e, "%s: not a regular file (%s must be one)", path, what), NULL;
     if ((size_t)sb.st_size > limit_bytes(limit))
         return err_code(e, ERR_LIMIT, "%s: %.1f MB, more than the %lld MB %s may have (set %s to raise it)", path,
-                        (double)sb.st_size / (1 << 20), limit_value(limit), limits[limit].bounded, limit_env(limit));
+                        (double)sb.st_size / (1 << 20), limit_value(limit), limits[limit].bounded, limit_env(limit)),
+               NULL;
     FILE *fp = fopen(path, "rb");
-    if (!fp) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno));
-    const size_t size = (size_t)sb.st_size;
+    if (!fp) return err_code(e, ERR_IO, "%s: cannot open %s: %s", path, what, strerror(errno)), NULL;
+    *n = (size_t)sb.st_size;
+    return fp;
+}
+
+bool file_read_within(const char *path, const char *what, LimitId limit, char **out, size_t *n, Err *e) {
+    size_t size;
+    *out = NULL, *n = 0;
+    FILE *fp = file_open_within(path, what, limit, &size, e);
+    if (!fp) return false;
     char *buf = malloc(size + 2);
     if (!buf) return fclose(fp), err_set(e, "%s: out of memory for %s (%zu bytes)", path, what, size);
     const size_t got = fread(buf, 1, size + 1, fp);  // one more: a file that grew while read

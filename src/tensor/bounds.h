@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -36,5 +37,9 @@ const char *limit_env(LimitId id);
 bool file_read_all(const char *path, const char *what, char **out, size_t *n, Err *e);
 // The same within another _MB limit (LIMIT_TEXT_MB for a text to train on).
 bool file_read_within(const char *path, const char *what, LimitId limit, char **out, size_t *n, Err *e);
+// Opens a regular file of at most the file limit for reading, with the same checks and
+// messages, for a reader that takes it in parts (safetensors: each tensor read straight into
+// its place); its size in *n. NULL on error.
+FILE *file_open_within(const char *path, const char *what, LimitId limit, size_t *n, Err *e);
 
 #endif
