@@ -10,7 +10,8 @@
 //                 program the site carries (the build runs this once, under node);
 //   plain(bytes)  every relaxed_madd (or prototype) becomes f32x4.mul then f32x4.add through a
 //                 v128 local added to its function: the page's loader (index.html) makes this
-//                 in the browser where relaxed SIMD is missing, and the tests run it under node.
+//                 in the browser where relaxed SIMD is missing (hasRelaxedMadd() says), and the
+//                 tests run it under node.
 //
 // Instructions are found by walking every function body, opcode by opcode with its immediates,
 // so a byte pattern inside a constant is never mistaken for one. Another relaxed instruction, or
@@ -263,7 +264,15 @@
     return { bytes: out, count };
   }
 
-  const api = { madd, plain };
+  // Whether this engine runs relaxed_madd: a module of that one instruction validates only where
+  // it does (the page's loader asks this before it compiles the program).
+  const PROBE = [0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, V128, V128, V128, 1, V128, 3, 2, 1, 0,
+                 10, 13, 1, 11, 0, 0x20, 0, 0x20, 1, 0x20, 2, 0xfd].concat(enc(RELAXED_MADD), [0x0b]);
+  function hasRelaxedMadd() {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(Uint8Array.from(PROBE));
+  }
+
+  const api = { madd, plain, hasRelaxedMadd };
   if (typeof module === 'object' && module.exports) module.exports = api;
   else root.wasmMadd = api;
 
