@@ -62,6 +62,8 @@ build() {
 # programs: with relaxed_madd (node runs it behind a flag) and with a multiply then an add.
 node_tests() {
   local v t dir failed=0
+  cmake --build "$out/cmake" -j"$(nproc)" --target test_kernels_web test_torch_web test_program_web >"$out/tests.log" 2>&1 ||
+    { grep -A5 -E 'error|warning' "$out/tests.log" | head -n 60 >&2; return 1; }
   node --experimental-wasm-relaxed-simd -e 'process.exit(require("./src/web/wasm_madd.js").hasRelaxedMadd() ? 0 : 1)' ||
     { echo "web.sh: this node ($(node --version)) does not run relaxed SIMD's relaxed_madd" >&2; return 1; }
   for v in madd plain; do
