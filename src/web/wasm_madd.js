@@ -179,7 +179,8 @@
   }
 
   // Each function body of the code section: {sizeAt, locals (start of its locals), code, end,
-  // groups, count (locals declared), sites (offsets of its multiply-adds)}.
+  // groups, count (its parameters and locals: the index a new local takes), sites (offsets of
+  // its multiply-adds)}.
   function bodies(b) {
     const secs = sections(b), code = secs.filter((s) => s.id === 10);
     if (code.length !== 1) fail('no code section');
