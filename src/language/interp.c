@@ -2,6 +2,7 @@
 #include "interp.h"
 #include "bounds.h"
 #include "interp_impl.h"
+#include "par.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
     it->choice = spec->choice, it->rows_in = it->B;
+    tune_init(&it->tune, omp_get_max_threads());
     if (spec->choice.beam >= 2) it->B = spec->choice.beam, it->rows_in = 1;  // one row per hypothesis
     it->cached = spec->cached || (p->decode < p->n && p->stmts[p->decode].cached);
     it->gen_len = calloc((size_t)it->B, sizeof *it->gen_len);
@@ -372,11 +374,43 @@ StepStatus interp_step(Interp *it, Err *e) {
     return STEP_RAN;
 }
 
+#ifdef _OPENMP
+// Greedy rounds, each on the thread count the tuner picks from the rounds before it
+// (par_tune.h). A round is timed from its first stage to the next round's first stage (or the
+// pass's end). The first round is not timed: it also runs the prelude (the encoder) and packs
+// the weights.
+static bool run_tuned(Interp *it, Err *e) {
+    const int threads = omp_get_max_threads();
+    if (it->tune.most != threads) tune_init(&it->tune, threads);
+    int round = -1;
+    double t0 = omp_get_wtime();
+    StepStatus s;
+    while ((s = interp_step(it, e)) == STEP_RAN) {
+        const int k = round_of(it, it->n_done - 1);
+        if (k == round) continue;
+        const double t = omp_get_wtime();
+        if (round >= 1) tune_record(&it->tune, t - t0);
+        omp_set_num_threads(tune_threads(&it->tune));
+        round = k, t0 = t;
+    }
+    if (s == STEP_DONE && round >= 1) tune_record(&it->tune, omp_get_wtime() - t0);  // the last round
+    omp_set_num_threads(threads);
+    return s == STEP_DONE;
+}
+#endif
+
 bool interp_run(Interp *it, Err *e) {
+#ifdef _OPENMP
+    if (it->greedy && omp_get_max_threads() > 1 && !omp_in_parallel()) return run_tuned(it, e);
+#endif
     StepStatus s;
     while ((s = interp_step(it, e)) == STEP_RAN)
         ;
     return s == STEP_DONE;
+}
+
+void interp_threads_used(const Interp *it, int *rounds, int *rounds_fewer) {
+    *rounds = it->tune.units, *rounds_fewer = it->tune.units_fewer;
 }
 
 bool interp_run_to(Interp *it, const char *id, Err *e) {

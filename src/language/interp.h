@@ -45,8 +45,12 @@ void interp_free(Interp *it);
 // STEP_FAILED with e set.
 typedef enum { STEP_FAILED, STEP_RAN, STEP_DONE } StepStatus;
 StepStatus interp_step(Interp *it, Err *e);
-// Runs to the end.
+// Runs to the end. Greedy rounds run on the thread count par_tune.h picks from the rounds
+// before them (fewer threads when a core is busy with other work); the bits are the same.
 bool interp_run(Interp *it, Err *e);
+// The greedy rounds interp_run has timed, and how many of them ran on fewer threads than the
+// process has (a probe, or a busy core).
+void interp_threads_used(const Interp *it, int *rounds, int *rounds_fewer);
 // Runs until stage `id` has run (false with a message if the pass has no such stage).
 bool interp_run_to(Interp *it, const char *id, Err *e);
 // Forgets the outputs from stage `index` on, so stepping resumes there.

@@ -6,6 +6,7 @@
 #include "choose.h"
 #include "interp.h"
 #include "packs.h"
+#include "par_tune.h"
 
 typedef enum { PH_ROUND, PH_FINISHED } Phase;
 
@@ -55,6 +56,7 @@ struct Interp {
     int *tokens, *parents;  // [B] a round's choice: the token each row appends, the row it extends
     const float **rows;     // [B] scratch: each row's last scores
     float *gen;             // [B, max_new] scratch: the tokens generated so far
+    ThreadTune tune;        // interp_run's thread count for each greedy round (par_tune.h)
 };
 
 // Checks the spec's inputs against the program and the model, changing nothing.
