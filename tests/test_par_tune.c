@@ -137,7 +137,7 @@ static void test_one_thread(void) {
     tune_init(&t, 1);
     const Machine m = {0.010, 0, 1};
     int fewer;
-    CHECK(run_units(&t, &m, 50, &fewer) == 1 && fewer == 0 && t.probe == 0, "one thread: nothing to choose");
+    CHECK(run_units(&t, &m, 50, &fewer) == 1 && fewer == 0 && !t.probing, "one thread: nothing to choose");
     tune_init(&t, 0);
     CHECK(tune_threads(&t) == 1, "no threads named: one");
 }

@@ -25,7 +25,7 @@ void tune_init(ThreadTune *t, int most) {
     t->down = true;
 }
 
-int tune_threads(const ThreadTune *t) { return t->probe ? t->probe : t->now; }
+int tune_threads(const ThreadTune *t) { return t->probing ? t->probe : t->now; }
 
 static double mean(const double *x, int n) {
     double s = 0;
@@ -69,13 +69,13 @@ static void probe_unit(ThreadTune *t, double seconds) {
     if (t->probe_sum < (t->probe < t->now ? FEWER_WINS : MORE_WINS) * basis * t->probe_units) {
         t->now = t->probe, t->n_recent = 0, t->gap = PROBE_FIRST;  // the basis starts afresh
     } else if (t->gap < PROBE_LAST) t->gap *= 2;
-    t->probe = 0, t->since = 0, t->probe_sum = 0, t->probe_units = 0;
+    t->probing = false, t->since = 0, t->probe_sum = 0, t->probe_units = 0;
 }
 
 void tune_record(ThreadTune *t, double seconds) {
     t->units++;
     t->units_fewer += tune_threads(t) < t->most;
-    if (t->probe) return probe_unit(t, seconds);
+    if (t->probing) return probe_unit(t, seconds);
     if (t->n_recent >= TUNE_BASIS && seconds > SLOWED * median(t->recent, t->n_recent)) {
         // The machine changed (a core taken): the units before say nothing of it now. Probe as
         // soon as a few units show the new speed.
@@ -83,5 +83,5 @@ void tune_record(ThreadTune *t, double seconds) {
     }
     keep(t, seconds);
     t->since++;
-    if (t->most > 1 && t->n_recent >= TUNE_BASIS && t->since >= t->gap) t->probe = neighbour(t);
+    if (t->most > 1 && t->n_recent >= TUNE_BASIS && t->since >= t->gap) t->probing = true, t->probe = neighbour(t);
 }

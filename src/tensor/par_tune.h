@@ -3,12 +3,13 @@
 //
 // Every product and kernel splits its work evenly over the threads and waits for the last one,
 // so a core that another program holds (a browser, a build, a neighbour on a shared machine)
-// holds up every step: `stepformer run` on the base model took 5.2 s on two threads beside a
-// busy loop on the second core, and 2.3-2.6 s on one. The tuner starts with every thread and
-// now and then runs a unit or two with fewer (or, after a switch, more); when they are clearly
-// faster than the units before them, it keeps the new count. Probes that lose come less often
-// (after 4 units, then 8, 16, then every 32), and a unit much slower than the ones before it
-// brings the next probe forward, so a core taken mid-run is noticed within a few units.
+// holds up every step: beside a busy loop on the second core, `stepformer run` on the base
+// model took about twice as long on two threads as on one (README, Benchmarks). The tuner
+// starts with every thread and now and then runs a unit or two with fewer (or, after a switch,
+// more); when they are clearly faster than the units before them, it keeps the new count.
+// Probes that lose come less often (after 4 units, then 8, 16, then every 32), and a unit much
+// slower than the ones before it brings the next probe forward, so a core taken mid-run is
+// noticed within a few units.
 //
 // The thread count never changes a bit: every kernel computes each element in the same order
 // on any number of threads (gemm.c, par.h).
@@ -22,7 +23,8 @@ enum { TUNE_KEEP = 5 };  // units at the current count that a probe is compared 
 typedef struct {
     int most;                   // threads available (omp_get_max_threads() when made)
     int now;                    // the count the units run with
-    int probe;                  // the count the next unit tries, or 0: no probe due
+    bool probing;               // the next unit is a probe's, on `probe` threads
+    int probe;
     double probe_sum;           // seconds of the probe's units so far
     int probe_units;
     bool down;                  // the next probe tries fewer threads (with more than two choices)
