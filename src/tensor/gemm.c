@@ -441,13 +441,22 @@ float *sgemm_packed_new(int N, int K) {
     return aligned_alloc(64, (sizeof(float) * (floats ? floats : 1) + 63) / 64 * 64);
 }
 
+// The panels are split over the cores (each thread a run of them), as a weight's packing is
+// a large copy that reads and writes memory: a copy, so the split changes nothing in it.
 void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_transposed) {
     const Gemm g = {.b = b, .ldb = ldb, .N = N, .K = K, .bt = b_transposed};
-    const int nr = gemm_impl().nr, np = padded_n(N, nr);
-    for (int k0 = 0; k0 < K; k0 += KC) {
-        const int kc = K - k0 < KC ? K - k0 : KC;
-        pack_b(packed + (size_t)k0 * np, &g, 0, N, k0, kc, nr);
-    }
+    const int nr = gemm_impl().nr, np = padded_n(N, nr), panels = np / nr;
+    const int threads = PAR_N((size_t)N * (size_t)(K > 0 ? K : 0)) && panels > 1 ? omp_get_max_threads() : 1;
+    PAR_LOOP(threads > 1, "omp parallel for schedule(static)",
+        for (int t = 0; t < threads; t++) {
+            const int p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
+            const int j0 = p0 * nr, nb = (p1 * nr < N ? p1 * nr : N) - j0;
+            for (int k0 = 0; k0 < K && nb > 0; k0 += KC) {
+                const int kc = K - k0 < KC ? K - k0 : KC;
+                pack_b(packed + (size_t)k0 * np + (size_t)j0 * kc, &g, j0, nb, k0, kc, nr);
+            }
+        }
+    );
 }
 
 void sgemm_prepacked(float *c, int ldc, const float *a, int lda, const float *packed, const float *bias, int M, int N,
