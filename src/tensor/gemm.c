@@ -447,10 +447,11 @@ void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_tra
     const Gemm g = {.b = b, .ldb = ldb, .N = N, .K = K, .bt = b_transposed};
     const int nr = gemm_impl().nr, np = padded_n(N, nr), panels = np / nr;
     const int threads = PAR_N((size_t)N * (size_t)(K > 0 ? K : 0)) && panels > 1 ? omp_get_max_threads() : 1;
+    const TileGrid grid = {N, nr, panels, threads};  // a thread's panels: a column tile's
     PAR_LOOP(threads > 1, "omp parallel for schedule(static)",
         for (int t = 0; t < threads; t++) {
-            const int p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-            const int j0 = p0 * nr, nb = (p1 * nr < N ? p1 * nr : N) - j0;
+            int j0, nb;
+            grid_columns(&grid, t, &j0, &nb);
             for (int k0 = 0; k0 < K && nb > 0; k0 += KC) {
                 const int kc = K - k0 < KC ? K - k0 : KC;
                 pack_b(packed + (size_t)k0 * np + (size_t)j0 * kc, &g, j0, nb, k0, kc, nr);
