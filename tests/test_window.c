@@ -83,20 +83,43 @@ static void check_shots(const char *dir) {
     for (int i = 0; i < 9; i++) SDL_FreeSurface(s[i].s);
 }
 
-// Runs stepformer in the X server from dir with `args`; returns its exit status.
-static int run_window(const char *dir, const char *args) {
+// Runs stepformer in an X server whose screen is `screen` (WxH) from dir with `args`; returns
+// its exit status.
+static int run_window_on(const char *dir, const char *screen, const char *args) {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && ASAN_OPTIONS=detect_leaks=0 xvfb-run -a -s '-screen 0 1400x900x24' "
-             "'%s' %s >> run.log 2>&1", dir, STEPFORMER_BIN, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && ASAN_OPTIONS=detect_leaks=0 xvfb-run -a -s '-screen 0 %sx24' "
+             "'%s' %s >> run.log 2>&1", dir, screen, STEPFORMER_BIN, args);
     int status = system(cmd);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+static int run_window(const char *dir, const char *args) { return run_window_on(dir, "1400x900", args); }
 
 static void write_file(const char *dir, const char *name, const char *text, const char *mode) {
     char path[600];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, mode);
     if (f) fputs(text, f), fclose(f);
+}
+
+// Without --size the window opens at 1280x800, or as large as the screen where that is
+// smaller: on a 1280x720 projector (no window manager) a taller window lost its header.
+static void default_size(const char *dir) {
+    write_file(dir, "size.replay", "400 expect encoder.embed\n500 shot size.png\n600 quit\n", "w");
+    const char *screens[] = {"1280x720", "1920x1080", "1024x768"};
+    const int want[][2] = {{1280, 720}, {1280, 800}, {1024, 768}};
+    for (int i = 0; i < 3; i++) {
+        CHECK(run_window_on(dir, screens[i], "--replay size.replay") == 0, "the window opened on a %s screen",
+              screens[i]);
+        Shot s = load(dir, "size.png");
+        CHECK(s.w == want[i][0] && s.h == want[i][1], "on a %s screen the default window is %dx%d (%dx%d)", screens[i],
+              want[i][0], want[i][1], s.w, s.h);
+        if (s.s) SDL_FreeSurface(s.s);
+    }
+    CHECK(run_window_on(dir, "1280x720", "--size 1280x800 --replay size.replay") == 0, "--size on a smaller screen");
+    Shot s = load(dir, "size.png");
+    CHECK(s.w == 1280 && s.h == 800, "--size 1280x800 is kept as asked, even on a smaller screen (%dx%d)", s.w, s.h);
+    if (s.s) SDL_FreeSurface(s.s);
 }
 
 // A session recorded with --record plays back to the same place.
@@ -230,6 +253,7 @@ int main(void) {
     if (f) log[fread(log, 1, sizeof log - 1, f)] = '\0', fclose(f);
     CHECK(code == 0, "the replayed session ran cleanly (exit %d): %s", code, log);
     check_shots(dir);
+    default_size(dir);
     record_and_replay(dir);
     live_training(dir);
     lecture(dir);

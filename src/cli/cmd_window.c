@@ -18,7 +18,7 @@ static const char window_usage[] =
     "                    --target TEXT for teacher forcing, else greedy decoding)\n"
     "  --record FILE     save this session's input events\n"
     "  --replay FILE     play a recorded (or written) session back; see src/ui/platform/events.h\n"
-    "  --size WxH        the window's size (default 1280x800)\n"
+    "  --size WxH        the window's size (default 1280x800, or the screen's if smaller)\n"
     "  --headless        no window: run the lesson in the terminal, one line per stage\n"
     "  --presenter       a lesson's questions take answers but grade them only when Right\n"
     "                    reveals them (T in the window switches it)\n"
@@ -43,7 +43,7 @@ int cli_open_window(const CliOptions *o) {
     char dir[4352];
     course_of(o->spec.lesson_path, dir, sizeof dir);
     WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
-                       .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800,
+                       .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800, .fit = !o->width,
                        .course_dir = dir, .view = -1, .presenter = o->presenter};
     int status = 1;
     window_run(&w, keep_status, &status);  // on the desktop it returns when the window closes

@@ -212,7 +212,7 @@ static void finish(void *ctx) {
 void window_run(const WindowOptions *o, void (*done)(int status, void *ctx), void *ctx) {
     Err e = {{0}};
     Loop *L = calloc(1, sizeof *L);  // outlives this call in the browser
-    Gfx *g = L ? gfx_open_window("stepformer", o->w, o->h, &e) : NULL;
+    Gfx *g = L ? gfx_open_window("stepformer", o->w, o->h, o->fit, &e) : NULL;
     if (!g) {
         fprintf(stderr, "stepformer: %s\n", L ? e.msg : "out of memory");
         free(L);

@@ -10,6 +10,7 @@ typedef struct {
     SessionSpec spec;
     const char *record, *replay;  // files, or NULL
     int w, h;                     // initial window size
+    bool fit;                     // w x h is a default, not asked for: shrunk to fit the screen
     const char *course_dir;       // the folder whose lessons N / P and L switch between (or NULL)
     // A place to open at (a link in the browser): the stage (an id as --to takes it) and the
     // view (a ViewKind, or -1 for the one the stage suits), or NULL and -1.

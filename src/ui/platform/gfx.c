@@ -78,13 +78,23 @@ static Gfx *finish_open(Gfx *g, Err *e) {
     return g;
 }
 
-Gfx *gfx_open_window(const char *title, int w, int h, Err *e) {
+// Shrinks *w x *h to the first display's usable area (without the desktop's panels), when SDL
+// knows it: a window taller than the screen loses its top rows, where the header is.
+static void fit_to_screen(int *w, int *h) {
+    SDL_Rect b;
+    if (SDL_GetDisplayUsableBounds(0, &b) != 0) return;  // unknown: the size stays
+    if (b.w > 0 && *w > b.w) *w = b.w;
+    if (b.h > 0 && *h > b.h) *h = b.h;
+}
+
+Gfx *gfx_open_window(const char *title, int w, int h, bool fit, Err *e) {
     const bool software = platform_prefers_software();
     bool may_pace = false, high_dpi = false;
     if (!platform_video_prepare(software, &may_pace, &high_dpi, e)) return NULL;
     Gfx *g = calloc(1, sizeof *g);
     if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     if (!start_libraries(g, e)) return gfx_close(g), NULL;
+    if (fit) fit_to_screen(&w, &h);
     g->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w, h,
                               SDL_WINDOW_RESIZABLE | (high_dpi ? SDL_WINDOW_ALLOW_HIGHDPI : 0));
     if (!g->win) {

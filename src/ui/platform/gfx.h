@@ -26,8 +26,9 @@ typedef struct {
 
 typedef enum { FONT_SANS, FONT_BOLD, FONT_ITALIC, FONT_MONO, FONT_COUNT } FontFace;
 
-// Opens a resizable window. On failure e says why (no display, no font, ...).
-Gfx *gfx_open_window(const char *title, int w, int h, Err *e);
+// Opens a resizable window of w x h, or with fit no larger than the screen's usable area (a
+// default size on a 1280x720 projector). On failure e says why (no display, no font, ...).
+Gfx *gfx_open_window(const char *title, int w, int h, bool fit, Err *e);
 // An off-screen canvas of w x h pixels; needs no display.
 Gfx *gfx_open_offscreen(int w, int h, Err *e);
 void gfx_close(Gfx *g);  // a window's closes SDL too
