@@ -132,8 +132,8 @@ typedef void (*PanelKernel)(const Panel *p);
         else if ((NV) > 2 && nva == 2) NAME##_vectors(p, i, f0, f1, (NV) > 2 ? 2 : 1);          \
     }
 
-// The rows of C the next block of RM rows writes, at this panel's columns, fetched for
-// writing while this block computes. C is usually a part of the trace no cache holds, and a
+// The rows of C the next block of RM rows writes, at this panel's columns, fetched into the
+// cache while this block computes (a read prefetch: the targets here do not include PREFETCHW). C is usually a part of the trace no cache holds, and a
 // block's stores that miss wait for memory; with K = 64, as in training, a block's arithmetic
 // is too short to hide them (steps alternating with and without this took 5% less time, the
 // linears 6-9%). Only a hint: nothing computed changes.
