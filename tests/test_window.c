@@ -108,7 +108,10 @@ static void default_size(const char *dir) {
     write_file(dir, "size.replay", "400 expect encoder.embed\n500 shot size.png\n600 quit\n", "w");
     const char *screens[] = {"1280x720", "1920x1080", "1024x768"};
     const int want[][2] = {{1280, 720}, {1280, 800}, {1024, 768}};
+    char shot[600];
+    snprintf(shot, sizeof shot, "%s/size.png", dir);
     for (int i = 0; i < 3; i++) {
+        remove(shot);  // each run's own picture, never the last one's
         CHECK(run_window_on(dir, screens[i], "--replay size.replay") == 0, "the window opened on a %s screen",
               screens[i]);
         Shot s = load(dir, "size.png");
@@ -116,6 +119,7 @@ static void default_size(const char *dir) {
               want[i][0], want[i][1], s.w, s.h);
         if (s.s) SDL_FreeSurface(s.s);
     }
+    remove(shot);
     CHECK(run_window_on(dir, "1280x720", "--size 1280x800 --replay size.replay") == 0, "--size on a smaller screen");
     Shot s = load(dir, "size.png");
     CHECK(s.w == 1280 && s.h == 800, "--size 1280x800 is kept as asked, even on a smaller screen (%dx%d)", s.w, s.h);

@@ -133,10 +133,11 @@ typedef void (*PanelKernel)(const Panel *p);
     }
 
 // The rows of C the next block of RM rows writes, at this panel's columns, fetched into the
-// cache while this block computes (a read prefetch: the targets here do not include PREFETCHW). C is usually a part of the trace no cache holds, and a
-// block's stores that miss wait for memory; with K = 64, as in training, a block's arithmetic
-// is too short to hide them (steps alternating with and without this took 5% less time, the
-// linears 6-9%). Only a hint: nothing computed changes.
+// cache while this block computes (a read prefetch: the kernels' targets leave PREFETCHW out).
+// C is usually a part of the trace no cache holds, and a block's stores that miss wait for
+// memory; with K = 64, as in training, a block's arithmetic is too short to hide them (steps
+// alternating with and without this took 5% less time, the linears 6-9%). Only a hint:
+// nothing computed changes.
 #if SIMD_X86
 static inline __attribute__((always_inline)) void prefetch_c_rows(const Panel *p, int from, int rm) {
     const int rows = p->mb - from < rm ? p->mb - from : rm;
