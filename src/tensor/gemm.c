@@ -297,10 +297,19 @@ const char *sgemm_kernel_name(void) {
 
 // One row of a whole panel of NR columns, copied with a size the compiler knows, so it
 // becomes a few vector moves instead of a call to memcpy per row (that call was 4% of a
-// training step, whose products are too thin to amortise it).
+// training step, whose products are too thin to amortise it). The row PACK_AHEAD rows on is
+// fetched meanwhile: in training, op(B) is often an activation no cache holds (steps
+// alternating with and without the prefetch took 1-1.5% less time with it).
+enum { PACK_AHEAD = 8 };
 #define COPY_PANEL_ROWS(NR)                                                                        \
     static void copy_rows_##NR(float *d, const float *s, size_t lds, int kc) {                    \
-        for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * (NR), s + (size_t)k * lds, sizeof(float) * (NR)); \
+        for (int k = 0; k < kc; k++) {                                                             \
+            if (k + PACK_AHEAD < kc) {                                                             \
+                __builtin_prefetch(s + (size_t)(k + PACK_AHEAD) * lds, 0, 3);                      \
+                __builtin_prefetch(s + (size_t)(k + PACK_AHEAD) * lds + (NR) - 1, 0, 3);           \
+            }                                                                                      \
+            memcpy(d + (size_t)k * (NR), s + (size_t)k * lds, sizeof(float) * (NR));               \
+        }                                                                                          \
     }
 COPY_PANEL_ROWS(8)
 COPY_PANEL_ROWS(24)
