@@ -523,8 +523,25 @@ static void test_pe_from_program(void) {
     app_free(&a);
 }
 
+// The colour bar's bounds: the signed map is symmetric about 0, probabilities' and other
+// sequential maps span the values, and a tensor of zeros is 0 to 0 (not -0, which a bar printed
+// as "-0.0000").
+static void test_ranges(void) {
+    const float zeros[3] = {0}, mixed[4] = {-2.0f, 1.0f, NAN, 0.5f}, none[2] = {NAN, INFINITY};
+    float lo, hi;
+    cmap_range(CMAP_DIVERGING, zeros, 3, &lo, &hi);
+    CHECK(lo == 0.0f && !signbit(lo) && hi == 0.0f, "zeros on the signed map: +0 to 0 (%g, %g)", (double)lo, (double)hi);
+    cmap_range(CMAP_DIVERGING, mixed, 4, &lo, &hi);
+    CHECK(lo == -2.0f && hi == 2.0f, "signed map of -2 .. 1: -2 to 2, the NaN skipped (%g, %g)", (double)lo, (double)hi);
+    cmap_range(CMAP_SEQUENTIAL, mixed, 4, &lo, &hi);
+    CHECK(lo == -2.0f && hi == 1.0f, "sequential map of -2 .. 1: -2 to 1 (%g, %g)", (double)lo, (double)hi);
+    cmap_range(CMAP_DIVERGING, none, 2, &lo, &hi);
+    CHECK(lo == 0.0f && hi == 1.0f, "nothing finite: 0 to 1 (%g, %g)", (double)lo, (double)hi);
+}
+
 int main(void) {
     CHECK(action_names_complete(), "every action has a name in action_names");
+    test_ranges();
     test_ablate_keys();
     test_pe_from_program();
     test_switch_lessons();

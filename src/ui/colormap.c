@@ -52,7 +52,7 @@ void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi) {
     }
     if (m == CMAP_DIVERGING) {
         float a = fmaxf(fabsf(mn), fabsf(mx));
-        *lo = -a, *hi = a;
+        *lo = a > 0.0f ? -a : 0.0f, *hi = a;  // all zeros: 0 to 0, not -0 (a bar would read "-0.0000")
     } else {
         *lo = mn, *hi = mx;
     }

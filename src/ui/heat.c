@@ -105,9 +105,7 @@ static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked) {
     char s[32];
     const int tx = bar.x + bar.w + 4, tw = r.w - bar.w - 4;
     fmt_value(s, sizeof s, hi), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y - lh / 2, s, tw);
-    // lo is -hi on the signed map: for a tensor of zeros, -0.0, which would read "-0.0000"
-    fmt_value(s, sizeof s, lo == 0.0f ? 0.0f : lo);
-    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y + bar.h - lh / 2, s, tw);
+    fmt_value(s, sizeof s, lo), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y + bar.h - lh / 2, s, tw);
     if (lo == 0.0f && hi == 0.0f)  // nothing to colour: say so rather than show a blank
         ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, tx, bar.y + bar.h / 2 - lh / 2, "all 0", tw);
     if (map == CMAP_DIVERGING && bar.h > 4 * lh)
