@@ -54,6 +54,28 @@ static void close_pass(Pass *p) {
     if (p->s.it) session_close(&p->s);
 }
 
+// The trainer's way (grads_recycle: a few buffers handed from stage to stage) gives every
+// weight the same bits as a buffer for every stage, in a first pass and in a second one whose
+// buffers come back from the first with its numbers still in them; no stage's gradient is kept.
+static void recycled_same(Pass *p, const char *name) {
+    Err e = {{0}};
+    Grads *g = grads_new(&p->s.model, &e);
+    CHECK(g, "%s: %s", name, e.msg);
+    if (!g) return;
+    grads_recycle(g, true);
+    LossInfo li = p->li;
+    for (int pass = 1; pass <= 2; pass++) {
+        const bool ok = grad_pass(g, p->s.it, p->labels, p->n, p->d, &li, &e);
+        CHECK(ok, "%s, recycling, pass %d: %s", name, pass, e.msg);
+        CHECK(ok && grads_size(g) == grads_size(p->g) &&
+                  !memcmp(grads_weights(g), grads_weights(p->g), sizeof(float) * grads_size(g)),
+              "%s, recycling, pass %d: the weights' gradients differ from one buffer a stage", name, pass);
+    }
+    CHECK(grads_stage(p->g, li.scored) && !grads_stage(g, li.scored),
+          "%s: the scored stage's gradient should stay without recycling and be handed on with it", name);
+    grads_free(g);
+}
+
 // Every trained weight's gradient within 1e-4 of PyTorch's (relative to its largest |gradient|
 // when that exceeds 1), the loss to 1e-5, and the same set of names on both sides.
 static void against_torch(const char *name) {
@@ -87,6 +109,7 @@ static void against_torch(const char *name) {
         int refs = 0;
         for (int i = 0; i < f.n_entries; i++) refs += !strncmp(f.entries[i].name, "grad.", 5);
         CHECK(compared == refs && compared > 10, "%s: %d gradients compared, PyTorch has %d", name, compared, refs);
+        recycled_same(&p, name);
     }
     close_pass(&p);
     st_free(&f);

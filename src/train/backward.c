@@ -21,6 +21,10 @@ struct Grads {
     int *group_end;  // [n_groups] one past the last index of each group in `tied`
     int n_tied, n_groups;
     bool check_finite;
+    bool recycle;    // a stage's gradient buffer goes back to the pool once its kernel ran
+    float **pool;    // [n_pool] buffers no stage holds, the last released on top
+    size_t *pool_cap;  // [n_pool] floats each holds
+    int n_pool;
     BackwardMistake mistake;  // a learner's wrong formula in place of the right one (none by default)
 };
 
@@ -51,6 +55,8 @@ Grads *grads_new(const Model *m, Err *e) {
 void grads_free(Grads *g) {
     if (!g) return;
     for (int i = 0; i < g->n; i++) free(g->d[i]);
+    for (int i = 0; i < g->n_pool; i++) free(g->pool[i]);
+    free(g->pool), free(g->pool_cap);
     free(g->d), free(g->cap), free(g->live), free(g->dw), free(g->tied), free(g->group_end);
     free(g);
 }
@@ -69,6 +75,7 @@ float *grads_of(Grads *g, const char *name) {
 
 const float *grads_stage(const Grads *g, int k) { return k >= 0 && k < g->n && g->live[k] ? g->d[k] : NULL; }
 void grads_check_finite(Grads *g, bool on) { g->check_finite = on; }
+void grads_recycle(Grads *g, bool on) { g->recycle = on; }
 void grads_set_mistake(Grads *g, int mistake) { g->mistake = (BackwardMistake)mistake; }
 
 // Whether a tie group's tensors hold the same numbers (then the original shared one tensor).
@@ -137,10 +144,14 @@ static bool prepare(Grads *g, const Interp *it, Err *e) {
         float **d = realloc(g->d, sizeof *d * (size_t)n);
         size_t *cap = realloc(g->cap, sizeof *cap * (size_t)n);
         bool *live = realloc(g->live, sizeof *live * (size_t)n);
+        float **pool = realloc(g->pool, sizeof *pool * (size_t)n);
+        size_t *pool_cap = realloc(g->pool_cap, sizeof *pool_cap * (size_t)n);
         if (d) g->d = d;
         if (cap) g->cap = cap;
         if (live) g->live = live;
-        if (!d || !cap || !live) return err_code(e, ERR_MEMORY, "out of memory");
+        if (pool) g->pool = pool;
+        if (pool_cap) g->pool_cap = pool_cap;
+        if (!d || !cap || !live || !pool || !pool_cap) return err_code(e, ERR_MEMORY, "out of memory");
         for (int i = g->n; i < n; i++) g->d[i] = NULL, g->cap[i] = 0;
         g->n = n;
     }
@@ -148,11 +159,35 @@ static bool prepare(Grads *g, const Interp *it, Err *e) {
     return true;
 }
 
+// Recycling (grads_recycle): stage k gets the buffer released last that holds n floats, the
+// one most likely still in the cache; its own smaller one, if any, goes to the pool.
+static void take_from_pool(Grads *g, int k, size_t n) {
+    for (int q = g->n_pool - 1; q >= 0; q--) {
+        if (g->pool_cap[q] < n) continue;
+        float *d = g->pool[q];
+        const size_t cap = g->pool_cap[q];
+        if (g->d[k]) g->pool[q] = g->d[k], g->pool_cap[q] = g->cap[k];
+        else memmove(g->pool + q, g->pool + q + 1, sizeof *g->pool * (size_t)(g->n_pool - q - 1)),
+             memmove(g->pool_cap + q, g->pool_cap + q + 1, sizeof *g->pool_cap * (size_t)(g->n_pool - q - 1)), g->n_pool--;
+        g->d[k] = d, g->cap[k] = cap;
+        return;
+    }
+}
+
+// Once stage k's kernel ran, no later step of the pass reads its gradient: its buffer goes on
+// top of the pool.
+static void release(Grads *g, int k) {
+    if (!g->d[k] || g->n_pool >= g->n) return;
+    g->pool[g->n_pool] = g->d[k], g->pool_cap[g->n_pool++] = g->cap[k];
+    g->d[k] = NULL, g->cap[k] = 0, g->live[k] = false;
+}
+
 // The gradient buffer of stage k's output, cleared on first use in this pass (unless the
 // first writer overwrites it: `overwrite`).
 static float *stage_grad_for(Grads *g, const Interp *it, int k, bool overwrite) {
     const size_t n = (size_t)shape_numel(&interp_stage(it, k)->shape) * interp_batch(it);
     if (!g->live[k]) {
+        if (g->recycle && g->cap[k] < n) take_from_pool(g, k, n);
         if (g->cap[k] < n) {
             free(g->d[k]);
             g->d[k] = malloc(sizeof(float) * n);
@@ -432,6 +467,7 @@ bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) 
         for (int j = 0; j < st->n_in && g->live[i]; j++)
             if (st->in[j].kind == REF_STAGE && !g->d[st->in[j].index])
                 return err_set(e, "out of memory for the gradient of %s", interp_stage(it, st->in[j].index)->id);
+        if (g->recycle) release(g, i);
     }
     return true;
 }

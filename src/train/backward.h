@@ -33,6 +33,11 @@ const float *grads_stage(const Grads *g, int k);
 // Check every gradient the pass writes: the first that is not finite stops the pass, naming the
 // stage whose backward kernel made it (off by default: the trainer checks its loss instead).
 void grads_check_finite(Grads *g, bool on);
+// Off by default: every stage's gradient stays for grads_stage. On (the trainer, which reads
+// none of them): a stage's buffer is handed on once its backward kernel ran, to the next stage
+// that needs one, so the pass works in a few buffers the cache still holds instead of one for
+// every stage, and grads_stage then finds none. The numbers are the same either way.
+void grads_recycle(Grads *g, bool on);
 // Runs one of the learners' wrong formulas (a BackwardMistake, back_mistakes.h) in place of the
 // right one, for the gradient-check lesson; MISTAKE_NONE (0) puts the right one back.
 void grads_set_mistake(Grads *g, int mistake);

@@ -47,6 +47,7 @@ TrainState *train_state_new(Model *m, const Program *p, const StepConfig *c, Err
         h->logits = -1;
         h->g = grads_new(m, e);
         ok = h->g;
+        if (ok) grads_recycle(h->g, true);  // a step reads no stage's gradient after its pass
     }
     // Tensors the original shares (the program's `tie`) take the sum of their gradients and so
     // stay equal through training.
