@@ -525,18 +525,29 @@ static void test_pe_from_program(void) {
 
 // The colour bar's bounds: the signed map is symmetric about 0, probabilities' and other
 // sequential maps span the values, and a tensor of zeros is 0 to 0 (not -0, which a bar printed
-// as "-0.0000").
+// as "-0.0000"). The bar shows the half of the signed map the values use when they all have one
+// sign: log-probabilities' bar ends at 0, not at +max|x|.
 static void test_ranges(void) {
     const float zeros[3] = {0}, mixed[4] = {-2.0f, 1.0f, NAN, 0.5f}, none[2] = {NAN, INFINITY};
-    float lo, hi;
-    cmap_range(CMAP_DIVERGING, zeros, 3, &lo, &hi);
-    CHECK(lo == 0.0f && !signbit(lo) && hi == 0.0f, "zeros on the signed map: +0 to 0 (%g, %g)", (double)lo, (double)hi);
-    cmap_range(CMAP_DIVERGING, mixed, 4, &lo, &hi);
-    CHECK(lo == -2.0f && hi == 2.0f, "signed map of -2 .. 1: -2 to 2, the NaN skipped (%g, %g)", (double)lo, (double)hi);
-    cmap_range(CMAP_SEQUENTIAL, mixed, 4, &lo, &hi);
-    CHECK(lo == -2.0f && hi == 1.0f, "sequential map of -2 .. 1: -2 to 1 (%g, %g)", (double)lo, (double)hi);
-    cmap_range(CMAP_DIVERGING, none, 2, &lo, &hi);
-    CHECK(lo == 0.0f && hi == 1.0f, "nothing finite: 0 to 1 (%g, %g)", (double)lo, (double)hi);
+    const float logp[3] = {-6.5f, -0.25f, -INFINITY}, relu[3] = {0.0f, 3.0f, 1.0f};
+    float lo, hi, b0, b1;
+    cmap_range(CMAP_DIVERGING, zeros, 3, &lo, &hi, &b0, &b1);
+    CHECK(lo == 0.0f && !signbit(lo) && hi == 0.0f && b0 == 0.0f && !signbit(b0) && b1 == 0.0f,
+          "zeros on the signed map: +0 to 0, the bar too (%g, %g; %g, %g)", (double)lo, (double)hi, (double)b0, (double)b1);
+    cmap_range(CMAP_DIVERGING, mixed, 4, &lo, &hi, &b0, &b1);
+    CHECK(lo == -2.0f && hi == 2.0f && b0 == -2.0f && b1 == 2.0f, "signed map of -2 .. 1: -2 to 2, the NaN skipped (%g, %g; %g, %g)",
+          (double)lo, (double)hi, (double)b0, (double)b1);
+    cmap_range(CMAP_DIVERGING, logp, 3, &lo, &hi, &b0, &b1);
+    CHECK(lo == -6.5f && hi == 6.5f && b0 == -6.5f && b1 == 0.0f && !signbit(b1),
+          "signed map of -6.5 .. -0.25: colours -6.5 to 6.5, the bar -6.5 to +0 (%g, %g; %g, %g)", (double)lo, (double)hi,
+          (double)b0, (double)b1);
+    cmap_range(CMAP_DIVERGING, relu, 3, &lo, &hi, &b0, &b1);
+    CHECK(lo == -3.0f && hi == 3.0f && b0 == 0.0f && !signbit(b0) && b1 == 3.0f,
+          "signed map of 0 .. 3: colours -3 to 3, the bar 0 to 3 (%g, %g; %g, %g)", (double)lo, (double)hi, (double)b0, (double)b1);
+    cmap_range(CMAP_SEQUENTIAL, mixed, 4, &lo, &hi, &b0, &b1);
+    CHECK(lo == -2.0f && hi == 1.0f && b0 == lo && b1 == hi, "sequential map of -2 .. 1: -2 to 1 (%g, %g)", (double)lo, (double)hi);
+    cmap_range(CMAP_DIVERGING, none, 2, &lo, &hi, &b0, &b1);
+    CHECK(lo == 0.0f && hi == 1.0f && b0 == 0.0f && b1 == 1.0f, "nothing finite: 0 to 1 (%g, %g)", (double)lo, (double)hi);
 }
 
 int main(void) {

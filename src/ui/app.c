@@ -581,3 +581,10 @@ const float *attention_mask_for(const App *a, int stage, int h) {
     const int n = st->shape.ndim;
     return interp_output(it, m) + (size_t)h * st->shape.dim[n - 2] * st->shape.dim[n - 1];
 }
+
+void batch_title(const App *a, const char *view, const char *what, char *s, size_t n) {
+    const int B = interp_batch(a->session.it);
+    if (B <= 1) snprintf(s, n, "%s: %s", view, what);
+    else if (a->session.run.choice.beam >= 2) snprintf(s, n, "%s: hypothesis row 1 of %d (Decoding shows all %d)", view, B, B);
+    else snprintf(s, n, "%s: example 1 of the batch of %d", view, B);
+}

@@ -246,6 +246,10 @@ int vocab_column_labels(const App *a, int cols, const char **labels, int max);
 // The token strings that label axis `axis` of stage i's output (NULL if it has none).
 // Writes at most max labels; returns how many.
 int stage_axis_labels(const App *a, int stage, int axis, const char **labels, int max);
+// The panel title of a view that shows one row of the batch (the Stage and Attention views):
+// "view: what", or, when the pass runs more than one row (beam search's hypotheses), which row
+// it shows instead: "Stage: hypothesis row 1 of 4 (Decoding shows all 4)".
+void batch_title(const App *a, const char *view, const char *what, char *s, size_t n);
 // The attention stage to show for the cursor: the [H, Tq, Tk] stage itself, or the softmax
 // weights of the attention block the cursor is in (once the cursor has passed them), or the last
 // weights passed. -1 if the cursor has passed none (never a map the cursor has not reached).

@@ -39,7 +39,7 @@ Rgba cmap_value(Colormap m, float v, float lo, float hi) {
     return cmap_at(m, hi > lo ? (v - lo) / (hi - lo) : 0.0f);
 }
 
-void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi) {
+void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi, float *bar_lo, float *bar_hi) {
     float mn = INFINITY, mx = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(x[i])) continue;
@@ -47,13 +47,14 @@ void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi) {
         mx = x[i] > mx ? x[i] : mx;
     }
     if (mn > mx) {  // nothing finite
-        *lo = 0.0f, *hi = 1.0f;
+        *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
         return;
     }
     if (m == CMAP_DIVERGING) {
         float a = fmaxf(fabsf(mn), fabsf(mx));
         *lo = a > 0.0f ? -a : 0.0f, *hi = a;  // all zeros: 0 to 0, not -0 (a bar would read "-0.0000")
+        *bar_lo = mn < 0.0f ? *lo : 0.0f, *bar_hi = mx > 0.0f ? *hi : 0.0f;
     } else {
-        *lo = mn, *hi = mx;
+        *lo = *bar_lo = mn, *hi = *bar_hi = mx;
     }
 }

@@ -23,6 +23,10 @@ Rgba cmap_value(Colormap m, float v, float lo, float hi);
 
 // A range for a tensor: for diverging, hi = max |x| over finite x; for sequential, [min, max].
 // Non-finite values are skipped. An all-masked or empty tensor gives [0, 1].
-void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi);
+// [*bar_lo, *bar_hi] is the part of the range the values use, for the colour bar: on the
+// diverging map, only its half when every value has one sign ([-a, 0] for log-probabilities,
+// [0, a] for a ReLU's output), so the bar never names a value of the other sign that no cell
+// holds; else the whole range. The cells' colours are the same either way.
+void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi, float *bar_lo, float *bar_hi);
 
 #endif

@@ -13,7 +13,8 @@ typedef struct {
     int r0, r1, c0, c1, w, h;
     GfxImage *im;
     Colormap map;
-    float lo, hi;  // the colour range, computed once with the image
+    float lo, hi;          // the colour range, computed once with the image
+    float bar_lo, bar_hi;  // the part of it the colour bar shows
     unsigned used;
 } HeatEntry;
 
@@ -49,12 +50,13 @@ void heat_pixels(Rgba *px, int w, int h, const float *data, const float *mask, i
     }
 }
 
-void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi) {
+void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi) {
     *map = h->kind == TK_PROBS ? CMAP_SEQUENTIAL : CMAP_DIVERGING;
     const float *d = h->range ? h->range : h->data;
     size_t n = h->range ? h->range_n : (size_t)h->rows * h->cols;
-    cmap_range(*map, d, n, lo, hi);
-    if (*map == CMAP_SEQUENTIAL) *lo = 0.0f, *hi = 1.0f;  // probabilities: 0 to 1 on every map, so any two compare
+    cmap_range(*map, d, n, lo, hi, bar_lo, bar_hi);
+    if (*map == CMAP_SEQUENTIAL)  // probabilities: 0 to 1 on every map, so any two compare
+        *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
 }
 
 static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0, int c1, int w,
@@ -74,12 +76,12 @@ static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, 
     Rgba *px = malloc(sizeof *px * (size_t)w * ht);
     if (!px) return NULL;
     Colormap map;
-    float lo, hi;
-    heat_range(h, &map, &lo, &hi);
+    float lo, hi, bar_lo, bar_hi;
+    heat_range(h, &map, &lo, &hi, &bar_lo, &bar_hi);
     heat_pixels(px, w, ht, h->data, h->mask, h->cols, r0, r1, c0, c1, map, lo, hi);
     gfx_image_free(slot->im);
     *slot = (HeatEntry){{h->key[0], h->key[1], h->key[2], h->key[3], h->key[4]}, r0, r1, c0, c1, w, ht,
-                        gfx_image(ui->g, px, w, ht), map, lo, hi, c->clock};
+                        gfx_image(ui->g, px, w, ht), map, lo, hi, bar_lo, bar_hi, c->clock};
     free(px);
     return slot;
 }
@@ -92,15 +94,17 @@ static void fmt_value(char *buf, size_t n, float v) {
     else snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.4f", (double)v);
 }
 
-// The colour bar: the map from lo (bottom) to hi (top) with their values.
+// The colour bar: the colours from bar_lo (bottom) to bar_hi (top), as the cells have them,
+// with those values.
 static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked) {
     const Colormap map = en->map;
-    const float lo = en->lo, hi = en->hi;
+    const float lo = en->bar_lo, hi = en->bar_hi;
     const int bw = ui->small / 2 + 4, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     Rect bar = {r.x, r.y + lh / 2, bw, r.h - lh - (masked ? lh + 4 : 0)};
     if (bar.h < 8) return;
     for (int y = 0; y < bar.h; y++)
-        gfx_rect(ui->g, (Rect){bar.x, bar.y + y, bar.w, 1}, cmap_at(map, 1.0f - (float)y / (bar.h - 1)));
+        gfx_rect(ui->g, (Rect){bar.x, bar.y + y, bar.w, 1},
+                 cmap_value(map, hi - (hi - lo) * (float)y / (float)(bar.h - 1), en->lo, en->hi));
     gfx_frame(ui->g, bar, 1, ui->th->border);
     char s[32];
     const int tx = bar.x + bar.w + 4, tw = r.w - bar.w - 4;
@@ -108,7 +112,7 @@ static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked) {
     fmt_value(s, sizeof s, lo), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y + bar.h - lh / 2, s, tw);
     if (lo == 0.0f && hi == 0.0f)  // nothing to colour: say so rather than show a blank
         ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, tx, bar.y + bar.h / 2 - lh / 2, "all 0", tw);
-    if (map == CMAP_DIVERGING && bar.h > 4 * lh)
+    if (map == CMAP_DIVERGING && lo < 0.0f && hi > 0.0f && bar.h > 4 * lh)
         ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, tx, bar.y + bar.h / 2 - lh / 2, "0", tw);
     if (masked) {
         Rect sw = {bar.x, bar.y + bar.h + 4, bw, lh - 2};
@@ -228,11 +232,15 @@ static bool any_masked(const HeatSpec *h) {
     return false;
 }
 
+// The title in bold, then the shape and the subtitle. Where both do not fit, the subtitle (which
+// head, which slice) is kept and the shape left out: a map of one head must say which.
 static int title_line(Ui *ui, const HeatSpec *h, Rect r, int px) {
     char sh[64] = "", head[256];
     if (!h->compact) shape_str(&h->shape, sh, sizeof sh);
     int w = ui_text_fit(ui, FONT_BOLD, px, ui->th->text, r.x, r.y, h->title, r.w * 2 / 3);
     snprintf(head, sizeof head, "  %s%s%s", sh, h->subtitle ? "   " : "", h->subtitle ? h->subtitle : "");
+    if (h->subtitle && gfx_text_width(ui->g, FONT_SANS, px, head) > r.w - w)
+        snprintf(head, sizeof head, "  %s", h->subtitle);
     ui_text_fit(ui, FONT_SANS, px, ui->th->muted, r.x + w, r.y, head, r.w - w);
     return gfx_line_height(ui->g, FONT_BOLD, px);
 }

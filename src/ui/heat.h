@@ -45,8 +45,9 @@ ZoomBox heat_pan(const Ui *ui, ZoomBox z, int dx, int dy);
 HeatCache *heat_cache_new(void);
 void heat_cache_free(HeatCache *c);
 
-// The colour range heat_draw uses for a spec.
-void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi);
+// The colour range heat_draw uses for a spec, and the part of it its colour bar shows
+// (cmap_range).
+void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi);
 
 // Fills px [h][w] with the cells [r0, r1) x [c0, c1) of data [rows, cols]; each pixel is the
 // mean of the finite cells it covers (masked if all are -inf, in data or in mask). Pure: no SDL.

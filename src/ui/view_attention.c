@@ -169,7 +169,9 @@ static void one_head(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
 }
 
 void view_attention(Ui *ui, const App *a, Rect r) {
-    Rect in = ui_panel(ui, r, "Attention: every head");
+    char title[160];
+    batch_title(a, "Attention", "every head", title, sizeof title);
+    Rect in = ui_panel(ui, r, title);
     const int k = attention_stage_for(a, a->cursor);
     if (k < 0) {
         ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, in,

@@ -2,6 +2,7 @@
 // before the program cell that holds the stage's line (the lesson's Markdown, laid out by the
 // span-aware line breaker of flow.c), the program lines around the stage, the formula of
 // its op, and the C kernel that computed it (read from the copy of kernels.c built in).
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -42,11 +43,15 @@ static int mono_fit(Ui *ui, int room) {
 }
 
 // Where the first piece of s[0, n) ends when at most `fit` bytes fit: after the last space,
-// comma or opening bracket in its last two thirds, else at `fit`, never inside a UTF-8 character.
+// comma or opening bracket in its last two thirds, else after the last dot of a dotted name
+// ("@encoder.layers.0." / "norm1.weight", never inside a number such as 0.5), else at `fit`,
+// never inside a UTF-8 character.
 static int wrap_at(const char *s, int n, int fit) {
     if (n <= fit) return n;
     for (int k = fit; k > fit / 3; k--)
         if (s[k - 1] == ' ' || s[k - 1] == ',' || s[k - 1] == '(' || s[k - 1] == '[') return k;
+    for (int k = fit; k > fit / 3; k--)
+        if (s[k - 1] == '.' && (isalpha((unsigned char)s[k]) || s[k] == '_' || s[k] == '{')) return k;
     int k = fit;
     while (k > 1 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
     return k;

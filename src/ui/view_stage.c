@@ -211,7 +211,9 @@ static int program_line(Ui *ui, const App *a, const Stage *st, Rect r) {
 
 void view_stage(Ui *ui, const App *a, Rect r) {
     if (app_back_step(a)) return view_backward(ui, a, r);
-    Rect in = ui_panel(ui, r, "Stage: the kernel that just ran");
+    char title[160];
+    batch_title(a, "Stage", "the kernel that just ran", title, sizeof title);
+    Rect in = ui_panel(ui, r, title);
     const Stage *st = interp_stage(a->session.it, a->cursor);
     const int head_h = program_line(ui, a, st, in);
     in.y += head_h, in.h -= head_h;
