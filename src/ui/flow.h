@@ -50,7 +50,9 @@ void flow_text(Flow *f, const char *s, unsigned style);
 void flow_end(Flow *f);
 
 // narration.c: the blocks of r (those shown) laid out from y in the column [x, x + w), drawn if
-// draw, tables as tables; returns the height. Drawing relies on the caller's clip.
-int narration_flow(Ui *ui, const Lesson *l, BlockRange r, int x, int y, int w, bool draw);
+// draw, tables as tables; returns the height. A line that would end below `bottom` is not
+// drawn, nor anything after it, so a scrolled box never shows half a line at its foot (INT_MAX
+// / 2: no limit). Lines above the box's top rely on the caller's clip.
+int narration_flow(Ui *ui, const Lesson *l, BlockRange r, int x, int y, int w, int bottom, bool draw);
 
 #endif

@@ -222,8 +222,8 @@ static void table_flow(Flow *f, const RichBlock *b, int n, int x, int w) {
     f->end_y = f->y;
 }
 
-int narration_flow(Ui *ui, const Lesson *l, BlockRange r, int x, int y, int w, bool draw) {
-    Flow f = {.ui = ui, .draw = draw, .y = y, .bottom = INT_MAX / 2, .end_y = y};
+int narration_flow(Ui *ui, const Lesson *l, BlockRange r, int x, int y, int w, int bottom, bool draw) {
+    Flow f = {.ui = ui, .draw = draw, .y = y, .bottom = bottom, .end_y = y};
     int prev = -1;
     for (int i = r.begin; i < r.end && i < l->n_blocks && !f.full; i++) {
         const RichBlock *b = &l->blocks[i];

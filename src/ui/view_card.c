@@ -1,6 +1,7 @@
 // view_card.c: the opening card (the lesson's title and introduction, before the first stage)
 // and the closing card ("What to look at" and all after the last stage), drawn large in the
 // centre for a projector; and the keys that step onto and off them.
+#include <limits.h>
 #include <stdio.h>
 
 #include "actions.h"
@@ -36,7 +37,7 @@ bool app_card_act(App *a, int act) {
 static int card_flow(Ui *ui, const Lesson *l, BlockRange r, int px, Rect in, bool draw) {
     const int px0 = ui->px, small0 = ui->small;
     ui->px = px, ui->small = px * 4 / 5 > ui->min_px ? px * 4 / 5 : ui->min_px;
-    const int h = narration_flow(ui, l, r, in.x, in.y, in.w, draw);
+    const int h = narration_flow(ui, l, r, in.x, in.y, in.w, INT_MAX / 2, draw);
     ui->px = px0, ui->small = small0;
     return h;
 }
