@@ -402,6 +402,13 @@ static void test_lesson_scroll(void) {
     draw_stage(&s.ui, &s.a, "encoder.layers.0.self_attn.k_heads", px);
     const ScrollView v = s.ui.scroll[SCROLL_NARRATION], k = s.ui.scroll[SCROLL_KERNEL];
     CHECK(v.r.w > 0 && v.max > 0 && v.page > 0, "the attention paragraph scrolls at 800x600 (max %d)", v.max);
+    // Above the "more" mark the text ends at a whole line: the strip beside the mark, as tall as
+    // it, holds no part of a line (before, half a line showed there).
+    const int tag_h = gfx_line_height(s.ui.g, FONT_BOLD, s.ui.small);
+    long inked = 0;
+    for (int y = v.r.y + v.r.h - tag_h; y < v.r.y + v.r.h; y++)
+        for (int x = v.r.x; x < v.r.x + v.r.w / 2; x++) inked += !same(pixel(px, 800, x, y), pixel(px, 800, v.r.x, y));
+    CHECK(v.r.h > tag_h && inked == 0, "no half line beside the 'more' mark (%ld pixels inked)", inked);
     app_wheel(&s.a, &s.ui, v.r.x + v.r.w / 2, v.r.y + v.r.h / 2, -1);  // one notch down
     CHECK(s.a.scroll[SCROLL_NARRATION] == 3 * v.unit, "a notch moves three lines: %d", s.a.scroll[SCROLL_NARRATION]);
     draw_stage(&s.ui, &s.a, "encoder.layers.0.self_attn.k_heads", px2);
