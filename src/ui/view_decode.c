@@ -148,8 +148,12 @@ int decode_produced(const Round *R) {
     return (int)interp_output(R->it, R->next)[interp_stage(R->it, R->next)->shape.dim[0] - 1];
 }
 
+// A token not chosen yet: an ellipsis, which no shipped vocabulary has ("?" was taken for the
+// character '?' that an untrained model writes).
+#define PENDING "\xe2\x80\xa6"
+
 // Generating: the start (<bos>, or the prompt after its label), the tokens before this round,
-// this round's token (or "?"), later ones grey.
+// this round's token (or PENDING until it is chosen), later ones grey.
 static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
     enum { N = MAX_TOKENS + 3 };
     int w[N], xs[N], row[N], id_of[N];
@@ -166,7 +170,7 @@ static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
         if (i == produced && tok >= 0) id = tok;
         kind[j] = i < R->start ? (R->prompted ? CHIP_PROMPT : CHIP_GIVEN) : i < produced ? CHIP_GIVEN
                 : i == produced ? (tok >= 0 ? CHIP_NEW : CHIP_UNKNOWN) : CHIP_LATER;
-        txt[j] = i < 0 ? "prompt" : kind[j] == CHIP_UNKNOWN ? "?" : decode_shown(a, id);
+        txt[j] = i < 0 ? "prompt" : kind[j] == CHIP_UNKNOWN ? PENDING : decode_shown(a, id);
         id_of[j] = i;
         w[j] = i < 0 ? gfx_text_width(ui->g, FONT_BOLD, ui->small, txt[j]) + ui->pad / 2
                      : decode_chip_w(ui, ui->px, txt[j], r.w / 2) + (i == produced ? arrow : 0);
@@ -212,7 +216,7 @@ static int forced_chips(Ui *ui, const App *a, const Round *R, Rect r, int *sel) 
         pid[i] = pred ? (int)pred[i] : -1;
         bool match = pred && i + 1 < T && pid[i] == (int)R->ids[i + 1];
         matches += match;
-        snprintf(ptxt[i], sizeof ptxt[i], "%s%s", pred ? decode_shown(a, pid[i]) : "?", match ? " \xe2\x9c\x93" : "");
+        snprintf(ptxt[i], sizeof ptxt[i], "%s%s", pred ? decode_shown(a, pid[i]) : PENDING, match ? " \xe2\x9c\x93" : "");
         int a1 = decode_chip_w(ui, ui->px, decode_shown(a, (int)R->ids[i]), r.w / 2), a2 = decode_chip_w(ui, ui->px, ptxt[i], r.w / 2);
         w[i] = a1 > a2 ? a1 : a2;
     }
