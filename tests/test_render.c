@@ -50,6 +50,20 @@ static void test_pixels(void) {
     CHECK(same(ds[1], cmap_masked) && same(ds[0], viridis_high), "mask overrides the value");
 }
 
+// A stage id cut at its front keeps its end, as much of it as fits, and fits.
+static void test_fit_tail(Gfx *g) {
+    Ui ui = {.g = g, .th = &theme_light, .px = 16, .small = 13, .pad = 8, .mx = -1, .my = -1};
+    const char *id = "step.10.decoder.layers.1.cross_attn.weights";
+    const int full = gfx_text_width(g, FONT_SANS, 13, id), em = gfx_text_width(g, FONT_SANS, 13, "W");
+    gfx_begin(g, theme_light.bg);
+    CHECK(ui_text_fit_tail(&ui, FONT_SANS, 13, theme_light.text, 0, 0, id, full) == full, "an id that fits is whole");
+    const int w = ui_text_fit_tail(&ui, FONT_SANS, 13, theme_light.text, 0, 20, id, full / 2);
+    CHECK(w <= full / 2 && w > full / 2 - 2 * em, "cut to fit half its width: %d of %d", w, full / 2);
+    CHECK(ui_text_fit_tail(&ui, FONT_SANS, 13, theme_light.text, 0, 40, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", em) <= em,
+          "a cut between two-byte characters fits");
+    gfx_present(g);
+}
+
 // Draws a 3 x 4 matrix large enough that each cell is many pixels, and samples cell centres.
 static void test_heatmap_widget(Gfx *g, HeatCache *cache) {
     const float m[3 * 4] = {-3, -1.5f, 0, 1.5f, 3, 0, 0, 0, 0, 0, -3, 3};
@@ -572,6 +586,7 @@ int main(void) {
     if (g) {
         HeatCache *c = heat_cache_new();
         test_heatmap_widget(g, c);
+        test_fit_tail(g);
         heat_cache_free(c);
         gfx_close(g);
     }

@@ -57,6 +57,22 @@ int ui_text_fit(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s,
     return n > 0 ? gfx_text(ui->g, f, px, c, x, y, buf) : 0;
 }
 
+int ui_text_fit_tail(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s, int max_w) {
+    if (max_w <= 0 || !s) return 0;
+    if (gfx_text_width(ui->g, f, px, s) <= max_w) return gfx_text(ui->g, f, px, c, x, y, s);
+    static const char ell[] = "\xe2\x80\xa6";  // …
+    char buf[1024];
+    const size_t n = strlen(s) < sizeof buf - sizeof ell ? strlen(s) : sizeof buf - sizeof ell;
+    for (size_t k = 1; k < n; k++) {  // the shortest cut that fits, never inside a character
+        if (((unsigned char)s[k] & 0xC0) == 0x80) continue;
+        memcpy(buf, ell, sizeof ell - 1);
+        memcpy(buf + sizeof ell - 1, s + k, n - k);
+        buf[sizeof ell - 1 + n - k] = '\0';
+        if (gfx_text_width(ui->g, f, px, buf) <= max_w) return gfx_text(ui->g, f, px, c, x, y, buf);
+    }
+    return 0;
+}
+
 int ui_text_wrap(Ui *ui, FontFace f, int px, Rgba c, Rect r, const char *s) {
     const int lh = gfx_line_height(ui->g, f, px);
     int y = r.y;

@@ -107,6 +107,9 @@ Rect rect_inset(Rect r, int d);
 
 // Text that is cut with "…" to fit max_w; returns the width drawn.
 int ui_text_fit(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s, int max_w);
+// The same, cut at the front: "…layers.1.cross_attn.weights", for a stage id whose end says
+// the most.
+int ui_text_fit_tail(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s, int max_w);
 // Word-wrapped text in r.w, starting at r.y; returns the height used. Draws nothing past r.h.
 int ui_text_wrap(Ui *ui, FontFace f, int px, Rgba c, Rect r, const char *s);
 // A thin scroll bar at the right edge of r (ui_bar_w wide): the visible part `shown` of `total`,

@@ -383,7 +383,8 @@ static void attn_map(Ui *ui, const App *a, Rect r, int stage, const char *title,
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     char cap[STAGE_ID_MAX + 64], sub[48];
     snprintf(cap, sizeof cap, "%s%s", main_map && a->all_heads ? "Press 1-9 to pick a head.   " : "", st->id);
-    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y, cap, r.w);
+    if (gfx_text_width(ui->g, FONT_SANS, ui->small, cap) > r.w) snprintf(cap, sizeof cap, "%s", st->id);
+    ui_text_fit_tail(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y, cap, r.w);  // the id's end names the map
     snprintf(sub, sizeof sub, "head %d of %d", h + 1, H);
     const char *rl[MAX_TOKENS], *cl[MAX_TOKENS];
     const float *out = interp_output(it, stage);
