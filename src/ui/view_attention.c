@@ -109,7 +109,7 @@ static HeatSpec head_spec(const App *a, int k, int h, const Labels *L, char *sub
     int H, T, S;
     att_dims(st, &H, &T, &S);
     if (st->kv_heads >= 1 && st->kv_heads < H)
-        snprintf(sub, n, "head %d of %d, key/value head %d of %d", h + 1, H, stage_kv_head(st, h) + 1, st->kv_heads);
+        snprintf(sub, n, "head %d of %d, K/V %d", h + 1, H, stage_kv_head(st, h) + 1);  // K/V head (the line above: of how many)
     else snprintf(sub, n, "head %d of %d", h + 1, H);
     const float *mask = attention_mask_for(a, k, h);  // masked keys shown masked, not as tiny weights
     return (HeatSpec){.title = dot ? dot + 1 : st->id, .subtitle = sub, .mask = mask, .shape = st->shape, .kind = st->kind,
