@@ -177,6 +177,23 @@ static void window_jump(void) {
     CHECK(m && m->kind == MATCH_SAME && !s.a.pin.data, "Compare after a tick: %d", m ? (int)m->kind : -1);
     app_metrics(&s.a, &s.ui, 1920, 1080);
     app_draw(&s.ui, &s.a);
+    // The answer's token ids side by side as tokens: the mistake's one wrong token (the year's
+    // day, 2026-11-02 against 2026-11-22) highlighted, not subtracted as numbers.
+    app_act(&s.a, DO_LAST, 0);
+    app_tick(&s.a, 0.0, 8.0);
+    app_draw(&s.ui, &s.a);
+    gfx_present(s.g);
+    Rgba *px = malloc(sizeof *px * 1920 * 1080);
+    long lit = 0;
+    if (px && gfx_read(s.g, px))
+        for (int y = 1080 / 10; y < 1080 * 9 / 10; y++)
+            for (int x = 1920 * 22 / 100; x < 1920 * 70 / 100; x++) {
+                const Rgba c = px[(size_t)y * 1920 + x], l = s.ui.th->lit;
+                lit += c.r == l.r && c.g == l.g && c.b == l.b;
+            }
+    CHECK(app_against_at(&s.a, s.a.cursor) && interp_stage(s.a.session.it, s.a.cursor)->kind == TK_IDS && lit > 200,
+          "Compare on the answer's ids: a highlighted token (%ld pixels)", lit);
+    free(px);
     scene_close(&s);
     // A lesson without a correct program: J says what is missing, and C still pins.
     snprintf(path, sizeof path, "%s/scaling.md", LESSONS);

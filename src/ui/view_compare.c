@@ -11,6 +11,7 @@
 
 #include "app.h"
 #include "heat.h"
+#include "view_decode.h"
 
 enum { MAX_LABELS = 512 };
 
@@ -24,14 +25,15 @@ static void slice_of(const Shape *s, int h, int *rows, int *cols, size_t *off) {
 
 static void explain(Ui *ui, Rect r, const char *msg) { ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, r, msg); }
 
-// The largest |value| (signed tensors) or value (probabilities) of both, finite ones only.
-static float shared_top(const float *a, const float *b, size_t n) {
-    float m = 0;
+// The least and largest finite value of both, as a two-number range for the shared scale (the
+// colour bar then shows the half of the signed map they use); -1 to 1 when none is finite.
+static void shared_range(const float *a, const float *b, size_t n, float out[2]) {
+    float mn = INFINITY, mx = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        if (isfinite(a[i]) && fabsf(a[i]) > m) m = fabsf(a[i]);
-        if (isfinite(b[i]) && fabsf(b[i]) > m) m = fabsf(b[i]);
+        if (isfinite(a[i])) mn = fminf(mn, a[i]), mx = fmaxf(mx, a[i]);
+        if (isfinite(b[i])) mn = fminf(mn, b[i]), mx = fmaxf(mx, b[i]);
     }
-    return m > 0 ? m : 1;
+    out[0] = mn <= mx ? mn : -1.0f, out[1] = mn <= mx ? mx : 1.0f;
 }
 
 // Two tensors of one shape and their difference (now - ref), drawn one above the other on one
@@ -44,7 +46,38 @@ typedef struct {
     unsigned serial, key;  // the heat cache's
 } Tensors3;
 
+// Token ids (argmax's next tokens) are not numbers to subtract: each of the two as a row of
+// tokens, the mistake's tokens that differ from the correct ones marked, and how many differ.
+static void draw_ids(Ui *ui, const App *a, const Tensors3 *t, Rect in) {
+    const int n = (int)shape_numel(&t->shape), h = decode_chip_h(ui, ui->px), gap = ui->pad / 2;
+    const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->small);
+    int differ = 0;
+    for (int i = 0; i < n; i++) differ += t->now[i] != t->ref[i];
+    int y = in.y;
+    for (int k = 0; k < 2; k++) {
+        const float *ids = k ? t->now : t->ref;
+        char head[200];
+        snprintf(head, sizeof head, "%s   %s", k ? t->now_title : t->ref_title, k ? t->now_sub : t->ref_sub);
+        ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, in.x, y, head, in.w);
+        y += lh + gap;
+        int x = in.x;
+        for (int i = 0; i < n && y + h <= in.y + in.h; i++) {
+            const char *txt = decode_shown(a, (int)ids[i]);
+            const int w = decode_chip_w(ui, ui->px, txt, in.w / 2);
+            if (x > in.x && x + w > in.x + in.w) x = in.x, y += h + gap;
+            decode_chip(ui, ui->px, (Rect){x, y, w, h}, txt, k && ids[i] != t->ref[i] ? CHIP_NEW : CHIP_GIVEN);
+            x += w + gap;
+        }
+        y += h + ui->pad;
+    }
+    char sum[120];
+    if (differ) snprintf(sum, sizeof sum, "%d of %d tokens differ (highlighted in the mistake's row)", differ, n);
+    else snprintf(sum, sizeof sum, "the same %d tokens", n);
+    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, y, sum, in.w);
+}
+
 static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t, Rect in) {
+    if (t->kind == TK_IDS) return draw_ids(ui, a, t, in);
     int rows, cols;
     size_t off;
     slice_of(&t->shape, a->head, &rows, &cols, &off);
@@ -59,8 +92,9 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
         else if (isfinite(x) && isfinite(y)) diff[i] = x - y, maxd = fmaxf(maxd, fabsf(diff[i]));
         else diff[i] = -INFINITY, one_masked++;
     }
-    const float top = shared_top(t->now + off, t->ref + off, n);
-    const float both[2] = {t->kind == TK_PROBS ? 0.0f : -top, top}, dr[2] = {-fmaxf(maxd, 1e-12f), fmaxf(maxd, 1e-12f)};
+    float both[2];
+    shared_range(t->now + off, t->ref + off, n, both);
+    const float dr[2] = {-fmaxf(maxd, 1e-12f), fmaxf(maxd, 1e-12f)};
     const char *rl[MAX_LABELS], *cl[MAX_LABELS];
     const int nr = stage_axis_labels(a, a->cursor, t->shape.ndim - 2 >= 0 ? t->shape.ndim - 2 : 0, rl, MAX_LABELS);
     const int nc = stage_axis_labels(a, a->cursor, t->shape.ndim - 1, cl, MAX_LABELS);
