@@ -18,8 +18,8 @@ void app_probe_free(App *a) {
 static bool open_runs(App *a, Err *e) {
     const Lesson *l = &a->session.lesson;
     if (!l->setup.corrupt[0])
-        return err_set(e, "This lesson has no corrupted input to patch from. Add `corrupt:` to its lesson block (as many "
-                       "tokens as `input:`, and a `target:` whose last token is scored), or use `stepformer patch`.");
+        return err_set(e, "This lesson has no corrupted input to patch from. Add a corrupt: line to its lesson block (as "
+                       "many tokens as input:, and a target: whose last token is scored), or use stepformer patch.");
     SessionSpec spec = {.lesson_path = l->path, .input = l->setup.input, .target = l->setup.target};
     if (!session_open_scored(&a->probe.run[0], &spec, &a->probe.token, e)) return false;
     spec.input = l->setup.corrupt;

@@ -129,7 +129,12 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
 // A mistake beside its correct program: the first difference named on top, then the stage on
 // screen and the correct program's stage of the same id.
 static void view_against(Ui *ui, const App *a, Rect r) {
-    Rect in = ui_panel(ui, r, "Compare: this mistake beside its correct program (same model, same input)");
+    const char *cm = a->session.lesson.setup.correct_model, *cm_slash = strrchr(cm, '/');
+    char title[600];
+    if (cm[0]) snprintf(title, sizeof title, "Compare: this mistake beside its correct program (on %s, same input)",
+                        cm_slash ? cm_slash + 1 : cm);
+    else snprintf(title, sizeof title, "Compare: this mistake beside its correct program (same model, same input)");
+    Rect in = ui_panel(ui, r, title);
     const Against *m = &a->against.match;
     const Interp *it = a->session.it, *cit = a->against.run.it;
     const StageMatch *sm = app_against_at(a, a->cursor);
@@ -149,9 +154,14 @@ static void view_against(Ui *ui, const App *a, Rect r) {
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
     const int w = ui_text_fit(ui, FONT_BOLD, ui->px, m->first == a->cursor ? ui->th->error_bg : ui->th->text, in.x, in.y,
                               head, in.w);
-    if (rest[0] && w + 2 * ui->pad < in.w)
+    if (rest[0] && w + ui->pad + gfx_text_width(ui->g, FONT_SANS, ui->small, rest) <= in.w)
         ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x + w + ui->pad, in.y + (lh - ui->small) / 2, rest,
                     in.w - w - ui->pad);
+    else if (rest[0]) {  // too long beside the heading: a line of its own, so "J goes there" stays
+        const int ls = gfx_line_height(ui->g, FONT_SANS, ui->small);
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, in.y + lh, rest, in.w);
+        in.y += ls, in.h -= ls;
+    }
     in.y += lh + ui->pad / 2, in.h -= lh + ui->pad / 2;
     if (sm->kind == MATCH_MISSING) {
         snprintf(msg, sizeof msg, "%s is this program's own: the correct program (%s) has no stage of that id, so "
