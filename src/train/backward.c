@@ -166,9 +166,14 @@ static void take_from_pool(Grads *g, int k, size_t n) {
         if (g->pool_cap[q] < n) continue;
         float *d = g->pool[q];
         const size_t cap = g->pool_cap[q];
-        if (g->d[k]) g->pool[q] = g->d[k], g->pool_cap[q] = g->cap[k];
-        else memmove(g->pool + q, g->pool + q + 1, sizeof *g->pool * (size_t)(g->n_pool - q - 1)),
-             memmove(g->pool_cap + q, g->pool_cap + q + 1, sizeof *g->pool_cap * (size_t)(g->n_pool - q - 1)), g->n_pool--;
+        if (g->d[k]) {  // a swap: the stage's own buffer takes the taken one's place
+            g->pool[q] = g->d[k], g->pool_cap[q] = g->cap[k];
+        } else {  // out of the pool, the ones above it moving down
+            const size_t above = (size_t)(g->n_pool - q - 1);
+            memmove(g->pool + q, g->pool + q + 1, sizeof *g->pool * above);
+            memmove(g->pool_cap + q, g->pool_cap + q + 1, sizeof *g->pool_cap * above);
+            g->n_pool--;
+        }
         g->d[k] = d, g->cap[k] = cap;
         return;
     }
