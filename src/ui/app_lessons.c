@@ -21,7 +21,9 @@ void app_set_course(App *a, const char *dir, const char *open_path) {
 }
 
 // Whether the files spec needs can be opened now: its model, named by the spec or by its
-// lesson. In the browser one that is not there yet is fetched meanwhile (*progress: how far).
+// lesson, and a mistake lesson's correct program's own weights (`correct_model:`, which the
+// Compare view runs). In the browser one that is not there yet is fetched meanwhile
+// (*progress: how far).
 // A fetch that failed sets e. Where every file is on disk, the lesson is not read twice for this.
 static bool files_ready(const SessionSpec *spec, double *progress, Err *e) {
     *progress = 1.0;
@@ -31,7 +33,8 @@ static bool files_ready(const SessionSpec *spec, double *progress, Err *e) {
     Lesson l;
     Err parse = {{0}};
     if (!lesson_load(&l, spec->lesson_path, &parse)) return true;  // opening it reports what is wrong
-    const bool ready = !l.setup.model_path[0] || platform_file_ready(l.setup.model_path, progress, e);
+    bool ready = !l.setup.model_path[0] || platform_file_ready(l.setup.model_path, progress, e);
+    if (ready && l.setup.correct_model[0]) ready = platform_file_ready(l.setup.correct_model, progress, e);
     lesson_free(&l);
     return ready;
 }
