@@ -350,6 +350,44 @@ static void test_softmax_fast(void) {
     free(x), free(y), free(r);
 }
 
+// Rows run in groups of the vector width (softmax.c's *_group: their last steps side by side,
+// a row a lane) must each keep the bits the row has alone, at every length, tail and mask, on
+// every level this CPU has; and AVX2's bits are AVX-512's.
+static void test_softmax_groups(void) {
+    enum { R = 37 };  // two groups of 16 (four of 8) and five rows left over
+    static const int lengths[] = {1, 3, 8, 15, 16, 17, 31, 32, 48, 77};
+    SimdLevel levels[3] = {SIMD_BASE};
+    int n_levels = 1;
+#if SIMD_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) levels[n_levels++] = SIMD_AVX2;
+    if (__builtin_cpu_supports("avx512f")) levels[n_levels++] = SIMD_AVX512;
+#endif
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        const int N = lengths[li];
+        float *x = rand_buf((long)R * N, -30, 30), *y = malloc(sizeof(float) * R * N);
+        float *first = malloc(sizeof(float) * R * N), alone[77];
+        for (int i = 0; i < N; i++) x[3 * N + i] = -INFINITY;          // every key masked
+        for (int i = 1; i < N; i += 2) x[20 * N + i] = -INFINITY;      // some masked
+        x[17 * N + N / 2] = NAN;  // a NaN row, in a group (at length 1 its one key is NaN: ignored, so 0)
+        x[9 * N] = 0.0f, x[9 * N + N - 1] = -0.0f;                     // zeros of both signs
+        for (int v = 0; v < n_levels; v++) {
+            softmax_forward_at(levels[v], y, x, R, N);
+            for (int row = 0; row < R; row++) {
+                softmax_forward_at(levels[v], alone, x + (size_t)row * N, 1, N);
+                CHECK(!memcmp(alone, y + (size_t)row * N, sizeof(float) * N),
+                      "softmax, level %d, length %d: row %d alone differs from it in a group", (int)levels[v], N, row);
+            }
+            for (int i = 0; i < N; i++) CHECK(y[3 * N + i] == 0.0f, "softmax, length %d: a masked row is not 0", N);
+            CHECK(N == 1 || isnan(y[17 * N]), "softmax, length %d: the NaN row is %g, not NaN", N, (double)y[17 * N]);
+            if (levels[v] == SIMD_AVX2) memcpy(first, y, sizeof(float) * R * N);
+            if (levels[v] == SIMD_AVX512)
+                CHECK(!memcmp(first, y, sizeof(float) * R * N), "softmax, length %d: AVX2 and AVX-512 differ", N);
+        }
+        free(x), free(y), free(first);
+    }
+}
+
 static void test_layernorm(void) {
     const int T = 6, C = 33;
     float *x = rand_buf(T * C, -3, 5), *g = rand_buf(C, 0.5f, 1.5f), *b = rand_buf(C, -1, 1);
@@ -440,6 +478,7 @@ int main(void) {
     test_softmax();
     test_exp();
     test_softmax_fast();
+    test_softmax_groups();
     test_layernorm();
     test_elementwise();
     test_heads_and_masks();

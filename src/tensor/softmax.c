@@ -13,6 +13,9 @@
 #include "kernels.h"
 #include "par.h"
 #include "simd.h"
+#if SIMD_X86
+#include "simd_avx2.h"
+#endif
 
 // e^x, W lanes: x = n ln2 + r with n an integer and |r| <= ln2 / 2, e^r by its Taylor series to
 // r^7 (the first term left out, r^8 / 8!, is under 1e-8 of e^r there), and 2^n built in the
@@ -112,6 +115,97 @@ enum { LANES = 16 };
         }                                                                                              \
     }
 
+// W rows at once (W the vector width), each the very operations of NAME alone, so each row has
+// the bits it has alone: what a row alone does lane by lane at its end (its largest, the sum of
+// its partial sums in lane order, 1 / sum) is here done for the W rows side by side, a row a
+// lane, after a transpose in registers (TRANSPOSE: r[j] gets element j of each r[i], in lane
+// i). Those scalar steps were most of a short row's time: a row of 16 (an attention head's in
+// training) took 29 ns alone, about a hundred cycles, most of them lane extractions.
+#define DEFINE_SOFTMAX_GROUP(NAME, EXP, W, TRANSPOSE, TARGET)                                         \
+    TARGET static void NAME##_group(float *out, const float *x, int n) {                               \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                        \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                           \
+        typedef int32_t vi __attribute__((vector_size((W) * 4)));                                      \
+        enum { Q = LANES / (W) };                                                                      \
+        vf t[W], sum[Q][W];                                                                            \
+        float m[W], inv[W];                                                                            \
+        for (int r = 0; r < (W); r++) { /* each row's largest, its tail padded with -inf */            \
+            const float *xr = x + (size_t)r * n;                                                       \
+            vf vmax = (vf){0} - INFINITY;                                                              \
+            int i = 0;                                                                                 \
+            for (; i + (W) <= n; i += (W)) {                                                           \
+                const vf v = *(const vfu *)(xr + i);                                                   \
+                vmax = (vf)SELECT(vi, v > vmax, v, vmax);                                              \
+            }                                                                                          \
+            for (int l = 0; i + l < n; l++) vmax[l] = xr[i + l] > vmax[l] ? xr[i + l] : vmax[l];       \
+            t[r] = vmax;                                                                               \
+        }                                                                                              \
+        TRANSPOSE(t);                                                                                  \
+        vf mv = t[0];                                                                                  \
+        for (int l = 1; l < (W); l++) mv = (vf)SELECT(vi, t[l] > mv, t[l], mv);                        \
+        *(vfu *)m = mv;                                                                                \
+        for (int r = 0; r < (W); r++) {                                                                \
+            const float *xr = x + (size_t)r * n;                                                       \
+            float *o = out + (size_t)r * n;                                                            \
+            for (int q = 0; q < Q; q++) sum[q][r] = (vf){0};                                           \
+            if (m[r] == -INFINITY) continue; /* every key masked: zeros, below */                     \
+            int i = 0;                                                                                 \
+            for (; i + LANES <= n; i += LANES)                                                         \
+                for (int q = 0; q < Q; q++) {                                                          \
+                    EXP(o + i + q * (W), xr + i + q * (W), m[r]);                                      \
+                    sum[q][r] += *(const vfu *)(o + i + q * (W));                                      \
+                }                                                                                      \
+            if (i < n) {                                                                               \
+                float pad[LANES], e[LANES];                                                            \
+                for (int l = 0; l < LANES; l++) pad[l] = i + l < n ? xr[i + l] : -INFINITY;            \
+                for (int q = 0; q < Q; q++) {                                                          \
+                    EXP(e + q * (W), pad + q * (W), m[r]);                                             \
+                    sum[q][r] += *(const vfu *)(e + q * (W));                                          \
+                }                                                                                      \
+                for (int l = 0; i + l < n; l++) o[i + l] = e[l];                                       \
+            }                                                                                          \
+        }                                                                                              \
+        vf s = (vf){0};                                                                                \
+        for (int q = 0; q < Q; q++) {                                                                  \
+            TRANSPOSE(sum[q]);                                                                         \
+            for (int l = 0; l < (W); l++) s += sum[q][l];                                              \
+        }                                                                                              \
+        *(vfu *)inv = 1.0f / s;                                                                        \
+        for (int r = 0; r < (W); r++) {                                                                \
+            float *o = out + (size_t)r * n;                                                            \
+            int i = 0;                                                                                 \
+            if (m[r] == -INFINITY) {                                                                   \
+                for (int j = 0; j < n; j++) o[j] = 0.0f;                                               \
+                continue;                                                                              \
+            }                                                                                          \
+            for (; i + (W) <= n; i += (W)) *(vfu *)(o + i) = *(const vfu *)(o + i) * inv[r];           \
+            for (; i < n; i++) o[i] *= inv[r];                                                         \
+        }                                                                                              \
+    }
+
+#if SIMD_X86
+// Sixteen registers of sixteen floats transposed in place (transpose8's unpacks and shuffles
+// within 128-bit lanes, then two rounds of moving whole 128-bit lanes). Only moves.
+__attribute__((target("avx512f"), always_inline)) static inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    for (int i = 0; i < 16; i += 4) {  // r[i + j]: column 4L + j of rows i .. i+3, in 128-bit lane L
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44), r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44), r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; j++) {  // lanes 0 and 2, then 1 and 3, of the row groups' column j
+        const __m512 a0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), a1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xDD);
+        const __m512 b0 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+        const __m512 b1 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xDD);
+        t[j] = _mm512_shuffle_f32x4(a0, b0, 0x88), t[8 + j] = _mm512_shuffle_f32x4(a0, b0, 0xDD);
+        t[4 + j] = _mm512_shuffle_f32x4(a1, b1, 0x88), t[12 + j] = _mm512_shuffle_f32x4(a1, b1, 0xDD);
+    }
+    for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+#define TRANSPOSE16(v) transpose16((__m512 *)(v))
+#define TRANSPOSE8(v) transpose8((__m256 *)(v))
+#endif
+
 // Sixteen partial sums for every CPU (AVX-512 holds them in one vector, AVX2 in two, SSE2 and
 // WebAssembly in four), so a row's sum is the same on each, and AVX2 and AVX-512 give the same
 // bits (SSE2 has no fused multiply-add: its bits differ, as its GEMM's do). Training's figures
@@ -121,6 +215,8 @@ DEFINE_EXP(exp_avx512, 16, __attribute__((target("avx512f,fma"))))
 DEFINE_EXP(exp_avx2, 8, __attribute__((target("avx2,fma"))))
 DEFINE_SOFTMAX_ROW(softmax_avx512, exp_avx512, 16, __attribute__((target("avx512f,fma"))))
 DEFINE_SOFTMAX_ROW(softmax_avx2, exp_avx2, 8, __attribute__((target("avx2,fma"))))
+DEFINE_SOFTMAX_GROUP(softmax_avx512, exp_avx512, 16, TRANSPOSE16, __attribute__((target("avx512f,fma"))))
+DEFINE_SOFTMAX_GROUP(softmax_avx2, exp_avx2, 8, TRANSPOSE8, __attribute__((target("avx2,fma"))))
 #endif
 DEFINE_EXP(exp_base, 4, )
 DEFINE_SOFTMAX_ROW(softmax_base, exp_base, 4, )
@@ -128,13 +224,15 @@ DEFINE_SOFTMAX_ROW(softmax_base, exp_base, 4, )
 typedef struct {
     void (*row)(float *out, const float *x, int n);
     void (*exp)(float *out, const float *x, size_t n);
+    void (*group)(float *out, const float *x, int n);  // `rows` rows at once, or NULL
+    int rows;
 } SoftmaxImpl;
 
 static const SoftmaxImpl impls[] = {
-    [SIMD_BASE] = {softmax_base, softmax_base_exp},
+    [SIMD_BASE] = {softmax_base, softmax_base_exp, NULL, 1},
 #if SIMD_X86
-    [SIMD_AVX2] = {softmax_avx2, softmax_avx2_exp},
-    [SIMD_AVX512] = {softmax_avx512, softmax_avx512_exp},
+    [SIMD_AVX2] = {softmax_avx2, softmax_avx2_exp, softmax_avx2_group, 8},
+    [SIMD_AVX512] = {softmax_avx512, softmax_avx512_exp, softmax_avx512_group, 16},
 #endif
 };
 
@@ -142,9 +240,15 @@ void exp_forward(float *out, const float *x, size_t n) { impls[simd_level()].exp
 
 void softmax_forward_at(SimdLevel level, float *out, const float *x, int rows, int n) {
     const SoftmaxImpl impl = impls[level];
+    const int G = impl.group ? impl.rows : 1, groups = rows / G;  // whole groups, then row by row
     PAR_LOOP(PAR_ROWS((size_t)rows * n), "omp parallel for",
-        for (int r = 0; r < rows; r++) impl.row(out + (size_t)r * n, x + (size_t)r * n, n);
+        for (int q = 0; q < groups; q++) {
+            const size_t at = (size_t)q * G * n;
+            if (impl.group) impl.group(out + at, x + at, n);
+            else impl.row(out + at, x + at, n);
+        }
     );
+    for (int r = groups * G; r < rows; r++) impl.row(out + (size_t)r * n, x + (size_t)r * n, n);
 }
 
 void softmax_forward(float *out, const float *x, int rows, int n) { softmax_forward_at(simd_level(), out, x, rows, n); }
