@@ -43,10 +43,11 @@ COLUMN_SUMS(column_sums_avx2, __attribute__((target("avx2"))))
 
 static void column_sums(float *db, const float *dy, int T, int O) {
 #if SIMD_X86
-    if (simd_level() == SIMD_AVX512) return column_sums_avx512(db, dy, T, O);
-    if (simd_level() == SIMD_AVX2) return column_sums_avx2(db, dy, T, O);
+    if (simd_level() == SIMD_AVX512) column_sums_avx512(db, dy, T, O);
+    else if (simd_level() == SIMD_AVX2) column_sums_avx2(db, dy, T, O);
+    else
 #endif
-    column_sums_rest(db, dy, T, O, 0);
+        column_sums_rest(db, dy, T, O, 0);
 }
 
 void embedding_backward(float *dtable, const float *dy, const float *ids, int T, int C, float scale) {
