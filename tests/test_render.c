@@ -529,19 +529,29 @@ static void test_ablate_keys(void) {
     scene_close(&s);
 }
 
-// The Positions explorer starts from the lesson program's own table: base 1000 in the mistake.
+// The Positions explorer starts from the lesson program's own table (base 1000 in the mistake),
+// and says what the lesson's model adds to its tokens: the table itself, stored or computed, a
+// learned one, or nothing.
 static void test_pe_from_program(void) {
-    App a;
-    memset(&a, 0, sizeof a);
-    Err e = {{0}};
-    const bool ok = app_open(&a, &(SessionSpec){.lesson_path = LESSONS "/mistake-pe-base-1000.md"}, &e);
-    CHECK(ok && a.pe.base == 1000 && a.pe.d_model == a.session.model.cfg.d_model, "%s: base %d, d_model %d", e.msg,
-          a.pe.base, a.pe.d_model);
-    if (ok) app_free(&a);
-    memset(&a, 0, sizeof a);
-    CHECK(app_open(&a, &(SessionSpec){.builtin_lesson = "forward-pass.md"}, &e) && a.pe.base == 10000, "%s: base %d",
-          e.msg, a.pe.base);
-    app_free(&a);
+    static const struct { const char *lesson; PeSource source; int base; const char *names; } cases[] = {
+        {"mistake-pe-base-1000.md", PE_SOURCE_COMPUTED, 1000, "base 1000"},
+        {"forward-pass.md", PE_SOURCE_STORED, 10000, "@positional_encoding.pos_embedding"},
+        {"gpt-block.md", PE_SOURCE_LEARNED, 10000, "@pos_emb.weight"},
+        {"mistake-no-positions.md", PE_SOURCE_NONE, 10000, "adds no positions"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        App a;
+        memset(&a, 0, sizeof a);
+        Err e = {{0}};
+        char path[256];
+        snprintf(path, sizeof path, LESSONS "/%s", cases[k].lesson);
+        const bool ok = app_open(&a, &(SessionSpec){.lesson_path = path}, &e);
+        CHECK(ok && a.pe.source == cases[k].source && a.pe.base == cases[k].base &&
+                  a.pe.d_model == a.session.model.cfg.d_model && strstr(a.pe.about, cases[k].names),
+              "%s: %s; source %d, base %d, d_model %d: '%s'", cases[k].lesson, e.msg, (int)a.pe.source, a.pe.base,
+              a.pe.d_model, a.pe.about);
+        if (ok) app_free(&a);
+    }
 }
 
 // The colour bar's bounds: the signed map is symmetric about 0, probabilities' and other

@@ -52,18 +52,6 @@ static void app_defaults(App *a) {
     a->lesson_at = -1;
 }
 
-// The Positions explorer starts from the program's own table when it builds one (its base and
-// width; at least the explorer's usual 50 positions), else from the model's d_model.
-static void pe_from_program(PeExplorer *pe, const Interp *it) {
-    for (int i = 0; i < interp_n_stages(it); i++) {
-        const Stage *st = interp_stage(it, i);
-        if (st->op != OP_POSITIONAL_TABLE) continue;
-        pe->base = (int)st->attr.base, pe->d_model = st->attr.width;
-        pe->positions = st->attr.positions > pe->positions ? st->attr.positions : pe->positions;
-        return;
-    }
-}
-
 // The spec's strings, in the order of OpenedSpec.text.
 static void spec_texts(SessionSpec *s, const char **out[OPENED_TEXTS]) {
     const char **f[OPENED_TEXTS] = {&s->lesson_path, &s->builtin_lesson, &s->program_path, &s->model_path, &s->config,
@@ -93,7 +81,7 @@ void app_loaded(App *a, const SessionSpec *spec) {
     snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
     pe_free(&a->pe);  // the explorer of the model before (if any) goes
     pe_init(&a->pe, a->session.model.cfg.d_model);
-    pe_from_program(&a->pe, a->session.it);
+    pe_from_program(&a->pe, a->session.it, &a->session.model);
     if (!pe_rebuild(&a->pe, &a->session.model, &e)) app_set_error(a, e.msg);
 }
 

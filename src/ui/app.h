@@ -23,9 +23,15 @@ extern const char *const view_names[VIEW_COUNT];
 typedef enum { PE_D_MODEL, PE_POSITIONS, PE_BASE, PE_DIM, PE_POSITION, PE_PARAM_COUNT } PeParam;
 extern const char *const pe_param_names[PE_PARAM_COUNT];
 
+// What the lesson's model adds to its token rows, for the view's first line: the explorer
+// shows the sinusoidal formula whatever the model does.
+typedef enum { PE_SOURCE_NONE, PE_SOURCE_LEARNED, PE_SOURCE_STORED, PE_SOURCE_COMPUTED, PE_SOURCE_OTHER } PeSource;
+
 typedef struct {
     int d_model, positions, base, dim, position;
     PeParam selected;
+    PeSource source;  // the lesson's model's positions (pe_from_program)
+    char about[240];  // one sentence on them
     Program program;  // the explorer's program: the table and its similarity matrix
     Interp *it;       // its trace (NULL until built)
     unsigned generation;  // changes with every rebuild (heatmap cache key)
@@ -172,6 +178,10 @@ void app_metrics(const App *a, Ui *ui, int w, int h);
 
 // ---- the positional-encoding explorer (pe.c) ----
 void pe_init(PeExplorer *pe, int d_model);
+// Reads the lesson's program for what its model adds to its tokens (source, about) and starts
+// the settings from its own table when it builds one (its base and width; at least the usual
+// 50 positions).
+void pe_from_program(PeExplorer *pe, const Interp *it, const Model *m);
 // Re-runs the explorer's program for its current settings; clamps them to sensible ranges.
 bool pe_rebuild(PeExplorer *pe, const Model *m, Err *e);
 // Changes parameter p by one step (dir = +1 / -1) and rebuilds.

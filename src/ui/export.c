@@ -144,6 +144,7 @@ int ui_bench_run(int frames) {
     if (!session_open_random(&a.session, &c, NULL, 1, 32, 32, &e) || !interp_run(a.session.it, &e))
         return fprintf(stderr, "stepformer: %s\n", e.msg), 1;
     pe_init(&a.pe, c.d_model);
+    pe_from_program(&a.pe, a.session.it, &a.session.model);
     pe_rebuild(&a.pe, &a.session.model, &e);
     Gfx *g = gfx_open_offscreen(1920, 1080, &e);
     if (!g) return fprintf(stderr, "stepformer: %s\n", e.msg), 1;

@@ -26,6 +26,43 @@ void pe_init(PeExplorer *pe, int d_model) {
     pe->selected = PE_D_MODEL;
 }
 
+// The table the lesson's first add_positions adds: a weight (stored with the model: a sinusoid
+// buffer, or learned), or a stage (positional_table), or none at all.
+void pe_from_program(PeExplorer *pe, const Interp *it, const Model *m) {
+    const Stage *add = NULL;
+    for (int i = 0; i < interp_n_stages(it) && !add; i++)
+        if (interp_stage(it, i)->op == OP_ADD_POSITIONS) add = interp_stage(it, i);
+    const Ref r = add ? add->in[1] : (Ref){REF_INPUT, 0, 0};
+    const Stage *table = add && r.kind == REF_STAGE ? interp_stage(it, r.index) : NULL;
+    const ParamDecl *w = add && r.kind == REF_WEIGHT ? &m->params[r.index] : NULL;
+    if (table && table->op == OP_POSITIONAL_TABLE) {
+        pe->source = PE_SOURCE_COMPUTED;
+        pe->base = (int)table->attr.base, pe->d_model = table->attr.width;
+        pe->positions = table->attr.positions > pe->positions ? table->attr.positions : pe->positions;
+        snprintf(pe->about, sizeof pe->about, "This lesson's model computes this table (positional_table, base %d).",
+                 pe->base);
+    } else if (w && w->init == INIT_SINUSOID) {
+        pe->source = PE_SOURCE_STORED;
+        snprintf(pe->about, sizeof pe->about, "This lesson's model adds this table, stored with it as @%s.", w->name);
+    } else if (w) {
+        pe->source = PE_SOURCE_LEARNED;
+        snprintf(pe->about, sizeof pe->about,
+                 "This lesson's model does not use this table: it learns a row for each position (@%s), "
+                 "trained like any weight.", w->name);
+    } else if (table) {  // a table another stage makes
+        pe->source = PE_SOURCE_OTHER;
+        snprintf(pe->about, sizeof pe->about, "This lesson's model adds the table %s, not this one.", table->id);
+    } else if (add) {
+        pe->source = PE_SOURCE_OTHER;
+        snprintf(pe->about, sizeof pe->about, "%s", "This lesson's model adds a table given as an input, not this one.");
+    } else {
+        pe->source = PE_SOURCE_NONE;
+        snprintf(pe->about, sizeof pe->about, "%s",
+                 "This lesson's model adds no positions: nothing tells its attention the order of the tokens. "
+                 "The table here is the formula alone.");
+    }
+}
+
 static void clamp_settings(PeExplorer *pe) {
     pe->d_model = clamp_even(pe->d_model, 2, 1024);
     pe->positions = clampi(pe->positions, 2, 512);

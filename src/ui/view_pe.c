@@ -345,6 +345,11 @@ void view_pe(Ui *ui, const App *a, Rect r) {
         return;
     }
     const int lh = lh_of(ui, FONT_SANS, ui->px), slh = lh_of(ui, FONT_SANS, ui->small), gap = ui->pad;
+    // First, what the lesson's own model does (up to two lines): bold where it is not this table.
+    const bool other = a->pe.source != PE_SOURCE_STORED && a->pe.source != PE_SOURCE_COMPUTED;
+    const int about_h = ui_text_wrap(ui, other ? FONT_BOLD : FONT_SANS, ui->px, other ? ui->th->text : ui->th->muted,
+                                     (Rect){in.x, in.y, in.w, 2 * lh}, a->pe.about);
+    in.y += about_h + gap / 2, in.h -= about_h + gap / 2;
     // The numbers at the bottom: up to two lines of values and the check line.
     const int n_lines = in.h > 24 * lh ? 2 : 1;
     const int num_h = n_lines * lh + slh + 2;
