@@ -26,21 +26,28 @@ void pe_init(PeExplorer *pe, int d_model) {
     pe->selected = PE_D_MODEL;
 }
 
-// The table the lesson's first add_positions adds: a weight (stored with the model: a sinusoid
-// buffer, or learned), or a stage (positional_table), or none at all.
+// The source is the table the lesson's first add_positions adds: a weight (stored with the
+// model: a sinusoid buffer, or learned), a stage (positional_table), or none at all. The
+// settings start from the program's first positional_table, added or not (the
+// positional-encoding lesson builds a worked example of width 8 and adds nothing).
 void pe_from_program(PeExplorer *pe, const Interp *it, const Model *m) {
-    const Stage *add = NULL;
-    for (int i = 0; i < interp_n_stages(it) && !add; i++)
-        if (interp_stage(it, i)->op == OP_ADD_POSITIONS) add = interp_stage(it, i);
+    const Stage *add = NULL, *first = NULL;
+    for (int i = 0; i < interp_n_stages(it); i++) {
+        const Stage *st = interp_stage(it, i);
+        if (st->op == OP_ADD_POSITIONS && !add) add = st;
+        if (st->op == OP_POSITIONAL_TABLE && !first) first = st;
+    }
+    if (first) {
+        pe->base = (int)first->attr.base, pe->d_model = first->attr.width;
+        pe->positions = first->attr.positions > pe->positions ? first->attr.positions : pe->positions;
+    }
     const Ref r = add ? add->in[1] : (Ref){REF_INPUT, 0, 0};
     const Stage *table = add && r.kind == REF_STAGE ? interp_stage(it, r.index) : NULL;
     const ParamDecl *w = add && r.kind == REF_WEIGHT ? &m->params[r.index] : NULL;
     if (table && table->op == OP_POSITIONAL_TABLE) {
         pe->source = PE_SOURCE_COMPUTED;
-        pe->base = (int)table->attr.base, pe->d_model = table->attr.width;
-        pe->positions = table->attr.positions > pe->positions ? table->attr.positions : pe->positions;
         snprintf(pe->about, sizeof pe->about, "This lesson's model computes this table (positional_table, base %d).",
-                 pe->base);
+                 (int)table->attr.base);
     } else if (w && w->init == INIT_SINUSOID) {
         pe->source = PE_SOURCE_STORED;
         snprintf(pe->about, sizeof pe->about, "This lesson's model adds this table, stored with it as @%s.", w->name);
