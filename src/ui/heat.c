@@ -96,7 +96,7 @@ static void fmt_value(char *buf, size_t n, float v) {
 
 // The colour bar: the colours from bar_lo (bottom) to bar_hi (top), as the cells have them,
 // with those values.
-static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked) {
+static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked, const char *absent) {
     const Colormap map = en->map;
     const float lo = en->bar_lo, hi = en->bar_hi;
     const int bw = ui->small / 2 + 4, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
@@ -117,7 +117,7 @@ static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked) {
     if (masked) {
         Rect sw = {bar.x, bar.y + bar.h + 4, bw, lh - 2};
         gfx_rect(ui->g, sw, cmap_masked);
-        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, sw.y, "masked", tw);
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, sw.y, absent ? absent : "masked", tw);
     }
 }
 
@@ -187,6 +187,7 @@ static void readout(Ui *ui, const HeatSpec *h, Rect cells, Rect line, int r0, in
         int c = c0 + (int)((long)(ui->mx - cells.x) * (c1 - c0) / cells.w);
         char v[48], rl[80] = "", cl[80] = "";
         fmt_value(v, sizeof v, h->data[(size_t)r * h->cols + c]);
+        if (h->absent && h->data[(size_t)r * h->cols + c] == -INFINITY) snprintf(v, sizeof v, "%s", h->absent);
         if (h->mask && h->mask[(size_t)r * h->cols + c] == -INFINITY) snprintf(v, sizeof v, "0 (masked key)");
         if (h->row_labels && r < h->n_row_labels) snprintf(rl, sizeof rl, " '%s'", h->row_labels[r]);
         if (h->col_labels && c < h->n_col_labels) snprintf(cl, sizeof cl, " '%s'", h->col_labels[c]);
@@ -336,7 +337,8 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     int lw = 0, top = 2, bar = 0, bottom = 0;
     if (!h->compact) {
         lw = widest_row_label(ui, h, r0, r1);
-        lw = lw > r.w / 4 ? r.w / 4 : lw;
+        const int most = r.w / (h->label_part > 0 ? h->label_part : 4);
+        lw = lw > most ? most : lw;
         top = h->col_labels && !single_chars(h, c0, c1) ? upright_room(ui, h, c0, c1, lh) : lh + 4;
         bar = ui->small * 3 + gfx_text_width(ui->g, FONT_SANS, ui->small, "-0.0000");
         bottom = lh + 4;
@@ -368,7 +370,7 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     col_labels(ui, h, g.cells, c0, c1, top, g.col_px);
     const int room = r.y + r.h - lh - 4 - g.cells.y;
     const int bar_h = g.cells.h > 4 * lh ? g.cells.h : (4 * lh < room ? 4 * lh : room);
-    colour_bar(ui, en, (Rect){g.cells.x + g.cells.w + ui->small, g.cells.y, bar - ui->small, bar_h}, any_masked(h));
+    colour_bar(ui, en, (Rect){g.cells.x + g.cells.w + ui->small, g.cells.y, bar - ui->small, bar_h}, any_masked(h), h->absent);
     const int below = g.cells.y + (g.cells.h > bar_h ? g.cells.h : bar_h) + 2;
     readout(ui, h, g.cells, (Rect){r.x, below < r.y + r.h - lh ? below : r.y + r.h - lh, r.w, lh}, r0, r1, c0, c1, down);
     return g.cells;

@@ -26,6 +26,10 @@ typedef struct {
     const char *const *col_labels;
     int n_col_labels;
     const char *row_name, *col_name;  // what rows and columns are, for the readout ("query")
+    const char *absent;    // the word for -inf cells, under the colour bar and in the readout
+                           // (NULL: "masked"; the Patch view's cells past a row's end are
+                           // positions that row does not have: "absent")
+    int label_part;        // row labels may take 1/label_part of the width (0: a quarter)
     unsigned key[5];       // identity for the image cache (stage, slot, slice, generation, model)
     bool zoomable;         // the one heatmap the wheel and drag act on
     ZoomBox zoom;

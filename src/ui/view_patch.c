@@ -26,7 +26,9 @@ static void short_label(const char *id, char *out, size_t n) {
     snprintf(out, n, "%s", s);
 }
 
-// One sweep (its effects or its attribution) as a heatmap; absent cells (a shorter row) masked.
+// One sweep (its effects or its attribution) as a heatmap; cells past a shorter row's end (the
+// decoder's positions past the target's length) are grey, "absent". The heads' map
+// has a few wide columns, so its labels ("dec 1 cross") may take a third of its width.
 static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attribution, const char *title, unsigned slot, Rect r) {
     static float cells[MAX_CELLS];
     static char labels[PROBE_MAX_ROWS][32];
@@ -45,6 +47,7 @@ static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attributio
                   .shape = shape2(p->n_rows, cols), .kind = TK_VALUES, .data = cells, .rows = p->n_rows, .cols = cols,
                   .row_labels = rl, .n_row_labels = p->n_rows,
                   .col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? head_names : NULL, .n_col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? cols : 0,
+                  .absent = "absent", .label_part = p->sweep == SWEEP_HEADS ? 3 : 4,
                   .row_name = p->sweep == SWEEP_HEADS ? "attention" : "layer",
                   .col_name = p->sweep == SWEEP_HEADS ? "head" : "position",
                   .key = {a->model_serial, 0x10000000u | slot, (unsigned)p->n_rows, (unsigned)cols, (unsigned)strlen(a->probe.lesson)}};
@@ -64,7 +67,7 @@ static void lens_grid(Ui *ui, const App *a, Rect r) {
                 "and the generator (likeliest token, its probability)", r.w);
     r.y += lh + ui->pad / 2, r.h -= lh + ui->pad / 2;
     if (!l->n_rows) return;
-    const int label_w = r.w / 8, cols = l->rows[0].rows, cw = (r.w - label_w) / (cols > 0 ? cols : 1);
+    const int label_w = r.w / 6, cols = l->rows[0].rows, cw = (r.w - label_w) / (cols > 0 ? cols : 1);
     const int ch = r.h / l->n_rows < 2 * lh ? r.h / l->n_rows : 2 * lh;
     const Vocab *v = &a->probe.run[0].model.tgt_vocab;
     for (int k = 0; k < l->n_rows; k++) {
@@ -107,9 +110,12 @@ void view_patch(Ui *ui, const App *a, Rect r) {
     if (a->probe.pick_row >= 0) {
         const PatchSweep *p = a->probe.pick_heads ? hs : rs;
         const PatchRow *row = &p->rows[a->probe.pick_row];
-        snprintf(s, sizeof s, "Patched %s %s %d alone: logit %.3f (effect %.3f); the model now writes '%s'", row->label,
-                 a->probe.pick_heads ? "head" : "position", a->probe.pick_col + a->probe.pick_heads, a->probe.picked_logit,
-                 (a->probe.picked_logit - p->target.corrupt) / (p->target.clean - p->target.corrupt), vocab_token(tv, a->probe.picked_top));
+        char lab[STAGE_ID_MAX];
+        short_label(row->label, lab, sizeof lab);  // so the token it writes, the point, fits
+        snprintf(s, sizeof s, "Patched %s %s %d alone, the model writes '%s': logit %.3f (effect %.3f)", lab,
+                 a->probe.pick_heads ? "head" : "position", a->probe.pick_col + a->probe.pick_heads,
+                 vocab_token(tv, a->probe.picked_top), a->probe.picked_logit,
+                 (a->probe.picked_logit - p->target.corrupt) / (p->target.clean - p->target.corrupt));
     } else snprintf(s, sizeof s, "Click a cell to patch that piece alone and see what the model then writes.");
     ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->accent, in.x, y, s, in.w);
     lens_grid(ui, a, (Rect){in.x, y + pick_h, in.w, lens_h});
