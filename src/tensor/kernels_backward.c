@@ -195,11 +195,7 @@ static inline __attribute__((always_inline)) void layernorm_rows(float *dx, floa
         const float *yr = dy + (size_t)r * C, *xr = x + (size_t)r * C;
         for (int c = 0; c < C; c++) acc[c] += yr[c] * (xr[c] - mean[r]) * inv[r];
     }
-    for (int r = 0; db && r < R; r++) {
-        float *restrict acc = db;
-        const float *yr = dy + (size_t)r * C;
-        for (int c = 0; c < C; c++) acc[c] += yr[c];
-    }
+    if (db) column_sums(db, dy, R, C);  // the bias's gradient is a linear's: dy's column sums
     if (!dx) return;
     for (int r = 0; r < R; r++)  // d(loss)/d(x - mean), then through the mean
         k[r] = form == LN_TORCH ? inv[r] * inv[r] * sum[r] / (float)C
