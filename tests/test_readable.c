@@ -3,7 +3,9 @@
 //     lecture uses, at stages spread over each pass (the canvas records its smallest text);
 //   - the cached decoder's stages mark the rows it computed;
 //   - pressing + never makes a heatmap smaller: its cells keep at least their size;
-//   - the Decoding view of sampling and beam search, at every stage.
+//   - the Decoding view of sampling and beam search, at every stage;
+//   - the title bar shows each lesson's title, or its first clause, whole (never cut mid-word);
+//   - the Patch view's map titles and its logit lens's heading are whole.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,28 @@ static void check_frame(Scene *s, const char *what) {
         CHECK(px >= MIN_PX, "%s: text of %d px (\"%s\"), under %d at %dx%d", what, px, text, MIN_PX, W, H);
 }
 
+static const char ELLIPSIS[] = "\xe2\x80\xa6";
+
+// The text drawn in the last frame that reads `text` (leading spaces aside), or NULL.
+static const GfxTextNote *drawn(const Scene *s, const char *text, size_t len) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int k = 0; k < n; k++) {
+        const char *t = notes[k].text + strspn(notes[k].text, " ");
+        if (strlen(t) == len && !strncmp(t, text, len)) return &notes[k];
+    }
+    return NULL;
+}
+
+// The title bar holds the lesson's title whole, or its first clause: up to "? " (kept) or
+// ": " (left out) when that is at least 12 bytes, written out here from the titles.
+static void check_title(const Scene *s, const char *name) {
+    const char *title = s->a.source, *q = strstr(title, "? "), *c = strstr(title, ": ");
+    const size_t clause = q && (!c || q < c) ? (size_t)(q - title) + 1 : c ? (size_t)(c - title) : 0;
+    const bool whole = drawn(s, title, strlen(title)) || (clause >= 12 && drawn(s, title, clause));
+    CHECK(whole, "%s at %dx%d: the title bar shows neither \"%s\" nor its first clause whole", name, W, H, title);
+}
+
 // Every view at a stage every few stages (every stage of a short pass), and every attention map.
 static void test_lesson(const char *name) {
     char path[600];
@@ -40,6 +64,8 @@ static void test_lesson(const char *name) {
     CHECK(interp_run(s.a.session.it, &e), "%s: %s", name, e.msg);
     const int n = interp_n_stages(s.a.session.it), every = n > 40 ? n / 20 : 1;
     int frames = 0;
+    check_frame(&s, name);
+    check_title(&s, name);
     for (int i = 0; i < n; i++) {
         const Stage *st = interp_stage(s.a.session.it, i);
         const bool attention = strstr(st->id, "weights") != NULL;
@@ -187,7 +213,33 @@ static void test_choices(void) {
     }
 }
 
+// The patching lesson's Patch view at 1280x720: each map's title and the lens's heading whole.
+static void test_patch_whole(void) {
+    Scene s;
+    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = LESSONS "/which-head.md"})) return;
+    Err e = {{0}};
+    CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
+    s.a.view = VIEW_PATCH;
+    app_tick(&s.a, 0, 10);
+    check_frame(&s, "which-head.md, the Patch view");
+    static const char *const titles[] = {"Layer outputs patched", "Layer outputs: attribution", "Heads patched",
+                                         "Heads: attribution", "columns: positions"};
+    for (size_t k = 0; k < sizeof titles / sizeof titles[0]; k++)
+        CHECK(drawn(&s, titles[k], strlen(titles[k])), "the Patch view at %dx%d: \"%s\" drawn whole", W, H, titles[k]);
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s.g, &notes);
+    bool lens = false;
+    for (int k = 0; k < n; k++)
+        if (!strncmp(notes[k].text, "Logit lens", 10)) {
+            lens = true;
+            CHECK(!strstr(notes[k].text, ELLIPSIS), "the lens's heading is whole: \"%s\"", notes[k].text);
+        }
+    CHECK(lens, "the Patch view draws the logit lens's heading");
+    scene_close(&s);
+}
+
 int main(void) {
+    test_patch_whole();
     for (size_t k = 0; k < sizeof lessons / sizeof lessons[0]; k++) test_lesson(lessons[k]);
     test_choices();
     test_cached_rows_marked();

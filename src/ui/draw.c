@@ -41,6 +41,35 @@ static int badge(Ui *ui, Rect bar, int x, int room, int keep, const char *text, 
     return x + bw + ui->pad;
 }
 
+// The title's first clause: up to its first "? " (kept) or ": " (left out), when that clause
+// is a headline of its own ("Which head reads the month?", "How it learns"), not a label such
+// as "Mistake" or "Ablation" (under 12 bytes); else 0.
+static size_t first_clause(const char *title) {
+    const char *q = strstr(title, "? "), *c = strstr(title, ": ");
+    const size_t n = q && (!c || q < c) ? (size_t)(q - title) + 1 : c ? (size_t)(c - title) : 0;
+    return n >= 12 ? n : 0;
+}
+
+// The title in the top bar, in `room` px from x, the first of these that fits: whole at the
+// text size, whole at the small size, its first clause at the text size, then at the small
+// size; else cut short at the small size. A projector shows a headline whole ("Which head
+// reads the month?") rather than one cut mid-word. Returns the width drawn.
+static int bar_title(Ui *ui, Rect bar, int x, const char *title, int room) {
+    char clause[256] = "";
+    const size_t n = first_clause(title);
+    if (n > 0 && n < sizeof clause) memcpy(clause, title, n), clause[n] = '\0';
+    const struct {
+        const char *text;
+        int px;
+    } tries[4] = {{title, ui->px}, {title, ui->small}, {clause, ui->px}, {clause, ui->small}};
+    for (int k = 0; k < 4; k++)
+        if (tries[k].text[0] && gfx_text_width(ui->g, FONT_BOLD, tries[k].px, tries[k].text) <= room)
+            return gfx_text(ui->g, FONT_BOLD, tries[k].px, ui->th->text, x,
+                            bar.y + (bar.h - gfx_line_height(ui->g, FONT_BOLD, tries[k].px)) / 2, tries[k].text);
+    return ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, x,
+                       bar.y + (bar.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2, title, room);
+}
+
 void view_top_bar(Ui *ui, const App *a, Rect r) {
     const Theme *t = ui->th;
     gfx_rect(ui->g, r, t->panel_alt);
@@ -67,15 +96,14 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         x += gfx_text_width(ui->g, FONT_BOLD, ui->small, at) + ui->pad;
     }
     const int room = r.x + r.w - tabs_w - 2 * ui->pad - x;
-    // The input sentence: click or E to edit. The title takes what the input leaves, at least a third.
+    // The input sentence: click or E to edit. The title comes first (bar_title), leaving the input at least a third.
     char in[600];  // a decoder-only program's input is the prompt it continues
     const char *label = a->loaded && program_decoder_only(&a->session.lesson.program) ? "prompt: " : "input: ";
     if (a->editing) snprintf(in, sizeof in, "%s%s_", label, a->edit);
     else snprintf(in, sizeof in, "%s%s", label, a->loaded ? a->session.input_text : "");
     const int in_w = gfx_text_width(ui->g, a->editing ? FONT_MONO : FONT_SANS, ui->px, in) + ui->pad * 4;
-    const int title_room = room - in_w > room / 3 ? room - in_w : room / 3;
-    x += ui_text_fit(ui, FONT_BOLD, ui->px, t->text, x, y, a->loaded && a->source[0] ? a->source : "stepformer",
-                     title_room);
+    const int title_room = room - (in_w < room / 3 ? in_w : room / 3);  // the field takes what the title leaves
+    x += bar_title(ui, r, x, a->loaded && a->source[0] ? a->source : "stepformer", title_room);
     x += ui->pad * 2;
     if (a->loaded && ablation_any(interp_ablation(a->session.it))) {  // pieces switched off: never unnoticed
         char off[320], what[300];

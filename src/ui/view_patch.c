@@ -43,7 +43,7 @@ static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attributio
         short_label(p->rows[k].label, labels[k], sizeof labels[k]);
         rl[k] = labels[k];
     }
-    HeatSpec h = {.title = title, .subtitle = p->sweep == SWEEP_HEADS ? "columns: heads" : "columns: positions",
+    HeatSpec h = {.title = title, .subtitle = p->sweep == SWEEP_HEADS ? NULL : "columns: positions",  // heads: 1 2 3 4
                   .shape = shape2(p->n_rows, cols), .kind = TK_VALUES, .data = cells, .rows = p->n_rows, .cols = cols,
                   .row_labels = rl, .n_row_labels = p->n_rows,
                   .col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? head_names : NULL, .n_col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? cols : 0,
@@ -63,9 +63,10 @@ static void lens_grid(Ui *ui, const App *a, Rect r) {
     const Lens *l = a->probe.lens;
     const Theme *t = ui->th;
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
-    ui_text_fit(ui, FONT_BOLD, ui->small, t->text, r.x, r.y, "Logit lens: each decoder layer's output put through the final norm "
-                "and the generator (likeliest token, its probability)", r.w);
-    r.y += lh + ui->pad / 2, r.h -= lh + ui->pad / 2;
+    const int head = ui_text_wrap(ui, FONT_BOLD, ui->small, t->text, (Rect){r.x, r.y, r.w, 2 * lh},
+                                  "Logit lens: each decoder layer's output put through the final norm and the generator "
+                                  "(likeliest token, its probability)");
+    r.y += head + ui->pad / 2, r.h -= head + ui->pad / 2;
     if (!l->n_rows) return;
     const int label_w = r.w / 6, cols = l->rows[0].rows, cw = (r.w - label_w) / (cols > 0 ? cols : 1);
     const int ch = r.h / l->n_rows < 2 * lh ? r.h / l->n_rows : 2 * lh;
@@ -103,7 +104,7 @@ void view_patch(Ui *ui, const App *a, Rect r) {
     const int lens_h = in.h / 4, pick_h = gfx_line_height(ui->g, FONT_BOLD, ui->small) + ui->pad / 2;
     const int maps_h = in.h - lens_h - pick_h - ui->pad, left_w = in.w * 3 / 5, half = (maps_h - ui->pad) / 2;
     sweep_map(ui, a, rs, false, "Layer outputs patched", 1, (Rect){in.x, in.y, left_w - ui->pad, half});
-    sweep_map(ui, a, rs, true, "Attribution: gradient x activation", 2, (Rect){in.x, in.y + half + ui->pad, left_w - ui->pad, half});
+    sweep_map(ui, a, rs, true, "Layer outputs: attribution", 2, (Rect){in.x, in.y + half + ui->pad, left_w - ui->pad, half});
     sweep_map(ui, a, hs, false, "Heads patched", 3, (Rect){in.x + left_w, in.y, in.w - left_w, half});
     sweep_map(ui, a, hs, true, "Heads: attribution", 4, (Rect){in.x + left_w, in.y + half + ui->pad, in.w - left_w, half});
     int y = in.y + maps_h + ui->pad / 2;

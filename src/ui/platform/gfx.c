@@ -44,6 +44,8 @@ struct Gfx {
     bool any_text;         // this frame drew text; the smallest, and what it said:
     int smallest_px;
     char smallest_text[48];
+    GfxTextNote notes[GFX_NOTES];  // [n_notes] this frame's texts (gfx_text_notes)
+    int n_notes;
 };
 
 struct GfxImage {
@@ -193,7 +195,7 @@ void gfx_set_dry(Gfx *g, bool dry) { g->dry = dry; }
 void gfx_begin(Gfx *g, Rgba bg) {
     if (g->dry) return;
     g->frame++;
-    g->any_text = false;
+    g->any_text = false, g->n_notes = 0;
     gfx_unclip(g);
     set_color(g, bg);
     check(g, SDL_RenderClear(g->r), "RenderClear");
@@ -292,11 +294,21 @@ static TextEntry *text_entry(Gfx *g, FontFace f, int px, Rgba c, const char *s) 
     return t;
 }
 
-// Keeps the smallest text of the frame, for the readability rule's test.
-static void note_size(Gfx *g, int px, const char *s) {
+// Keeps the smallest text of the frame, for the readability rule's test, and the frame's texts.
+static void note_text(Gfx *g, int x, int y, int px, const char *s) {
+    if (g->n_notes < GFX_NOTES) {
+        GfxTextNote *n = &g->notes[g->n_notes++];
+        n->x = x, n->y = y, n->px = px;
+        snprintf(n->text, sizeof n->text, "%s", s);
+    }
     if (g->any_text && px >= g->smallest_px) return;
     g->any_text = true, g->smallest_px = px;
     snprintf(g->smallest_text, sizeof g->smallest_text, "%s", s);
+}
+
+int gfx_text_notes(const Gfx *g, const GfxTextNote **notes) {
+    *notes = g->notes;
+    return g->n_notes;
 }
 
 bool gfx_smallest_text(const Gfx *g, int *px, const char **text) {
@@ -308,7 +320,7 @@ bool gfx_smallest_text(const Gfx *g, int *px, const char **text) {
 int gfx_text(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s) {
     if (!s || !*s) return 0;
     if (g->dry) return gfx_text_width(g, f, px, s);
-    note_size(g, px, s);
+    note_text(g, x, y, px, s);
     TextEntry *t = text_entry(g, f, px, c, s);
     if (!t) return 0;
     check(g, SDL_RenderCopy(g->r, t->tex, NULL, &(SDL_Rect){x, y, t->w, t->h}), "RenderCopy");
@@ -318,7 +330,7 @@ int gfx_text(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s) {
 int gfx_text_up(Gfx *g, FontFace f, int px, Rgba c, int x, int y, const char *s) {
     if (!s || !*s) return 0;
     if (g->dry) return gfx_text_width(g, f, px, s);
-    note_size(g, px, s);
+    note_text(g, x, y, px, s);
     TextEntry *t = text_entry(g, f, px, c, s);
     if (!t) return 0;
     // Rotating about the centre: the unrotated box shares its centre with the rotated one.
