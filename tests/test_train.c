@@ -2,6 +2,8 @@
 //   - one whole step against PyTorch (tests/fixtures/train_step.safetensors, made by
 //     scripts/make_train_fixture.py): the loss and every gradient within 1e-4 relative, and the
 //     weights after one Adam update, and the same batch again sees the updated weights;
+//   - a half of the batch run in passes (train_step.c) gives the gradients and the weights of
+//     one pass over it, bit for bit, whatever the passes' size (even or not);
 //   - a short run on a task learns (the loss falls), and the same seed reproduces it exactly;
 //   - a loss that is not finite stops training and leaves the last good weights;
 //   - other programs train: two encoder-decoders on a sequence task, and the classifier of
@@ -85,6 +87,73 @@ static void pytorch_step(void) {
     lesson_free(&l);
     model_free(&m);
     st_free(&f);
+}
+
+// Three steps of a small encoder-decoder on fixed batches (pads among the labels), each half in
+// passes of `per` examples (0: the trace budget's choice); returns the weights and the last
+// gradients, laid out like the weights, in *w and *g (the caller frees them), and the losses.
+enum { PASS_B = 16, PASS_L = 9, PASS_STEPS = 3 };
+static bool run_in_passes(int per, float **w, float **g, size_t *n, float loss[PASS_STEPS]) {
+    Lesson l;
+    Model m;
+    Err e = {{0}};
+    CHECK(lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e), "%s", e.msg);
+    ModelConfig cfg = config_base();
+    cfg.d_model = 32, cfg.nhead = 4, cfg.num_encoder_layers = cfg.num_decoder_layers = 1, cfg.dim_feedforward = 64;
+    cfg.src_vocab_size = cfg.tgt_vocab_size = 20, cfg.max_positions = 16;
+    if (!model_init_config(&m, &l.program, &cfg, 7, &e)) {
+        CHECK(false, "%s", e.msg);
+        lesson_free(&l);
+        return false;
+    }
+    const StepConfig sc = {PASS_B, PASS_L, PASS_L, 0.1f, 0.9f, 0.98f, 1e-9f, per};
+    TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
+    float src[PASS_B * PASS_L], tin[PASS_B * PASS_L], tout[PASS_B * PASS_L];
+    unsigned r = 12345;
+    bool ok = ts != NULL;
+    for (int step = 0; ok && step < PASS_STEPS; step++) {
+        for (int i = 0; i < PASS_B * PASS_L; i++) {
+            r = r * 1103515245u + 12345u, src[i] = (float)(4 + (r >> 16) % 16);
+            r = r * 1103515245u + 12345u, tin[i] = (float)(4 + (r >> 16) % 16);
+            r = r * 1103515245u + 12345u, tout[i] = i % PASS_L >= PASS_L - 2 ? (float)m.cfg.pad_id.id : (float)(4 + (r >> 16) % 16);
+        }
+        StepStats st;
+        ok = train_state_step(ts, src, tin, tout, &st, &e);
+        loss[step] = st.loss;
+        if (ok) train_state_update(ts, 1e-3f);
+    }
+    CHECK(ok, "passes of %d: %s", per, e.msg);
+    *n = ok ? grads_size(train_state_grads(ts)) : 0;
+    *w = ok ? malloc(sizeof(float) * *n) : NULL, *g = ok ? malloc(sizeof(float) * *n) : NULL;
+    if (*w && *g) {
+        memcpy(*w, m.weights.arena, sizeof(float) * *n);
+        memcpy(*g, grads_weights(train_state_grads(ts)), sizeof(float) * *n);
+    }
+    train_state_free(ts);
+    model_free(&m);
+    lesson_free(&l);
+    return *w && *g;
+}
+
+static void passes_same_bits(void) {
+    float *w0, *g0, loss0[PASS_STEPS];
+    size_t n0;
+    if (!run_in_passes(PASS_B / 2, &w0, &g0, &n0, loss0)) return;  // one pass over each half
+    static const int per[] = {0, 1, 3, 4};                           // 3: passes of 3, 3 and 2
+    for (size_t k = 0; k < sizeof per / sizeof per[0]; k++) {
+        float *w, *g, loss[PASS_STEPS];
+        size_t n;
+        if (!run_in_passes(per[k], &w, &g, &n, loss)) continue;
+        CHECK(n == n0 && !memcmp(g, g0, sizeof(float) * n), "passes of %d examples: the gradients of one pass, bit for bit",
+              per[k]);
+        CHECK(n == n0 && !memcmp(w, w0, sizeof(float) * n), "passes of %d examples: the weights after %d steps, bit for bit",
+              per[k], PASS_STEPS);
+        for (int s = 0; s < PASS_STEPS; s++)
+            CHECK(fabsf(loss[s] - loss0[s]) <= 1e-6f * fabsf(loss0[s]), "passes of %d: step %d's loss %.8f, one pass %.8f",
+                  per[k], s, loss[s], loss0[s]);
+        free(w), free(g);
+    }
+    free(w0), free(g0);
 }
 
 static TrainConfig tiny(Task task) {
@@ -375,6 +444,7 @@ static void classifier_learns(void) {
 }
 
 int main(void) {
+    passes_same_bits();
     classifier_step();
     classifier_learns();
     other_programs();

@@ -24,6 +24,8 @@ typedef struct {
                                   // (no target input; one class label per example)
     float label_smoothing;
     float beta1, beta2, eps;      // Adam
+    int pass_examples;            // examples each pass of a half takes (train_step.c); 0: as many as
+                                  // keep its trace within PASS_TRACE_BYTES. Never changes a bit.
 } StepConfig;
 
 typedef struct {

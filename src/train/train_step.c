@@ -4,6 +4,14 @@
 // backward pass (its own interpreter, activations and gradients) with no synchronisation until
 // the two weight gradients are added. The split does not depend on the number of threads, so a
 // seed gives the same numbers on one core or two.
+//
+// A half runs its examples in passes whose trace (every stage's output up to the logits, which
+// the backward pass reads) stays within PASS_TRACE_BYTES: a step that traced all its examples at
+// once wrote tens of megabytes, more than the caches hold, and each kernel then waited on memory
+// for the lines it wrote (an add of 32K floats run a second time, over its warm output, took
+// 3.9 us against its first run's 14.6). Each pass adds its gradients to the weights' in the order the examples come, so every
+// weight's gradient is the same chain of adds as in one pass over the half: the same bits. The
+// passes depend on the program's shapes only, never on the machine.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +20,20 @@
 #include "par.h"
 #include "train.h"
 
-enum { SHARDS = 2 };
+// 2.5 MB: on the bench's tiny model (0.55 MB of trace an example), passes of 4 examples took
+// 6-9% less time a step than one pass of 32 (18 MB); passes of 2, 6, 7 or 8 examples gained
+// less or nothing (measured alternating in one process, on a Zen 4 host: README).
+enum { SHARDS = 2, PASS_TRACE_BYTES = 5 << 19 };
 
 typedef struct {
     int first, rows;  // the examples of the batch this half takes
-    Interp *it;       // teacher forcing over them; kept between steps (same shapes)
+    int per;          // examples in each pass but the last (which takes the rest)
+    Interp *it;       // teacher forcing over `per` examples; kept between steps (same shapes)
+    Interp *it_last;  // over the last pass's, when fewer than per; else NULL
     int logits;       // the stage that publishes "logits"
     int V;            // its last dimension: the vocabulary, or the classes
     Grads *g;
-    float *dlogits;   // [rows, T, V], or [rows, C] for a classifier (made with the pass)
+    float *dlogits;   // [per, T, V], or [per, C] for a classifier (made with the pass)
     StepStats s;
     Err e;
     bool ok;
@@ -63,6 +76,7 @@ void train_state_free(TrainState *ts) {
     if (!ts) return;
     for (int k = 0; k < SHARDS; k++) {
         interp_free(ts->sh[k].it);
+        interp_free(ts->sh[k].it_last);
         grads_free(ts->sh[k].g);
         free(ts->sh[k].dlogits);
     }
@@ -75,10 +89,31 @@ Grads *train_state_grads(TrainState *ts) { return ts->sh[0].g; }
 // The labels each example has: T next tokens, or one class.
 static int labels_per_row(const StepConfig *c) { return c->tgt_len > 0 ? c->tgt_len : 1; }
 
+// The examples a pass takes: from `first` of the batch, `n` of them.
+static RunSpec pass_spec(const TrainState *ts, int first, int n, const float *src, const float *tgt_in) {
+    const bool seq = ts->c.tgt_len > 0;
+    return (RunSpec){src + (size_t)first * ts->c.src_len, ts->c.src_len,
+                     seq ? tgt_in + (size_t)first * ts->c.tgt_len : NULL, ts->c.tgt_len, 0, n};
+}
+
+// Examples each pass of a half of `rows` takes so that its trace, `floats` an example, fits
+// PASS_TRACE_BYTES (at least one): a divisor of rows where one is at least half that many, so
+// every pass is alike; else as even as passes of one size allow (the last takes the rest).
+static int examples_per_pass(int rows, double floats) {
+    const double fit = PASS_TRACE_BYTES / (floats * sizeof(float));
+    const int most = fit < 1 ? 1 : fit > rows ? rows : (int)fit;
+    for (int d = most; 2 * d >= most; d--)
+        if (rows % d == 0) return d;
+    const int passes = (rows + most - 1) / most;
+    return (rows + passes - 1) / passes;
+}
+
 // The first pass of a half: finds the logits, checks that the loss can reach the weights
-// through them and that their shape fits the labels, and makes room for their gradient.
-static bool first_pass(TrainState *ts, Shard *h, const RunSpec *spec, Err *e) {
-    h->it = interp_new(ts->p, ts->m, spec, e);
+// through them and that their shape fits the labels, splits the half into passes and makes
+// room for the logits' gradient.
+static bool first_pass(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
+    RunSpec spec = pass_spec(ts, h->first, h->rows, src, tgt_in);
+    h->it = interp_new(ts->p, ts->m, &spec, e);
     if (!h->it) return false;
     int n;
     const ProgramOutput *o = interp_outputs(h->it, &n);
@@ -95,37 +130,42 @@ static bool first_pass(TrainState *ts, Shard *h, const RunSpec *spec, Err *e) {
                        ts->c.tgt_len > 0 ? "a row of scores per target token, [T, tgt_vocab_size]"
                                          : "one row of class scores, [num_classes]");
     h->V = (int)V;
-    h->dlogits = malloc(sizeof(float) * (size_t)h->rows * (size_t)per_row);
+    double floats = 0;  // the trace of one example, up to the logits
+    for (int i = 0; i <= h->logits; i++) floats += (double)shape_numel(&interp_stage(h->it, i)->shape);
+    h->per = ts->c.pass_examples > 0 ? (ts->c.pass_examples < h->rows ? ts->c.pass_examples : h->rows)
+                                      : examples_per_pass(h->rows, floats);
+    if (h->per < h->rows) {  // no stage has run: nothing is lost
+        interp_free(h->it);
+        spec = pass_spec(ts, h->first, h->per, src, tgt_in);
+        h->it = interp_new(ts->p, ts->m, &spec, e);
+        const int last = h->rows % h->per;
+        if (h->it && last) {
+            spec = pass_spec(ts, h->first + h->rows - last, last, src, tgt_in);
+            h->it_last = interp_new(ts->p, ts->m, &spec, e);
+        }
+        if (!h->it || (last && !h->it_last)) return false;
+    }
+    h->dlogits = malloc(sizeof(float) * (size_t)h->per * (size_t)per_row);
     return h->dlogits || err_set(e, "out of memory for the gradient of the logits");
 }
 
-static RunSpec shard_spec(const TrainState *ts, const Shard *h, const float *src, const float *tgt_in) {
-    const bool seq = ts->c.tgt_len > 0;
-    return (RunSpec){src + (size_t)h->first * ts->c.src_len, ts->c.src_len,
-                     seq ? tgt_in + (size_t)h->first * ts->c.tgt_len : NULL, ts->c.tgt_len, 0, h->rows};
-}
-
 bool train_state_prepare(TrainState *ts, const float *src, const float *tgt_in, Err *e) {
-    for (int k = 0; k < ts->n; k++) {
-        const RunSpec spec = shard_spec(ts, &ts->sh[k], src, tgt_in);
-        if (!ts->sh[k].it && !first_pass(ts, &ts->sh[k], &spec, e)) return false;
-    }
+    for (int k = 0; k < ts->n; k++)
+        if (!ts->sh[k].it && !first_pass(ts, &ts->sh[k], src, tgt_in, e)) return false;
     return true;
 }
 
-// Runs the forward pass of one half (the stage list is built once; later batches reuse it).
-static bool forward(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
-    RunSpec spec = shard_spec(ts, h, src, tgt_in);
-    if (!h->it) {
-        if (!first_pass(ts, h, &spec, e)) return false;
-    } else {
-        int first;
-        if (!interp_set_inputs(h->it, &spec, &first, e)) return false;
-        interp_rewind(h->it, 0);  // the weights changed since the last step: every stage re-runs
-    }
+// Runs the forward pass over `n` examples from `first` (the stage list is built once; later
+// batches reuse it) on it.
+static bool forward(TrainState *ts, Interp *it, int logits, int first, int n, const float *src, const float *tgt_in,
+                    Err *e) {
+    const RunSpec spec = pass_spec(ts, first, n, src, tgt_in);
+    int changed;
+    if (!interp_set_inputs(it, &spec, &changed, e)) return false;
+    interp_rewind(it, 0);  // the weights changed since the last step: every stage re-runs
     // Only the stages up to the logits matter for the loss.
-    while (interp_n_done(h->it) <= h->logits)
-        switch (interp_step(h->it, e)) {
+    while (interp_n_done(it) <= logits)
+        switch (interp_step(it, e)) {
         case STEP_FAILED: return false;
         case STEP_DONE: return err_set(e, "the pass ended before the logits");
         case STEP_RAN: break;
@@ -147,25 +187,34 @@ static float ignored_label(const TrainState *ts) {
     return (float)(ts->c.tgt_len > 0 && ts->m->cfg.pad_id.set ? ts->m->cfg.pad_id.id : -1);
 }
 
-// Forward, loss and backward of one half; the loss is divided by the whole batch's count.
+// Forward, loss and backward of one pass of a half: n examples from `first`, on it; the loss is
+// divided by the whole batch's count, and the gradients add to what earlier passes left.
+static bool run_pass(TrainState *ts, Shard *h, Interp *it, int first, int n, const float *src, const float *tgt_in,
+                     const float *tgt_out, int total) {
+    const int T = labels_per_row(&ts->c), N = n * T, V = h->V;
+    const float pad = ignored_label(ts);
+    const float *out = tgt_out + (size_t)first * T;
+    if (!forward(ts, it, h->logits, first, n, src, tgt_in, &h->e)) return false;
+    const float *logits = interp_output(it, h->logits);
+    int tokens;
+    const float loss = cross_entropy(h->dlogits, logits, out, N, V, ts->c.label_smoothing, pad, total, &tokens);
+    h->s.loss += loss, h->s.tokens += tokens;
+    h->s.token_acc += (float)right_answers(logits, out, N, V, pad);
+    if (!isfinite(loss)) return err_set(&h->e, "the loss is not a finite number (%g)", (double)loss);
+    return backward(h->g, it, h->logits, h->dlogits, &h->e);
+}
+
+// Every pass of one half, in the order of its examples.
 static void run_shard(TrainState *ts, Shard *h, const float *src, const float *tgt_in, const float *tgt_out,
                       int total) {
-    const int T = labels_per_row(&ts->c), N = h->rows * T;
-    const float pad = ignored_label(ts);
-    const float *out = tgt_out + (size_t)h->first * T;
     h->e.msg[0] = '\0';
-    h->ok = forward(ts, h, src, tgt_in, &h->e);
-    if (!h->ok) return;
-    const int V = h->V;
-    const float *logits = interp_output(h->it, h->logits);
-    h->s.loss = cross_entropy(h->dlogits, logits, out, N, V, ts->c.label_smoothing, pad, total, &h->s.tokens);
-    h->s.token_acc = (float)right_answers(logits, out, N, V, pad);
-    if (!isfinite(h->s.loss)) {
-        h->ok = err_set(&h->e, "the loss is not a finite number (%g)", (double)h->s.loss);
-        return;
+    h->s = (StepStats){0};
+    h->ok = h->it || first_pass(ts, h, src, tgt_in, &h->e);
+    if (h->ok) grads_zero(h->g);
+    for (int done = 0; h->ok && done < h->rows; done += h->per) {
+        const int n = h->rows - done < h->per ? h->rows - done : h->per;
+        h->ok = run_pass(ts, h, n == h->per ? h->it : h->it_last, h->first + done, n, src, tgt_in, tgt_out, total);
     }
-    grads_zero(h->g);
-    h->ok = backward(h->g, h->it, h->logits, h->dlogits, &h->e);
 }
 
 bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, const float *tgt_out, StepStats *s,
