@@ -3,7 +3,9 @@
 //     scripts/make_train_fixture.py): the loss and every gradient within 1e-4 relative, and the
 //     weights after one Adam update, and the same batch again sees the updated weights;
 //   - a half of the batch run in passes (train_step.c) gives the gradients and the weights of
-//     one pass over it, bit for bit, whatever the passes' size (even or not);
+//     one pass over it, bit for bit, whatever the passes' size (even or not); and a step's
+//     gradients are bit for bit those of a plain pass over each half that keeps every output
+//     (interp_run, cross_entropy, backward), the second half's added to the first's;
 //   - a short run on a task learns (the loss falls), and the same seed reproduces it exactly;
 //   - a loss that is not finite stops training and leaves the last good weights;
 //   - other programs train: two encoder-decoders on a sequence task, and the classifier of
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "kernels_backward.h"
 #include "session.h"
 #include "train.h"
 
@@ -89,6 +92,28 @@ static void pytorch_step(void) {
     st_free(&f);
 }
 
+// The small encoder-decoder of the tests below, from seed 7.
+static bool small_model(Lesson *l, Model *m) {
+    Err e = {{0}};
+    CHECK(lesson_parse(l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e), "%s", e.msg);
+    ModelConfig cfg = config_base();
+    cfg.d_model = 32, cfg.nhead = 4, cfg.num_encoder_layers = cfg.num_decoder_layers = 1, cfg.dim_feedforward = 64;
+    cfg.src_vocab_size = cfg.tgt_vocab_size = 20, cfg.max_positions = 16;
+    if (model_init_config(m, &l->program, &cfg, 7, &e)) return true;
+    CHECK(false, "%s", e.msg);
+    lesson_free(l);
+    return false;
+}
+
+// A batch of the tests below: ids 4 to 19, the last two labels of each example pad.
+static void small_batch(unsigned *r, float pad, float *src, float *tin, float *tout, int n, int L) {
+    for (int i = 0; i < n; i++) {
+        *r = *r * 1103515245u + 12345u, src[i] = (float)(4 + (*r >> 16) % 16);
+        *r = *r * 1103515245u + 12345u, tin[i] = (float)(4 + (*r >> 16) % 16);
+        *r = *r * 1103515245u + 12345u, tout[i] = i % L >= L - 2 ? pad : (float)(4 + (*r >> 16) % 16);
+    }
+}
+
 // Three steps of a small encoder-decoder on fixed batches (pads among the labels), each half in
 // passes of `per` examples (0: the trace budget's choice); returns the weights and the last
 // gradients, laid out like the weights, in *w and *g (the caller frees them), and the losses.
@@ -97,26 +122,14 @@ static bool run_in_passes(int per, float **w, float **g, size_t *n, float loss[P
     Lesson l;
     Model m;
     Err e = {{0}};
-    CHECK(lesson_parse(&l, "forward-pass.md", session_builtin_lesson("forward-pass.md", NULL), &e), "%s", e.msg);
-    ModelConfig cfg = config_base();
-    cfg.d_model = 32, cfg.nhead = 4, cfg.num_encoder_layers = cfg.num_decoder_layers = 1, cfg.dim_feedforward = 64;
-    cfg.src_vocab_size = cfg.tgt_vocab_size = 20, cfg.max_positions = 16;
-    if (!model_init_config(&m, &l.program, &cfg, 7, &e)) {
-        CHECK(false, "%s", e.msg);
-        lesson_free(&l);
-        return false;
-    }
+    if (!small_model(&l, &m)) return false;
     const StepConfig sc = {PASS_B, PASS_L, PASS_L, 0.1f, 0.9f, 0.98f, 1e-9f, per};
     TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
     float src[PASS_B * PASS_L], tin[PASS_B * PASS_L], tout[PASS_B * PASS_L];
     unsigned r = 12345;
     bool ok = ts != NULL;
     for (int step = 0; ok && step < PASS_STEPS; step++) {
-        for (int i = 0; i < PASS_B * PASS_L; i++) {
-            r = r * 1103515245u + 12345u, src[i] = (float)(4 + (r >> 16) % 16);
-            r = r * 1103515245u + 12345u, tin[i] = (float)(4 + (r >> 16) % 16);
-            r = r * 1103515245u + 12345u, tout[i] = i % PASS_L >= PASS_L - 2 ? (float)m.cfg.pad_id.id : (float)(4 + (r >> 16) % 16);
-        }
+        small_batch(&r, (float)m.cfg.pad_id.id, src, tin, tout, PASS_B * PASS_L, PASS_L);
         StepStats st;
         ok = train_state_step(ts, src, tin, tout, &st, &e);
         loss[step] = st.loss;
@@ -154,6 +167,71 @@ static void passes_same_bits(void) {
         free(w), free(g);
     }
     free(w0), free(g0);
+}
+
+// The weights' gradient of the examples [first, first + n) of a batch, as a reader who keeps every
+// output computes it: the whole pass, cross-entropy over the batch's labels, the backward pass.
+static bool plain_gradient(Grads *g, const Lesson *l, const Model *m, const float *src, const float *tin,
+                           const float *tout, int first, int n, int total) {
+    Err e = {{0}};
+    const RunSpec spec = {src + first * PASS_L, PASS_L, tin + first * PASS_L, PASS_L, 0, n};
+    Interp *it = interp_new(&l->program, m, &spec, &e);
+    bool ok = it && interp_run(it, &e);
+    int outputs, logits = -1, tokens;
+    const ProgramOutput *o = ok ? interp_outputs(it, &outputs) : NULL;
+    for (int k = 0; o && k < outputs; k++)
+        if (!strcmp(o[k].name, "logits")) logits = o[k].stage;
+    ok = ok && logits >= 0;
+    float *d = ok ? malloc(sizeof(float) * (size_t)n * PASS_L * 20) : NULL;
+    ok = ok && d;
+    if (ok) {
+        cross_entropy(d, interp_output(it, logits), tout + first * PASS_L, n * PASS_L, 20, 0.1f, (float)m->cfg.pad_id.id,
+                      total, &tokens);
+        ok = backward(g, it, logits, d, &e);
+    }
+    CHECK(ok, "the plain pass: %s", e.msg);
+    free(d);
+    interp_free(it);
+    return ok;
+}
+
+// One step in passes of 3 examples (3, 3, 2 in each half of 8), which keep only what the
+// backward pass reads, against plain passes over the two halves.
+static void step_is_plain_backward(void) {
+    Lesson l;
+    Model m;
+    Err e = {{0}};
+    if (!small_model(&l, &m)) return;
+    float src[PASS_B * PASS_L], tin[PASS_B * PASS_L], tout[PASS_B * PASS_L];
+    unsigned r = 99;
+    small_batch(&r, (float)m.cfg.pad_id.id, src, tin, tout, PASS_B * PASS_L, PASS_L);
+    int total = 0;
+    for (int i = 0; i < PASS_B * PASS_L; i++) total += tout[i] != (float)m.cfg.pad_id.id;
+    const StepConfig sc = {PASS_B, PASS_L, PASS_L, 0.1f, 0.9f, 0.98f, 1e-9f, 3};
+    TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
+    Grads *a = grads_new(&m, &e), *b = grads_new(&m, &e);
+    StepStats st;
+    bool ok = ts && a && b && train_state_step(ts, src, tin, tout, &st, &e);
+    CHECK(ok, "%s", e.msg);
+    if (ok) {
+        grads_zero(a), grads_zero(b);
+        ok = plain_gradient(a, &l, &m, src, tin, tout, 0, PASS_B / 2, total) &&
+             plain_gradient(b, &l, &m, src, tin, tout, PASS_B / 2, PASS_B / 2, total);
+    }
+    if (ok) {
+        float *ga = grads_weights(a);
+        const float *gb = grads_weights(b), *got = grads_weights(train_state_grads(ts));
+        const size_t n = grads_size(a);
+        size_t differ = 0;
+        for (size_t i = 0; i < n; i++) ga[i] += gb[i];
+        for (size_t i = 0; i < n; i++) differ += memcmp(&ga[i], &got[i], sizeof(float)) != 0;
+        CHECK(differ == 0 && n == grads_size(train_state_grads(ts)),
+              "a step in passes that keep only what the backward reads: %zu of %zu gradients differ from plain passes", differ, n);
+    }
+    grads_free(a), grads_free(b);
+    train_state_free(ts);
+    model_free(&m);
+    lesson_free(&l);
 }
 
 static TrainConfig tiny(Task task) {
@@ -445,6 +523,7 @@ static void classifier_learns(void) {
 
 int main(void) {
     passes_same_bits();
+    step_is_plain_backward();
     classifier_step();
     classifier_learns();
     other_programs();

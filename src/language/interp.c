@@ -90,6 +90,7 @@ void interp_free(Interp *it) {
     free(it->spare_size);
     free(it->round_start);
     packs_free(&it->packs);
+    transient_free(it);
     chooser_free(it->ch);
     free(it->tokens), free(it->parents), free(it->rows), free(it->gen);
     for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
@@ -123,7 +124,7 @@ static bool better_spare(size_t cand, size_t best, size_t need) {
 // A buffer of at least `need` floats for stage i: its own, a spare one (see better_spare;
 // grown if it is short), or a new one. False (e set) past the trace limit or memory.
 static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
-    if (it->out_size[i] >= need) return true;  // re-runs reuse the buffer of the last run
+    if (it->out_size[i] >= need || transient_take(it, i, need)) return true;  // re-runs reuse the buffer of the last run
     int best = -1;
     for (int k = 0; k < it->n_spare; k++)
         if (best < 0 || better_spare(it->spare_size[k], it->spare_size[best], need)) best = k;
@@ -244,6 +245,7 @@ static bool recompute_round(Interp *it, int k) {
 // Stage i's output, recomputed first if it was evicted; NULL if that fails.
 static const float *stage_data(Interp *it, int i) {
     if (it->evicted[i] && !recompute_round(it, round_of(it, i))) return NULL;
+    if (transient_gone(it, i)) return it->out[i];  // NULL once its last reader ran
     assert(it->out[i]);
     return it->out[i];
 }
@@ -370,6 +372,7 @@ StepStatus interp_step(Interp *it, Err *e) {
     const int k = round_of(it, it->n_done), keep = it->cached ? 2 : 1;  // the cached decoder reads the last round
     if (k >= keep && it->round_start[k] == it->n_done) evict_round(it, k - keep);  // a round starts
     if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
+    transient_release(it, it->n_done);
     it->n_done++;
     return STEP_RAN;
 }

@@ -53,6 +53,13 @@ bool interp_run(Interp *it, Err *e);
 void interp_threads_used(const Interp *it, int *rounds, int *rounds_fewer);
 // Runs until stage `id` has run (false with a message if the pass has no such stage).
 bool interp_run_to(Interp *it, const char *id, Err *e);
+// Stage i's output is read only by later stages of the pass (transient[i], for every stage):
+// once the last of them has run, its buffer is reused by a later transient stage (the one
+// released last, still in the cache) and interp_output gives NULL for it. For a teacher-forced
+// pass run from its start each time, where nothing else reads those outputs: training, whose
+// backward pass says which outputs it reads (backward_transient). False (e set) for a greedy
+// pass, or out of memory; then every output is kept as before.
+bool interp_set_transient(Interp *it, const bool *transient, Err *e);
 // Forgets the outputs from stage `index` on, so stepping resumes there.
 void interp_rewind(Interp *it, int index);
 bool interp_done(const Interp *it);

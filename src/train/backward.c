@@ -364,12 +364,51 @@ static void run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], 
         if (!dst[0]) return;
         if (st->op == OP_GELU || (st->op == OP_ACTIVATION && st->attr.act == ACT_GELU))
             gelu_backward(dst[0], dy, in[0], n, fresh[0]);
-        else relu_backward(dst[0], dy, in[0], n, fresh[0]);
+        else relu_backward(dst[0], dy, y, n, fresh[0]);  // y > 0 exactly where x > 0 (NaN: neither)
         return;
     case OP_ARGMAX:
     case OP_POSITIONAL_TABLE:
     case OP_COUNT: return;  // ids and fixed tables pass no gradient
     default: per_example(st, dst, fresh, dy, in, y, B); return;
+    }
+}
+
+// Whether stage st's backward kernel (run_kernel, one_example) reads its output, or input j.
+// An op not named here is taken to read them all.
+static bool reads_output(const Stage *st) {
+    switch (st->op) {
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MASK: case OP_RELU: case OP_MAX_POOL: case OP_MEAN_POOL: return true;
+    case OP_ACTIVATION: return st->attr.act != ACT_GELU;  // relu's mask, from y (gelu reads x)
+    case OP_EMBEDDING: case OP_LINEAR: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE: case OP_LAYER_NORM: case OP_GELU:
+    case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_MATMUL:
+    case OP_REPEAT: case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE:
+        return false;
+    default: return true;
+    }
+}
+
+static bool reads_input(const Stage *st, int j) {
+    switch (st->op) {
+    case OP_EMBEDDING: return j == 0;                   // the ids
+    case OP_LINEAR: case OP_LAYER_NORM: return j <= 1;  // x (for dW, dg) and W or g (for dx); not the bias
+    case OP_MATMUL: case OP_MAX_POOL: case OP_MEAN_POOL: return true;
+    case OP_ACTIVATION: return st->attr.act == ACT_GELU;
+    case OP_GELU: return true;
+    case OP_RELU: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MASK: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE:
+    case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_REPEAT:
+    case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE:
+        return false;
+    default: return true;
+    }
+}
+
+void backward_transient(const Interp *it, int from, bool *transient) {
+    const int n = interp_n_stages(it);
+    for (int i = 0; i < n; i++) transient[i] = i < from && !reads_output(interp_stage(it, i));
+    for (int c = 0; c <= from && c < n; c++) {
+        const Stage *st = interp_stage(it, c);
+        for (int j = 0; j < st->n_in; j++)
+            if (st->in[j].kind == REF_STAGE && reads_input(st, j)) transient[st->in[j].index] = false;
     }
 }
 

@@ -57,6 +57,12 @@ bool backward_input_takes(const Interp *it, int i, int j);
 // and its program line, when an op with no backward pass (argmax) lies between them.
 bool backward_check(const Interp *it, int from, Err *e);
 
+// The stages of the pass up to `from` whose outputs the backward pass from `from` never reads
+// (transient[i], for every stage of it: true for an output only later stages of the forward
+// read), for interp_set_transient. The mistakes of grads_set_mistake may read more: a pass
+// with one keeps every output.
+void backward_transient(const Interp *it, int from, bool *transient);
+
 // Runs the backward pass from stage `from`, whose output's gradient is dfrom ([B, shape of
 // from]). Weight gradients are ADDED to what g holds (zero it first for a fresh step).
 bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e);
