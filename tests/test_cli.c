@@ -355,7 +355,10 @@ static bool peak_bounds(char *why, size_t n) {
     cJSON *j = cJSON_Parse(out);
     const cJSON *fw = cJSON_GetObjectItem(j, "base forward, length 32"), *ours = cJSON_GetObjectItem(fw, "stepformer");
     const double one = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_gflops_one_core"));
-    const double all = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_gflops"));
+    // The peak a row used: the highest measured before it (bench measures it again before each).
+    const double all = cJSON_GetNumberValue(cJSON_GetObjectItem(fw, "peak_gflops"));
+    const double top = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_gflops"));  // the run's highest
+    CHECK(all > 0 && all <= top, "bench: the row's peak %g is at most the run's highest, %g", all, top);
     const double at_peak = cJSON_GetNumberValue(cJSON_GetObjectItem(fw, "ms_at_peak"));
     const double took = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "median_ms"));
     const double gflop = cJSON_GetNumberValue(cJSON_GetObjectItem(ours, "gflop"));
