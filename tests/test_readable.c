@@ -60,6 +60,7 @@ static void test_lesson(const char *name) {
     snprintf(path, sizeof path, "%s/%s", LESSONS, name);
     Scene s;
     if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = path})) return;
+    gfx_note_texts(s.g, true);
     Err e = {{0}};
     CHECK(interp_run(s.a.session.it, &e), "%s: %s", name, e.msg);
     const int n = interp_n_stages(s.a.session.it), every = n > 40 ? n / 20 : 1;
@@ -217,6 +218,7 @@ static void test_choices(void) {
 static void test_patch_whole(void) {
     Scene s;
     if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = LESSONS "/which-head.md"})) return;
+    gfx_note_texts(s.g, true);
     Err e = {{0}};
     CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
     s.a.view = VIEW_PATCH;

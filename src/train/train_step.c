@@ -9,9 +9,10 @@
 // the backward pass reads) stays within PASS_TRACE_BYTES: a step that traced all its examples at
 // once wrote tens of megabytes, more than the caches hold, and each kernel then waited on memory
 // for the lines it wrote (an add of 32K floats run a second time, over its warm output, took
-// 3.9 us against its first run's 14.6). Each pass adds its gradients to the weights' in the order the examples come, so every
-// weight's gradient is the same chain of adds as in one pass over the half: the same bits. The
-// passes depend on the program's shapes only, never on the machine.
+// 3.9 us against its first run's 14.6). Each pass adds its gradients to the weights' in the
+// order the examples come, so every weight's gradient is the same chain of adds as in one pass
+// over the half: the same bits. The passes depend on the program's shapes only, never on the
+// machine.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,8 @@
 #include "train.h"
 
 // 2.5 MB: on the bench's tiny model (0.55 MB of trace an example), passes of 4 examples took
-// 6-9% less time a step than one pass of 32 (18 MB); passes of 2, 6, 7 or 8 examples gained
-// less or nothing (measured alternating in one process, on a Zen 4 host: README).
+// 3-8% less time a step than one pass of 32 (18 MB), 7-10% at the tenth percentile; passes of
+// 2, 6, 7 or 8 examples gained less or nothing (alternating in one process, Zen 4: README).
 enum { SHARDS = 2, PASS_TRACE_BYTES = 5 << 19 };
 
 typedef struct {

@@ -44,7 +44,7 @@ struct Gfx {
     bool any_text;         // this frame drew text; the smallest, and what it said:
     int smallest_px;
     char smallest_text[48];
-    GfxTextNote notes[GFX_NOTES];  // [n_notes] this frame's texts (gfx_text_notes)
+    GfxTextNote *notes;  // [GFX_NOTES] this frame's texts (gfx_text_notes), when noted; else NULL
     int n_notes;
 };
 
@@ -150,6 +150,7 @@ void gfx_close(Gfx *g) {
     if (g->r) SDL_DestroyRenderer(g->r);
     if (g->surface) SDL_FreeSurface(g->surface);
     if (g->win) SDL_DestroyWindow(g->win), SDL_Quit();  // the one window: SDL goes with it
+    free(g->notes);
     free(g);
 }
 
@@ -296,7 +297,7 @@ static TextEntry *text_entry(Gfx *g, FontFace f, int px, Rgba c, const char *s) 
 
 // Keeps the smallest text of the frame, for the readability rule's test, and the frame's texts.
 static void note_text(Gfx *g, int x, int y, int px, const char *s) {
-    if (g->n_notes < GFX_NOTES) {
+    if (g->notes && g->n_notes < GFX_NOTES) {
         GfxTextNote *n = &g->notes[g->n_notes++];
         n->x = x, n->y = y, n->px = px;
         snprintf(n->text, sizeof n->text, "%s", s);
@@ -304,6 +305,12 @@ static void note_text(Gfx *g, int x, int y, int px, const char *s) {
     if (g->any_text && px >= g->smallest_px) return;
     g->any_text = true, g->smallest_px = px;
     snprintf(g->smallest_text, sizeof g->smallest_text, "%s", s);
+}
+
+void gfx_note_texts(Gfx *g, bool on) {
+    if (on && !g->notes) g->notes = calloc(GFX_NOTES, sizeof *g->notes);  // NULL: nothing noted
+    if (!on) free(g->notes), g->notes = NULL;
+    g->n_notes = 0;
 }
 
 int gfx_text_notes(const Gfx *g, const GfxTextNote **notes) {

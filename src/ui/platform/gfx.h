@@ -59,12 +59,14 @@ int gfx_text_width(Gfx *g, FontFace f, int px, const char *s);
 // The smallest text drawn since gfx_begin (its size and the start of its string); false if none.
 bool gfx_smallest_text(const Gfx *g, int *px, const char **text);
 // The texts drawn since gfx_begin, the first GFX_NOTES of them: where, how large and what (its
-// first 95 bytes), for the tests that read what a frame says.
+// first 95 bytes), for the tests that read what a frame says; kept only once gfx_note_texts
+// turned it on (a window never does).
 enum { GFX_NOTES = 512 };
 typedef struct {
     int x, y, px;
     char text[96];
 } GfxTextNote;
+void gfx_note_texts(Gfx *g, bool on);
 int gfx_text_notes(const Gfx *g, const GfxTextNote **notes);
 int gfx_line_height(Gfx *g, FontFace f, int px);
 // How many bytes of s fit in max_w pixels (whole UTF-8 characters).
