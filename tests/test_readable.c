@@ -5,7 +5,8 @@
 //   - pressing + never makes a heatmap smaller: its cells keep at least their size;
 //   - the Decoding view of sampling and beam search, at every stage;
 //   - the title bar shows each lesson's title, or its first clause, whole (never cut mid-word);
-//   - the Patch view's map titles and its logit lens's heading are whole.
+//   - the Patch view's map titles and its logit lens's heading are whole, and so is the note
+//     under a downsampled map (the 256-position table of encoder-from-scratch).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,8 +241,31 @@ static void test_patch_whole(void) {
     scene_close(&s);
 }
 
+// A downsampled map says so whole, briefly where it is narrow (the Positions view's 256 x 256
+// similarity map on encoder-from-scratch, 241 px wide at 1280x720).
+static void test_downsampled_note_whole(void) {
+    Scene s;
+    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = LESSONS "/encoder-from-scratch.md"})) return;
+    gfx_note_texts(s.g, true);
+    Err e = {{0}};
+    CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
+    s.a.view = VIEW_PE;
+    check_frame(&s, "encoder-from-scratch.md, the Positions view");
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s.g, &notes);
+    int said = 0;
+    for (int k = 0; k < n; k++)
+        if (!strncmp(notes[k].text, "downsampled", 11)) {
+            said++;
+            CHECK(!strstr(notes[k].text, ELLIPSIS), "the Positions view at %dx%d: \"%s\" cut", W, H, notes[k].text);
+        }
+    CHECK(said >= 2, "the Positions view's two 256-row maps say they are downsampled (%d notes)", said);
+    scene_close(&s);
+}
+
 int main(void) {
     test_patch_whole();
+    test_downsampled_note_whole();
     for (size_t k = 0; k < sizeof lessons / sizeof lessons[0]; k++) test_lesson(lessons[k]);
     test_choices();
     test_cached_rows_marked();

@@ -199,9 +199,11 @@ static void readout(Ui *ui, const HeatSpec *h, Rect cells, Rect line, int r0, in
                 gfx_frame(ui->g, (Rect){cells.x + (int)((c - c0) * cw), cells.y + (int)((r - r0) * ch),
                                         (int)ceilf(cw), (int)ceilf(ch)}, 2, ui->th->lit);
         }
-    } else if (down) {
-        snprintf(msg, sizeof msg, "downsampled to fit: each pixel is the mean of about %d x %d cells",
-                 (r1 - r0 + cells.h - 1) / cells.h, (c1 - c0 + cells.w - 1) / cells.w);
+    } else if (down) {  // said briefly where a narrow map leaves no room for the sentence
+        const int per_r = (r1 - r0 + cells.h - 1) / cells.h, per_c = (c1 - c0 + cells.w - 1) / cells.w;
+        snprintf(msg, sizeof msg, "downsampled to fit: each pixel is the mean of about %d x %d cells", per_r, per_c);
+        if (gfx_text_width(ui->g, FONT_SANS, ui->small, msg) > line.w)
+            snprintf(msg, sizeof msg, "downsampled: %d x %d cells a pixel", per_r, per_c);
     } else if (r1 - r0 < h->rows || c1 - c0 < h->cols) {
         snprintf(msg, sizeof msg, "zoomed: rows %d-%d, columns %d-%d (drag to pan, 0 resets)", r0, r1 - 1, c0, c1 - 1);
     }
