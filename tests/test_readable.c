@@ -215,29 +215,41 @@ static void test_choices(void) {
     }
 }
 
+// A lesson's pass run whole and shown in `view` at W x H, its texts noted (then checked as
+// check_frame does); false, with a failed check, if it could not open.
+static bool open_view(Scene *s, const char *lesson, ViewKind view) {
+    if (!scene_open(s, W, H, &(SessionSpec){.lesson_path = lesson})) return false;
+    gfx_note_texts(s->g, true);
+    Err e = {{0}};
+    CHECK(interp_run(s->a.session.it, &e), "%s: %s", lesson, e.msg);
+    s->a.view = view;
+    app_tick(&s->a, 0, 10);  // the Patch view's runs are built on a tick
+    check_frame(s, lesson);
+    return true;
+}
+
+// How many texts of the last frame start with `prefix`; each must be whole (no ellipsis).
+static int whole_texts(const Scene *s, const char *prefix, const char *where) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    int found = 0;
+    for (int k = 0; k < n; k++)
+        if (!strncmp(notes[k].text, prefix, strlen(prefix))) {
+            found++;
+            CHECK(!strstr(notes[k].text, ELLIPSIS), "%s at %dx%d: \"%s\" cut", where, W, H, notes[k].text);
+        }
+    return found;
+}
+
 // The patching lesson's Patch view at 1280x720: each map's title and the lens's heading whole.
 static void test_patch_whole(void) {
     Scene s;
-    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = LESSONS "/which-head.md"})) return;
-    gfx_note_texts(s.g, true);
-    Err e = {{0}};
-    CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
-    s.a.view = VIEW_PATCH;
-    app_tick(&s.a, 0, 10);
-    check_frame(&s, "which-head.md, the Patch view");
+    if (!open_view(&s, LESSONS "/which-head.md", VIEW_PATCH)) return;
     static const char *const titles[] = {"Layer outputs patched", "Layer outputs: attribution", "Heads patched",
                                          "Heads: attribution", "columns: positions"};
     for (size_t k = 0; k < sizeof titles / sizeof titles[0]; k++)
         CHECK(drawn(&s, titles[k], strlen(titles[k])), "the Patch view at %dx%d: \"%s\" drawn whole", W, H, titles[k]);
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s.g, &notes);
-    bool lens = false;
-    for (int k = 0; k < n; k++)
-        if (!strncmp(notes[k].text, "Logit lens", 10)) {
-            lens = true;
-            CHECK(!strstr(notes[k].text, ELLIPSIS), "the lens's heading is whole: \"%s\"", notes[k].text);
-        }
-    CHECK(lens, "the Patch view draws the logit lens's heading");
+    CHECK(whole_texts(&s, "Logit lens", "the Patch view's lens") == 1, "the Patch view draws the logit lens's heading");
     scene_close(&s);
 }
 
@@ -245,20 +257,8 @@ static void test_patch_whole(void) {
 // similarity map on encoder-from-scratch, 241 px wide at 1280x720).
 static void test_downsampled_note_whole(void) {
     Scene s;
-    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = LESSONS "/encoder-from-scratch.md"})) return;
-    gfx_note_texts(s.g, true);
-    Err e = {{0}};
-    CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
-    s.a.view = VIEW_PE;
-    check_frame(&s, "encoder-from-scratch.md, the Positions view");
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s.g, &notes);
-    int said = 0;
-    for (int k = 0; k < n; k++)
-        if (!strncmp(notes[k].text, "downsampled", 11)) {
-            said++;
-            CHECK(!strstr(notes[k].text, ELLIPSIS), "the Positions view at %dx%d: \"%s\" cut", W, H, notes[k].text);
-        }
+    if (!open_view(&s, LESSONS "/encoder-from-scratch.md", VIEW_PE)) return;
+    const int said = whole_texts(&s, "downsampled", "the Positions view");
     CHECK(said >= 2, "the Positions view's two 256-row maps say they are downsampled (%d notes)", said);
     scene_close(&s);
 }
