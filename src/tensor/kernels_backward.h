@@ -68,6 +68,8 @@ void layernorm_backward(float *dx,        // [T, C]
                         const float *g,   // [C]
                         int T, int C, float eps, LayerNormForm form, bool dx_fresh);
 
+// dx = dy where x > 0, else 0. x: the input, or as well the output (y > 0 exactly where x > 0,
+// and a NaN input gives y = 0): training passes y, so the input need not be kept.
 void relu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh);
 // d/dx of x Phi(x) = Phi(x) + x phi(x).
 void gelu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh);
