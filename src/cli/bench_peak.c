@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "simd.h"
@@ -38,10 +39,15 @@ static double peak_call(void) {
 }
 
 // GFLOP/s on `threads` threads: the best of ten rounds, each every thread running the loop once
-// (a neighbour on a shared machine can slow a round; the best is the machine's).
+// (a neighbour on a shared machine can slow a round; the best is the machine's). The rounds are
+// PEAK_GAP_NS apart, so they sample a fifth of a second rather than the 40 ms they take: a
+// neighbour busy for that long had slowed all ten, and a path measured after them ran at
+// "105%" of the peak.
+enum { PEAK_GAP_NS = 15 * 1000 * 1000 };
 static double peak_on(int threads) {
     double best = 0;
     for (int round = 0; round < 10; round++) {
+        if (round) nanosleep(&(struct timespec){0, PEAK_GAP_NS}, NULL);
         double flops = 0;
         const double t0 = bench_now();
 #pragma omp parallel num_threads(threads) reduction(+ : flops)
