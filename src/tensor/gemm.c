@@ -76,15 +76,18 @@ typedef void (*PanelKernel)(const Panel *p);
 #define STORE_FULL(r) COLS_N(ACC_STORE, r)
 #define STORE_TILE(r) COLS_N(ACC_STORE_TILE, r)
 // One step of a block's k loop: rows f0 .. f1 of the next panel (pf, PW floats a row) spread
-// evenly over its kc steps, a row (one or two cache lines) whenever `due` passes kc.
+// evenly over its kc steps, a row (one or two cache lines) whenever `due` passes kc. Fetched
+// into every level, the first cache included (locality 3): a forward whose weights stream from
+// memory took 1-6% less time at the median than with the lines left in the second-level cache
+// (locality 1), on both kernels, alternating in one process (Zen 4).
 // WebAssembly has no prefetch: there the step is nothing, and its counters are not kept.
 #if SIMD_X86
 #define PREFETCH_STEP()                                                                         \
     due += f1 - f0;                                                                             \
     if (due >= kc) {                                                                            \
         due -= kc;                                                                              \
-        __builtin_prefetch(pf + (size_t)next * PW, 0, 1);                                       \
-        if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 1);                     \
+        __builtin_prefetch(pf + (size_t)next * PW, 0, 3);                                       \
+        if (PW > 16) __builtin_prefetch(pf + (size_t)next * PW + 16, 0, 3);                     \
         next++;                                                                                 \
     }
 #else
