@@ -6,7 +6,8 @@
 //   - the Decoding view of sampling and beam search, at every stage;
 //   - the title bar shows each lesson's title, or its first clause, whole (never cut mid-word);
 //   - the Patch view's map titles and its logit lens's heading are whole, and so is the note
-//     under a downsampled map (the 256-position table of encoder-from-scratch).
+//     under a downsampled map (the 256-position table of encoder-from-scratch);
+//   - a pinned map keeps the tokens it was pinned with after the input changes.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,15 @@ static bool open_view(Scene *s, const char *lesson, ViewKind view) {
     return true;
 }
 
+// The first text of the last frame that contains `part`, or "".
+static const char *drawn_containing(const Scene *s, const char *part) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int k = 0; k < n; k++)
+        if (strstr(notes[k].text, part)) return notes[k].text;
+    return "";
+}
+
 // How many texts of the last frame start with `prefix`; each must be whole (no ellipsis).
 static int whole_texts(const Scene *s, const char *prefix, const char *where) {
     const GfxTextNote *notes;
@@ -263,7 +273,49 @@ static void test_downsampled_note_whole(void) {
     scene_close(&s);
 }
 
+// The first stage of the pass whose rows are the source's tokens, one a row (the embedding).
+static int first_token_rows(const App *a) {
+    const char *labels[64];
+    for (int i = 0; i < interp_n_stages(a->session.it); i++) {
+        const Stage *st = interp_stage(a->session.it, i);
+        if (st->shape.ndim == 2 && st->kind == TK_VALUES && stage_axis_labels(a, i, 0, labels, 64) == st->shape.dim[0])
+            return i;
+    }
+    return -1;
+}
+
+// A stage pinned on "hello", then the input edited to "world" (as many tokens): the Compare
+// view labels the pinned map with hello's letters, the map on screen with world's, and their
+// difference by position, and says which input each ran on. The pin had borrowed the labels
+// on screen: world's on hello's map.
+static void test_pinned_labels(void) {
+    const char *lesson = LESSONS "/attention-is-all-you-need-pytorch.md";
+    Scene s;
+    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = lesson, .input = "hello"})) return;
+    gfx_note_texts(s.g, true);
+    Err e = {{0}};
+    CHECK(interp_run(s.a.session.it, &e), "%s: %s", lesson, e.msg);
+    s.a.cursor = first_token_rows(&s.a);
+    CHECK(s.a.cursor >= 0, "%s: no stage has the source's tokens for rows", lesson);
+    if (s.a.cursor < 0) return scene_close(&s);
+    const int stage = s.a.cursor;
+    app_act(&s.a, DO_PIN, 0);
+    CHECK(app_open_spec(&s.a, &(SessionSpec){.lesson_path = lesson, .input = "world"}, -1), "%s on 'world'", lesson);
+    CHECK(interp_run(s.a.session.it, &e), "%s: %s", lesson, e.msg);
+    s.a.cursor = stage, s.a.view = VIEW_COMPARE;
+    check_frame(&s, "Compare, pinned on another input");
+    CHECK(drawn(&s, "h", 1) && drawn(&s, "e", 1), "Compare: the pinned map is labelled with hello's letters");
+    CHECK(drawn(&s, "w", 1) && drawn(&s, "r", 1) && drawn(&s, "d", 1), "Compare: the map on screen with world's");
+    CHECK(*drawn_containing(&s, "pinned, input 'hello'") && *drawn_containing(&s, "now, input 'world'"),
+          "Compare: each map says which input it ran on");
+    const char *diff = drawn_containing(&s, "largest |difference|");
+    CHECK(strstr(diff, "; other tokens: by position") && !strstr(diff, ELLIPSIS),
+          "Compare: the difference of two inputs' maps says, whole, it is taken by position (\"%s\")", diff);
+    scene_close(&s);
+}
+
 int main(void) {
+    test_pinned_labels();
     test_patch_whole();
     test_downsampled_note_whole();
     for (size_t k = 0; k < sizeof lessons / sizeof lessons[0]; k++) test_lesson(lessons[k]);

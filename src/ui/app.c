@@ -115,34 +115,11 @@ static void share_link(App *a) {
     app_notify(a, msg);
 }
 
-// C: pins the stage on screen (its output copied), or unpins. A pin that switching a piece off
-// made by itself is replaced by the stage on screen, not dropped: C after X pins, as C does.
-static void toggle_pin(App *a) {
-    Pin *p = &a->pin;
-    if (p->data && p->automatic && a->loaded) free(p->data), p->data = NULL;
-    if (p->data || !a->loaded) {
-        free(p->data), p->data = NULL;
-        if (a->loaded) app_notify(a, "unpinned");
-        return;
-    }
-    const Stage *st = interp_stage(a->session.it, a->cursor);
-    const float *x = interp_output(a->session.it, a->cursor);
-    const size_t n = (size_t)shape_numel(&st->shape);
-    if (!x || !(p->data = malloc(sizeof(float) * n))) return;
-    memcpy(p->data, x, sizeof(float) * n);
-    p->shape = st->shape, p->kind = st->kind, p->serial++, p->automatic = false;
-    snprintf(p->stage_id, sizeof p->stage_id, "%s", st->id);
-    snprintf(p->label, sizeof p->label, "%s: %s", a->source, st->id);
-    char msg[STAGE_ID_MAX + 80];
-    snprintf(msg, sizeof msg, "pinned %s: the Compare view sets it beside any stage", st->id);
-    app_notify(a, msg);
-}
-
 void app_free(App *a) {
     app_backward_free(a);
     app_probe_free(a);
     app_against_free(a);
-    free(a->pin.data);
+    app_pin_free(&a->pin);
     course_free(&a->course);
     train_job_free(a->train);
     pe_free(&a->pe);
@@ -392,7 +369,7 @@ bool app_act(App *a, Action act, int param) {
     case DO_THEME: a->contrast = !a->contrast; break;
     case DO_SCREENSHOT: return true;
     case DO_HELP: a->help = !a->help; break;
-    case DO_PIN: toggle_pin(a); break;
+    case DO_PIN: app_pin_toggle(a); break;
     case DO_LINK: share_link(a); break;
     case DO_FIRST_DIFF: app_against_jump(a); break;
     case DO_BACKWARD:

@@ -45,8 +45,14 @@ typedef struct {
     TensorKind kind;
     char stage_id[STAGE_ID_MAX];
     char label[200];      // "lesson title: stage id"
+    char sub[400];        // "pinned, input 'hello': lesson title", under its map
     unsigned serial;      // changes with every pin (heatmap cache key)
     bool automatic;       // made by switching a piece off (X, M, O), not by C
+    // The words that labelled it when pinned (app_pin.c): n_row_labels for its rows, then
+    // n_col_labels for its columns, then, for token ids, n_id_labels tokens, one an id.
+    const char **labels;  // [n_row_labels + n_col_labels + n_id_labels] into label_text (owned)
+    char *label_text;     // the strings (owned)
+    int n_row_labels, n_col_labels, n_id_labels;
 } Pin;
 
 // What the session was opened with, its strings owned here: the backward pass re-opens a greedy
@@ -218,6 +224,12 @@ bool app_against_prepare(App *a);
 // not prepared for this pass).
 const StageMatch *app_against_at(const App *a, int i);
 void app_against_free(App *a);
+// ---- the stage pinned with C (app_pin.c) ----
+// Pins the stage on screen, with the words that label it, or unpins (DO_PIN).
+void app_pin_toggle(App *a);
+void app_pin_free(Pin *p);
+// "pinned, input 'hello': lesson title" (when = "pinned"), for the map of the lesson on screen.
+void app_pin_input(const App *a, const char *when, char *s, size_t n);
 // ---- the lesson's questions (app_quiz.c) ----
 // Asks the question of the stage on screen, if one is due there (after every event and tick).
 void app_quiz_arrive(App *a);

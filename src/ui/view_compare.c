@@ -44,7 +44,19 @@ typedef struct {
     TensorKind kind;
     const char *ref_title, *ref_sub, *now_title, *now_sub, *diff_title;
     unsigned serial, key;  // the heat cache's
+    // ref's own words, when it is a pin (Pin.labels): ref_rows labels of its rows, then ref_cols
+    // of its columns, then (token ids) one token an id. NULL: the stage on screen labels both.
+    const char *const *ref_labels;
+    int ref_rows, ref_cols;
 } Tensors3;
+
+// Whether two lists of labels are the same words in the same order.
+static bool same_labels(const char *const *x, int nx, const char *const *y, int ny) {
+    if (nx != ny) return false;
+    for (int i = 0; i < nx; i++)
+        if (strcmp(x[i], y[i])) return false;
+    return true;
+}
 
 // Token ids (argmax's next tokens) are not numbers to subtract: each of the two as a row of
 // tokens, the mistake's tokens that differ from the correct ones marked, and how many differ.
@@ -56,13 +68,14 @@ static void draw_ids(Ui *ui, const App *a, const Tensors3 *t, Rect in) {
     int y = in.y;
     for (int k = 0; k < 2; k++) {
         const float *ids = k ? t->now : t->ref;
-        char head[200];
+        char head[600];
         snprintf(head, sizeof head, "%s   %s", k ? t->now_title : t->ref_title, k ? t->now_sub : t->ref_sub);
         ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, in.x, y, head, in.w);
         y += lh + gap;
         int x = in.x;
         for (int i = 0; i < n && y + h <= in.y + in.h; i++) {
-            const char *txt = decode_shown(a, (int)ids[i]);
+            const char *const *own = t->ref_labels ? t->ref_labels + t->ref_rows + t->ref_cols : NULL;
+            const char *txt = !k && own ? own[i] : decode_shown(a, (int)ids[i]);  // a pin's, as it read then
             const int w = decode_chip_w(ui, ui->px, txt, in.w / 2);
             if (x > in.x && x + w > in.x + in.w) x = in.x, y += h + gap;
             decode_chip(ui, ui->px, (Rect){x, y, w, h}, txt, k && ids[i] != t->ref[i] ? CHIP_NEW : CHIP_GIVEN);
@@ -98,13 +111,21 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
     const char *rl[MAX_LABELS], *cl[MAX_LABELS];
     const int nr = stage_axis_labels(a, a->cursor, t->shape.ndim - 2 >= 0 ? t->shape.ndim - 2 : 0, rl, MAX_LABELS);
     const int nc = stage_axis_labels(a, a->cursor, t->shape.ndim - 1, cl, MAX_LABELS);
-    char sub[3][160];
+    // A pin labels its own map with the tokens it was pinned with; where those are not the
+    // tokens on screen now, the difference is labelled by position (0, 1, ...), as it is taken.
+    const char *const *pr = t->ref_labels ? t->ref_labels : rl, *const *pc = t->ref_labels ? t->ref_labels + t->ref_rows : cl;
+    const int npr = t->ref_labels ? t->ref_rows : nr, npc = t->ref_labels ? t->ref_cols : nc;
+    const bool same = same_labels(pr, npr, rl, nr) && same_labels(pc, npc, cl, nc);
+    char sub[3][400];
     snprintf(sub[0], sizeof sub[0], "%s", t->ref_sub);
     snprintf(sub[1], sizeof sub[1], "%s", t->now_sub);
+    const char *slice = t->shape.ndim == 3 ? " (this slice)" : "", *by = same ? "" : "; other tokens: by position";
     if (one_masked)
-        snprintf(sub[2], sizeof sub[2], "%d masked in one only (grey); largest other |difference| %.4g%s", one_masked,
-                 (double)maxd, t->shape.ndim == 3 ? " (this slice)" : "");
-    else snprintf(sub[2], sizeof sub[2], "largest |difference| %.4g%s", (double)maxd, t->shape.ndim == 3 ? " (this slice)" : "");
+        snprintf(sub[2], sizeof sub[2], "%d masked in one only (grey); largest other |difference| %.4g%s%s", one_masked,
+                 (double)maxd, slice, by);
+    else snprintf(sub[2], sizeof sub[2], "largest |difference| %.4g%s%s", (double)maxd, slice, by);
+    const char *const *row_labels[3] = {pr, rl, same ? rl : NULL}, *const *col_labels[3] = {pc, cl, same ? cl : NULL};
+    const int n_rows[3] = {npr, nr, same ? nr : 0}, n_cols[3] = {npc, nc, same ? nc : 0};
     const char *titles[3] = {t->ref_title, t->now_title, t->diff_title};
     const float *data[3] = {t->ref + off, t->now + off, diff};
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
@@ -112,7 +133,8 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
     for (int k = 0; k < 3; k++) {
         HeatSpec h = {.title = titles[k], .subtitle = sub[k], .shape = t->shape, .kind = k == 2 ? TK_VALUES : t->kind,
                       .data = data[k], .rows = rows, .cols = cols, .range = k == 2 ? dr : both, .range_n = 2,
-                      .row_labels = rl, .n_row_labels = nr, .col_labels = cl, .n_col_labels = nc,
+                      .row_labels = row_labels[k], .n_row_labels = n_rows[k], .col_labels = col_labels[k],
+                      .n_col_labels = n_cols[k],
                       .key = {a->generation, (unsigned)a->cursor, t->key + (unsigned)k, (unsigned)a->head, t->serial}};
         heat_draw(ui, &h, (Rect){in.x, in.y + k * each, in.w, each - ui->pad / 2});
     }
@@ -213,8 +235,11 @@ void view_compare(Ui *ui, const App *a, Rect r) {
         explain(ui, in, msg);
         return;
     }
+    char now_sub[400];  // which input each map ran on: after an edit, the words tell them apart
+    app_pin_input(a, "now", now_sub, sizeof now_sub);
     const Tensors3 t3 = {.ref = p->data, .now = now, .shape = p->shape, .kind = p->kind, .ref_title = p->stage_id,
-                         .ref_sub = p->label, .now_title = st->id, .now_sub = a->source, .diff_title = "now - pinned",
-                         .serial = p->serial, .key = 40u};
+                         .ref_sub = p->sub, .now_title = st->id, .now_sub = now_sub, .diff_title = "now - pinned",
+                         .serial = p->serial, .key = 40u, .ref_labels = p->labels, .ref_rows = p->n_row_labels,
+                         .ref_cols = p->n_col_labels};
     draw_three(ui, a, st, &t3, in);
 }
