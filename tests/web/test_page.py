@@ -13,8 +13,8 @@
 3. A replay link steps, switches views and lessons, saves a PNG (a download), presses Esc (the
    page stays), and its expect lines hold; a replay whose expect is wrong is reported as an error.
 4. The browser's own key, mouse, wheel and touch events step, zoom and click as in the window; and
-   replays of interactive features (pin and Compare, a head switched off, the positions
-   explorer, the lesson list) leave the page showing what the native window under Xvfb shows;
+   replays of interactive features (pin and Compare, a pin kept across an edited input, a head
+   switched off, the positions explorer, the lesson list) leave the page showing what the native window under Xvfb shows;
    the Training view trains live while the page keeps drawing.
 5. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
    markup from the link in the page.
@@ -314,6 +314,11 @@ PARITY = [
     ("pin, then Compare", "forward-pass",  # q pinned, k on screen: the same shape, so a difference
      ["0 key Right", "100 key Right", "200 text c", "300 key Right", "400 key Tab", "500 key Tab", "600 key Tab",
       "700 key Tab", "800 key Tab"]),
+    ("pin, edit the input, then Compare", "attention-is-all-you-need-pytorch",  # q on 'hello' pinned, then
+     # the input edited to 'world': each map labelled with its own input's letters
+     ["0 key Right", "100 key Right", "200 key Right", "300 text c", "400 text e"]
+     + [f"{500 + 50 * i} key BackSpace" for i in range(5)]
+     + ["800 text world", "900 key Return"] + [f"{1500 + 100 * i} key Tab" for i in range(5)]),
     ("a head switched off", "multi-head",  # head 2 of layer 0's self-attention, the pass re-run
      ["0 key Tab"] + [f"{100 + 50 * i} key Right" for i in range(11)] + ["800 text 2", "900 text x", "1500 key Right"]),
     ("the positions explorer", "positional-encoding",
