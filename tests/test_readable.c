@@ -7,7 +7,8 @@
 //   - the title bar shows each lesson's title, or its first clause, whole (never cut mid-word);
 //   - the Patch view's map titles and its logit lens's heading are whole, and so is the note
 //     under a downsampled map (the 256-position table of encoder-from-scratch);
-//   - a pinned map keeps the tokens it was pinned with after the input changes.
+//   - a pinned map keeps the tokens it was pinned with after the input changes;
+//   - the program's line of the stage on screen is shown whole, above the formula.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,7 +315,24 @@ static void test_pinned_labels(void) {
     scene_close(&s);
 }
 
+// The last stage of encoder-layer: its line (152) wraps to four rows in the Lesson panel at
+// 1280x720, all drawn above the Formula section (the fourth had been clipped under it).
+static void test_whole_program_line(void) {
+    Scene s;
+    if (!open_view(&s, LESSONS "/encoder-layer.md", VIEW_STAGE)) return;
+    app_act(&s.a, DO_LAST, 0);
+    check_frame(&s, "encoder-layer, its last stage");
+    const GfxTextNote *formula = drawn(&s, "Formula", 7);
+    const char *last_piece = "norm.bias)";
+    const GfxTextNote *piece = drawn(&s, last_piece, strlen(last_piece));
+    CHECK(formula && piece && piece->y + gfx_line_height(s.g, FONT_MONO, piece->px) <= formula->y,
+          "encoder-layer at %dx%d: line 152's last row ('%s', y %d) above the Formula heading (y %d)", W, H, last_piece,
+          piece ? piece->y : -1, formula ? formula->y : -1);
+    scene_close(&s);
+}
+
 int main(void) {
+    test_whole_program_line();
     test_pinned_labels();
     test_patch_whole();
     test_downsampled_note_whole();

@@ -99,6 +99,21 @@ static const char *source_line(const Lesson *l, int line) {
     return line >= 1 && line <= l->n_lines ? l->lines[line - 1] : "";
 }
 
+// The width of the line numbers' gutter: room for the largest number the section shows.
+static int program_gutter(Ui *ui, const Lesson *l, const Stage *st) {
+    const int cell = lesson_cell_of_line(l, st->line), last = cell >= 0 ? l->cells[cell].last_line : st->line;
+    char num[16];
+    snprintf(num, sizeof num, "%d", last > st->call_line ? last : st->call_line);
+    return gfx_text_width(ui->g, FONT_MONO, ui->small, num) + ui->small;
+}
+
+// The rows the stage's own line takes once wrapped in a section `w` wide.
+static int own_line_rows(Ui *ui, const App *a, const Stage *st, int w) {
+    const Lesson *l = &a->session.lesson;
+    return program_row(ui, (Rect){0, 0, w, code_lh(ui)}, program_gutter(ui, l, st), st->line, source_line(l, st->line),
+                       false, false);
+}
+
 // The program around the stage's line: as many whole lines of its cell as `rows` rows hold
 // once wrapped, the stage's line among them; then the line that called it, if any.
 static void program_section(Ui *ui, const App *a, const Stage *st, Rect r, int rows) {
@@ -109,9 +124,7 @@ static void program_section(Ui *ui, const App *a, const Stage *st, Rect r, int r
     section_header(ui, r, title);
     int first = st->line, last = st->line;
     if (cell >= 0) first = l->cells[cell].first_line, last = l->cells[cell].last_line;
-    char num[16];
-    snprintf(num, sizeof num, "%d", last > st->call_line ? last : st->call_line);
-    const int gutter = gfx_text_width(ui->g, FONT_MONO, ui->small, num) + ui->small;
+    const int gutter = program_gutter(ui, l, st);
     const Rect one = {r.x, 0, r.w, lh};
 #define ROWS_OF(k) program_row(ui, one, gutter, (k), source_line(l, (k)), false, false)
     if (st->call_line) rows -= ROWS_OF(st->call_line) - 1;  // the plan kept one row for it
@@ -327,7 +340,10 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
     const int form_h = formula_flow(ui, a, st, (Rect){in.x, 0, in.w, INT_MAX / 2}, false) + hh;
     const int kern_h = kern_lines ? hh + kern_lines * lh : 0;
     const int kern_min = kern_lines ? hh + mini(kern_lines, 4) * lh + gap : 0;
-    Plan p = {.rows = mini(cell_rows, 7)};
+    // The stage's own line whole, however many rows it wraps to (a long one at the end of a
+    // cell had lost its last row under the formula); then as many of its cell's as fit.
+    const int own = own_line_rows(ui, a, st, in.w);
+    Plan p = {.rows = maxi(mini(cell_rows, 7), own)};
     int prog_h = hh + (p.rows + call_rows) * lh;
     // The narration: about half the height, more when the rest needs less; beyond, it scrolls
     // (laid out narrower, beside its scroll bar).
@@ -340,9 +356,9 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
     p.narr = (Rect){in.x, y, in.w, narr_h};
     if (narr_h > 0) y += narr_h + gap;
     // Program rows: as many as leave room for the formula and the start of the kernel.
-    while (p.rows > mini(cell_rows, 3) && y + hh + (p.rows + call_rows) * lh + gap + form_h + kern_min > bottom)
+    while (p.rows > maxi(mini(cell_rows, 3), own) && y + hh + (p.rows + call_rows) * lh + gap + form_h + kern_min > bottom)
         p.rows--;
-    while (p.rows > 1 && y + hh + (p.rows + call_rows) * lh + gap + form_h > bottom) p.rows--;
+    while (p.rows > own && y + hh + (p.rows + call_rows) * lh + gap + form_h > bottom) p.rows--;
     prog_h = hh + (p.rows + call_rows) * lh;
     p.prog = (Rect){in.x, y, in.w, mini(prog_h, bottom - y)};
     y += prog_h + gap;
