@@ -144,8 +144,9 @@ static void row_text_peak(const Measured *m) {
     const Row *row = m->row;
     const Figure *ours = &m->ours;
     if (m->beaten)
-        printf("  of peak     not given: the fastest run beat every peak loop measured (%d times, at most %.0f GFLOP/s),\n"
-               "              so a neighbour slowed them all; run bench again\n", 1 + PEAK_RETRIES, m->top);
+        printf("  of peak     not given: the fastest run beat the peak at every measurement (at most %.0f GFLOP/s;\n"
+               "              %d more after the run), so a neighbour slowed them all; run bench again\n", m->top,
+               PEAK_RETRIES);
     if (!m->have || ours->gflop <= 0 || m->peak <= 0) return;
     const double floor_ms = ours->gflop / m->peak * 1e3, frac = peak_fraction(ours->gflop, ours->median_ms, m->peak);
     printf("  at peak     %.2f ms: its %.2f GFLOP of %s at the machine's peak", floor_ms, ours->gflop,

@@ -107,11 +107,11 @@ static int program_gutter(Ui *ui, const Lesson *l, const Stage *st) {
     return gfx_text_width(ui->g, FONT_MONO, ui->small, num) + ui->small;
 }
 
-// The rows the stage's own line takes once wrapped in a section `w` wide.
-static int own_line_rows(Ui *ui, const App *a, const Stage *st, int w) {
+// The rows line `line` of the lesson takes once wrapped in stage st's program section, `w` wide.
+static int line_rows(Ui *ui, const App *a, const Stage *st, int line, int w) {
     const Lesson *l = &a->session.lesson;
-    return program_row(ui, (Rect){0, 0, w, code_lh(ui)}, program_gutter(ui, l, st), st->line, source_line(l, st->line),
-                       false, false);
+    return program_row(ui, (Rect){0, 0, w, code_lh(ui)}, program_gutter(ui, l, st), line, source_line(l, line), false,
+                       false);
 }
 
 // The program around the stage's line: as many whole lines of its cell as `rows` rows hold
@@ -127,7 +127,6 @@ static void program_section(Ui *ui, const App *a, const Stage *st, Rect r, int r
     const int gutter = program_gutter(ui, l, st);
     const Rect one = {r.x, 0, r.w, lh};
 #define ROWS_OF(k) program_row(ui, one, gutter, (k), source_line(l, (k)), false, false)
-    if (st->call_line) rows -= ROWS_OF(st->call_line) - 1;  // the plan kept one row for it
     int top = st->line, bottom = st->line, used = ROWS_OF(st->line);
     for (bool grew = true; grew;) {  // one line below, then one above, while they fit
         grew = false;
@@ -336,13 +335,14 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
     const int gap = ui->pad, hh = header_h(ui), lh = code_lh(ui), bottom = in.y + in.h;
     const int cell = lesson_cell_of_line(l, st->line);
     const int cell_rows = cell >= 0 ? l->cells[cell].last_line - l->cells[cell].first_line + 1 : 1;
-    const int call_rows = st->call_line ? 2 : 0;
+    // The line that called the stage's function, under its own heading: every row it wraps to.
+    const int call_rows = st->call_line ? 1 + line_rows(ui, a, st, st->call_line, in.w) : 0;
     const int form_h = formula_flow(ui, a, st, (Rect){in.x, 0, in.w, INT_MAX / 2}, false) + hh;
     const int kern_h = kern_lines ? hh + kern_lines * lh : 0;
     const int kern_min = kern_lines ? hh + mini(kern_lines, 4) * lh + gap : 0;
     // The stage's own line whole, however many rows it wraps to (a long one at the end of a
     // cell had lost its last row under the formula); then as many of its cell's as fit.
-    const int own = own_line_rows(ui, a, st, in.w);
+    const int own = line_rows(ui, a, st, st->line, in.w);
     Plan p = {.rows = maxi(mini(cell_rows, 7), own)};
     int prog_h = hh + (p.rows + call_rows) * lh;
     // The narration: about half the height, more when the rest needs less; beyond, it scrolls
