@@ -217,17 +217,21 @@ static void test_choices(void) {
     }
 }
 
-// A lesson's pass run whole and shown in `view` at W x H, its texts noted (then checked as
+// A session's pass run whole and shown in `view` at W x H, its texts noted (then checked as
 // check_frame does); false, with a failed check, if it could not open.
-static bool open_view(Scene *s, const char *lesson, ViewKind view) {
-    if (!scene_open(s, W, H, &(SessionSpec){.lesson_path = lesson})) return false;
+static bool open_spec(Scene *s, const SessionSpec *spec, ViewKind view) {
+    if (!scene_open(s, W, H, spec)) return false;
     gfx_note_texts(s->g, true);
     Err e = {{0}};
-    CHECK(interp_run(s->a.session.it, &e), "%s: %s", lesson, e.msg);
+    CHECK(interp_run(s->a.session.it, &e), "%s: %s", spec->lesson_path, e.msg);
     s->a.view = view;
     app_tick(&s->a, 0, 10);  // the Patch view's runs are built on a tick
-    check_frame(s, lesson);
+    check_frame(s, spec->lesson_path);
     return true;
+}
+
+static bool open_view(Scene *s, const char *lesson, ViewKind view) {
+    return open_spec(s, &(SessionSpec){.lesson_path = lesson}, view);
 }
 
 // The first text of the last frame that contains `part`, or "".
@@ -292,10 +296,8 @@ static int first_token_rows(const App *a) {
 static void test_pinned_labels(void) {
     const char *lesson = LESSONS "/attention-is-all-you-need-pytorch.md";
     Scene s;
-    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = lesson, .input = "hello"})) return;
-    gfx_note_texts(s.g, true);
+    if (!open_spec(&s, &(SessionSpec){.lesson_path = lesson, .input = "hello"}, VIEW_STAGE)) return;
     Err e = {{0}};
-    CHECK(interp_run(s.a.session.it, &e), "%s: %s", lesson, e.msg);
     s.a.cursor = first_token_rows(&s.a);
     CHECK(s.a.cursor >= 0, "%s: no stage has the source's tokens for rows", lesson);
     if (s.a.cursor < 0) return scene_close(&s);
