@@ -111,7 +111,16 @@ typedef struct {
     double peak;        // GFLOP/s on all cores the fractions use (0: none given)
     double top;         // the highest peak measured (beaten: the fastest run beat even this)
     bool beaten;
+    bool reachable;     // the ratio target is within the peak: its work at the peak fits in it
 } Measured;
+
+// Whether any program could meet the row's ratio target in this run: at most 0.5x the peer's
+// time means doing the work in half its time, and no program does it faster than at the
+// machine's peak. Unknown (so true) without the peer, the work or a trusted peak.
+static bool ratio_reachable(const Measured *m) {
+    if (!m->peer || m->peak <= 0 || m->ours.gflop <= 0 || m->row->target <= 0) return true;
+    return m->ours.gflop / m->peak * 1e3 <= m->row->target * m->torch.median_ms;
+}
 
 static void row_json(const Measured *m, cJSON *json) {
     const Row *row = m->row;
@@ -125,6 +134,7 @@ static void row_json(const Measured *m, cJSON *json) {
     if (m->ratio > 0) cJSON_AddNumberToObject(o, "ratio", m->ratio);
     if (row->target > 0) cJSON_AddNumberToObject(o, "target_ratio", row->target);
     if (m->ratio > 0 && row->target > 0) cJSON_AddBoolToObject(o, "target_met", m->ratio <= row->target);
+    if (m->ratio > 0 && row->target > 0 && fractions) cJSON_AddBoolToObject(o, "target_reachable", m->reachable);
     if (fractions) {
         cJSON_AddNumberToObject(o, "peak_gflops", m->peak);  // the highest measured so far (peak_again)
         cJSON_AddNumberToObject(o, "ms_at_peak", ours->gflop / m->peak * 1e3);
@@ -178,6 +188,9 @@ static void row_text(const Measured *m) {
         printf("  ratio       %.*fx PyTorch's time (%.2fx %s)", dec, m->ratio, m->ratio < 1 ? 1 / m->ratio : m->ratio,
                m->ratio < 1 ? "faster" : "slower");
         if (row->target > 0) printf("; target at most %.2fx: %s", row->target, m->ratio <= row->target ? "met" : "NOT met");
+        if (!m->reachable)  // the 'at peak' line below gives the figure
+            printf(",\n              and beyond this machine: its work at the peak takes %.2fx PyTorch's time",
+                   m->ours.gflop / m->peak * 1e3 / m->torch.median_ms);
         printf("\n");
     }
     if (m->have && row->mb_target > 0)
@@ -198,6 +211,7 @@ static void bench_row(const Row *row, bool no_peer, double *peak, cJSON *json) {
     m.top = work ? peak_for(&m.ours, *peak, json) : *peak;
     m.beaten = work && m.top > 0 && peak_fraction(m.ours.gflop, m.ours.min_ms, m.top) > 1;
     m.peak = m.beaten ? 0 : m.top;
+    m.reachable = ratio_reachable(&m);
     *peak = m.top;
     if (json) row_json(&m, json);
     else row_text(&m);
