@@ -60,21 +60,46 @@ static void test_sgemm(void) {
             test_sgemm_shape(Ms[i], Ns[j], Ks[(i * j) % 7], (i + j) % 2 == 1, j % 3 == 1);
         }
     test_sgemm_shape(3, 4, 0, false, true);  // K = 0: bias only
-#ifdef _OPENMP  // (the browser's build runs one thread)
-    // The same product on one thread and on two is bit-identical.
-    const int M = 200, N = 150, K = 300;
-    float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)K * N, -1, 1);
-    float *c1 = malloc(sizeof(float) * M * N), *c2 = malloc(sizeof(float) * M * N);
-    int threads = omp_get_max_threads();
-    omp_set_num_threads(1);
-    sgemm(c1, N, a, K, b, N, NULL, M, N, K, false);
-    omp_set_num_threads(2);
-    sgemm(c2, N, a, K, b, N, NULL, M, N, K, false);
-    omp_set_num_threads(threads);
-    CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0, "sgemm differs between 1 and 2 threads");
-    free(a), free(b), free(c1), free(c2);
-#endif
 }
+
+#ifdef _OPENMP  // (the browser's build runs one thread)
+// One product on 1 thread and on `threads`: packing and the product, bit for bit.
+static void sgemm_threads_shape(int M, int N, int K, bool bt, bool packed, int threads) {
+    float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)K * N, -1, 1), *bias = rand_buf(N, -1, 1);
+    float *pk[2] = {malloc(sizeof(float) * sgemm_packed_floats(N, K)), malloc(sizeof(float) * sgemm_packed_floats(N, K))};
+    float *c[2] = {malloc(sizeof(float) * M * N), malloc(sizeof(float) * M * N)};
+    const int was = omp_get_max_threads();
+    for (int v = 0; v < 2; v++) {
+        omp_set_num_threads(v ? threads : 1);
+        if (packed) {
+            sgemm_pack(pk[v], b, bt ? K : N, N, K, bt);
+            sgemm_prepacked(c[v], N, a, K, pk[v], bias, M, N, K);
+        } else sgemm(c[v], N, a, K, b, bt ? K : N, bias, M, N, K, bt);
+    }
+    omp_set_num_threads(was);
+    CHECK(!packed || memcmp(pk[0], pk[1], sizeof(float) * sgemm_packed_floats(N, K)) == 0,
+          "sgemm_pack %dx%d differs between 1 and %d threads", K, N, threads);
+    CHECK(memcmp(c[0], c[1], sizeof(float) * M * N) == 0, "sgemm%s %dx%dx%d differs between 1 and %d threads",
+          packed ? "_prepacked" : "", M, N, K, threads);
+    free(a), free(b), free(bias), free(pk[0]), free(pk[1]), free(c[0]), free(c[1]);
+}
+
+// Every element of C is computed by one thread in a fixed order, so the bits do not depend on
+// how many cores share the product: the tile grid for 2 to 16 threads, on the base model's
+// shapes (a linear at 32 and 128 tokens, the feed-forward, the vocabulary's 1000 columns) and
+// on ragged ones. Sixteen threads on this machine's cores only share them; the grid is the same.
+static void test_sgemm_threads(void) {
+    const int counts[] = {2, 3, 4, 5, 8, 16};
+    for (int t = 0; t < (int)(sizeof counts / sizeof *counts); t++) {
+        sgemm_threads_shape(200, 150, 300, false, false, counts[t]);
+        sgemm_threads_shape(32, 512, 512, true, true, counts[t]);
+        sgemm_threads_shape(128, 2048, 512, true, true, counts[t]);
+        sgemm_threads_shape(32, 1000, 512, true, true, counts[t]);
+        sgemm_threads_shape(33, 70, 1100, true, false, counts[t]);
+        sgemm_threads_shape(7, 3000, 64, false, true, counts[t]);
+    }
+}
+#endif
 
 // Small products take their own path (one attention head; rows of up to four vectors with AVX2
 // and AVX-512, up to 32 x 64 x 32: a head of 12 at 28 tokens is 28 x 28 x 12); each of their rows must still be the bits of the
@@ -469,6 +494,9 @@ static void test_heads_and_masks(void) {
 int main(void) {
     printf("test_kernels: the GEMM's kernel: %s\n", sgemm_kernel_name());
     test_sgemm();
+#ifdef _OPENMP
+    test_sgemm_threads();
+#endif
     test_sgemm_row_alone();
     test_sgemm_accumulate();
     test_sgemm_accumulate_bt();
