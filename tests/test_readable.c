@@ -8,7 +8,9 @@
 //   - the Patch view's map titles and its logit lens's heading are whole, and so is the note
 //     under a downsampled map (the 256-position table of encoder-from-scratch);
 //   - a pinned map keeps the tokens it was pinned with after the input changes;
-//   - the program's line of the stage on screen is shown whole, above the formula.
+//   - the program's line of the stage on screen is shown whole, above the formula;
+//   - before the first attention map, the Attention view names the stage it begins at and what
+//     it is (a GPT's masked self-attention, not "the first encoder layer").
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,7 +335,31 @@ static void test_whole_program_line(void) {
     scene_close(&s);
 }
 
+// Before the first attention map, the Attention view names the stage where it begins and
+// what it is, as the map's own title will: a decoder-only GPT has no encoder layer to step
+// into (the view had said "into the first encoder layer" whatever the program).
+static void test_no_attention_yet(const char *lesson, const char *kind) {
+    Scene s;
+    if (!open_view(&s, lesson, VIEW_STAGE)) return;
+    s.a.cursor = 0, s.a.view = VIEW_ATTENTION;
+    check_frame(&s, "the Attention view at the first stage");
+    const char *said = drawn_containing(&s, "No attention has run yet");
+    int stage = 0;
+    const char *at = strstr(said, "to stage ");
+    if (at) stage = atoi(at + strlen("to stage "));
+    int first = -1;  // the first stage of an attention map, one-based as the timeline counts
+    for (int i = 0; i < interp_n_stages(s.a.session.it) && first < 0; i++)
+        if (interp_stage(s.a.session.it, i)->role == ROLE_SCORES) first = i + 1;
+    CHECK(stage > 0 && stage == first, "%s: the Attention view names stage %d as the first map's (it is %d): \"%s\"",
+          lesson, stage, first, said);
+    CHECK(*drawn_containing(&s, kind), "%s: the Attention view names the first map '%s' (the wrapped message's next "
+          "line)", lesson, kind);
+    scene_close(&s);
+}
+
 int main(void) {
+    test_no_attention_yet(LESSONS "/nanogpt.md", "Decoder layer 0: masked self-attention");
+    test_no_attention_yet(LESSONS "/forward-pass.md", "Encoder layer 0: self-attention");
     test_whole_program_line();
     test_pinned_labels();
     test_patch_whole();

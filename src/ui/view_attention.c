@@ -168,16 +168,29 @@ static void one_head(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
     }
 }
 
+// Before any attention map: where the first one is, named as its own view will name it (a
+// decoder-only program has no encoder layer to step into), or that the program has none.
+static void no_attention_yet(Ui *ui, const App *a, Rect in) {
+    const Interp *it = a->session.it;
+    char s[320], what[200];
+    int first = -1;
+    for (int i = a->cursor + 1; it && i < interp_n_stages(it) && first < 0; i++)
+        if (interp_stage(it, i)->role == ROLE_SCORES || interp_stage(it, i)->role == ROLE_WEIGHTS) first = i;
+    if (first < 0) snprintf(s, sizeof s, "This pass has no attention map: no step of its program is an attention's.");
+    else {
+        describe(a, interp_stage(it, first), what, sizeof what);
+        snprintf(s, sizeof s, "No attention has run yet. Step forward (Right, or PgDn) to stage %d, where the first "
+                 "begins: %s.", first + 1, what);
+    }
+    ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, in, s);
+}
+
 void view_attention(Ui *ui, const App *a, Rect r) {
     char title[160];
     batch_title(a, "Attention", "every head", title, sizeof title);
     Rect in = ui_panel(ui, r, title);
     const int k = attention_stage_for(a, a->cursor);
-    if (k < 0) {
-        ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, in,
-                     "No attention has run yet. Step forward (Right, or PgDn) into the first encoder layer.");
-        return;
-    }
+    if (k < 0) return no_attention_yet(ui, a, in);
     const Stage *st = interp_stage(a->session.it, k);
     char s[200];
     describe(a, st, s, sizeof s);
