@@ -10,7 +10,8 @@
 //   - a pinned map keeps the tokens it was pinned with after the input changes;
 //   - the program's line of the stage on screen is shown whole, above the formula;
 //   - before the first attention map, the Attention view names the stage it begins at and what
-//     it is (a GPT's masked self-attention, not "the first encoder layer").
+//     it is (a GPT's masked self-attention, not "the first encoder layer"), and the Decoding
+//     view says why a decoder has no cross-attention (a GPT has no encoder).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,7 +358,23 @@ static void test_no_attention_yet(const char *lesson, const char *kind) {
     scene_close(&s);
 }
 
+// The Decoding view over a decoder with no cross-attention says why, whole: a GPT has no
+// encoder (it had been told "no map reads the encoder's memory"), while the mistake lesson's
+// decoder ignores the encoder it has.
+static void test_no_cross_attention(const char *lesson, const char *why) {
+    Scene s;
+    if (!open_view(&s, lesson, VIEW_STAGE)) return;
+    app_act(&s.a, DO_LAST, 0);
+    s.a.view = VIEW_DECODE;
+    check_frame(&s, "the Decoding view at the last stage");
+    CHECK(drawn(&s, why, strlen(why)), "%s: the Decoding view says \"%s\" whole", lesson, why);
+    scene_close(&s);
+}
+
 int main(void) {
+    test_no_cross_attention(LESSONS "/nanogpt.md", "A decoder-only model: it has no encoder, so no cross-attention.");
+    test_no_cross_attention(LESSONS "/mistake-no-cross-attention.md",
+                            "This decoder has no cross-attention: no map reads the encoder's memory.");
     test_no_attention_yet(LESSONS "/nanogpt.md", "Decoder layer 0: masked self-attention");
     test_no_attention_yet(LESSONS "/forward-pass.md", "Encoder layer 0: self-attention");
     test_whole_program_line();

@@ -432,8 +432,11 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         return;
     }
     const char *self_title = attention_kind_names[has_self ? attention_kind(a, self) : ATT_SELF];
-    if (layers == 0) {  // a decoder with no cross-attention: it never reads the encoder
-        const int h = decode_note(ui, r, "This decoder has no cross-attention: no map reads the encoder's memory.") + ui->pad / 2;
+    if (layers == 0) {  // a decoder with no cross-attention: it never reads the encoder, or has none
+        const char *why = program_decoder_only(&a->session.lesson.program)
+                              ? "A decoder-only model: it has no encoder, so no cross-attention."
+                              : "This decoder has no cross-attention: no map reads the encoder's memory.";
+        const int h = decode_note(ui, r, why) + ui->pad / 2;
         attn_map(ui, a, (Rect){r.x, r.y + h, r.w, r.h - h}, self, self_title, true);
         return;
     }
