@@ -87,7 +87,7 @@ static void sgemm_threads_shape(int M, int N, int K, bool bt, bool packed, int t
 // Every element of C is computed by one thread in a fixed order, so the bits do not depend on
 // how many cores share the product: the tile grid for 2 to 16 threads, on the base model's
 // shapes (a linear at 32 and 128 tokens, the feed-forward, the vocabulary's 1000 columns) and
-// on ragged ones. Sixteen threads on this machine's cores only share them; the grid is the same.
+// on ragged ones, some cut into row tiles (129 and 200 rows). Sixteen threads on this machine's cores only share them; the grid is the same.
 static void test_sgemm_threads(void) {
     const int counts[] = {2, 3, 4, 5, 8, 16};
     for (int t = 0; t < (int)(sizeof counts / sizeof *counts); t++) {
@@ -97,6 +97,10 @@ static void test_sgemm_threads(void) {
         sgemm_threads_shape(32, 1000, 512, true, true, counts[t]);
         sgemm_threads_shape(33, 70, 1100, true, false, counts[t]);
         sgemm_threads_shape(7, 3000, 64, false, true, counts[t]);
+        sgemm_threads_shape(129, 2048, 512, true, true, counts[t]);  // row tiles of even blocks
+        sgemm_threads_shape(200, 512, 512, true, true, counts[t]);
+        sgemm_threads_shape(12, 512, 512, true, true, counts[t]);
+        sgemm_threads_shape(64, 64, 64, true, false, counts[t]);
     }
 }
 #endif

@@ -10,8 +10,9 @@
 // inner sizes of training, K = 64). An MR x NR register tile of C is then
 // accumulated by a micro-kernel written with GCC vector extensions. Three micro-kernels are
 // built (AVX-512, AVX2+FMA, baseline SSE2) and picked once at run time. Tiles are spread over
-// both cores with OpenMP; every element of C is computed by one thread in a fixed order, so the
-// result does not depend on the number of threads.
+// the cores with OpenMP (grid_for: as evenly as whole blocks and panels allow); every element
+// of C is computed by one thread in a fixed order, so the result does not depend on the number
+// of threads.
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,17 +408,73 @@ static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, int ne
     }
 }
 
-// C's columns cut into col_tiles tiles, each a run of whole panels of nr columns, the panels
-// spread evenly.
+// C cut into row_tiles x col_tiles tiles: each row tile a run of whole blocks of mr rows, each
+// column tile a run of whole panels of nr columns, both spread evenly.
 typedef struct {
     int N, nr, panels, col_tiles;
+    int M, mr, blocks, row_tiles;
 } TileGrid;
+
+// Row tile rt: its first row and its height.
+static void grid_rows(const TileGrid *t, int rt, int *i0, int *rows) {
+    const int b0 = (int)((long)t->blocks * rt / t->row_tiles), b1 = (int)((long)t->blocks * (rt + 1) / t->row_tiles);
+    *i0 = b0 * t->mr;
+    *rows = (b1 * t->mr < t->M ? b1 * t->mr : t->M) - *i0;
+}
 
 // Column tile ct: its first column and its width.
 static void grid_columns(const TileGrid *t, int ct, int *j0, int *nb) {
     const int p0 = (int)((long)t->panels * ct / t->col_tiles), p1 = (int)((long)t->panels * (ct + 1) / t->col_tiles);
     *j0 = p0 * t->nr;
     *nb = (p1 * t->nr < t->N ? p1 * t->nr : t->N) - *j0;
+}
+
+// The most work one thread has (blocks of mr rows times columns) when the tiles, in row-major
+// order, are handed to `threads` threads in runs as run() hands them.
+static long grid_most(const TileGrid *t, int threads) {
+    const int tiles = t->row_tiles * t->col_tiles;
+    long most = 0;
+    for (int me = 0; me < threads; me++) {
+        long w = 0;
+        for (int k = (int)((long)tiles * me / threads); k < (int)((long)tiles * (me + 1) / threads); k++) {
+            int i0, rows, j0, nb;
+            grid_rows(t, k / t->col_tiles, &i0, &rows);
+            grid_columns(t, k % t->col_tiles, &j0, &nb);
+            w += (long)((rows + t->mr - 1) / t->mr) * nb;
+        }
+        most = w > most ? w : most;
+    }
+    return most;
+}
+
+// How `threads` threads share a product: as few row tiles as keep each at most MB_MAX rows,
+// since every row tile reads the whole of op(B) again (at 32 tokens the weights stream from
+// memory); then, of the column tiles of at most NB_MAX columns, the count that gives the
+// busiest thread the least work (the fewest tiles of those within half a percent); and more
+// row tiles only while that leaves a thread under 90% of an even share. Cutting rows in fixed
+// MB-row tiles had left 129 rows as 128 + 1 (one thread doing all but a block: half the speed
+// on two cores) and 64 AVX2 rows as 20, 20, 20, 4. Searched within 4 per thread beyond the
+// least of each, so a grid costs a few hundred steps for the base model's shapes.
+static TileGrid grid_for(const Gemm *g, const GemmImpl *impl, int threads) {
+    const int panels = (g->N + impl->nr - 1) / impl->nr, blocks = (g->M + impl->mr - 1) / impl->mr;
+    const int per_row_tile = MB_MAX / impl->mr, most = NB_MAX / impl->nr;
+    const int r0 = (blocks + per_row_tile - 1) / per_row_tile, c0 = (panels + most - 1) / most;
+    const double even = (double)blocks * g->N / threads;
+    TileGrid best = {g->N, impl->nr, panels, c0, g->M, impl->mr, blocks, r0};
+    double best_share = 0;
+    for (int r = r0; r <= blocks && r <= r0 + 4 * threads; r++) {
+        TileGrid row_best = best;
+        double share = 0;
+        for (int c = c0; c <= panels && c <= c0 + 4 * threads; c++) {
+            const TileGrid t = {g->N, impl->nr, panels, c, g->M, impl->mr, blocks, r};
+            const double s = even / (double)grid_most(&t, threads);  // the busiest thread's share of even
+            if (s > share + 0.005) share = s, row_best = t;
+            if (share > 0.995) break;  // even: no more tiles needed
+        }
+        if (share > best_share + 0.005) best_share = share, best = row_best;
+        if (best_share >= 0.9) break;
+    }
+    return best;
 }
 
 static void run(const Gemm *g) {
@@ -431,33 +488,31 @@ static void run(const Gemm *g) {
     const GemmImpl impl = gemm_impl();
     const double flops = 2.0 * g->M * g->N * g->K;
     const int threads = flops > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;  // never a nested region
-    // Tiles small enough that every thread has a few, large enough to amortise packing, and
-    // as many for each thread: a column tile is a run of whole panels, at most NB_MAX columns.
-    const int mr = impl.mr, panels = (g->N + impl.nr - 1) / impl.nr, most = NB_MAX / impl.nr;
-    int mb = MB_MAX / mr * mr, col_tiles = (panels + most - 1) / most;
-    while (mb > mr && ((g->M + mb - 1) / mb) * col_tiles < 2 * threads) mb = (mb / 2 + mr - 1) / mr * mr;
-    const int row_tiles = (g->M + mb - 1) / mb;
-    while (threads > 1 && row_tiles * col_tiles % threads && col_tiles < panels) col_tiles++;
-    const int tiles = row_tiles * col_tiles;
-    const TileGrid grid = {g->N, impl.nr, panels, col_tiles};
+    const TileGrid grid = threads > 1 ? grid_for(g, &impl, threads) : (TileGrid){0};
+    const int tiles = grid.row_tiles * grid.col_tiles;
     if (threads == 1 || tiles == 1) {  // one thread: each column tile's op(B) packed once for all rows
-        for (int t = 0; t < col_tiles; t++) {
+        // Its rows in chunks of mb, halved while there are fewer than two tiles: cache-sized.
+        const int mr = impl.mr, panels = (g->N + impl.nr - 1) / impl.nr, most = NB_MAX / impl.nr;
+        int mb = MB_MAX / mr * mr;
+        const TileGrid one = {g->N, impl.nr, panels, (panels + most - 1) / most, g->M, mr, 0, 1};
+        while (mb > mr && ((g->M + mb - 1) / mb) * one.col_tiles < 2) mb = (mb / 2 + mr - 1) / mr * mr;
+        for (int t = 0; t < one.col_tiles; t++) {
             int j0, nb;
-            grid_columns(&grid, t, &j0, &nb);
-            tile(g, 0, g->M, mb, j0, nb, t + 1 < col_tiles ? j0 + nb : -1, &impl);
+            grid_columns(&one, t, &j0, &nb);
+            tile(g, 0, g->M, mb, j0, nb, t + 1 < one.col_tiles ? j0 + nb : -1, &impl);
         }
         return;
     }
 #pragma omp parallel num_threads(threads)
     {  // each thread a run of tiles, so a tile knows the next one its thread runs
-        const int n = omp_get_num_threads(), me = omp_get_thread_num();
+        const int n = omp_get_num_threads(), me = omp_get_thread_num(), ct = grid.col_tiles;
         const int t0 = (int)((long)tiles * me / n), t1 = (int)((long)tiles * (me + 1) / n);
         for (int t = t0; t < t1; t++) {
-            int j0, nb, next_j0 = -1, next_nb;
-            grid_columns(&grid, t % col_tiles, &j0, &nb);
-            if (t + 1 < t1) grid_columns(&grid, (t + 1) % col_tiles, &next_j0, &next_nb);
-            const int i0 = (t / col_tiles) * mb, rows = g->M - i0 < mb ? g->M - i0 : mb;
-            tile(g, i0, rows, mb, j0, nb, next_j0, &impl);
+            int i0, rows, j0, nb, next_j0 = -1, next_nb;
+            grid_rows(&grid, t / ct, &i0, &rows);
+            grid_columns(&grid, t % ct, &j0, &nb);
+            if (t + 1 < t1) grid_columns(&grid, (t + 1) % ct, &next_j0, &next_nb);
+            tile(g, i0, rows, rows, j0, nb, next_j0, &impl);
         }
     }
 }
@@ -480,7 +535,7 @@ void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_tra
     const Gemm g = {.b = b, .ldb = ldb, .N = N, .K = K, .bt = b_transposed};
     const int nr = gemm_impl().nr, np = padded_n(N, nr), panels = np / nr;
     const int threads = PAR_N((size_t)N * (size_t)(K > 0 ? K : 0)) && panels > 1 ? omp_get_max_threads() : 1;
-    const TileGrid grid = {N, nr, panels, threads};  // a thread's panels: a column tile's
+    const TileGrid grid = {N, nr, panels, threads, 0, 1, 0, 1};  // a thread's panels: a column tile's
     PAR_LOOP(threads > 1, "omp parallel for schedule(static)",
         for (int t = 0; t < threads; t++) {
             int j0, nb;
