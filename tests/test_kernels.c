@@ -87,7 +87,8 @@ static void sgemm_threads_shape(int M, int N, int K, bool bt, bool packed, int t
 // Every element of C is computed by one thread in a fixed order, so the bits do not depend on
 // how many cores share the product: the tile grid for 2 to 16 threads, on the base model's
 // shapes (a linear at 32 and 128 tokens, the feed-forward, the vocabulary's 1000 columns) and
-// on ragged ones, some cut into row tiles (129 and 200 rows). Sixteen threads on this machine's cores only share them; the grid is the same.
+// on ragged ones, some cut into row tiles (129 and 200 rows). Sixteen threads on this
+// machine's cores only share them; the grid is the same.
 static void test_sgemm_threads(void) {
     const int counts[] = {2, 3, 4, 5, 8, 16};
     for (int t = 0; t < (int)(sizeof counts / sizeof *counts); t++) {

@@ -176,7 +176,8 @@ static void no_attention_yet(Ui *ui, const App *a, Rect in) {
     int first = -1;
     for (int i = a->cursor + 1; it && i < interp_n_stages(it) && first < 0; i++)
         if (interp_stage(it, i)->role == ROLE_SCORES || interp_stage(it, i)->role == ROLE_WEIGHTS) first = i;
-    if (first < 0) snprintf(s, sizeof s, "This pass has no attention map: no step of its program is an attention's.");
+    if (!it) snprintf(s, sizeof s, "No attention has run yet.");
+    else if (first < 0) snprintf(s, sizeof s, "This pass has no attention map: no step of its program is an attention's.");
     else {
         describe(a, interp_stage(it, first), what, sizeof what);
         snprintf(s, sizeof s, "No attention has run yet. Step forward (Right, or PgDn) to stage %d, where the first "
