@@ -66,6 +66,7 @@ static void draw_ids(Ui *ui, const App *a, const Tensors3 *t, Rect in) {
     int differ = 0;
     for (int i = 0; i < n; i++) differ += t->now[i] != t->ref[i];
     int y = in.y;
+    const char *const *own = t->ref_labels ? t->ref_labels + t->ref_rows + t->ref_cols : NULL;  // a pin's tokens
     for (int k = 0; k < 2; k++) {
         const float *ids = k ? t->now : t->ref;
         char head[600];
@@ -74,7 +75,6 @@ static void draw_ids(Ui *ui, const App *a, const Tensors3 *t, Rect in) {
         y += lh + gap;
         int x = in.x;
         for (int i = 0; i < n && y + h <= in.y + in.h; i++) {
-            const char *const *own = t->ref_labels ? t->ref_labels + t->ref_rows + t->ref_cols : NULL;
             const char *txt = !k && own ? own[i] : decode_shown(a, (int)ids[i]);  // a pin's, as it read then
             const int w = decode_chip_w(ui, ui->px, txt, in.w / 2);
             if (x > in.x && x + w > in.x + in.w) x = in.x, y += h + gap;
