@@ -115,15 +115,17 @@ static void small_batch(unsigned *r, float pad, float *src, float *tin, float *t
 }
 
 // Three steps of a small encoder-decoder on fixed batches (pads among the labels), each half in
-// passes of `per` examples (0: the trace budget's choice); returns the weights and the last
-// gradients, laid out like the weights, in *w and *g (the caller frees them), and the losses.
+// passes of `per` examples (0: the trace budget's choice), the second thread held back as
+// StepConfig.hold_second says; returns the weights and the last gradients, laid out like the weights, in *w and
+// *g (the caller frees them), the losses, and how many passes' jobs the other half's thread ran
+// in all (may be NULL).
 enum { PASS_B = 16, PASS_L = 9, PASS_STEPS = 3 };
-static bool run_in_passes(int per, float **w, float **g, size_t *n, float loss[PASS_STEPS]) {
+static bool run_held(int per, int hold, float **w, float **g, size_t *n, float loss[PASS_STEPS], int *helped) {
     Lesson l;
     Model m;
     Err e = {{0}};
     if (!small_model(&l, &m)) return false;
-    const StepConfig sc = {PASS_B, PASS_L, PASS_L, 0.1f, 0.9f, 0.98f, 1e-9f, per};
+    const StepConfig sc = {PASS_B, PASS_L, PASS_L, 0.1f, 0.9f, 0.98f, 1e-9f, per, hold};
     TrainState *ts = train_state_new(&m, &l.program, &sc, &e);
     float src[PASS_B * PASS_L], tin[PASS_B * PASS_L], tout[PASS_B * PASS_L];
     unsigned r = 12345;
@@ -133,6 +135,7 @@ static bool run_in_passes(int per, float **w, float **g, size_t *n, float loss[P
         StepStats st;
         ok = train_state_step(ts, src, tin, tout, &st, &e);
         loss[step] = st.loss;
+        if (helped) *helped += ok ? train_state_helped(ts) : 0;
         if (ok) train_state_update(ts, 1e-3f);
     }
     CHECK(ok, "passes of %d: %s", per, e.msg);
@@ -146,6 +149,10 @@ static bool run_in_passes(int per, float **w, float **g, size_t *n, float loss[P
     model_free(&m);
     lesson_free(&l);
     return *w && *g;
+}
+
+static bool run_in_passes(int per, float **w, float **g, size_t *n, float loss[PASS_STEPS]) {
+    return run_held(per, 0, w, g, n, loss, NULL);
 }
 
 static void passes_same_bits(void) {
@@ -164,6 +171,34 @@ static void passes_same_bits(void) {
         for (int s = 0; s < PASS_STEPS; s++)
             CHECK(fabsf(loss[s] - loss0[s]) <= 1e-6f * fabsf(loss0[s]), "passes of %d: step %d's loss %.8f, one pass %.8f",
                   per[k], s, loss[s], loss0[s]);
+        free(w), free(g);
+    }
+    free(w0), free(g0);
+}
+
+// Who runs a pass changes no bit: with the second thread held back until the step is done,
+// the first runs every pass of both halves (each half still adds its passes' gradients in
+// order); held back until the first half is done, the two share the second. Both against the
+// same steps with no thread held back.
+static void shared_passes_same_bits(void) {
+    float *w0, *g0, loss0[PASS_STEPS];
+    size_t n0;
+    if (!run_in_passes(3, &w0, &g0, &n0, loss0)) return;  // passes of 3, 3 and 2 in each half
+    for (int hold = 2; hold >= 1; hold--) {
+        float *w, *g, loss[PASS_STEPS];
+        size_t n;
+        int helped = 0;
+        if (!run_held(3, hold, &w, &g, &n, loss, &helped)) continue;
+        if (hold == 2)  // each step: the 3 forward and 3 backward passes of the second half
+            CHECK(helped == PASS_STEPS * 6, "the second thread held back: the first ran %d of the second half's %d jobs",
+                  helped, PASS_STEPS * 6);
+        CHECK(n == n0 && !memcmp(g, g0, sizeof(float) * n), "second thread held back (%d): the gradients, bit for bit",
+              hold);
+        CHECK(n == n0 && !memcmp(w, w0, sizeof(float) * n), "second thread held back (%d): the weights after %d steps, bit for bit",
+              hold, PASS_STEPS);
+        for (int s = 0; s < PASS_STEPS; s++)
+            CHECK(loss[s] == loss0[s], "second thread held back (%d): step %d's loss %.9g, not held back %.9g", hold, s,
+                  loss[s], loss0[s]);
         free(w), free(g);
     }
     free(w0), free(g0);
@@ -523,6 +558,7 @@ static void classifier_learns(void) {
 
 int main(void) {
     passes_same_bits();
+    shared_passes_same_bits();
     step_is_plain_backward();
     classifier_step();
     classifier_learns();

@@ -26,6 +26,9 @@ typedef struct {
     float beta1, beta2, eps;      // Adam
     int pass_examples;            // examples each pass of a half takes (train_step.c); 0: as many as
                                   // keep its trace within PASS_TRACE_BYTES. Never changes a bit.
+    int hold_second;              // tests: 1 holds the second thread back until the first half's
+                                  // passes are done, 2 until every pass is (the first thread then
+                                  // runs them all). 0 in use; never changes a bit.
 } StepConfig;
 
 typedef struct {
@@ -50,6 +53,9 @@ bool train_state_prepare(TrainState *ts, const float *src, const float *tgt_in, 
 // One Adam update of the weights from the last step's gradients.
 void train_state_update(TrainState *ts, float lr);
 Grads *train_state_grads(TrainState *ts);
+// How many of the last step's forward and backward passes a thread other than their half's
+// own ran (train_step.c: the halves share their work).
+int train_state_helped(const TrainState *ts);
 
 typedef enum {
     SCHED_PEAK,      // linear warm-up to lr, then lr * sqrt(warmup / step)

@@ -1,9 +1,9 @@
 // train_step.c: one optimisation step on a given batch (TrainState, see train.h).
 //
 // The batch is split in two halves, one for each core: each half runs its own forward and
-// backward pass (its own interpreter, activations and gradients) with no synchronisation until
-// the two weight gradients are added. The split does not depend on the number of threads, so a
-// seed gives the same numbers on one core or two.
+// backward passes (its own interpreters, activations and gradients) until the two weight
+// gradients are added. The split does not depend on the number of threads, so a seed gives the
+// same numbers on one core or two.
 //
 // A half runs its examples in passes whose trace (every stage's output up to the logits, which
 // the backward pass reads) stays within PASS_TRACE_BYTES: a step that traced all its examples at
@@ -13,6 +13,16 @@
 // order the examples come, so every weight's gradient is the same chain of adds as in one pass
 // over the half: the same bits. The passes depend on the program's shapes only, never on the
 // machine.
+//
+// Who runs a pass does not change a bit, so the halves share their work: a pass's forward
+// reads only the weights and its examples, and a half's backward passes run one at a time, in
+// order. Each thread runs its own half's passes; one whose half is done (or whose core the
+// other lost to a neighbour for a while) takes the other's next forward pass, into an
+// interpreter of its own, or the other's next backward pass once its forward is done. Each
+// thread once ran its own half and the step waited for the slower: beside a busy loop on the
+// second core, the bench's step then took 38.6 ms at the median, and 29.4 ms sharing (on the
+// shared Zen 4 with no such loop, 1-2% less; alternating in one process, README).
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,20 +34,44 @@
 // 2.5 MB: on the bench's tiny model (0.55 MB of trace an example), passes of 4 examples took
 // 3-8% less time a step than one pass of 32 (18 MB), 7-10% at the tenth percentile; passes of
 // 2, 6, 7 or 8 examples gained less or nothing (alternating in one process, Zen 4: README).
-enum { SHARDS = 2, PASS_TRACE_BYTES = 5 << 19 };
+// POOL: a half's passes in flight at once, each in an interpreter of its own: a pass waiting
+// for its backward, one in its forward, and the one whose backward runs.
+enum { SHARDS = 2, POOL = 3, PASS_TRACE_BYTES = 5 << 19 };
+
+#ifdef _OPENMP
+typedef omp_lock_t Lock;
+static void lock_init(Lock *l) { omp_init_lock(l); }
+static void lock_free(Lock *l) { omp_destroy_lock(l); }
+static void lock_take(Lock *l) { omp_set_lock(l); }
+static void lock_give(Lock *l) { omp_unset_lock(l); }
+#else  // one thread (the browser): nothing to guard
+typedef int Lock;
+static void lock_init(Lock *l) { *l = 0; }
+static void lock_free(Lock *l) { (void)l; }
+static void lock_take(Lock *l) { (void)l; }
+static void lock_give(Lock *l) { (void)l; }
+#endif
+
+typedef struct {
+    Interp *it;  // teacher forcing over the pass's examples; kept between steps (same shapes)
+    bool busy;   // a pass holds it, from its forward to the end of its backward
+} Slot;
 
 typedef struct {
     int first, rows;  // the examples of the batch this half takes
-    int per;          // examples in each pass but the last (which takes the rest)
-    Interp *it;       // teacher forcing over `per` examples; kept between steps (same shapes)
-    Interp *it_last;  // over the last pass's, when fewer than per; else NULL
+    int per, passes;  // examples in each pass but the last (which takes the rest); passes in all
+    Slot pool[POOL];  // interpreters over `per` examples, made when first needed
+    int pooled;       // pool[0, pooled) are made or being made
+    Slot last;        // over the last pass's examples, when fewer than per (else its it is NULL)
+    int *slot;        // [passes] the slot each pass holds: its index in pool, or POOL for `last`
+    bool *ready;      // [passes] its forward is done (this step)
+    int next_f, next_b;  // the next pass to start forward, and backward
+    bool b_busy;      // a backward pass of this half runs (they run in order, one at a time)
     int logits;       // the stage that publishes "logits"
     int V;            // its last dimension: the vocabulary, or the classes
     Grads *g;
-    float *dlogits;   // [per, T, V], or [per, C] for a classifier (made with the pass)
+    float *dlogits;   // [per, T, V], or [per, C] for a classifier (made with the first pass)
     StepStats s;
-    Err e;
-    bool ok;
 } Shard;
 
 struct TrainState {
@@ -47,12 +81,17 @@ struct TrainState {
     Shard sh[SHARDS];
     int n;            // halves in use (1 for a batch of one)
     Adam adam;
+    Lock lock;        // guards the halves' pass bookkeeping, `failed`, `e` and `helped` in a step
+    bool failed;
+    Err e;            // the first failure of a step
+    int helped;       // forward and backward passes of a half its own thread did not run (last step)
 };
 
 TrainState *train_state_new(Model *m, const Program *p, const StepConfig *c, Err *e) {
     TrainState *ts = calloc(1, sizeof *ts);
     if (!ts) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     ts->m = m, ts->p = p, ts->c = *c, ts->n = c->batch >= SHARDS ? SHARDS : 1;
+    lock_init(&ts->lock);
     bool ok = true;
     for (int k = 0; k < ts->n && ok; k++) {
         Shard *h = &ts->sh[k];
@@ -73,19 +112,28 @@ TrainState *train_state_new(Model *m, const Program *p, const StepConfig *c, Err
     return ts;
 }
 
+// Drops a half's interpreters and pass bookkeeping (first_pass makes them).
+static void drop_passes(Shard *h) {
+    for (int i = 0; i < POOL; i++) interp_free(h->pool[i].it), h->pool[i] = (Slot){0};
+    interp_free(h->last.it), h->last = (Slot){0};
+    free(h->dlogits), free(h->slot), free(h->ready);
+    h->dlogits = NULL, h->slot = NULL, h->ready = NULL, h->pooled = h->passes = 0;
+}
+
 void train_state_free(TrainState *ts) {
     if (!ts) return;
     for (int k = 0; k < SHARDS; k++) {
-        interp_free(ts->sh[k].it);
-        interp_free(ts->sh[k].it_last);
+        drop_passes(&ts->sh[k]);
         grads_free(ts->sh[k].g);
-        free(ts->sh[k].dlogits);
     }
     adam_free(&ts->adam);
+    lock_free(&ts->lock);
     free(ts);
 }
 
 Grads *train_state_grads(TrainState *ts) { return ts->sh[0].g; }
+
+int train_state_helped(const TrainState *ts) { return ts->helped; }
 
 // The labels each example has: T next tokens, or one class.
 static int labels_per_row(const StepConfig *c) { return c->tgt_len > 0 ? c->tgt_len : 1; }
@@ -121,52 +169,56 @@ static bool keep_for_backward(Interp *it, int logits, Err *e) {
     return ok;
 }
 
+// An interpreter for n examples of half h, keeping what its backward pass reads.
+static Interp *pass_interp(TrainState *ts, const Shard *h, int n, const float *src, const float *tgt_in, Err *e) {
+    const RunSpec spec = pass_spec(ts, h->first, n, src, tgt_in);
+    Interp *it = interp_new(ts->p, ts->m, &spec, e);
+    if (it && !keep_for_backward(it, h->logits, e)) interp_free(it), it = NULL;
+    return it;
+}
+
 // The first pass of a half: finds the logits, checks that the loss can reach the weights
 // through them and that their shape fits the labels, splits the half into passes and makes
 // room for the logits' gradient.
 static bool first_pass(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
+    drop_passes(h);  // what an earlier attempt that failed left
     RunSpec spec = pass_spec(ts, h->first, h->rows, src, tgt_in);
-    h->it = interp_new(ts->p, ts->m, &spec, e);
-    if (!h->it) return false;
+    Interp *it = interp_new(ts->p, ts->m, &spec, e);
+    if (!it) return false;
     int n;
-    const ProgramOutput *o = interp_outputs(h->it, &n);
+    const ProgramOutput *o = interp_outputs(it, &n);
     for (int i = 0; i < n; i++)
         if (!strcmp(o[i].name, "logits")) h->logits = o[i].stage;
-    if (h->logits < 0) return err_set(e, "%s publishes no 'logits' to train on (add: output logits = ...)", ts->p->file);
-    if (!backward_check(h->it, h->logits, e)) return false;
-    const Stage *st = interp_stage(h->it, h->logits);
-    const int64_t per_row = shape_numel(&st->shape), V = st->shape.dim[st->shape.ndim - 1];
+    bool ok = h->logits >= 0 ||
+              err_set(e, "%s publishes no 'logits' to train on (add: output logits = ...)", ts->p->file);
+    ok = ok && backward_check(it, h->logits, e);
+    const Stage *st = ok ? interp_stage(it, h->logits) : NULL;
+    const int64_t per_row = st ? shape_numel(&st->shape) : 0, V = st ? st->shape.dim[st->shape.ndim - 1] : 0;
     char sh[64];
-    if (per_row != (int64_t)labels_per_row(&ts->c) * V)
-        return err_set(e, "%s:%d: logits is %s for each example, but training needs %s", ts->p->file, st->line,
-                       shape_str(&st->shape, sh, sizeof sh),
-                       ts->c.tgt_len > 0 ? "a row of scores per target token, [T, tgt_vocab_size]"
-                                         : "one row of class scores, [num_classes]");
-    h->V = (int)V;
+    if (ok && per_row != (int64_t)labels_per_row(&ts->c) * V)
+        ok = err_set(e, "%s:%d: logits is %s for each example, but training needs %s", ts->p->file, st->line,
+                     shape_str(&st->shape, sh, sizeof sh),
+                     ts->c.tgt_len > 0 ? "a row of scores per target token, [T, tgt_vocab_size]"
+                                       : "one row of class scores, [num_classes]");
     double floats = 0;  // the trace of one example, up to the logits
-    for (int i = 0; i <= h->logits; i++) floats += (double)shape_numel(&interp_stage(h->it, i)->shape);
+    for (int i = 0; ok && i <= h->logits; i++) floats += (double)shape_numel(&interp_stage(it, i)->shape);
+    interp_free(it);  // no stage has run: nothing is lost
+    if (!ok) return false;
+    h->V = (int)V;
     h->per = ts->c.pass_examples > 0 ? (ts->c.pass_examples < h->rows ? ts->c.pass_examples : h->rows)
                                       : examples_per_pass(h->rows, floats);
-    if (h->per < h->rows) {  // no stage has run: nothing is lost
-        interp_free(h->it);
-        spec = pass_spec(ts, h->first, h->per, src, tgt_in);
-        h->it = interp_new(ts->p, ts->m, &spec, e);
-        const int last = h->rows % h->per;
-        if (h->it && last) {
-            spec = pass_spec(ts, h->first + h->rows - last, last, src, tgt_in);
-            h->it_last = interp_new(ts->p, ts->m, &spec, e);
-        }
-        if (!h->it || (last && !h->it_last)) return false;
-    }
-    if (!keep_for_backward(h->it, h->logits, e) || (h->it_last && !keep_for_backward(h->it_last, h->logits, e)))
-        return false;
+    h->passes = (h->rows + h->per - 1) / h->per;
+    const int last = h->rows % h->per;
+    h->pool[0].it = pass_interp(ts, h, h->per, src, tgt_in, e), h->pooled = 1;
+    if (!h->pool[0].it || (last && !(h->last.it = pass_interp(ts, h, last, src, tgt_in, e)))) return false;
     h->dlogits = malloc(sizeof(float) * (size_t)h->per * (size_t)per_row);
-    return h->dlogits || err_set(e, "out of memory for the gradient of the logits");
+    h->slot = calloc((size_t)h->passes, sizeof *h->slot), h->ready = calloc((size_t)h->passes, sizeof *h->ready);
+    return (h->dlogits && h->slot && h->ready) || err_set(e, "out of memory for the gradient of the logits");
 }
 
 bool train_state_prepare(TrainState *ts, const float *src, const float *tgt_in, Err *e) {
     for (int k = 0; k < ts->n; k++)
-        if (!ts->sh[k].it && !first_pass(ts, &ts->sh[k], src, tgt_in, e)) return false;
+        if (!ts->sh[k].dlogits && !first_pass(ts, &ts->sh[k], src, tgt_in, e)) return false;
     return true;
 }
 
@@ -202,52 +254,149 @@ static float ignored_label(const TrainState *ts) {
     return (float)(ts->c.tgt_len > 0 && ts->m->cfg.pad_id.set ? ts->m->cfg.pad_id.id : -1);
 }
 
-// Forward, loss and backward of one pass of a half: n examples from `first`, on it; the loss is
-// divided by the whole batch's count, and the gradients add to what earlier passes left.
-static bool run_pass(TrainState *ts, Shard *h, Interp *it, int first, int n, const float *src, const float *tgt_in,
-                     const float *tgt_out, int total) {
-    const int T = labels_per_row(&ts->c), N = n * T, V = h->V;
-    const float pad = ignored_label(ts);
-    const float *out = tgt_out + (size_t)first * T;
-    if (!forward(ts, it, h->logits, first, n, src, tgt_in, &h->e)) return false;
-    const float *logits = interp_output(it, h->logits);
-    int tokens;
-    const float loss = cross_entropy(h->dlogits, logits, out, N, V, ts->c.label_smoothing, pad, total, &tokens);
-    h->s.loss += loss, h->s.tokens += tokens;
-    h->s.token_acc += (float)right_answers(logits, out, N, V, pad);
-    if (!isfinite(loss)) return err_set(&h->e, "the loss is not a finite number (%g)", (double)loss);
-    return backward(h->g, it, h->logits, h->dlogits, &h->e);
+// ---- the step: passes shared between the threads ----
+
+typedef enum { JOB_NONE, JOB_WAIT, JOB_FORWARD, JOB_BACKWARD } JobKind;
+
+typedef struct {
+    JobKind kind;  // NONE: no pass is left to start; WAIT: none can start yet
+    int shard, pass;
+} Job;
+
+typedef struct {  // what every job of a step reads
+    const float *src, *tgt_in, *tgt_out;
+    int total;    // the batch's labels that count (the loss's divisor)
+} StepData;
+
+// Examples in pass p of half h.
+static int pass_rows(const Shard *h, int p) { return p + 1 < h->passes ? h->per : h->rows - p * h->per; }
+
+// A free interpreter for pass p of h, taken: its index (POOL: h->last), or -1 when every one
+// is busy. A new pool slot is taken with no interpreter yet: its forward job makes it.
+static int take_slot(Shard *h, int p) {
+    if (pass_rows(h, p) < h->per) return h->last.busy = true, POOL;
+    for (int i = 0; i < h->pooled; i++)
+        if (!h->pool[i].busy) return h->pool[i].busy = true, i;
+    if (h->pooled == POOL) return -1;
+    h->pool[h->pooled].busy = true;
+    return h->pooled++;
 }
 
-// Every pass of one half, in the order of its examples.
-static void run_shard(TrainState *ts, Shard *h, const float *src, const float *tgt_in, const float *tgt_out,
-                      int total) {
-    h->e.msg[0] = '\0';
-    h->s = (StepStats){0};
-    h->ok = h->it || first_pass(ts, h, src, tgt_in, &h->e);
-    if (h->ok) grads_zero(h->g);
-    for (int done = 0; h->ok && done < h->rows; done += h->per) {
-        const int n = h->rows - done < h->per ? h->rows - done : h->per;
-        h->ok = run_pass(ts, h, n == h->per ? h->it : h->it_last, h->first + done, n, src, tgt_in, tgt_out, total);
+static Slot *slot_of(Shard *h, int p) { return h->slot[p] == POOL ? &h->last : &h->pool[h->slot[p]]; }
+
+// The next job for the thread whose own half is `own` (under the lock): its half's next
+// backward pass, else its next forward pass; then the same of the other half.
+static Job pick(TrainState *ts, int own) {
+    if (ts->failed) return (Job){JOB_NONE, 0, 0};
+    bool left = false;
+    for (int o = 0; o < ts->n; o++)
+        for (int back = 1; back >= 0; back--) {
+            const int k = (own + o) % ts->n;
+            Shard *h = &ts->sh[k];
+            left = left || h->next_b < h->passes;
+            if (back && !h->b_busy && h->next_b < h->passes && h->ready[h->next_b]) {
+                h->b_busy = true;
+                return (Job){JOB_BACKWARD, k, h->next_b++};
+            }
+            if (!back && h->next_f < h->passes && (h->slot[h->next_f] = take_slot(h, h->next_f)) >= 0)
+                return (Job){JOB_FORWARD, k, h->next_f++};
+        }
+    return (Job){left ? JOB_WAIT : JOB_NONE, 0, 0};
+}
+
+// Pass p's forward, in its slot's interpreter (made here the first time).
+static bool run_forward(TrainState *ts, Shard *h, int p, const StepData *d, Err *e) {
+    Slot *s = slot_of(h, p);
+    if (!s->it && !(s->it = pass_interp(ts, h, h->per, d->src, d->tgt_in, e))) return false;
+    return forward(ts, s->it, h->logits, h->first + p * h->per, pass_rows(h, p), d->src, d->tgt_in, e);
+}
+
+// Pass p's loss and backward pass: its gradients add to what the half's earlier passes left
+// (the first pass starts them from zero); the loss is divided by the whole batch's count.
+static bool run_backward(TrainState *ts, Shard *h, int p, const StepData *d, Err *e) {
+    const int T = labels_per_row(&ts->c), N = pass_rows(h, p) * T, V = h->V;
+    const float pad = ignored_label(ts);
+    const float *out = d->tgt_out + (size_t)(h->first + p * h->per) * T;
+    Interp *it = slot_of(h, p)->it;
+    if (p == 0) grads_zero(h->g);
+    const float *logits = interp_output(it, h->logits);
+    int tokens;
+    const float loss = cross_entropy(h->dlogits, logits, out, N, V, ts->c.label_smoothing, pad, d->total, &tokens);
+    h->s.loss += loss, h->s.tokens += tokens;
+    h->s.token_acc += (float)right_answers(logits, out, N, V, pad);
+    if (!isfinite(loss)) return err_set(e, "the loss is not a finite number (%g)", (double)loss);
+    return backward(h->g, it, h->logits, h->dlogits, e);
+}
+
+// A thread's share of the step: jobs until none is left. `own`: the half it starts with.
+static void work(TrainState *ts, int own, const StepData *d) {
+    int helped = 0;
+    for (;;) {
+        lock_take(&ts->lock);
+        const Job j = pick(ts, own);
+        lock_give(&ts->lock);
+        if (j.kind == JOB_NONE) break;
+        if (j.kind == JOB_WAIT) {
+            for (volatile int spin = 0; spin < 256; spin++) {
+            }
+            continue;
+        }
+        Shard *h = &ts->sh[j.shard];
+        Err e = {{0}};
+        const bool ok = j.kind == JOB_FORWARD ? run_forward(ts, h, j.pass, d, &e) : run_backward(ts, h, j.pass, d, &e);
+        helped += j.shard != own;
+        lock_take(&ts->lock);
+        if (!ok && !ts->failed) ts->failed = true, ts->e = e;
+        if (j.kind == JOB_FORWARD) h->ready[j.pass] = true;
+        else h->b_busy = false, slot_of(h, j.pass)->busy = false;
+        lock_give(&ts->lock);
     }
+    lock_take(&ts->lock);
+    ts->helped += helped;
+    lock_give(&ts->lock);
+}
+
+// Whether the second thread is still held back (StepConfig.hold_second, for tests): until
+// the first half's passes are done, or every pass is; never past a failure.
+static bool held(TrainState *ts, int hold) {
+    lock_take(&ts->lock);
+    bool wait = false;
+    for (int k = 0; k < (hold > 1 ? ts->n : 1); k++)
+        wait = wait || ts->sh[k].next_b < ts->sh[k].passes || ts->sh[k].b_busy;
+    wait = wait && !ts->failed;
+    lock_give(&ts->lock);
+    return wait;
 }
 
 bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, const float *tgt_out, StepStats *s,
                       Err *e) {
+    if (!train_state_prepare(ts, src, tgt_in, e)) return false;
     const int N = ts->c.batch * labels_per_row(&ts->c);
     const float pad = ignored_label(ts);
-    int total = 0;
-    for (int r = 0; r < N; r++) total += tgt_out[r] != pad;
-#pragma omp parallel for num_threads(SHARDS) schedule(static, 1) if (ts->n > 1)
-    for (int k = 0; k < ts->n; k++) run_shard(ts, &ts->sh[k], src, tgt_in, tgt_out, total);
-    *s = (StepStats){0};
+    StepData d = {src, tgt_in, tgt_out, 0};
+    for (int r = 0; r < N; r++) d.total += tgt_out[r] != pad;
+    ts->failed = false, ts->helped = 0;
+    for (int k = 0; k < ts->n; k++) {  // a failed step may have left passes in flight
+        Shard *h = &ts->sh[k];
+        h->next_f = h->next_b = 0, h->b_busy = false, h->last.busy = false, h->s = (StepStats){0};
+        for (int i = 0; i < POOL; i++) h->pool[i].busy = false;
+        memset(h->ready, 0, sizeof *h->ready * (size_t)h->passes);
+    }
+#pragma omp parallel num_threads(SHARDS) if (ts->n > 1)
+    {
+        const int me = omp_get_thread_num();
+        while (me > 0 && ts->c.hold_second > 0 && held(ts, ts->c.hold_second)) {
+        }
+        work(ts, me % ts->n, &d);
+    }
+    *s = (StepStats){0};  // also on failure: the trainer reads the loss that stopped it
     for (int k = 0; k < ts->n; k++) {
         const Shard *h = &ts->sh[k];
         s->loss += h->s.loss, s->token_acc += h->s.token_acc, s->tokens += h->s.tokens;
-        if (!h->ok) {
-            if (e) *e = h->e;
-            return false;
-        }
+    }
+    if (ts->failed) {
+        if (e) *e = ts->e;
+        return false;
     }
     s->token_acc = s->tokens ? s->token_acc / s->tokens : 0.0f;
     if (ts->n > 1) {  // the whole batch's gradient: the second half's added to the first's
