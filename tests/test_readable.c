@@ -371,12 +371,36 @@ static void test_no_cross_attention(const char *lesson, const char *why) {
     scene_close(&s);
 }
 
+// Some text drawn in the last frame that contains `part`, or NULL.
+static const GfxTextNote *drawn_part(const Scene *s, const char *part) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int k = 0; k < n; k++)
+        if (strstr(notes[k].text, part)) return &notes[k];
+    return NULL;
+}
+
+// The Training view trains the course's encoder-decoders: over a GPT lesson it says so, and
+// names the command that trains a GPT; over an encoder-decoder lesson it does not.
+static void test_train_view_gpt(const char *lesson, bool gpt) {
+    Scene s;
+    if (!open_view(&s, lesson, VIEW_TRAIN)) return;
+    check_frame(&s, "the Training view");
+    const bool said = drawn_part(&s, "decoder-only,") && drawn_part(&s, "--data");
+    CHECK(said == gpt, "%s: the Training view %s that this lesson's model is decoder-only and how a GPT trains", lesson,
+          gpt ? "says" : "does not say");
+    scene_close(&s);
+}
+
 int main(void) {
     test_no_cross_attention(LESSONS "/nanogpt.md", "A decoder-only model: it has no encoder, so no cross-attention.");
     test_no_cross_attention(LESSONS "/mistake-no-cross-attention.md",
                             "This decoder has no cross-attention: no map reads the encoder's memory.");
     test_no_attention_yet(LESSONS "/nanogpt.md", "Decoder layer 0: masked self-attention");
     test_no_attention_yet(LESSONS "/forward-pass.md", "Encoder layer 0: self-attention");
+    test_train_view_gpt(LESSONS "/nanogpt.md", true);
+    test_train_view_gpt(LESSONS "/text-model.md", true);
+    test_train_view_gpt(LESSONS "/forward-pass.md", false);
     test_whole_program_line();
     test_pinned_labels();
     test_patch_whole();

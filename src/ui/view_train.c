@@ -168,9 +168,12 @@ static int error_box(Ui *ui, const char *msg, Rect r) {
 static void explain(Ui *ui, const App *a, Rect r) {
     const Task task = a->train_task;
     const TrainConfig c = train_defaults(task);
-    char out[64] = "", msg[1400];
+    char out[64] = "", msg[2000];
     task_solve(task, train_example(task), out, sizeof out);
+    // A GPT lesson's reader may expect its own model here: say what is trained, and where a GPT is.
+    const bool gpt = a->loaded && program_decoder_only(&a->session.lesson.program);
     snprintf(msg, sizeof msg,
+             "%s"
              "Press Space or click Start training to train a small Transformer (d_model %d, %d heads, "
              "%d+%d layers) from random weights on the %s task, here in the window.\n\n"
              "Choose the task first with the buttons or Up/Down. While it learns, the loss falls and the "
@@ -180,6 +183,11 @@ static void explain(Ui *ui, const App *a, Rect r) {
              "in the source.\n\n"
              "Space stops it. Then Save model writes it to ./stepformer-%s.safetensors, and Step through "
              "it opens its forward pass in the other views.",
+             gpt ? "This lesson's model is decoder-only, a GPT. This view trains the course's task models, which "
+                   "are encoder-decoders. The command line trains a GPT on the lines of any text file: stepformer "
+                   "train --task text --data FILE (the lesson " LQ "A language model of English words" RQ " says how "
+                   "its model was made).\n\n"
+                 : "",
              c.model.d_model, c.model.nhead, c.model.num_encoder_layers, c.model.num_decoder_layers,
              task_names[task], train_example(task), out, task_names[task]);
     ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->text, r, msg);
