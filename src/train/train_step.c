@@ -21,7 +21,7 @@
 // interpreter of its own, or the other's next backward pass once its forward is done. Each
 // thread once ran its own half and the step waited for the slower: beside a busy loop on the
 // second core, the bench's step then took 38.6 ms at the median, and 29.4 ms sharing (on the
-// shared Zen 4 with no such loop, 1-2% less; alternating in one process, README).
+// shared Zen 4 with no such loop, 0.3-2% less; alternating in one process, README).
 
 #include <math.h>
 #include <stdlib.h>
