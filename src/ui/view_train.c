@@ -172,8 +172,12 @@ static void explain(Ui *ui, const App *a, Rect r) {
     task_solve(task, train_example(task), out, sizeof out);
     // A GPT lesson's reader may expect its own model here: say what is trained, and where a GPT is.
     const bool gpt = a->loaded && program_decoder_only(&a->session.lesson.program);
+    const char *words = "A language model of English words";  // the title of lessons/text-model.md
+    char where[160];
+    if (strcmp(a->source, words)) snprintf(where, sizeof where, "the lesson " LQ "%s" RQ " says", words);
+    else snprintf(where, sizeof where, "this lesson says");
     snprintf(msg, sizeof msg,
-             "%s"
+             "%s%s%s"
              "Press Space or click Start training to train a small Transformer (d_model %d, %d heads, "
              "%d+%d layers) from random weights on the %s task, here in the window.\n\n"
              "Choose the task first with the buttons or Up/Down. While it learns, the loss falls and the "
@@ -185,9 +189,8 @@ static void explain(Ui *ui, const App *a, Rect r) {
              "it opens its forward pass in the other views.",
              gpt ? "This lesson's model is decoder-only, a GPT. This view trains the course's task models, which "
                    "are encoder-decoders. The command line trains a GPT on the lines of any text file: stepformer "
-                   "train --task text --data FILE (the lesson " LQ "A language model of English words" RQ " says how "
-                   "its model was made).\n\n"
-                 : "",
+                   "train --task text --data FILE (" : "",
+             gpt ? where : "", gpt ? " how its model was made).\n\n" : "",
              c.model.d_model, c.model.nhead, c.model.num_encoder_layers, c.model.num_decoder_layers,
              task_names[task], train_example(task), out, task_names[task]);
     ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->text, r, msg);
