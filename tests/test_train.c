@@ -178,8 +178,8 @@ static void passes_same_bits(void) {
 
 // Who runs a pass changes no bit: with the second thread held back until the step is done,
 // the first runs every pass of both halves (each half still adds its passes' gradients in
-// order); held back until the first half is done, the two share the second. Both against the
-// same steps with no thread held back.
+// order); held back until the first starts the second half, the two share it. Both against
+// the same steps with no thread held back.
 static void shared_passes_same_bits(void) {
     float *w0, *g0, loss0[PASS_STEPS];
     size_t n0;
@@ -192,6 +192,9 @@ static void shared_passes_same_bits(void) {
         if (hold == 2)  // each step: the 3 forward and 3 backward passes of the second half
             CHECK(helped == PASS_STEPS * 6, "the second thread held back: the first ran %d of the second half's %d jobs",
                   helped, PASS_STEPS * 6);
+        else  // at least the forward pass that let the second thread go, each step
+            CHECK(helped >= PASS_STEPS, "the second thread held back until the first started its half: the first ran "
+                  "%d of its jobs in %d steps", helped, PASS_STEPS);
         CHECK(n == n0 && !memcmp(g, g0, sizeof(float) * n), "second thread held back (%d): the gradients, bit for bit",
               hold);
         CHECK(n == n0 && !memcmp(w, w0, sizeof(float) * n), "second thread held back (%d): the weights after %d steps, bit for bit",

@@ -26,9 +26,10 @@ typedef struct {
     float beta1, beta2, eps;      // Adam
     int pass_examples;            // examples each pass of a half takes (train_step.c); 0: as many as
                                   // keep its trace within PASS_TRACE_BYTES. Never changes a bit.
-    int hold_second;              // tests: 1 holds the second thread back until the first half's
-                                  // passes are done, 2 until every pass is (the first thread then
-                                  // runs them all). 0 in use; never changes a bit.
+    int hold_second;              // tests: 1 holds the second thread back until the first has
+                                  // started a pass of the second half (its own half done), 2 until
+                                  // every pass is done (the first runs them all). 0 in use; never
+                                  // changes a bit.
 } StepConfig;
 
 typedef struct {

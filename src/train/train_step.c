@@ -1,9 +1,8 @@
 // train_step.c: one optimisation step on a given batch (TrainState, see train.h).
 //
-// The batch is split in two halves, one for each core: each half runs its own forward and
-// backward passes (its own interpreters, activations and gradients) until the two weight
-// gradients are added. The split does not depend on the number of threads, so a seed gives the
-// same numbers on one core or two.
+// The batch is split in two halves, each with its own interpreters, activations and gradients,
+// until the two weight gradients are added. The split does not depend on the number of
+// threads, so a seed gives the same numbers on one core or two.
 //
 // A half runs its examples in passes whose trace (every stage's output up to the logits, which
 // the backward pass reads) stays within PASS_TRACE_BYTES: a step that traced all its examples at
@@ -16,16 +15,19 @@
 //
 // Who runs a pass does not change a bit, so the halves share their work: a pass's forward
 // reads only the weights and its examples, and a half's backward passes run one at a time, in
-// order. Each thread runs its own half's passes; one whose half is done (or whose core the
-// other lost to a neighbour for a while) takes the other's next forward pass, into an
-// interpreter of its own, or the other's next backward pass once its forward is done. Each
+// order. Each thread runs its own half's passes; when its half has nothing it can start (the
+// half is done, or its next backward waits for a forward the other thread runs), it takes the
+// other half's next forward pass, into an interpreter of its own, or the other's next backward
+// pass once its forward is done: so a thread whose core a neighbour took for a while does less. Each
 // thread once ran its own half and the step waited for the slower: beside a busy loop on the
 // second core, the bench's step then took 38.6 ms at the median, and 29.4 ms sharing (on the
 // shared Zen 4 with no such loop, 0.3-2% less; alternating in one process, README).
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels_backward.h"
 #include "par.h"
@@ -61,7 +63,9 @@ typedef struct {
     int first, rows;  // the examples of the batch this half takes
     int per, passes;  // examples in each pass but the last (which takes the rest); passes in all
     Slot pool[POOL];  // interpreters over `per` examples, made when first needed
-    int pooled;       // pool[0, pooled) are made or being made
+    int pooled;       // pool[0, pooled) have been taken (one whose making failed is NULL, made
+                      // again when next taken)
+    int pool_most;    // how many may be: POOL, or 1 where one pass's trace outgrows PASS_TRACE_BYTES
     Slot last;        // over the last pass's examples, when fewer than per (else its it is NULL)
     int *slot;        // [passes] the slot each pass holds: its index in pool, or POOL for `last`
     bool *ready;      // [passes] its forward is done (this step)
@@ -179,9 +183,8 @@ static Interp *pass_interp(TrainState *ts, const Shard *h, int n, const float *s
 
 // The first pass of a half: finds the logits, checks that the loss can reach the weights
 // through them and that their shape fits the labels, splits the half into passes and makes
-// room for the logits' gradient.
-static bool first_pass(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
-    drop_passes(h);  // what an earlier attempt that failed left
+// room for the logits' gradient. On failure the half keeps nothing (first_pass runs again).
+static bool make_passes(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
     RunSpec spec = pass_spec(ts, h->first, h->rows, src, tgt_in);
     Interp *it = interp_new(ts->p, ts->m, &spec, e);
     if (!it) return false;
@@ -208,12 +211,20 @@ static bool first_pass(TrainState *ts, Shard *h, const float *src, const float *
     h->per = ts->c.pass_examples > 0 ? (ts->c.pass_examples < h->rows ? ts->c.pass_examples : h->rows)
                                       : examples_per_pass(h->rows, floats);
     h->passes = (h->rows + h->per - 1) / h->per;
+    h->pool_most = (double)h->per * floats * sizeof(float) <= PASS_TRACE_BYTES ? POOL : 1;
     const int last = h->rows % h->per;
     h->pool[0].it = pass_interp(ts, h, h->per, src, tgt_in, e), h->pooled = 1;
     if (!h->pool[0].it || (last && !(h->last.it = pass_interp(ts, h, last, src, tgt_in, e)))) return false;
     h->dlogits = malloc(sizeof(float) * (size_t)h->per * (size_t)per_row);
     h->slot = calloc((size_t)h->passes, sizeof *h->slot), h->ready = calloc((size_t)h->passes, sizeof *h->ready);
     return (h->dlogits && h->slot && h->ready) || err_set(e, "out of memory for the gradient of the logits");
+}
+
+static bool first_pass(TrainState *ts, Shard *h, const float *src, const float *tgt_in, Err *e) {
+    drop_passes(h);
+    const bool ok = make_passes(ts, h, src, tgt_in, e);
+    if (!ok) drop_passes(h);
+    return ok;
 }
 
 bool train_state_prepare(TrainState *ts, const float *src, const float *tgt_in, Err *e) {
@@ -259,7 +270,7 @@ static float ignored_label(const TrainState *ts) {
 typedef enum { JOB_NONE, JOB_WAIT, JOB_FORWARD, JOB_BACKWARD } JobKind;
 
 typedef struct {
-    JobKind kind;  // NONE: no pass is left to start; WAIT: none can start yet
+    JobKind kind;  // NONE: every backward pass has started, or the step failed; WAIT: no job can start yet
     int shard, pass;
 } Job;
 
@@ -277,7 +288,7 @@ static int take_slot(Shard *h, int p) {
     if (pass_rows(h, p) < h->per) return h->last.busy = true, POOL;
     for (int i = 0; i < h->pooled; i++)
         if (!h->pool[i].busy) return h->pool[i].busy = true, i;
-    if (h->pooled == POOL) return -1;
+    if (h->pooled >= h->pool_most) return -1;
     h->pool[h->pooled].busy = true;
     return h->pooled++;
 }
@@ -298,8 +309,11 @@ static Job pick(TrainState *ts, int own) {
                 h->b_busy = true;
                 return (Job){JOB_BACKWARD, k, h->next_b++};
             }
-            if (!back && h->next_f < h->passes && (h->slot[h->next_f] = take_slot(h, h->next_f)) >= 0)
+            const int slot = !back && h->next_f < h->passes ? take_slot(h, h->next_f) : -1;
+            if (slot >= 0) {
+                h->slot[h->next_f] = slot;
                 return (Job){JOB_FORWARD, k, h->next_f++};
+            }
         }
     return (Job){left ? JOB_WAIT : JOB_NONE, 0, 0};
 }
@@ -336,9 +350,8 @@ static void work(TrainState *ts, int own, const StepData *d) {
         const Job j = pick(ts, own);
         lock_give(&ts->lock);
         if (j.kind == JOB_NONE) break;
-        if (j.kind == JOB_WAIT) {
-            for (volatile int spin = 0; spin < 256; spin++) {
-            }
+        if (j.kind == JOB_WAIT) {  // the other thread runs what comes next: let it have the core
+            sched_yield();
             continue;
         }
         Shard *h = &ts->sh[j.shard];
@@ -356,12 +369,19 @@ static void work(TrainState *ts, int own, const StepData *d) {
     lock_give(&ts->lock);
 }
 
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 // Whether the second thread is still held back (StepConfig.hold_second, for tests): until
-// the first half's passes are done, or every pass is; never past a failure.
+// the first has started a pass of the second half, or until every pass is done; never past a
+// failure.
 static bool held(TrainState *ts, int hold) {
     lock_take(&ts->lock);
-    bool wait = false;
-    for (int k = 0; k < (hold > 1 ? ts->n : 1); k++)
+    bool wait = hold == 1 && ts->n > 1 && ts->sh[1].next_f == 0;
+    for (int k = 0; k < ts->n && hold > 1; k++)
         wait = wait || ts->sh[k].next_b < ts->sh[k].passes || ts->sh[k].b_busy;
     wait = wait && !ts->failed;
     lock_give(&ts->lock);
@@ -385,7 +405,8 @@ bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, con
 #pragma omp parallel num_threads(SHARDS) if (ts->n > 1)
     {
         const int me = omp_get_thread_num();
-        while (me > 0 && ts->c.hold_second > 0 && held(ts, ts->c.hold_second)) {
+        const double t0 = seconds_now();  // a test of code that never lets go fails rather than hangs
+        while (me > 0 && ts->c.hold_second > 0 && held(ts, ts->c.hold_second) && seconds_now() - t0 < 10) {
         }
         work(ts, me % ts->n, &d);
     }
