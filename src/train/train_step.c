@@ -18,10 +18,11 @@
 // order. Each thread runs its own half's passes; when its half has nothing it can start (the
 // half is done, or its next backward waits for a forward the other thread runs), it takes the
 // other half's next forward pass, into an interpreter of its own, or the other's next backward
-// pass once its forward is done: so a thread whose core a neighbour took for a while does less. Each
-// thread once ran its own half and the step waited for the slower: beside a busy loop on the
-// second core, the bench's step then took 38.6 ms at the median, and 29.4 ms sharing (on the
-// shared Zen 4 with no such loop, 0.3-2% less; alternating in one process, README).
+// pass once its forward is done: so a thread whose core a neighbour took for a while does less,
+// and a thread with nothing to start yields its core (the kernel may have put both threads on
+// one). Beside a busy loop on the second core the bench's step took 18-22 ms at the median,
+// against 24-36 ms when each thread ran its own half and waited at a barrier; the same in
+// quiet minutes (README).
 
 #include <math.h>
 #include <sched.h>
