@@ -116,9 +116,9 @@ static void small_batch(unsigned *r, float pad, float *src, float *tin, float *t
 
 // Three steps of a small encoder-decoder on fixed batches (pads among the labels), each half in
 // passes of `per` examples (0: the trace budget's choice), the second thread held back as
-// StepConfig.hold_second says; returns the weights and the last gradients, laid out like the weights, in *w and
-// *g (the caller frees them), the losses, and how many passes' jobs the other half's thread ran
-// in all (may be NULL).
+// StepConfig.hold_second says; returns the weights and the last gradients, laid out like the
+// weights, in *w and *g (the caller frees them), the losses, and how many passes' jobs the
+// other half's thread ran in all (may be NULL).
 enum { PASS_B = 16, PASS_L = 9, PASS_STEPS = 3 };
 static bool run_held(int per, int hold, float **w, float **g, size_t *n, float loss[PASS_STEPS], int *helped) {
     Lesson l;

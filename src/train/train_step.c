@@ -389,6 +389,14 @@ static bool held(TrainState *ts, int hold) {
     return wait;
 }
 
+// Holds the second thread back while held() says so, for at most 10 s: a test of code that
+// never lets it go fails rather than hangs.
+static void hold_back(TrainState *ts, int hold) {
+    const double t0 = seconds_now();
+    while (held(ts, hold) && seconds_now() - t0 < 10) {
+    }
+}
+
 bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, const float *tgt_out, StepStats *s,
                       Err *e) {
     if (!train_state_prepare(ts, src, tgt_in, e)) return false;
@@ -406,9 +414,7 @@ bool train_state_step(TrainState *ts, const float *src, const float *tgt_in, con
 #pragma omp parallel num_threads(SHARDS) if (ts->n > 1)
     {
         const int me = omp_get_thread_num();
-        const double t0 = seconds_now();  // a test of code that never lets go fails rather than hangs
-        while (me > 0 && ts->c.hold_second > 0 && held(ts, ts->c.hold_second) && seconds_now() - t0 < 10) {
-        }
+        if (me > 0 && ts->c.hold_second > 0) hold_back(ts, ts->c.hold_second);
         work(ts, me % ts->n, &d);
     }
     *s = (StepStats){0};  // also on failure: the trainer reads the loss that stopped it
