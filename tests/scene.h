@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "check.h"
 #include "heat.h"
 

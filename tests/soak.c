@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "check.h"
 #include "heat.h"
 #include "input.h"
@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
             if (!(g = gfx_open_offscreen(w, h, &e))) return fprintf(stderr, "soak: %s\n", e.msg), 1;
             ui = (Ui){.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
         }
-        if (i % 1499 == 1498) app_act(&a, rng_below(&r, 2) ? DO_NEXT_LESSON : DO_PREV_LESSON, 0);
+        if (i % 1499 == 1498) app_act(&a, rng_below(&r, 2) ? CMD_NEXT_LESSON : CMD_PREV_LESSON, 0);
         Event ev = random_event(&r, w, h);
         if (allowed(&a, &ui, &ev)) input_handle(&a, &ui, &ev);
         a.quit = false, a.fullscreen = false;

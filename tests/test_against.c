@@ -134,10 +134,10 @@ static void course_places(void) {
     CHECK(app_open(&a, &(SessionSpec){.lesson_path = path}, &e), "%s", e.msg);
     app_set_course(&a, LESSONS, path);
     CHECK(a.lesson_at == mk, "MISTAKES.md is found in the course: %d", a.lesson_at);
-    app_act(&a, DO_NEXT_LESSON, 0);
+    app_act(&a, CMD_NEXT_LESSON, 0);
     CHECK(a.loaded && strstr(a.session.lesson.path, "mistake-pe-base-1000.md"), "N from MISTAKES.md: %s", a.session.lesson.path);
-    app_act(&a, DO_PREV_LESSON, 0);
-    app_act(&a, DO_PREV_LESSON, 0);
+    app_act(&a, CMD_PREV_LESSON, 0);
+    app_act(&a, CMD_PREV_LESSON, 0);
     CHECK(a.loaded && strstr(a.session.lesson.path, "attention-is-all-you-need-pytorch.md"), "P from MISTAKES.md: %s",
           a.session.lesson.path);
     app_open_lesson(&a, l8);
@@ -154,7 +154,7 @@ static void window_jump(void) {
     Scene s;
     if (!scene_open(&s, 1280, 720, &(SessionSpec){.lesson_path = path})) return;
     App *a = &s.a;
-    app_act(a, DO_FIRST_DIFF, 0);
+    app_act(a, CMD_FIRST_DIFF, 0);
     const StageMatch *m = app_against_at(a, a->cursor);
     CHECK(a->view == VIEW_COMPARE && !a->pin.data && m && m->kind == MATCH_VALUES, "J: view %d, match %d",
           (int)a->view, m ? (int)m->kind : -1);
@@ -162,7 +162,7 @@ static void window_jump(void) {
           interp_stage(a->session.it, a->cursor)->id);
     app_metrics(a, &s.ui, 1280, 720);
     app_draw(&s.ui, a);
-    app_act(a, DO_FIRST, 0);  // a stage both have, the same: still beside it, no pin
+    app_act(a, CMD_FIRST, 0);  // a stage both have, the same: still beside it, no pin
     m = app_against_at(a, a->cursor);
     CHECK(m && m->kind == MATCH_SAME && a->view == VIEW_COMPARE, "the first stage: %d", m ? (int)m->kind : -1);
     app_draw(&s.ui, a);
@@ -170,7 +170,7 @@ static void window_jump(void) {
     // Tab to Compare, no J: the next tick sets the correct program beside the stage on screen.
     snprintf(path, sizeof path, "%s/mistake-no-scaling.md", LESSONS);
     if (!scene_open(&s, 1920, 1080, &(SessionSpec){.lesson_path = path})) return;
-    while (s.a.view != VIEW_COMPARE) app_act(&s.a, DO_NEXT_VIEW, 0);
+    while (s.a.view != VIEW_COMPARE) app_act(&s.a, CMD_NEXT_VIEW, 0);
     CHECK(!app_against_at(&s.a, s.a.cursor), "nothing beside it before the tick");
     app_tick(&s.a, 0.0, 8.0);
     m = app_against_at(&s.a, s.a.cursor);
@@ -179,7 +179,7 @@ static void window_jump(void) {
     app_draw(&s.ui, &s.a);
     // The answer's token ids side by side as tokens: the mistake's one wrong token (the year's
     // day, 2026-11-02 against 2026-11-22) highlighted, not subtracted as numbers.
-    app_act(&s.a, DO_LAST, 0);
+    app_act(&s.a, CMD_LAST, 0);
     app_tick(&s.a, 0.0, 8.0);
     app_draw(&s.ui, &s.a);
     gfx_present(s.g);
@@ -198,10 +198,10 @@ static void window_jump(void) {
     // A lesson without a correct program: J says what is missing, and C still pins.
     snprintf(path, sizeof path, "%s/scaling.md", LESSONS);
     if (!scene_open(&s, 1280, 720, &(SessionSpec){.lesson_path = path})) return;
-    app_act(&s.a, DO_FIRST_DIFF, 0);
+    app_act(&s.a, CMD_FIRST_DIFF, 0);
     CHECK(strstr(s.a.error, "names no correct program") != NULL, "J without correct: '%s'", s.a.error);
-    app_act(&s.a, DO_NEXT, 0);  // a stage that has run
-    app_act(&s.a, DO_PIN, 0);
+    app_act(&s.a, CMD_NEXT, 0);  // a stage that has run
+    app_act(&s.a, CMD_PIN, 0);
     CHECK(s.a.pin.data != NULL, "C pins in a lesson without correct:");
     scene_close(&s);
 }

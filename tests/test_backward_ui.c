@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "check.h"
 #include "scene.h"
 
@@ -28,35 +28,35 @@ static void stepping(void) {
     if (!scene_run(&s, 1280, 720, &dates)) return;
     App *a = &s.a;
     const int n = interp_n_stages(a->session.it), logits = interp_find(a->session.it, "generator.logits");
-    app_act(a, DO_LAST, 0);
+    app_act(a, CMD_LAST, 0);
     CHECK(a->cursor == n - 1 && !app_back_step(a), "End: the last forward stage");
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_NEXT, 0);
     CHECK(a->card == CARD_CLOSING && a->cursor == n - 1 && !app_back_step(a), "Right on the last stage: the closing card");
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_NEXT, 0);
     const BackStep *b = app_back_step(a);
     CHECK(b && b->kind == BACK_LOSS && a->cursor == logits, "Right past the end: the loss, on the logits");
     CHECK(b && fabs(a->back.pass.li.loss - 0.103098) < 1e-6, "the loss on screen is PyTorch's 0.103098: %.7f",
           b ? a->back.pass.li.loss : 0);
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_NEXT, 0);
     b = app_back_step(a);
     CHECK(b && b->kind == BACK_STAGE && b->stage == logits, "then the generator's backward");
-    app_act(a, DO_PREV, 0);
-    app_act(a, DO_PREV, 0);
+    app_act(a, CMD_PREV, 0);
+    app_act(a, CMD_PREV, 0);
     CHECK(!app_back_step(a) && a->cursor == n - 1, "Left from the loss: the forward pass's last stage");
     const int w = interp_find(a->session.it, "encoder.layers.0.self_attn.weights");
     app_goto(a, w);
-    app_act(a, DO_BACKWARD, 0);
+    app_act(a, CMD_BACKWARD, 0);
     b = app_back_step(a);
     CHECK(b && b->kind == BACK_STAGE && b->stage == w && a->cursor == w, "B: the backward step of the stage on screen");
-    app_act(a, DO_GRADCHECK, 0);
+    app_act(a, CMD_GRADCHECK, 0);
     CHECK(a->back.check_stage == w && a->back.check.passed && a->back.check.n >= 3,
           "G: numeric and analytic agree on %s (worst %.2g over %d)", a->back.check.what, a->back.check.worst, a->back.check.n);
-    app_act(a, DO_BACKWARD, 0);
+    app_act(a, CMD_BACKWARD, 0);
     CHECK(!app_back_step(a) && a->cursor == w, "B again: the forward stage, where it was");
-    app_act(a, DO_BACKWARD, 0);
-    app_act(a, DO_NEXT_BLOCK, 0);
+    app_act(a, CMD_BACKWARD, 0);
+    app_act(a, CMD_NEXT_BLOCK, 0);
     CHECK(app_back_step(a) && a->cursor < w, "PgDn in the backward pass: on towards the embeddings (%d)", a->cursor);
-    app_act(a, DO_LAST, 0);
+    app_act(a, CMD_LAST, 0);
     b = app_back_step(a);
     CHECK(b && b->kind == BACK_AFTER && a->back.pass.loss_after < a->back.pass.li.loss, "End: the loss after Adam's step, lower");
     scene_close(&s);
@@ -67,7 +67,7 @@ static void drawing(void) {
     Scene s;
     if (!scene_run(&s, 1280, 720, &dates)) return;
     App *a = &s.a;
-    app_act(a, DO_BACKWARD, 0);
+    app_act(a, CMD_BACKWARD, 0);
     Rgba *px = malloc(sizeof *px * 1280 * 720);
     int drawn = 0;
     for (int k = 0; app_back_step(a) && k < a->back.pass.n_steps; k++) {
@@ -97,23 +97,23 @@ static void refusals(void) {
     Scene s;
     const SessionSpec greedy = {.lesson_path = LESSONS "/training.md"};
     if (!scene_run(&s, 800, 600, &greedy)) return;
-    app_act(&s.a, DO_BACKWARD, 0);
+    app_act(&s.a, CMD_BACKWARD, 0);
     const BackStep *b = app_back_step(&s.a);
     CHECK(b && b->kind == BACK_LOSS && s.a.session.run.tgt && s.a.session.run.T == 11 && strstr(s.a.notice, "'2026-11-22'"),
           "greedy: teacher-forced on its answer, at the loss (%s; %s)", s.a.notice, s.a.error);
     CHECK(b && fabs(s.a.back.pass.li.loss - 0.103098) < 1e-6, "the same loss as the backprop lesson's");
     CHECK(strstr(s.a.session.lesson.path, "training.md") != NULL, "still the training lesson");
-    app_act(&s.a, DO_LAST, 0);
+    app_act(&s.a, CMD_LAST, 0);
     CHECK(app_back_step(&s.a) && app_back_step(&s.a)->kind == BACK_AFTER, "through Adam's step to the loss after it");
     scene_close(&s);
     if (!scene_run(&s, 800, 600, &dates)) return;
-    app_act(&s.a, DO_BACKWARD, 0);
+    app_act(&s.a, CMD_BACKWARD, 0);
     CHECK(app_back_step(&s.a) != NULL, "built");
     int first;
     Err e = {{0}};
     CHECK(session_set_input(&s.a.session, "1 May 2025", &first, &e), "%s", e.msg);
     s.a.generation++;  // as the app does after a new input
-    app_act(&s.a, DO_NEXT, 0);
+    app_act(&s.a, CMD_NEXT, 0);
     CHECK(!app_back_step(&s.a), "a new input: the old backward pass is not shown");
     scene_close(&s);
 }

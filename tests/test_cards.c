@@ -23,30 +23,30 @@ static void keys(void) {
     App *a = &s.a;
     const int n = interp_n_stages(a->session.it);
     CHECK(a->card == CARD_NONE && a->cursor == 0, "opens on the first stage");
-    app_act(a, DO_PREV, 0);
+    app_act(a, CMD_PREV, 0);
     CHECK(a->card == CARD_OPENING && a->cursor == 0, "Left on the first stage: the opening card");
-    app_act(a, DO_PREV, 0);
+    app_act(a, CMD_PREV, 0);
     CHECK(a->card == CARD_OPENING, "Left on the opening card: still there");
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_NEXT, 0);
     CHECK(a->card == CARD_NONE && a->cursor == 0, "Right from the opening card: the first stage");
-    app_act(a, DO_PREV, 0);
-    app_act(a, DO_FIRST, 0);
+    app_act(a, CMD_PREV, 0);
+    app_act(a, CMD_FIRST, 0);
     CHECK(a->card == CARD_NONE && a->cursor == 0, "Home: the first stage, off the card");
-    app_act(a, DO_LAST, 0);
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_LAST, 0);
+    app_act(a, CMD_NEXT, 0);
     CHECK(a->card == CARD_CLOSING && a->cursor == n - 1 && !app_back_step(a), "Right on the last stage: the closing card");
-    app_act(a, DO_PREV, 0);
+    app_act(a, CMD_PREV, 0);
     CHECK(a->card == CARD_NONE && a->cursor == n - 1, "Left from the closing card: the last stage");
-    app_act(a, DO_NEXT, 0);
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_NEXT, 0);
+    app_act(a, CMD_NEXT, 0);
     CHECK(a->card == CARD_NONE && app_back_step(a) && app_back_step(a)->kind == BACK_LOSS,
           "Right on the closing card: the backward pass, at the loss");
     scene_close(&s);
     // A lesson without a backward pass (no target) stays on its closing card.
     if (!scene_run(&s, 1280, 720, &(SessionSpec){.lesson_path = LESSONS "/self-attention.md"})) return;
-    app_act(&s.a, DO_LAST, 0);
-    app_act(&s.a, DO_NEXT, 0);
-    app_act(&s.a, DO_NEXT, 0);
+    app_act(&s.a, CMD_LAST, 0);
+    app_act(&s.a, CMD_NEXT, 0);
+    app_act(&s.a, CMD_NEXT, 0);
     CHECK(s.a.card == CARD_CLOSING && !app_back_step(&s.a), "no backward pass: Right stays on the closing card");
     scene_close(&s);
 }
@@ -56,10 +56,10 @@ static void greedy(void) {
     Scene s;
     if (!scene_open(&s, 1280, 720, &(SessionSpec){.lesson_path = LESSONS "/greedy-decoding.md"})) return;
     App *a = &s.a;
-    app_act(a, DO_PREV, 0);
+    app_act(a, CMD_PREV, 0);
     CHECK(a->card == CARD_OPENING, "greedy: Left on the first stage, the opening card (%d)", (int)a->card);
-    app_act(a, DO_LAST, 0);
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_LAST, 0);
+    app_act(a, CMD_NEXT, 0);
     CHECK(a->card == CARD_CLOSING, "greedy: End, Right: the closing card (%d; cursor %d of %d, done %d)", (int)a->card,
           a->cursor, interp_n_stages(a->session.it), interp_done(a->session.it));
     scene_close(&s);
@@ -89,8 +89,8 @@ static void table_card(int w, int h) {
     Scene s;
     if (!scene_run(&s, w, h, &(SessionSpec){.lesson_path = LESSONS "/scaling.md"})) return;
     App *a = &s.a;
-    app_act(a, DO_LAST, 0);
-    app_act(a, DO_NEXT, 0);
+    app_act(a, CMD_LAST, 0);
+    app_act(a, CMD_NEXT, 0);
     CHECK(a->card == CARD_CLOSING, "the closing card");
     app_draw(&s.ui, a);
     Rgba *px = malloc(sizeof *px * (size_t)w * (size_t)h);
@@ -114,7 +114,7 @@ static void table_card(int w, int h) {
     }
     free(px);
     // Without the card, the stage: no table there.
-    app_act(a, DO_PREV, 0);
+    app_act(a, CMD_PREV, 0);
     CHECK(a->card == CARD_NONE, "Left: the stage");
     scene_close(&s);
 }

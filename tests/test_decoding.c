@@ -327,7 +327,7 @@ static void written_now(const App *a, char *out, size_t n) {
 
 // Z from the mode `a` is in, then the pass is checked against a session opened with `want`.
 static void press_z(Scene *s, const char *lesson, const DecodeChoice *want, const char *stay) {
-    app_act(&s->a, DO_DECODING, 0);
+    app_act(&s->a, CMD_DECODING, 0);
     const DecodeChoice *c = &s->a.session.run.choice;
     char got[300], ref[300], name[160];
     decoding_text(want, name, sizeof name);
@@ -372,8 +372,8 @@ static void test_switch(void) {
     CHECK(!strcmp(first, again), "sampling twice with seed 0 writes the same tokens: %s, %s", first, again);
     // A piece switched off stays off through a new interpreter (another beam width): the pass is
     // the one a new run with the mask off writes.
-    app_act(&s.a, DO_ABLATE_MASK, 0);
-    app_act(&s.a, DO_DECODING, 0);
+    app_act(&s.a, CMD_ABLATE_MASK, 0);
+    app_act(&s.a, CMD_DECODING, 0);
     CHECK(s.a.session.run.choice.beam == 3 && interp_ablation(s.a.session.it)->no_mask, "the mask stays off in the beam's pass");
     Err e = {{0}};
     RunSpec r = s.a.session.run;
@@ -420,7 +420,7 @@ static void test_backward_after_beam(void) {
     const float *g = interp_generated(s.a.session.it, &n, &why);
     vocab_decode(&s.a.session.model.tgt_vocab, g, n, text, sizeof text);
     snprintf(want, sizeof want, "teacher-forced on the answer it wrote, '%s'", text);
-    app_act(&s.a, DO_BACKWARD, 0);
+    app_act(&s.a, CMD_BACKWARD, 0);
     CHECK(!s.a.error[0] && s.a.loaded && s.a.session.run.tgt && decode_is_greedy(&s.a.session.run.choice) &&
               strstr(s.a.notice, want), "B after beam search: '%s' (error '%s')", s.a.notice, s.a.error);
     scene_close(&s);
@@ -433,7 +433,7 @@ static void test_switch_refused(const char *lesson, const char *why) {
     snprintf(path, sizeof path, "%s/%s", LESSONS, lesson);
     if (!open_at(&s, path, NULL)) return;
     const Interp *before = s.a.session.it;
-    app_act(&s.a, DO_DECODING, 0);
+    app_act(&s.a, CMD_DECODING, 0);
     CHECK(strstr(s.a.error, why) && s.a.session.it == before && decode_is_greedy(&s.a.session.run.choice),
           "%s: Z says '%s': %s", lesson, why, s.a.error);
     scene_close(&s);

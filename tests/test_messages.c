@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "check.h"
 #include "heat.h"
 
@@ -16,9 +16,9 @@ static void ablate_words(const char *lesson, const char *want) {
     snprintf(path, sizeof path, "%s/%s", LESSONS, lesson);
     CHECK(app_open(&a, &(SessionSpec){.lesson_path = path}, &e) && interp_run(a.session.it, &e), "%s: %s", lesson, e.msg);
     if (!a.loaded) return;
-    app_act(&a, DO_ABLATE_MASK, 0);
+    app_act(&a, CMD_ABLATE_MASK, 0);
     CHECK(strstr(a.notice, want) && !strstr(a.notice, "Output , was ."), "%s, M: '%s' (want '%s')", lesson, a.notice, want);
-    app_act(&a, DO_ABLATE_UNDO, 0);
+    app_act(&a, CMD_ABLATE_UNDO, 0);
     CHECK(strstr(a.notice, "everything back on"), "%s, U: %s", lesson, a.notice);
     app_free(&a);
 }
@@ -46,10 +46,10 @@ static void error_stays(void) {
     app_set_course(&a, dir, path);
     app_open_lesson(&a, 0);
     CHECK(!a.loaded && strstr(a.error, "broken.md:13") && strstr(a.error, "did you mean 'embedding'?"), "%s", a.error);
-    const Action keys[] = {DO_NEXT, DO_PREV, DO_PLAY, DO_NEXT_VIEW, DO_BIGGER, DO_ABLATE_MASK, DO_BACKWARD};
+    const Cmd keys[] = {CMD_NEXT, CMD_PREV, CMD_PLAY, CMD_NEXT_VIEW, CMD_BIGGER, CMD_ABLATE_MASK, CMD_BACKWARD};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) app_act(&a, keys[k], 0);
     CHECK(strstr(a.error, "broken.md:13") != NULL, "the error stays through the keys: '%s'", a.error);
-    app_act(&a, DO_NEXT_LESSON, 0);
+    app_act(&a, CMD_NEXT_LESSON, 0);
     CHECK(a.loaded && !a.error[0], "the next lesson opens and the error goes: '%s'", a.error);
     app_free(&a);
     for (int k = 0; k < 3; k++) snprintf(path, sizeof path, "%s/%s", dir, files[k][0]), remove(path);
@@ -112,13 +112,13 @@ static void pin_after_ablation(void) {
     CHECK(app_open(&a, &(SessionSpec){.lesson_path = path}, &e) && interp_run(a.session.it, &e), "%s", e.msg);
     if (!a.loaded) return;
     app_goto(&a, interp_find(a.session.it, "encoder.embed"));
-    app_act(&a, DO_ABLATE_MASK, 0);
+    app_act(&a, CMD_ABLATE_MASK, 0);
     CHECK(a.pin.data && a.pin.automatic && !strcmp(a.pin.stage_id, "encoder.embed"), "M pins the stage as it was");
     app_goto(&a, interp_find(a.session.it, "encoder.pos"));
-    app_act(&a, DO_PIN, 0);
+    app_act(&a, CMD_PIN, 0);
     CHECK(a.pin.data && !a.pin.automatic && !strcmp(a.pin.stage_id, "encoder.pos") && strstr(a.notice, "pinned encoder.pos"),
           "C after M pins the stage on screen: %s", a.notice);
-    app_act(&a, DO_PIN, 0);
+    app_act(&a, CMD_PIN, 0);
     CHECK(!a.pin.data && strstr(a.notice, "unpinned"), "C again unpins: %s", a.notice);
     app_free(&a);
 }

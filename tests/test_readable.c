@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "check.h"
 #include "heat.h"
 #include "scene.h"
@@ -81,7 +81,7 @@ static void test_lesson(const char *name) {
         for (int v = 0; v < VIEW_COUNT; v++) {
             if (v == VIEW_TRAIN || v == VIEW_PATCH || (v == VIEW_COMPARE && !attention && !s.a.session.lesson.setup.correct[0])) continue;
             s.a.view = (ViewKind)v;
-            if (v == VIEW_COMPARE && !s.a.pin.data) app_act(&s.a, DO_PIN, 0);
+            if (v == VIEW_COMPARE && !s.a.pin.data) app_act(&s.a, CMD_PIN, 0);
             char what[300];
             snprintf(what, sizeof what, "%s, %s view at %s", name, view_names[v], st->id);
             check_frame(&s, what);
@@ -91,11 +91,11 @@ static void test_lesson(const char *name) {
     // The opening and closing cards (Left on the first stage, Right on the last).
     app_goto(&s.a, 0);
     s.a.view = VIEW_STAGE;
-    app_act(&s.a, DO_PREV, 0);
+    app_act(&s.a, CMD_PREV, 0);
     CHECK(s.a.card == CARD_OPENING, "%s: Left on the first stage shows the opening card", name);
     check_frame(&s, "the opening card");
     app_goto(&s.a, n - 1);
-    app_act(&s.a, DO_NEXT, 0);
+    app_act(&s.a, CMD_NEXT, 0);
     CHECK(s.a.card == CARD_CLOSING, "%s: Right on the last stage shows the closing card", name);
     check_frame(&s, "the closing card");
     // The Training view before a run, and the lesson list and the key list over a stage.
@@ -103,10 +103,10 @@ static void test_lesson(const char *name) {
     s.a.view = VIEW_TRAIN;
     check_frame(&s, "the Training view");
     s.a.view = VIEW_STAGE;
-    app_act(&s.a, DO_LESSONS, 0);
+    app_act(&s.a, CMD_LESSONS, 0);
     check_frame(&s, "the lesson list");
-    app_act(&s.a, DO_LESSONS, 0);
-    app_act(&s.a, DO_HELP, 0);
+    app_act(&s.a, CMD_LESSONS, 0);
+    app_act(&s.a, CMD_HELP, 0);
     check_frame(&s, "the key list");
     CHECK(frames > 0, "%s: drew its views", name);
     scene_close(&s);
@@ -176,7 +176,7 @@ static void test_bigger_never_shrinks(void) {
         if (z1.cells.w <= 0) continue;
         const float cw1 = (float)z1.cells.w / (z1.c1 - z1.c0), ch1 = (float)z1.cells.h / (z1.r1 - z1.r0);
         for (int press = 1; press <= 3; press++) {
-            app_act(&s.a, DO_BIGGER, 0);
+            app_act(&s.a, CMD_BIGGER, 0);
             app_draw(&s.ui, &s.a);
             const ZoomView *z = &s.ui.zoom_view;
             const float cw = (float)z->cells.w / (z->c1 - z->c0), ch = (float)z->cells.h / (z->r1 - z->r0);
@@ -213,7 +213,7 @@ static void test_choices(void) {
             check_frame(&s, what);
         }
         for (int z = 0; z < 3; z++) {
-            app_act(&s.a, DO_DECODING, 0);
+            app_act(&s.a, CMD_DECODING, 0);
             check_frame(&s, s.a.notice);
         }
         scene_close(&s);
@@ -305,7 +305,7 @@ static void test_pinned_labels(void) {
     CHECK(s.a.cursor >= 0, "%s: no stage has the source's tokens for rows", lesson);
     if (s.a.cursor < 0) return scene_close(&s);
     const int stage = s.a.cursor;
-    app_act(&s.a, DO_PIN, 0);
+    app_act(&s.a, CMD_PIN, 0);
     CHECK(app_open_spec(&s.a, &(SessionSpec){.lesson_path = lesson, .input = "world"}, -1), "%s on 'world'", lesson);
     CHECK(interp_run(s.a.session.it, &e), "%s: %s", lesson, e.msg);
     s.a.cursor = stage, s.a.view = VIEW_COMPARE;
@@ -325,7 +325,7 @@ static void test_pinned_labels(void) {
 static void test_whole_program_line(void) {
     Scene s;
     if (!open_view(&s, LESSONS "/encoder-layer.md", VIEW_STAGE)) return;
-    app_act(&s.a, DO_LAST, 0);
+    app_act(&s.a, CMD_LAST, 0);
     check_frame(&s, "encoder-layer, its last stage");
     const GfxTextNote *formula = drawn(&s, "Formula", 7);
     const char *last_piece = "norm.bias)";
@@ -364,7 +364,7 @@ static void test_no_attention_yet(const char *lesson, const char *kind) {
 static void test_no_cross_attention(const char *lesson, const char *why) {
     Scene s;
     if (!open_view(&s, lesson, VIEW_STAGE)) return;
-    app_act(&s.a, DO_LAST, 0);
+    app_act(&s.a, CMD_LAST, 0);
     s.a.view = VIEW_DECODE;
     check_frame(&s, "the Decoding view at the last stage");
     CHECK(drawn(&s, why, strlen(why)), "%s: the Decoding view says \"%s\" whole", lesson, why);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "check.h"
 #include "scene.h"
 #include "events.h"
@@ -134,7 +134,7 @@ static void test_views(void) {
         for (int v = 0; v < VIEW_COUNT; v++) {
             app_goto(&a, interp_find(a.session.it, at[v]));
             a.view = (ViewKind)v;
-            if (v == VIEW_COMPARE && !a.pin.data) app_act(&a, DO_PIN, 0);  // compared with itself
+            if (v == VIEW_COMPARE && !a.pin.data) app_act(&a, CMD_PIN, 0);  // compared with itself
             if (v == VIEW_PATCH) {  // this lesson has no corrupted input: the view says so (test_backward_ui draws one)
                 app_tick(&a, 0, 10);
                 CHECK(strstr(a.probe.why, "no corrupted input to patch from"), "Patch view: %s", a.probe.why);
@@ -261,15 +261,15 @@ static void test_modal_help_and_edit(void) {
     for (int i = 0; i < ui->n_hot && !z; i++)
         if (ui->hot[i].cmd == CMD_GOTO_STAGE && ui->hot[i].param != 3) z = &ui->hot[i];
     CHECK(z != NULL, "a stage to click on the map");
-    app_act(a, DO_HELP, 0);
-    app_act(a, DO_NEXT, 0);
-    app_act(a, DO_LAST, 0);
+    app_act(a, CMD_HELP, 0);
+    app_act(a, CMD_NEXT, 0);
+    app_act(a, CMD_LAST, 0);
     CHECK(a->help && a->cursor == 3, "with help open, Right and End do nothing (cursor %d)", a->cursor);
     if (z) app_click(a, ui, z->r.x + z->r.w / 2, z->r.y + z->r.h / 2);
     CHECK(!a->help && a->cursor == 3, "a click closes help and goes nowhere (cursor %d)", a->cursor);
-    app_act(a, DO_EDIT, 0);
+    app_act(a, CMD_EDIT, 0);
     app_type(a, "7 May 1999");
-    app_act(a, DO_EDIT, 0);
+    app_act(a, CMD_EDIT, 0);
     CHECK(a->editing && !strcmp(a->edit, "7 May 1999"), "editing again keeps the typed text ('%s')", a->edit);
     scene_close(&sc);
 }
@@ -474,17 +474,17 @@ static void test_switch_lessons(void) {
     app_set_course(&s.a, dir, path);
     CHECK(s.a.course.n == 3 && s.a.lesson_at == 0, "three lessons, the first open (%d, at %d)", s.a.course.n,
           s.a.lesson_at);
-    app_act(&s.a, DO_NEXT_LESSON, 0);
+    app_act(&s.a, CMD_NEXT_LESSON, 0);
     CHECK(!s.a.loaded && s.a.lesson_at == 1 && s.a.lesson_failed[1] && strstr(s.a.error, "embeddding"),
           "the broken lesson: nothing shown, its error on screen: %s", s.a.error);
     app_draw(&s.ui, &s.a);  // an empty window draws
-    app_act(&s.a, DO_NEXT_LESSON, 0);
+    app_act(&s.a, CMD_NEXT_LESSON, 0);
     CHECK(s.a.loaded && s.a.lesson_at == 2 && !strcmp(s.a.session.lesson.title, "c-last.md"), "then the last");
-    app_act(&s.a, DO_LESSONS, 0);
-    app_act(&s.a, DO_PARAM_DOWN, 0);  // wraps to the first
-    app_act(&s.a, DO_OPEN, 0);
+    app_act(&s.a, CMD_LESSONS, 0);
+    app_act(&s.a, CMD_PARAM_DOWN, 0);  // wraps to the first
+    app_act(&s.a, CMD_OPEN, 0);
     CHECK(s.a.loaded && s.a.lesson_at == 0 && !s.a.lesson_list, "the list opens the first again");
-    app_act(&s.a, DO_LESSONS, 0);
+    app_act(&s.a, CMD_LESSONS, 0);
     app_draw(&s.ui, &s.a);
     const HotZone *row = NULL;
     for (int i = 0; i < s.ui.n_hot; i++)
@@ -508,8 +508,8 @@ static void test_ablate_keys(void) {
     if (!scene_open(&s, 1000, 700, &spec)) return;
     const int w = interp_find(s.a.session.it, "encoder.layers.0.self_attn.weights");
     app_goto(&s.a, w);
-    app_act(&s.a, DO_HEAD, 1);
-    app_act(&s.a, DO_ABLATE_HEAD, 0);
+    app_act(&s.a, CMD_HEAD, 1);
+    app_act(&s.a, CMD_ABLATE_HEAD, 0);
     const Ablation *ab = interp_ablation(s.a.session.it);
     CHECK(ab->n_heads == 1 && ab->heads[0].head == 1 && s.a.pin.data && s.a.before[0], "head 2 off, pinned first");
     const float *x = interp_output(s.a.session.it, w);
@@ -517,11 +517,11 @@ static void test_ablate_keys(void) {
     for (int i = 0; x && i < 16 * 16; i++) sum += x[16 * 16 + i], pinned += s.a.pin.data[16 * 16 + i];
     CHECK(x && sum == 0 && fabsf(pinned - 16) < 1e-3f, "now its weights are 0; the pinned rows still sum to 1 each "
           "(%g, %g)", sum, pinned);
-    app_act(&s.a, DO_ABLATE_MASK, 0);
-    app_act(&s.a, DO_ABLATE_POSITIONS, 0);
+    app_act(&s.a, CMD_ABLATE_MASK, 0);
+    app_act(&s.a, CMD_ABLATE_POSITIONS, 0);
     CHECK(ab->no_mask && ab->no_positions, "mask and positions off too");
     app_draw(&s.ui, &s.a);  // the title bar's badge draws
-    app_act(&s.a, DO_ABLATE_UNDO, 0);
+    app_act(&s.a, CMD_ABLATE_UNDO, 0);
     x = interp_output(s.a.session.it, w);
     CHECK(!ablation_any(interp_ablation(s.a.session.it)) && x && !memcmp(x, s.a.pin.data, sizeof(float) * 4 * 16 * 16),
           "U: everything back, the same numbers as before");
@@ -582,7 +582,7 @@ static void test_ranges(void) {
 }
 
 int main(void) {
-    CHECK(action_names_complete(), "every action has a name in action_names");
+    CHECK(cmd_names_complete(), "every action has a name in cmd_names");
     test_ranges();
     test_ablate_keys();
     test_pe_from_program();

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "heat.h"
 #include "window.h"
 
@@ -71,7 +71,7 @@ int export_run(const ExportOptions *o) {
     if (o->backward && !e.msg[0]) {  // the backward pass after the forward one, as B opens it
         app_goto(&a, n - 1);
         a.error[0] = '\0';
-        app_act(&a, DO_BACKWARD, 0);
+        app_act(&a, CMD_BACKWARD, 0);
         if (!app_back_step(&a)) err_set(&e, "%s", a.error[0] ? a.error : "the backward pass could not be built");
         const int steps = app_back_step(&a) ? a.back.pass.n_steps : 0;
         wanted += steps;
@@ -163,7 +163,7 @@ int ui_bench_run(int frames) {
     }
     // Compare: one self-attention pinned, another beside it, and their difference.
     app_goto(&a, interp_find(it, "encoder.layers.0.self_attn.weights"));
-    app_act(&a, DO_PIN, 0);
+    app_act(&a, CMD_PIN, 0);
     app_goto(&a, interp_find(it, "encoder.layers.5.self_attn.weights"));
     a.view = VIEW_COMPARE;
     frame_times(&ui, &a, "compare: two attentions and their difference", frames);
@@ -178,7 +178,7 @@ int ui_bench_run(int frames) {
     app_goto(&a, 0);
     for (int s = 0; s < 200; s++) {
         double t0 = now_ms();
-        app_act(&a, DO_NEXT, 0);
+        app_act(&a, CMD_NEXT, 0);
         app_draw(&ui, &a);
         gfx_present(g);
         t[s] = now_ms() - t0;

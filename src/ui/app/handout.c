@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "actions.h"
+#include "dispatch.h"
 #include "heat.h"
 #include "parts.h"
 #include "platform.h"

@@ -173,7 +173,8 @@ static int frame(void *ctx) {
     if (a->fullscreen != was_full) gfx_set_fullscreen(L->g, a->fullscreen);
     if (a->editing) events_text_input();
     app_tick(a, now, 8.0);
-    app_quiz_arrive(a);
+    app_drain(a, &L->ui);
+    app_settle(a);
     if (a->train) train_job_pump(a->train, 12.0), train_job_snapshot(a->train, &a->train_snap);
     if (a->notice[0] && a->notice_until == 0) a->notice_until = now + 3000.0 + 40.0 * (double)strlen(a->notice);  // time to read it
     if (a->notice[0] && now > a->notice_until) a->notice[0] = '\0';

@@ -30,7 +30,7 @@ const Theme theme_contrast = {
     .line = 2,
 };
 
-void ui_hot(Ui *ui, Rect r, UiCommand cmd, int param) {
+void ui_hot(Ui *ui, Rect r, Cmd cmd, int param) {
     if (ui->n_hot < UI_MAX_HOT) ui->hot[ui->n_hot++] = (HotZone){r, cmd, param};
 }
 

@@ -7,7 +7,7 @@
 #ifndef STEPFORMER_UI_H
 #define STEPFORMER_UI_H
 
-#include "colormap.h"
+#include "command.h"
 #include "gfx.h"
 #include "tensor.h"
 
@@ -20,28 +20,9 @@ typedef struct {
 
 extern const Theme theme_light, theme_contrast;
 
-typedef enum {
-    CMD_NONE,
-    CMD_GOTO_STAGE,   // param: stage index
-    CMD_SELECT_HEAD,  // param: head index
-    CMD_ALL_HEADS,
-    CMD_VIEW,         // param: ViewKind
-    CMD_PE_PARAM,     // param: parameter * 2 + (1 = increase, 0 = decrease)
-    CMD_EDIT_INPUT,
-    CMD_ZOOM_AREA,    // the zoomable heatmap: wheel zooms, drag pans
-    CMD_TIMELINE,     // param: the number of stages spread over the zone's width
-    CMD_TRAIN_TOGGLE, // start or stop training
-    CMD_TRAIN_TASK,   // param: the Task to train next
-    CMD_TRAIN_SAVE,   // save the trained model
-    CMD_TRAIN_USE,    // step through the trained model's forward pass
-    CMD_OPEN_LESSON,  // param: the lesson's place in the course
-    CMD_PATCH_CELL,   // param: (heads << 20) | (row << 10) | column of a Patch view sweep
-    CMD_COUNT
-} UiCommand;
-
 typedef struct {
     Rect r;
-    UiCommand cmd;
+    Cmd cmd;
     int param;
 } HotZone;
 
@@ -99,7 +80,7 @@ typedef struct {
 } Ui;
 
 // Adds a clickable zone for this frame.
-void ui_hot(Ui *ui, Rect r, UiCommand cmd, int param);
+void ui_hot(Ui *ui, Rect r, Cmd cmd, int param);
 // The zone under (x, y) from the last frame drawn (the topmost), or NULL.
 const HotZone *ui_hot_at(const Ui *ui, int x, int y);
 bool rect_has(Rect r, int x, int y);

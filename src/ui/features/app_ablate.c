@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actions.h"
+#include "feature.h"
 
 // The pass's output in words true for the lesson: the tokens greedy decoding wrote; under
 // teacher forcing the likeliest next token at each row; a classifier's largest class; or ""
@@ -56,7 +56,7 @@ static void rerun(App *a, const Ablation *ab) {
     app_goto(a, k >= 0 ? k : a->cursor);
 }
 
-void app_ablate(App *a, Action act) {
+static void ablate(App *a, Cmd act) {
     if (!a->loaded) return;
     Ablation ab = *interp_ablation(a->session.it);
     if (!ablation_any(&ab)) {  // the first switch: remember the pass as it was
@@ -66,14 +66,14 @@ void app_ablate(App *a, Action act) {
             return;
         }
         output_text(a, a->before, sizeof a->before);
-        if (a->pin.data && !a->pin.automatic) app_act(a, DO_PIN, 0);  // an old pin gives way to this one
-        app_act(a, DO_PIN, 0);
+        if (a->pin.data && !a->pin.automatic) app_pin_toggle(a);  // an old pin gives way to this one
+        app_pin_toggle(a);
         a->pin.automatic = true;
     }
-    if (act == DO_ABLATE_MASK) ab.no_mask = !ab.no_mask;
-    if (act == DO_ABLATE_POSITIONS) ab.no_positions = !ab.no_positions;
-    if (act == DO_ABLATE_UNDO) ab = (Ablation){0};
-    if (act == DO_ABLATE_HEAD) {
+    if (act == CMD_ABLATE_MASK) ab.no_mask = !ab.no_mask;
+    if (act == CMD_ABLATE_POSITIONS) ab.no_positions = !ab.no_positions;
+    if (act == CMD_ABLATE_UNDO) ab = (Ablation){0};
+    if (act == CMD_ABLATE_HEAD) {
         const int k = attention_stage_for(a, a->cursor);
         const Stage *st = k >= 0 ? interp_stage(a->session.it, k) : NULL;
         const int w = st && st->role != ROLE_NONE ? st->att_weights : -1;
@@ -100,3 +100,13 @@ void app_ablate(App *a, Action act) {
     else snprintf(msg, sizeof msg, "everything back on");
     app_notify(a, msg);
 }
+
+static Follow on_command(App *a, const Command *c) {
+    if (c->kind != CMD_ABLATE_HEAD && c->kind != CMD_ABLATE_MASK && c->kind != CMD_ABLATE_POSITIONS &&
+        c->kind != CMD_ABLATE_UNDO)
+        return FOLLOW_NOTHING;
+    ablate(a, c->kind);
+    return FOLLOW_TAKEN;
+}
+
+const Feature feature_ablate = {.name = "ablate", .on_command = on_command};

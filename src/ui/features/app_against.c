@@ -5,19 +5,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actions.h"
+#include "feature.h"
 
-void app_against_free(App *a) {
+static void against_drop(App *a) {
     if (a->against.open) against_free(&a->against.match), session_close(&a->against.run);
     a->against.open = false;
     a->against.lesson[0] = '\0';
 }
 
-bool app_against_prepare(App *a) {
+static bool prepare(App *a) {
     if (!a->loaded) return false;
     const char *path = a->session.lesson.path;
     if (a->against.generation == a->generation && !strcmp(a->against.lesson, path)) return a->against.open;
-    app_against_free(a);
+    against_drop(a);
     a->against.generation = a->generation, a->against.why[0] = '\0';
     snprintf(a->against.lesson, sizeof a->against.lesson, "%s", path);
     if (!a->session.lesson.setup.correct[0]) {
@@ -37,16 +37,9 @@ bool app_against_prepare(App *a) {
     return a->against.open = true;
 }
 
-const StageMatch *app_against_at(const App *a, int i) {
-    if (!a->loaded || !a->against.open || a->against.generation != a->generation ||
-        strcmp(a->against.lesson, a->session.lesson.path) || i < 0 || i >= a->against.match.n)
-        return NULL;
-    return &a->against.match.stage[i];
-}
-
-void app_against_jump(App *a) {
+static void jump(App *a) {
     if (!a->loaded) return app_set_error(a, "no lesson is open");
-    if (!app_against_prepare(a)) {
+    if (!prepare(a)) {
         char msg[sizeof a->error];
         snprintf(msg, sizeof msg, "J: %s (a mistake lesson names its correct program with `correct: LESSON.md` in "
                  "its lesson block)", a->against.why);
@@ -60,3 +53,15 @@ void app_against_jump(App *a) {
     snprintf(msg, sizeof msg, "the first stage that differs from the correct program: %s", interp_stage(a->session.it, k)->id);
     app_notify(a, msg);
 }
+
+static Follow on_command(App *a, const Command *c) {
+    if (c->kind != CMD_FIRST_DIFF) return FOLLOW_NOTHING;
+    jump(a);
+    return FOLLOW_TAKEN;
+}
+
+static void on_tick(App *a) {
+    if (a->loaded && a->view == VIEW_COMPARE) prepare(a);
+}
+
+const Feature feature_against = {.name = "against", .on_command = on_command, .on_tick = on_tick, .on_free = against_drop};

@@ -5,23 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actions.h"
+#include "feature.h"
 #include "back_mistakes.h"
-
-static bool fresh(const App *a) { return a->back.built && a->back.generation == a->generation; }
-
-bool app_back_ready(const App *a) { return a->loaded && fresh(a); }
-
-const BackStep *app_back_step(const App *a) {
-    return app_back_ready(a) && a->back.step >= 0 ? &a->back.pass.steps[a->back.step] : NULL;
-}
-
-bool app_back_gradients(const App *a) { return app_back_step(a) && !a->back.values; }
-
-void app_backward_free(App *a) {
-    if (a->back.built) back_pass_free(&a->back.pass);
-    a->back.built = false, a->back.step = a->back.check_stage = -1;
-}
 
 // Whether the pass on screen has a target whose next tokens can be its labels.
 static bool has_labels(const App *a) {
@@ -53,7 +38,7 @@ static bool teacher_force(App *a, Err *e) {
 
 // The labels of the pass on screen: the target's next tokens (teacher forcing).
 static bool build(App *a) {
-    if (fresh(a)) return true;
+    if (app_back_ready(a)) return true;  // (a->loaded: app_backward_act asks first)
     app_backward_free(a);
     Err e = {{0}};
     float labels[1024];
@@ -124,12 +109,12 @@ static void gradcheck_here(App *a) {
     interp_free(check);
 }
 
-bool app_backward_act(App *a, int act) {
+bool app_backward_act(App *a, Cmd act) {
     if (!a->loaded) return false;
     const bool in = app_back_step(a) != NULL;
     if (a->back.step >= 0 && !in) a->back.step = -1;  // the trace changed under it: back to the forward pass
     switch (act) {
-    case DO_BACKWARD: {
+    case CMD_BACKWARD: {
         const unsigned before = a->model_serial;  // build may re-open a greedy lesson teacher-forced
         if (in) app_goto(a, a->cursor);
         else if (build(a)) {
@@ -138,7 +123,7 @@ bool app_backward_act(App *a, int act) {
         }
         return true;
     }
-    case DO_GRADIENT:  // in the backward pass: the tensors or their gradients; else this stage's gradient
+    case CMD_GRADIENT:  // in the backward pass: the tensors or their gradients; else this stage's gradient
         if (in) {
             a->back.values = !a->back.values;
         } else if (a->session.run.tgt && build(a)) {  // (a greedy lesson: B re-opens it teacher-forced)
@@ -147,8 +132,8 @@ bool app_backward_act(App *a, int act) {
             else a->back.values = false, app_backward_goto(a, k);
         }
         return true;
-    case DO_GRADCHECK: gradcheck_here(a); return true;
-    case DO_MISTAKE: {  // the next learner's mistake (or the right formulas again), the pass rebuilt
+    case CMD_GRADCHECK: gradcheck_here(a); return true;
+    case CMD_MISTAKE: {  // the next learner's mistake (or the right formulas again), the pass rebuilt
         const int at = a->back.step;
         a->back.mistake = (a->back.mistake + 1) % MISTAKE_COUNT;
         app_backward_free(a);
@@ -157,18 +142,30 @@ bool app_backward_act(App *a, int act) {
         if (at >= 0) app_backward_goto(a, at);
         return true;
     }
-    case DO_NEXT:  // past the last forward stage: into the backward pass, when it can be built
+    case CMD_NEXT:  // past the last forward stage: into the backward pass, when it can be built
         if (in) app_backward_goto(a, a->back.step + 1);
         else if (a->cursor == interp_n_stages(a->session.it) - 1 && interp_done(a->session.it) &&
                  has_labels(a) && build(a))
             app_backward_goto(a, 0);
         else return false;
         return true;
-    case DO_PREV: if (in) app_backward_goto(a, a->back.step - 1); return in;
-    case DO_FIRST: if (in) app_backward_goto(a, 0); return in;
-    case DO_LAST: if (in) app_backward_goto(a, a->back.pass.n_steps - 1); return in;
-    case DO_NEXT_BLOCK:
-    case DO_PREV_BLOCK: if (in) next_block(a, act == DO_NEXT_BLOCK ? 1 : -1); return in;
+    case CMD_PREV: if (in) app_backward_goto(a, a->back.step - 1); return in;
+    case CMD_FIRST: if (in) app_backward_goto(a, 0); return in;
+    case CMD_LAST: if (in) app_backward_goto(a, a->back.pass.n_steps - 1); return in;
+    case CMD_NEXT_BLOCK:
+    case CMD_PREV_BLOCK: if (in) next_block(a, act == CMD_NEXT_BLOCK ? 1 : -1); return in;
     default: return false;
     }
 }
+
+static Follow on_first(App *a, const Command *c) {
+    return !a->editing && app_backward_act(a, c->kind) ? FOLLOW_TAKEN : FOLLOW_NOTHING;
+}
+
+static Follow on_command(App *a, const Command *c) {
+    if (c->kind != CMD_BACK_STEP) return FOLLOW_NOTHING;
+    app_backward_goto(a, c->param);
+    return FOLLOW_TAKEN;
+}
+
+const Feature feature_backward = {.name = "backward", .on_first = on_first, .on_command = on_command};

@@ -4,7 +4,7 @@
 // the choice and the tokens it wrote.
 #include <stdio.h>
 
-#include "actions.h"
+#include "feature.h"
 #include "decoding.h"
 
 // What the pass wrote, in the target's vocabulary (beam search: the answer).
@@ -16,7 +16,7 @@ static void written(const App *a, char *buf, size_t n) {
     else snprintf(buf, n, "%s", "");
 }
 
-void app_switch_decoding(App *a) {
+static void switch_decoding(App *a) {
     if (!a->loaded) return;
     Session *s = &a->session;
     const DecodeChoice given = session_decode_choice(&a->opened.spec, &s->lesson.setup);
@@ -44,3 +44,11 @@ void app_switch_decoding(App *a) {
     snprintf(msg, sizeof msg, "%s: wrote '%s'   (Z again: %s)", mode, text, then[decoding_kind(&next)]);
     app_notify(a, msg);
 }
+
+static Follow on_command(App *a, const Command *c) {
+    if (c->kind != CMD_DECODING) return FOLLOW_NOTHING;
+    switch_decoding(a);
+    return FOLLOW_TAKEN;
+}
+
+const Feature feature_decode = {.name = "decode", .on_command = on_command};

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actions.h"
+#include "feature.h"
 #include "platform.h"
 
 void app_set_course(App *a, const char *dir, const char *open_path) {
@@ -75,19 +75,19 @@ void app_open_lesson(App *a, int k) {
 }
 
 // The keys while the list is open: Up / Down choose, Enter opens, Esc or L closes.
-bool app_lesson_list_act(App *a, Action act) {
+static bool list_act(App *a, Cmd act) {
     const int n = a->course.n;
     switch (act) {
-    case DO_PARAM_UP: a->lesson_pick = n ? (a->lesson_pick + n - 1) % n : 0; return true;
-    case DO_PARAM_DOWN: a->lesson_pick = n ? (a->lesson_pick + 1) % n : 0; return true;
-    case DO_OPEN: app_open_lesson(a, a->lesson_pick); return true;
-    case DO_QUIT:
-    case DO_LESSONS: a->lesson_list = false; return true;
+    case CMD_PARAM_UP: a->lesson_pick = n ? (a->lesson_pick + n - 1) % n : 0; return true;
+    case CMD_PARAM_DOWN: a->lesson_pick = n ? (a->lesson_pick + 1) % n : 0; return true;
+    case CMD_OPEN: app_open_lesson(a, a->lesson_pick); return true;
+    case CMD_QUIT:
+    case CMD_LESSONS: a->lesson_list = false; return true;
     default: return false;
     }
 }
 
-void app_step_lesson(App *a, int dir) {
+static void step_lesson(App *a, int dir) {
     if (a->course.n == 0) {
         app_set_error(a, "no lessons to switch between: open a lesson from a folder of lessons "
                          "(stepformer lesson lessons/FILE.md)");
@@ -107,3 +107,27 @@ void app_title(const App *a, char *out, size_t n) {
     else if (what[0]) snprintf(out, n, "stepformer - %s", what);
     else snprintf(out, n, "stepformer");
 }
+
+static Follow on_first(App *a, const Command *c) {
+    return a->lesson_list && list_act(a, c->kind) ? FOLLOW_TAKEN : FOLLOW_NOTHING;
+}
+
+static Follow on_command(App *a, const Command *c) {
+    switch (c->kind) {
+    case CMD_NEXT_LESSON: step_lesson(a, 1); return FOLLOW_TAKEN;
+    case CMD_PREV_LESSON: step_lesson(a, -1); return FOLLOW_TAKEN;
+    case CMD_LESSONS: a->lesson_list = true, a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0; return FOLLOW_TAKEN;
+    case CMD_OPEN_LESSON: app_open_lesson(a, c->param); return FOLLOW_TAKEN;
+    default: return FOLLOW_NOTHING;
+    }
+}
+
+// A lesson waiting for its files opens once they are here.
+static void on_tick(App *a) {
+    if (!a->waiting.on) return;
+    const SessionSpec spec = a->waiting.spec;
+    if (app_open_spec(a, &spec, a->waiting.k) && a->waiting.k < 0)
+        a->lesson_at = a->lesson_pick = course_find(&a->course, spec.lesson_path);
+}
+
+const Feature feature_lessons = {.name = "lessons", .on_first = on_first, .on_command = on_command, .on_tick = on_tick};

@@ -7,13 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
-#include "app.h"
-#include "view_decode.h"
+#include "feature.h"
 
 enum { PIN_LABELS_MAX = 512 };  // per axis, as many as the Compare view draws
 
-void app_pin_free(Pin *p) {
+static void pin_free(Pin *p) {
     free(p->data), free(p->label_text), free(p->labels);
     p->data = NULL, p->label_text = NULL, p->labels = NULL;
     p->n_row_labels = p->n_col_labels = p->n_id_labels = 0;
@@ -52,18 +50,13 @@ static bool pin_labels(App *a, Pin *p, int i) {
     return ok;
 }
 
-void app_pin_input(const App *a, const char *when, char *s, size_t n) {
-    const bool prompt = program_decoder_only(&a->session.lesson.program);
-    snprintf(s, n, "%s, %s '%s': %s", when, prompt ? "prompt" : "input", a->session.input_text, a->source);
-}
-
 // C: pins the stage on screen (its output copied), or unpins. A pin that switching a piece off
 // made by itself is replaced by the stage on screen, not dropped: C after X pins, as C does.
 void app_pin_toggle(App *a) {
     Pin *p = &a->pin;
-    if (p->data && p->automatic && a->loaded) app_pin_free(p);
+    if (p->data && p->automatic && a->loaded) pin_free(p);
     if (p->data || !a->loaded) {
-        app_pin_free(p);
+        pin_free(p);
         if (a->loaded) app_notify(a, "unpinned");
         return;
     }
@@ -72,7 +65,7 @@ void app_pin_toggle(App *a) {
     const size_t n = (size_t)shape_numel(&st->shape);
     if (!x || !(p->data = malloc(sizeof(float) * n))) return;
     if (!pin_labels(a, p, a->cursor)) {
-        app_pin_free(p);
+        pin_free(p);
         app_notify(a, "could not pin: out of memory");
         return;
     }
@@ -85,3 +78,13 @@ void app_pin_toggle(App *a) {
     snprintf(msg, sizeof msg, "pinned %s: the Compare view sets it beside any stage", st->id);
     app_notify(a, msg);
 }
+
+static Follow on_command(App *a, const Command *c) {
+    if (c->kind != CMD_PIN) return FOLLOW_NOTHING;
+    app_pin_toggle(a);
+    return FOLLOW_TAKEN;
+}
+
+static void on_free(App *a) { pin_free(&a->pin); }
+
+const Feature feature_pin = {.name = "pin", .on_command = on_command, .on_free = on_free};

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
+#include "feature.h"
 
-void app_probe_free(App *a) {
+static void probe_free(App *a) {
     for (int k = 0; a->probe.open && k < 2; k++) session_close(&a->probe.run[k]);
     free(a->probe.resid), free(a->probe.heads), free(a->probe.lens);
     a->probe.resid = a->probe.heads = NULL, a->probe.lens = NULL;
@@ -31,9 +31,9 @@ static bool open_runs(App *a, Err *e) {
     return true;
 }
 
-void app_probe_prepare(App *a) {
+static void prepare(App *a) {
     if (!a->loaded || !strcmp(a->probe.lesson, a->session.lesson.path)) return;
-    app_probe_free(a);
+    probe_free(a);
     snprintf(a->probe.lesson, sizeof a->probe.lesson, "%s", a->session.lesson.path);
     Err e = {{0}};
     a->probe.resid = malloc(sizeof *a->probe.resid), a->probe.heads = malloc(sizeof *a->probe.heads);
@@ -60,3 +60,15 @@ void app_probe_pick(App *a, bool heads, int row, int col) {
     a->probe.pick_heads = heads, a->probe.pick_row = row, a->probe.pick_col = col;
     a->probe.picked_logit = logit, a->probe.picked_top = top;
 }
+
+static Follow on_command(App *a, const Command *c) {
+    if (c->kind != CMD_PATCH_CELL) return FOLLOW_NOTHING;
+    app_probe_pick(a, c->param >> 20, (c->param >> 10) & 1023, c->param & 1023);
+    return FOLLOW_TAKEN;
+}
+
+static void on_tick(App *a) {
+    if (a->loaded && a->view == VIEW_PATCH) prepare(a);
+}
+
+const Feature feature_probe = {.name = "probe", .on_command = on_command, .on_tick = on_tick, .on_free = probe_free};

@@ -14,7 +14,7 @@
 #include "session.h"
 #include "train_job.h"
 #include "ui.h"
-#include "app_quiz.h"
+#include "quiz_state.h"
 
 typedef enum { VIEW_STAGE, VIEW_ATTENTION, VIEW_DECODE, VIEW_PE, VIEW_TRAIN, VIEW_COMPARE, VIEW_PATCH, VIEW_COUNT } ViewKind;
 extern const char *const view_names[VIEW_COUNT];
@@ -150,37 +150,40 @@ typedef struct App {
         char why[400];        // why there is none, or ""
     } against;
     Quiz quiz;                // the lesson's questions (app_quiz.c)
+    CommandQueue queue;       // what features asked to follow, applied once a frame (app_drain)
     unsigned generation;      // changes whenever the trace changes (heatmap cache key)
     unsigned model_serial;    // changes whenever another model is opened (weight images' key)
     bool quit;
 } App;
 
-// ---- views: each draws into r from the const app ----
-void view_map(Ui *ui, const App *a, Rect r);
-void view_timeline(Ui *ui, const App *a, Rect r);
-void view_stage(Ui *ui, const App *a, Rect r);
-void view_attention(Ui *ui, const App *a, Rect r);
-void view_decode(Ui *ui, const App *a, Rect r);
-void view_pe(Ui *ui, const App *a, Rect r);
-void view_train(Ui *ui, const App *a, Rect r);
-void view_lesson(Ui *ui, const App *a, Rect r);
-void view_top_bar(Ui *ui, const App *a, Rect r);
-void view_help(Ui *ui, const App *a, Rect r);
-void view_lessons(Ui *ui, const App *a, Rect r);  // the lesson list (L)
-void view_compare(Ui *ui, const App *a, Rect r);
-void view_backward(Ui *ui, const App *a, Rect r);  // the Stage view in the backward pass
-// view_card.c: the opening or closing card on screen, in r; and the keys that reach the cards
-// (Left on the first stage, Right on the last; Right again goes on to the backward pass).
-void view_card(Ui *ui, const App *a, Rect r);
-bool app_card_act(App *a, int act);
-void view_gradcheck(Ui *ui, const App *a, Rect r);  // G's table over the centre
-// The Attention view in the backward pass, for the attention of stage k (one of its steps).
-void view_attention_back(Ui *ui, const App *a, int k, Rect in);
+// ---- app_state.c: plain changes, with no drawing; none calls up ----
+// The App's state before anything is opened.
+void app_defaults(App *a);
+// Opens what the spec names, or fails with e (export: no fallback).
+bool app_open(App *a, const SessionSpec *spec, Err *e);
+// Replaces the session with what the spec names, reading it once; if that cannot open, the
+// window is left empty (the caller shows the error), never on the old model.
+bool app_reopen(App *a, const SessionSpec *spec, Err *e);
+// After a session opened: the title, the positions explorer on its model.
+void app_loaded(App *a, const SessionSpec *spec);
+void app_set_error(App *a, const char *msg);
+// A passing message at the foot of the window.
+void app_notify(App *a, const char *msg);
+// Runs the pass until stage i has run (or it ends).
+void app_run_to(App *a, int i);
+// Moves the cursor to stage i, running the pass up to it if needed.
+void app_goto(App *a, int i);
+// After the pass changed: to the stage called `id` if the new pass has it (running it that far),
+// else to stage `fallback` (or the last there is).
+void app_goto_id(App *a, const char *id, int fallback);
+// Drops the backward pass built from the pass on screen (it reads the session's model).
+void app_backward_free(App *a);
 
-// Draws the whole window: top bar, map, the current view, lesson panel, timeline, overlays.
-void app_draw(Ui *ui, const App *a);
-// Sizes for a window of w x h at the app's scale.
-void app_metrics(const App *a, Ui *ui, int w, int h);
+// ---- app_scroll.c: the wheel and a drag, on the heatmap or the lesson panel as last drawn ----
+// Scrolls a part of the lesson panel by `pages` pages (as last drawn).
+void app_scroll(App *a, const Ui *ui, ScrollId id, int pages);
+void app_wheel(App *a, const Ui *ui, int x, int y, int dy);
+void app_drag(App *a, const Ui *ui, int x, int y);
 
 // ---- the positional-encoding explorer (pe.c) ----
 void pe_init(PeExplorer *pe, int d_model);
@@ -194,51 +197,24 @@ bool pe_rebuild(PeExplorer *pe, const Model *m, Err *e);
 bool pe_adjust(PeExplorer *pe, const Model *m, PeParam p, int dir, Err *e);
 void pe_free(PeExplorer *pe);
 
-// ---- the backward pass (app_backward.c) ----
-// The step on screen, or NULL in the forward pass (or when the trace changed since it was built).
+// ---- queries.c: read-only questions of the App ----
+// The view that suits stage i: attention maps the attention view, the generator the decoding
+// view, the rest the stage view.
+ViewKind app_view_for(const App *a, int i);
+// The backward step on screen, or NULL in the forward pass (or when the trace changed since it
+// was built).
 const BackStep *app_back_step(const App *a);
 // Whether the timeline has the backward steps to show (built for the pass on screen).
 bool app_back_ready(const App *a);
 // The backward view of a forward stage on screen: whether views draw gradients for it.
 bool app_back_gradients(const App *a);
-// The steps' keys (Right, Left, PgDn, ..., B, D, G); false for those it leaves to app_act.
-bool app_backward_act(App *a, int act);
-// Moves to backward step k (k < 0: back to the forward pass's last stage).
-void app_backward_goto(App *a, int k);
-void app_backward_free(App *a);
-
-// ---- the Patch view (app_probe.c) ----
-// Builds the sweeps and the lens for the open lesson when the Patch view is on screen (once per
-// lesson); a->probe.why says why not when it cannot.
-void app_probe_prepare(App *a);
-void app_probe_free(App *a);
-// A click on cell (row, col) of a sweep: that one piece patched, its logit and prediction kept.
-void app_probe_pick(App *a, bool heads, int row, int col);
-void view_patch(Ui *ui, const App *a, Rect r);
-
-// ---- a mistake beside its correct program (app_against.c) ----
-// Opens and matches the open lesson's correct program, once per pass (a->generation); true when
-// it is there to compare with, else a->against.why says why not.
-bool app_against_prepare(App *a);
-// The match of stage i of the pass on screen, or NULL when there is none (no `correct:`, or
-// not prepared for this pass).
+// The match of stage i of the pass on screen with a mistake lesson's correct program, or NULL
+// when there is none (no `correct:`, or not prepared for this pass).
 const StageMatch *app_against_at(const App *a, int i);
-void app_against_free(App *a);
-// ---- the stage pinned with C (app_pin.c) ----
-// Pins the stage on screen, with the words that label it, or unpins (DO_PIN).
-void app_pin_toggle(App *a);
-void app_pin_free(Pin *p);
 // "pinned, input 'hello': lesson title" (when = "pinned"), for the map of the lesson on screen.
 void app_pin_input(const App *a, const char *when, char *s, size_t n);
-// ---- the lesson's questions (app_quiz.c) ----
-// Asks the question of the stage on screen, if one is due there (after every event and tick).
-void app_quiz_arrive(App *a);
-// The window was placed on a stage (a link, --to), not stepped there: no question is asked.
-void app_quiz_placed(App *a);
-// The question's share of an event (input.h's Event): true when it took it.
-bool app_quiz_event(App *a, const Ui *ui, int kind, int key, const char *text, int x, int y);
-// The question band over the foot of the centre (nothing when none waits).
-void view_quiz(Ui *ui, const App *a, Rect center);
+// A token as shown on screen: a space is drawn as an open box so that it can be seen.
+const char *decode_shown(const App *a, int id);
 
 // ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
 typedef struct {

@@ -1,6 +1,6 @@
 // app_scroll.c: the wheel, Shift+PgDn / PgUp and a drag: the lesson panel's and the cards' text
 // scrolls, a heatmap zooms and pans (heat.h).
-#include "actions.h"
+#include "app.h"
 #include "heat.h"
 
 static void scroll_by(App *a, const Ui *ui, ScrollId id, int delta) {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "heat.h"
 
 enum { MAX_LABELS = 512 };
@@ -139,7 +139,7 @@ static void grid(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
         HeatSpec s = head_spec(a, k, h, L, sub, sizeof sub);
         s.compact = cell.w < 12 * ui->px;  // small maps: cells only; the large view has the labels
         Rect drawn = heat_draw(ui, &s, cell);
-        ui_hot(ui, drawn.w ? drawn : cell, CMD_SELECT_HEAD, h);
+        ui_hot(ui, drawn.w ? drawn : cell, CMD_HEAD, h);
     }
 }
 
@@ -164,7 +164,7 @@ static void one_head(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
         snprintf(t, sizeof t, "%d", j + 1);
         m.title = t, m.subtitle = NULL;
         Rect drawn = heat_draw(ui, &m, cell);
-        ui_hot(ui, drawn.w ? drawn : cell, CMD_SELECT_HEAD, j);
+        ui_hot(ui, drawn.w ? drawn : cell, CMD_HEAD, j);
     }
 }
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "heat.h"
 
 enum { MAX_LABELS = 512, ROW_KEYS = 6 };

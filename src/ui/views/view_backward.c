@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "back_mistakes.h"
 #include "heat.h"
 

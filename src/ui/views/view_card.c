@@ -4,34 +4,8 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "actions.h"
+#include "views.h"
 #include "flow.h"
-
-const char *const card_names[CARD_COUNT] = {"none", "opening", "closing"};
-
-bool app_card_act(App *a, int act) {
-    if (!a->loaded || app_back_step(a)) return false;
-    const Interp *it = a->session.it;
-    const bool last = a->cursor == interp_n_stages(it) - 1 && interp_done(it);
-    switch (act) {
-    case DO_NEXT:
-        if (a->card == CARD_OPENING) a->card = CARD_NONE;
-        else if (a->card == CARD_NONE && last) a->card = CARD_CLOSING;
-        else if (a->card == CARD_CLOSING) {  // on to the backward pass, when it can be built
-            a->card = CARD_NONE;
-            if (!app_backward_act(a, DO_NEXT) || !app_back_step(a)) a->card = CARD_CLOSING;
-        } else return false;
-        a->scroll[SCROLL_CARD] = 0;  // a card opens at its top
-        return true;
-    case DO_PREV:
-        if (a->card == CARD_CLOSING) a->card = CARD_NONE;
-        else if (a->card == CARD_NONE && a->cursor == 0) a->card = CARD_OPENING;
-        else if (a->card == CARD_NONE) return false;
-        a->scroll[SCROLL_CARD] = 0;
-        return true;  // (Left on the opening card: it is the first)
-    default: return false;
-    }
-}
 
 // The card's blocks laid out at text size px from in.y; returns their height.
 static int card_flow(Ui *ui, const Lesson *l, BlockRange r, int px, Rect in, bool draw) {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "heat.h"
 #include "view_decode.h"
 

@@ -79,11 +79,6 @@ Round decode_round_at(const App *a) {
     return R;
 }
 
-const char *decode_shown(const App *a, int id) {
-    const char *s = vocab_token(&a->session.model.tgt_vocab, id);
-    return !strcmp(s, " ") ? "\xe2\x90\xa3" : s;
-}
-
 // ---- token chips ----
 
 int decode_chip_h(Ui *ui, int px) { return gfx_line_height(ui->g, FONT_SANS, px) + ui->pad / 2; }

@@ -4,7 +4,7 @@
 #ifndef STEPFORMER_VIEW_DECODE_H
 #define STEPFORMER_VIEW_DECODE_H
 
-#include "app.h"
+#include "views.h"
 #include "decoding.h"
 
 // The decoding round on screen, from the cursor's point of view.
@@ -40,8 +40,6 @@ int decode_round_argmax(const Interp *it, bool greedy, int round);
 int decode_rounds_run(const Interp *it);
 // Whether round r has chosen its token(s): the pass has gone on to round r + 1, or ended there.
 bool decode_round_chosen(const Round *R, int r);
-// A token as shown on screen: a space is drawn as an open box so that it can be seen.
-const char *decode_shown(const App *a, int id);
 // A short message in a tinted box as tall as it needs (at most r.h); returns its height.
 int decode_note(Ui *ui, Rect r, const char *msg);
 // The smallest of 0.01, 0.02, 0.05, 0.1, ... 1 that is at least p: a bar's full width.

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "flow.h"
 
 // The narration for the stage (the part of the lesson's narration its cell shows, parts.h),

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 
 enum { MAX_LINES = 2 * COURSE_MAX };
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 
 enum { MAX_ROWS = 512 };
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "heat.h"
 
 enum { MAX_CELLS = PROBE_MAX_ROWS * 64 };

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "heat.h"
 
 #define TWO_PI 6.283185307179586

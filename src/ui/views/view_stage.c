@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "heat.h"
 #include "rows.h"
 
@@ -19,27 +19,6 @@ typedef struct {
     bool is_weight, is_ids;
     unsigned key[4];  // image cache identity: stage or weight, view, slice, model (weights)
 } Operand;
-
-const char *stage_short_name(const char *name, const char *from, bool weight) {
-    if (weight) {
-        const char *last = strrchr(name, '.');
-        if (!last) return name;
-        const char *p = last;
-        while (p > name && p[-1] != '.') p--;
-        return p > name ? p : name;
-    }
-    size_t common = 0;
-    for (size_t k = 0; name[k] && name[k] == from[k]; k++)
-        if (name[k] == '.') common = k + 1;
-    return name[common] ? name + common : name;
-}
-
-int vocab_column_labels(const App *a, int cols, const char **labels, int max) {
-    const Vocab *tv = &a->session.model.tgt_vocab;
-    if (cols != tv->n || cols > max) return 0;
-    for (int k = 0; k < cols; k++) labels[k] = strcmp(tv->tokens[k], " ") ? tv->tokens[k] : "\xe2\x90\xa3";
-    return cols;
-}
 
 static Operand operand(const App *a, int i, int slot) {
     const Interp *it = a->session.it;

@@ -4,7 +4,7 @@
 // stage that differs is marked red. Click to jump.
 #include <stdio.h>
 
-#include "app.h"
+#include "views.h"
 
 // Stages that have run in their part's colour, a little deeper; the rest paler.
 static Rgba shade(Rgba c, bool run) {

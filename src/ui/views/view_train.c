@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
+#include "views.h"
 #include "heat.h"
 
 #define ELLIPSIS "\xe2\x80\xa6"
@@ -62,7 +62,7 @@ static int flow_height(const Flow *f) { return f->y + f->row_h - f->r.y; }
 typedef enum { LOOK_PLAIN, LOOK_CHOSEN, LOOK_GO, LOOK_STOP } Look;
 
 // A button; a disabled one is greyed and takes no clicks.
-static void button(Ui *ui, Rect b, const char *label, Look look, bool enabled, UiCommand cmd, int param) {
+static void button(Ui *ui, Rect b, const char *label, Look look, bool enabled, Cmd cmd, int param) {
     const Theme *t = ui->th;
     Rgba bg = t->panel_alt, fg = t->text, edge = t->border;
     if (look == LOOK_CHOSEN || look == LOOK_GO) bg = edge = t->accent, fg = t->on_accent;

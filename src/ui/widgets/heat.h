@@ -8,6 +8,7 @@
 #ifndef STEPFORMER_HEAT_H
 #define STEPFORMER_HEAT_H
 
+#include "colormap.h"
 #include "ui.h"
 
 typedef struct {

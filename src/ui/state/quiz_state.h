@@ -1,4 +1,4 @@
-// app_quiz.h: the window's side of a lesson's questions (quiz.h): it stops at a question's
+// quiz_state.h: the window's side of a lesson's questions (quiz.h), as the App holds it; app_quiz.c
 // stage, takes an answer (typed text + Enter, or a click on a cell for an argmax question),
 // says right or wrong with the true value, and goes on.
 //
@@ -6,8 +6,8 @@
 // Enter grades it; Backspace; Right reveals the answer (a teacher is never stuck), and Right
 // again goes on; Esc leaves the question unanswered. T (no question waiting) switches presenter
 // mode: answers are taken but not graded on screen until Right reveals them.
-#ifndef STEPFORMER_APP_QUIZ_H
-#define STEPFORMER_APP_QUIZ_H
+#ifndef STEPFORMER_QUIZ_STATE_H
+#define STEPFORMER_QUIZ_STATE_H
 
 #include "quiz.h"
 
