@@ -216,25 +216,47 @@ bool app_command(App *a, const Ui *ui, Command c) {
     return false;
 }
 
-bool app_act(App *a, Cmd cmd, int param) { return app_command(a, NULL, (Command){cmd, param}); }
-
-void app_drain(App *a, const Ui *ui) {
-    Command c;
-    for (int k = 0; k < CMD_QUEUE_MAX && cmd_pop(&a->queue, &c); k++) app_command(a, ui, c);
+bool app_act(App *a, Cmd cmd, int param) {
+    cmd_push(&a->queue, (Command){cmd, param, false});
+    return app_drain(a, NULL);  // it, and what it asks to follow
 }
 
-void app_type(App *a, const char *s) {
-    if (a->edit_fresh) a->edit[0] = '\0', a->edit_fresh = false;
-    size_t n = strlen(a->edit);
-    snprintf(a->edit + n, sizeof a->edit - n, "%s", s);
+// A click's command, or one a feature asked to follow: it acts at once, neither clearing the
+// error nor passing the cards.
+static void direct(App *a, const Ui *ui, const Command *c) {
+    Err e = {{0}};
+    switch (c->kind) {
+    case CMD_GOTO_STAGE: app_goto(a, c->param); break;
+    case CMD_HEAD: set_head(a, c->param); break;
+    case CMD_ALL_HEADS: a->all_heads = true; break;
+    case CMD_VIEW: a->view = (ViewKind)c->param, a->zoom = (ZoomBox){0, 0, 1, 1}; break;
+    case CMD_EDIT: app_command(a, ui, (Command){CMD_EDIT, 0, false}); break;
+    case CMD_PE_PARAM:
+        a->pe.selected = (PeParam)(c->param / 2);
+        if (a->loaded && !pe_adjust(&a->pe, &a->session.model, a->pe.selected, c->param % 2 ? 1 : -1, &e))
+            app_set_error(a, e.msg);
+        break;
+    default: offer(a, c, false); break;  // the features' zones: training, the lesson list, the Patch view
+    }
+}
+
+bool app_drain(App *a, const Ui *ui) {
+    Command c;
+    bool shot = false;
+    // A feature may ask for more while its command is applied: at most a queue's worth a drain.
+    for (int k = 0; k < 4 * CMD_QUEUE_MAX && cmd_pop(&a->queue, &c); k++) {
+        if (c.direct) direct(a, ui, &c);
+        else shot |= app_command(a, ui, c);
+    }
+    return shot;
 }
 
 // The command of a click at (x, y) on zone z: a click on the timeline names a stage, or a step
 // of the backward pass past them.
 static Command click_command(const App *a, const HotZone *z, int x) {
-    if (z->cmd != CMD_TIMELINE) return (Command){z->cmd, z->param};
+    if (z->cmd != CMD_TIMELINE) return (Command){z->cmd, z->param, true};
     const int k = (int)((long)(x - z->r.x) * z->param / (z->r.w > 0 ? z->r.w : 1)), n = interp_n_stages(interp(a));
-    return k < n ? (Command){CMD_GOTO_STAGE, k} : (Command){CMD_BACK_STEP, k - n};
+    return k < n ? (Command){CMD_GOTO_STAGE, k, true} : (Command){CMD_BACK_STEP, k - n, true};
 }
 
 void app_click(App *a, const Ui *ui, int x, int y) {
@@ -247,23 +269,14 @@ void app_click(App *a, const Ui *ui, int x, int y) {
         a->lesson_list = false;
         return;
     }
-    if (!z) return;
-    const Command c = click_command(a, z, x);
-    Err e = {{0}};
-    switch (c.kind) {  // a click acts at once: it neither clears the error nor reaches the cards
-    case CMD_GOTO_STAGE: app_goto(a, c.param); break;
-    case CMD_HEAD: set_head(a, c.param); break;
-    case CMD_ALL_HEADS: a->all_heads = true; break;
-    case CMD_VIEW: a->view = (ViewKind)c.param, a->zoom = (ZoomBox){0, 0, 1, 1}; break;
-    case CMD_EDIT: app_command(a, ui, c); break;
-    case CMD_PE_PARAM:
-        a->pe.selected = (PeParam)(c.param / 2);
-        if (a->loaded && !pe_adjust(&a->pe, &a->session.model, a->pe.selected, c.param % 2 ? 1 : -1, &e))
-            app_set_error(a, e.msg);
-        break;
-    case CMD_ZOOM_AREA: a->dragging = true, a->drag_x = x, a->drag_y = y; break;
-    default: offer(a, &c, false); break;  // the features' zones: training, the lesson list, the Patch view
-    }
+    if (z && z->cmd == CMD_ZOOM_AREA) a->dragging = true, a->drag_x = x, a->drag_y = y;  // a drag starts
+    else if (z && cmd_push(&a->queue, click_command(a, z, x))) app_drain(a, ui);
+}
+
+void app_type(App *a, const char *s) {
+    if (a->edit_fresh) a->edit[0] = '\0', a->edit_fresh = false;
+    size_t n = strlen(a->edit);
+    snprintf(a->edit + n, sizeof a->edit - n, "%s", s);
 }
 
 void app_tick(App *a, double now, double budget_ms) {

@@ -12,18 +12,20 @@
 // Opens what the spec names; on failure the window stays empty with the error (and the list, L).
 void app_init(App *a, const SessionSpec *spec);
 void app_free(App *a);
-// Applies a command with its parameter (a head for CMD_HEAD); the features are offered it in the
-// table's order. Returns true if a screenshot was asked for.
+// Applies a key's command with its parameter (a head for CMD_HEAD) at once, and what it asks to
+// follow; the features are offered it in the table's order. Returns true if a screenshot was
+// asked for.
 bool app_act(App *a, Cmd cmd, int param);
-// The same, with the frame last drawn (what Shift+PgDn scrolls).
+// Applies one command (a key's path) with the frame last drawn (what Shift+PgDn scrolls).
 bool app_command(App *a, const Ui *ui, Command c);
-// Applies every command waiting in a->queue (what features asked to follow), once a frame.
-void app_drain(App *a, const Ui *ui);
+// Applies every command waiting in a->queue, in order: the input's and what features asked to
+// follow. Returns true if a screenshot was asked for.
+bool app_drain(App *a, const Ui *ui);
 // Offers an input event to the features before it becomes a command (a question's answer).
 Follow app_event(App *a, const Ui *ui, const Event *ev);
 // After every event and every frame's tick: the features settle (a question due here is asked).
 void app_settle(App *a);
-// A press at (x, y): the command of the zone under it in the frame last drawn.
+// A press at (x, y): the command of the zone under it in the frame last drawn, applied.
 void app_click(App *a, const Ui *ui, int x, int y);
 void app_type(App *a, const char *utf8);
 // Advances playback, the features' ticks, and runs a little of the pass ahead of the cursor

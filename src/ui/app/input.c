@@ -3,26 +3,27 @@
 // each event first (a question takes its typed answer), and settle after it.
 #include "input.h"
 
-static bool apply(App *a, const Ui *ui, const Event *ev) {
+// Queues the event's command, or acts on the pointer at once (a wheel, a drag, the input line).
+static void take(App *a, const Ui *ui, const Event *ev) {
     Command c;
     switch (ev->kind) {
-    case EV_QUIT: a->quit = true; return false;
-    case EV_KEY: return keys_command(ev, a->editing, &c) && app_command(a, ui, c);
+    case EV_QUIT: a->quit = true; break;
+    case EV_KEY:
     case EV_TEXT:
-        if (a->editing) return app_type(a, ev->text), false;
-        return keys_command(ev, false, &c) && app_command(a, ui, c);
-    case EV_PRESS: app_click(a, ui, ev->x, ev->y); return false;
-    case EV_RELEASE: a->dragging = false; return false;
-    case EV_MOTION: app_drag(a, ui, ev->x, ev->y); return false;
-    case EV_WHEEL: app_wheel(a, ui, ev->x, ev->y, ev->steps); return false;
-    case EV_OTHER: return false;
+        if (ev->kind == EV_TEXT && a->editing) app_type(a, ev->text);
+        else if (keys_command(ev, a->editing, &c)) cmd_push(&a->queue, c);
+        break;
+    case EV_PRESS: app_click(a, ui, ev->x, ev->y); break;
+    case EV_RELEASE: a->dragging = false; break;
+    case EV_MOTION: app_drag(a, ui, ev->x, ev->y); break;
+    case EV_WHEEL: app_wheel(a, ui, ev->x, ev->y, ev->steps); break;
+    case EV_OTHER: break;
     }
-    return false;
 }
 
 bool input_handle(App *a, const Ui *ui, const Event *ev) {
-    const bool shot = !(app_event(a, ui, ev) & FOLLOW_TAKEN) && apply(a, ui, ev);
-    app_drain(a, ui);
+    if (!(app_event(a, ui, ev) & FOLLOW_TAKEN)) take(a, ui, ev);
+    const bool shot = app_drain(a, ui);
     app_settle(a);
     return shot;
 }

@@ -47,10 +47,15 @@ bool cmd_names_complete(void);  // whether every Cmd has its name (tested)
 typedef struct {
     Cmd kind;
     int param;
+    // A click's, or one that a feature asks to follow: applied at once. A key's (false) first
+    // passes what holds the keys (the help list, the lesson list, the cards, the backward pass)
+    // and clears the error on screen.
+    bool direct;
 } Command;
 
-// Commands waiting to be applied, first in first out. Features hand the app what must follow
-// through it (a pin after a head is switched off), and the frame drains it once.
+// Commands waiting to be applied, first in first out: the input's, and what features ask to
+// follow (J: the Compare view, then the stage). The app drains it after each input event, so that
+// a key is read in the mode the one before it left (E, then typing), and once a frame.
 enum { CMD_QUEUE_MAX = 32 };
 typedef struct {
     Command items[CMD_QUEUE_MAX];

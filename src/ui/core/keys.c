@@ -83,23 +83,23 @@ const int key_help_count = sizeof key_help / sizeof key_help[0];
 
 
 bool keys_command(const Event *ev, bool editing, Command *out) {
-    *out = (Command){CMD_NONE, 0};
+    *out = (Command){CMD_NONE, 0, false};
     if (ev->kind == EV_KEY && editing) {
         for (size_t i = 0; i < sizeof edit_table / sizeof edit_table[0]; i++)
-            if (edit_table[i].key == ev->key) return *out = (Command){edit_table[i].act, 0}, true;
+            if (edit_table[i].key == ev->key) return *out = (Command){edit_table[i].act, 0, false}, true;
         return false;
     }
     if (ev->kind == EV_KEY) {
         if (ev->key == KEY_OTHER) return false;
-        if (ev->key == KEY_TAB && ev->shift) return *out = (Command){CMD_PREV_VIEW, 0}, true;
+        if (ev->key == KEY_TAB && ev->shift) return *out = (Command){CMD_PREV_VIEW, 0, false}, true;
         if ((ev->key == KEY_PAGEDOWN || ev->key == KEY_PAGEUP) && ev->shift)  // the lesson's text, by a page
-            return *out = (Command){CMD_SCROLL_TEXT, ev->key == KEY_PAGEDOWN ? 1 : -1}, true;
+            return *out = (Command){CMD_SCROLL_TEXT, ev->key == KEY_PAGEDOWN ? 1 : -1, false}, true;
         for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
-            if (key_table[i].key == ev->key) return *out = (Command){key_table[i].act, 0}, true;
+            if (key_table[i].key == ev->key) return *out = (Command){key_table[i].act, 0, false}, true;
         return false;
     }
     if (ev->kind == EV_TEXT && !editing && ev->text[0] && !ev->text[1])
         for (size_t i = 0; i < sizeof text_table / sizeof text_table[0]; i++)
-            if (text_table[i].text == ev->text[0]) return *out = (Command){text_table[i].act, text_table[i].param}, true;
+            if (text_table[i].text == ev->text[0]) return *out = (Command){text_table[i].act, text_table[i].param, false}, true;
     return false;
 }

@@ -48,7 +48,7 @@ static void jump(App *a) {
     const int k = a->against.match.first;
     a->view = VIEW_COMPARE;
     if (k < 0) return app_notify(a, "no stage differs from the correct program's");
-    app_goto(a, k);
+    cmd_push(&a->queue, (Command){CMD_GOTO_STAGE, k, true});  // the app moves there next
     char msg[300];
     snprintf(msg, sizeof msg, "the first stage that differs from the correct program: %s", interp_stage(a->session.it, k)->id);
     app_notify(a, msg);

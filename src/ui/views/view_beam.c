@@ -35,7 +35,7 @@ static void tail_fit(Ui *ui, FontFace f, int px, const char *s, int w, char *out
 static void tokens(Ui *ui, const App *a, const Round *R, int x, int y, int w, const int *gen, int n, bool lit) {
     const Theme *t = ui->th;
     const Vocab *v = &a->session.model.tgt_vocab;
-    const int px = ui->small, ch = decode_chip_h(ui, px), lh = gfx_line_height(ui->g, FONT_SANS, px), ty = y + (ch - lh) / 2;
+    const int px = ui->small, ch = chip_h(ui, px), lh = gfx_line_height(ui->g, FONT_SANS, px), ty = y + (ch - lh) / 2;
     const int x0 = x;
     float ids[MAX_GEN];
     char text[1024], fit[1024];
@@ -48,12 +48,12 @@ static void tokens(Ui *ui, const App *a, const Round *R, int x, int y, int w, co
     const int eos = a->session.model.cfg.eos_id.set ? a->session.model.cfg.eos_id.id : -1;
     const bool chip = n > 0 && (lit || gen[n - 1] == eos);
     const char *last = chip ? decode_shown(a, gen[n - 1]) : "";
-    const int cw = chip ? decode_chip_w(ui, px, last, w / 3) : 0;
+    const int cw = chip ? chip_w(ui, px, last, w / 3) : 0;
     for (int i = 0; i < n - chip; i++) ids[i] = (float)gen[i];
     vocab_decode(v, ids, n - chip, text, sizeof text);
     tail_fit(ui, FONT_BOLD, px, text, w - (x - x0) - cw - ui->pad / 4, fit, sizeof fit);
     x += gfx_text(ui->g, FONT_BOLD, px, t->text, x, ty, fit) + ui->pad / 4;
-    if (chip) decode_chip(ui, px, (Rect){x, y, cw, ch}, last, lit ? CHIP_NEW : CHIP_GIVEN);
+    if (chip) chip_draw(ui, px, (Rect){x, y, cw, ch}, last, lit ? CHIP_NEW : CHIP_GIVEN);
 }
 
 // One row of the table.
@@ -86,7 +86,7 @@ static void row(Ui *ui, const App *a, const Round *R, const Cols *c, int y, cons
 
 static Cols columns(Ui *ui, Rect r) {
     const int px = ui->small;
-    Cols c = {.px = px, .rh = decode_chip_h(ui, px) + ui->pad / 3};
+    Cols c = {.px = px, .rh = chip_h(ui, px) + ui->pad / 3};
     const int n1 = gfx_text_width(ui->g, FONT_BOLD, px, "-00.0000"), n2 = gfx_text_width(ui->g, FONT_BOLD, px, "sum log p");
     const int f1 = gfx_text_width(ui->g, FONT_BOLD, px, "grew from"), f2 = gfx_text_width(ui->g, FONT_SANS, px, "in round 00");
     const int num = (n1 > n2 ? n1 : n2) + ui->pad, from = (f1 > f2 ? f1 : f2) + ui->pad;

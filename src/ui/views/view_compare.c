@@ -61,7 +61,7 @@ static bool same_labels(const char *const *x, int nx, const char *const *y, int 
 // Token ids (argmax's next tokens) are not numbers to subtract: each of the two as a row of
 // tokens, the mistake's tokens that differ from the correct ones marked, and how many differ.
 static void draw_ids(Ui *ui, const App *a, const Tensors3 *t, Rect in) {
-    const int n = (int)shape_numel(&t->shape), h = decode_chip_h(ui, ui->px), gap = ui->pad / 2;
+    const int n = (int)shape_numel(&t->shape), h = chip_h(ui, ui->px), gap = ui->pad / 2;
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->small);
     int differ = 0;
     for (int i = 0; i < n; i++) differ += t->now[i] != t->ref[i];
@@ -76,9 +76,9 @@ static void draw_ids(Ui *ui, const App *a, const Tensors3 *t, Rect in) {
         int x = in.x;
         for (int i = 0; i < n && y + h <= in.y + in.h; i++) {
             const char *txt = !k && own ? own[i] : decode_shown(a, (int)ids[i]);  // a pin's, as it read then
-            const int w = decode_chip_w(ui, ui->px, txt, in.w / 2);
+            const int w = chip_w(ui, ui->px, txt, in.w / 2);
             if (x > in.x && x + w > in.x + in.w) x = in.x, y += h + gap;
-            decode_chip(ui, ui->px, (Rect){x, y, w, h}, txt, k && ids[i] != t->ref[i] ? CHIP_NEW : CHIP_GIVEN);
+            chip_draw(ui, ui->px, (Rect){x, y, w, h}, txt, k && ids[i] != t->ref[i] ? CHIP_NEW : CHIP_GIVEN);
             x += w + gap;
         }
         y += h + ui->pad;

@@ -17,25 +17,6 @@
 
 enum { MAX_TOKENS = 512, TOP_K = 10 };
 
-bool decode_seen(const App *a, int stage) {
-    return stage >= 0 && stage <= a->cursor && stage < interp_n_done(a->session.it);
-}
-
-int decode_round_argmax(const Interp *it, bool greedy, int round) {
-    int k = -1;
-    for (int i = 0; i < interp_n_stages(it); i++) {
-        const Stage *st = interp_stage(it, i);
-        if (st->in_decode && (!greedy || st->step == round) && st->op == OP_ARGMAX) k = i;
-    }
-    return k;
-}
-
-bool decode_round_chosen(const Round *R, int r) {
-    if (R->why != STOP_NONE) return true;  // every round that ran has chosen
-    const int n = interp_n_stages(R->it);
-    return n > 0 && interp_stage(R->it, n - 1)->in_decode && interp_stage(R->it, n - 1)->step > r;
-}
-
 // The decoder's attention maps of this round, in order: [0, n) of maps[], each a softmax over
 // queries and keys (roles.c); cross[k] when its queries and keys come from different inputs.
 enum { MAX_MAPS = 64 };
@@ -56,51 +37,7 @@ static RoundMaps round_maps(const Round *R) {
     return m;
 }
 
-Round decode_round_at(const App *a) {
-    const Program *p = &a->session.lesson.program;
-    Round R = {.it = a->session.it, .greedy = a->session.run.tgt == NULL, .before = true};
-    R.mode = R.greedy ? decoding_kind(&a->session.run.choice) : DECODING_GREEDY;
-    for (int i = a->cursor; i >= 0; i--) {
-        const Stage *st = interp_stage(R.it, i);
-        if (st->in_decode) {
-            R.before = false;
-            R.round = R.greedy ? st->step : 0;
-            break;
-        }
-    }
-    R.start = interp_start_len(R.it), R.prompted = R.greedy && program_decoder_only(p);
-    const int slot = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
-    if (slot >= 0) R.ids = interp_input_ids(R.it, slot, &R.n_ids);
-    if (R.greedy) interp_generated(R.it, &R.n_gen, &R.why);
-    R.next = decode_round_argmax(R.it, R.greedy, R.round);  // and the scores it picks from
-    const Stage *nx = R.next >= 0 ? interp_stage(R.it, R.next) : NULL;
-    R.probs = nx && nx->in[0].kind == REF_STAGE ? nx->in[0].index : -1;
-    R.next_run = decode_seen(a, R.next), R.probs_run = decode_seen(a, R.probs);
-    return R;
-}
-
 // ---- token chips ----
-
-int decode_chip_h(Ui *ui, int px) { return gfx_line_height(ui->g, FONT_SANS, px) + ui->pad / 2; }
-
-int decode_chip_w(Ui *ui, int px, const char *s, int max_w) {
-    int w = gfx_text_width(ui->g, FONT_BOLD, px, s) + ui->pad;  // fits either face
-    w = w < decode_chip_h(ui, px) ? decode_chip_h(ui, px) : w;
-    return w < max_w ? w : max_w;
-}
-
-void decode_chip(Ui *ui, int px, Rect r, const char *s, ChipKind k) {
-    const Theme *t = ui->th;
-    Rgba fill = k == CHIP_NEW ? t->lit : k == CHIP_MATCH ? t->generator : k == CHIP_GIVEN ? t->panel_alt
-              : k == CHIP_PROMPT ? t->encoder : t->panel;
-    Rgba ink = k == CHIP_NEW ? t->lit_text : k == CHIP_LATER || k == CHIP_UNKNOWN ? t->muted : t->text;
-    gfx_rect(ui->g, r, fill);
-    gfx_frame(ui->g, r, k == CHIP_UNKNOWN ? 2 * t->line : t->line, k == CHIP_UNKNOWN ? t->lit : k == CHIP_LATER ? t->grid : t->border);
-    const int tw = gfx_text_width(ui->g, FONT_SANS, px, s), inner = r.w - ui->pad / 2;
-    const int x = tw < inner ? r.x + (r.w - tw) / 2 : r.x + ui->pad / 4;
-    ui_text_fit(ui, k == CHIP_NEW ? FONT_BOLD : FONT_SANS, px, ink, x,
-                r.y + (r.h - gfx_line_height(ui->g, FONT_SANS, px)) / 2, s, inner);
-}
 
 // Places boxes first..n-1 of widths w[] in at most `rows` rows of `width` (the first row
 // starting at x0); returns how many fit.
@@ -129,20 +66,6 @@ static const char *stop_text(StopReason why) {
     return why == STOP_EOS ? "<eos>" : why == STOP_MAX_LEN ? "max_len" : "";
 }
 
-int decode_produced(const Round *R) {
-    if (!R->next_run) return -1;
-    if (R->mode == DECODING_SAMPLING) {
-        const SamplePick *p = chooser_pick(interp_chooser(R->it), R->round, 0);
-        return p ? p->token : -1;
-    }
-    if (R->mode == DECODING_BEAM) {  // row 0 of the next round: the best live hypothesis
-        int n;
-        const BeamLive *live = decode_round_chosen(R, R->round) ? chooser_live(interp_chooser(R->it), R->round, &n) : NULL;
-        return live ? live[0].token : -1;
-    }
-    return (int)interp_output(R->it, R->next)[interp_stage(R->it, R->next)->shape.dim[0] - 1];
-}
-
 // A token not chosen yet: an ellipsis, which no shipped vocabulary has ("?" was taken for the
 // character '?' that an untrained model writes).
 #define PENDING "\xe2\x80\xa6"
@@ -168,9 +91,9 @@ static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
         txt[j] = i < 0 ? "prompt" : kind[j] == CHIP_UNKNOWN ? PENDING : decode_shown(a, id);
         id_of[j] = i;
         w[j] = i < 0 ? gfx_text_width(ui->g, FONT_BOLD, ui->small, txt[j]) + ui->pad / 2
-                     : decode_chip_w(ui, ui->px, txt[j], r.w / 2) + (i == produced ? arrow : 0);
+                     : chip_w(ui, ui->px, txt[j], r.w / 2) + (i == produced ? arrow : 0);
     }
-    const int h = decode_chip_h(ui, ui->px), gap = ui->pad / 2, ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap;
+    const int h = chip_h(ui, ui->px), gap = ui->pad / 2, ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap;
     const int rows = r.h / (h + gap) < 1 ? 1 : r.h / (h + gap);
     const int first = flow_start(w, n, produced + lead, ell, r.w, gap, rows, xs, row);
     const int placed = flow(w, first, n, first ? ell : 0, r.w, gap, rows, xs, row);
@@ -189,7 +112,7 @@ static int greedy_chips(Ui *ui, const App *a, const Round *R, Rect r) {
             gfx_text(ui->g, FONT_BOLD, ui->px, ui->th->muted, c.x, c.y + ui->pad / 4, " \xe2\x86\x92 ");
             c.x += arrow, c.w -= arrow;
         }
-        decode_chip(ui, ui->px, c, txt[j], kind[j]);
+        chip_draw(ui, ui->px, c, txt[j], kind[j]);
         const int k = i >= R->start ? decode_round_argmax(R->it, true, i - R->start) : -1;
         if (k >= 0) ui_hot(ui, c, CMD_GOTO_STAGE, k);
     }
@@ -212,10 +135,10 @@ static int forced_chips(Ui *ui, const App *a, const Round *R, Rect r, int *sel) 
         bool match = pred && i + 1 < T && pid[i] == (int)R->ids[i + 1];
         matches += match;
         snprintf(ptxt[i], sizeof ptxt[i], "%s%s", pred ? decode_shown(a, pid[i]) : PENDING, match ? " \xe2\x9c\x93" : "");
-        int a1 = decode_chip_w(ui, ui->px, decode_shown(a, (int)R->ids[i]), r.w / 2), a2 = decode_chip_w(ui, ui->px, ptxt[i], r.w / 2);
+        int a1 = chip_w(ui, ui->px, decode_shown(a, (int)R->ids[i]), r.w / 2), a2 = chip_w(ui, ui->px, ptxt[i], r.w / 2);
         w[i] = a1 > a2 ? a1 : a2;
     }
-    const int h = decode_chip_h(ui, ui->px), gap = ui->pad / 2, pair = 2 * h + gap, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
+    const int h = chip_h(ui, ui->px), gap = ui->pad / 2, pair = 2 * h + gap, lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     const int ell = gfx_text_width(ui->g, FONT_SANS, ui->px, "\xe2\x80\xa6") + gap, rows_fit = (r.h - lh) / (pair + 2 * gap);
     const int rows = rows_fit < 1 ? 1 : rows_fit, width = r.w - lab;
     const int first = flow_start(w, T, T - 1, ell, width, gap, rows, xs, row);
@@ -236,8 +159,8 @@ static int forced_chips(Ui *ui, const App *a, const Round *R, Rect r, int *sel) 
                 gfx_text(ui->g, FONT_SANS, ui->px, t->muted, r.x + lab, c.y + ui->pad / 4, "\xe2\x80\xa6");
         }
         bool match = pred && i + 1 < T && pid[i] == (int)R->ids[i + 1];
-        decode_chip(ui, ui->px, (Rect){c.x, c.y, c.w, h}, decode_shown(a, (int)R->ids[i]), CHIP_GIVEN);
-        decode_chip(ui, ui->px, (Rect){c.x, c.y + h + gap, c.w, h}, ptxt[i],
+        chip_draw(ui, ui->px, (Rect){c.x, c.y, c.w, h}, decode_shown(a, (int)R->ids[i]), CHIP_GIVEN);
+        chip_draw(ui, ui->px, (Rect){c.x, c.y + h + gap, c.w, h}, ptxt[i],
              !pred ? CHIP_LATER : match ? CHIP_MATCH : CHIP_MISS);
         if (i == *sel) gfx_frame(ui->g, rect_inset(c, -gap / 2 - 1), 2 * t->line, t->lit);
         used = c.y + pair - r.y;
@@ -262,14 +185,6 @@ static int top_k(const float *p, int V, int *top, int k) {
         top[j] = v;
     }
     return n;
-}
-
-// The smallest of 0.01, 0.02, 0.05, 0.1, ... 1 that is at least p: the bars' full width.
-float decode_nice_scale(float p) {
-    static const float steps[] = {0.01f, 0.02f, 0.05f, 0.1f, 0.2f, 0.5f, 1.0f};
-    for (int i = 0; i < 7; i++)
-        if (p <= steps[i]) return steps[i];
-    return 1.0f;
 }
 
 static void bar_row(Ui *ui, Rect r, const char *tok, float p, float full, int lw, int bw, bool best) {
@@ -332,12 +247,12 @@ static const char *class_name(const App *a, int k, int V, char *buf, size_t n) {
 
 static void bars(Ui *ui, const App *a, Rect r, const float *p, int V, const char *title, const char *sub_text,
                  bool classes) {
-    int top[TOP_K];
+    int top[TOP_K] = {0};
     const int k = top_k(p, V, top, TOP_K);
     const Theme *t = ui->th;
     const int lhb = gfx_line_height(ui->g, FONT_BOLD, ui->px), lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     char sub[STAGE_ID_MAX + 160], names[TOP_K][32];
-    const float full = decode_nice_scale(p[top[0]]);
+    const float full = bar_scale(p[top[0]]);
     snprintf(sub, sizeof sub, "   %s: top %d of %d   (full bar = %g)", sub_text, k, V, (double)full);
     const char *label[TOP_K];
     for (int i = 0; i < k; i++) label[i] = classes ? class_name(a, top[i], V, names[i], sizeof names[i]) : decode_shown(a, top[i]);
@@ -393,16 +308,6 @@ static void attn_map(Ui *ui, const App *a, Rect r, int stage, const char *title,
     heat_draw(ui, &hs, (Rect){r.x, r.y + lh + 2, r.w, r.h - lh - 2});
 }
 
-// A short message in a tinted box as tall as it needs (at most r.h); returns its height.
-int decode_note(Ui *ui, Rect r, const char *msg) {
-    Rect in = rect_inset(r, ui->pad / 2);
-    int h = ui_text_wrap(ui, FONT_ITALIC, ui->small, ui->th->muted, (Rect){-100000, 0, in.w, in.h}, msg) + ui->pad;
-    h = h < r.h ? h : r.h;
-    gfx_rect(ui->g, (Rect){r.x, r.y, r.w, h}, ui->th->panel_alt);
-    ui_text_wrap(ui, FONT_ITALIC, ui->small, ui->th->muted, in, msg);
-    return h;
-}
-
 // The last cross- and self-attention the decoder has run in this round (the last layer's, once
 // the round is through), found by what they are, whatever the program calls them.
 static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
@@ -423,7 +328,7 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
     if (!has_self) {
         snprintf(msg, sizeof msg, R->before ? "The decoder's attention maps appear when it reaches them."
                                             : "The decoder has not reached its first attention yet: step forward.");
-        decode_note(ui, r, msg);
+        note_box(ui, r, msg);
         return;
     }
     const char *self_title = attention_kind_names[has_self ? attention_kind(a, self) : ATT_SELF];
@@ -431,7 +336,7 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         const char *why = program_decoder_only(&a->session.lesson.program)
                               ? "A decoder-only model: it has no encoder, so no cross-attention."
                               : "This decoder has no cross-attention: no map reads the encoder's memory.";
-        const int h = decode_note(ui, r, why) + ui->pad / 2;
+        const int h = note_box(ui, r, why) + ui->pad / 2;
         attn_map(ui, a, (Rect){r.x, r.y + h, r.w, r.h - h}, self, self_title, true);
         return;
     }
@@ -439,7 +344,7 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
         if (has_cross) snprintf(msg, sizeof msg, "Layer %d of %d so far: the last layer has not run yet in this pass.",
                                 ran, layers);
         else snprintf(msg, sizeof msg, "Layer %d of %d so far: its cross-attention has not run yet.", ran + 1, layers);
-        int h = decode_note(ui, r, msg) + ui->pad / 2;
+        int h = note_box(ui, r, msg) + ui->pad / 2;
         r.y += h, r.h -= h;
     }
     if (!has_cross) {
@@ -458,15 +363,6 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
 }
 
 // ---- the whole view ----
-
-// (view_decode.h)
-int decode_last_row(const Round *R) { return R->greedy ? R->start + R->round - 1 : R->n_ids - 1; }
-
-int decode_rounds_run(const Interp *it) {
-    const int n = interp_n_stages(it);
-    const Stage *st = n > 0 ? interp_stage(it, n - 1) : NULL;
-    return st && st->in_decode ? st->step + 1 : 0;
-}
 
 static int header(Ui *ui, const App *a, const Round *R, Rect r) {
     const Theme *t = ui->th;
@@ -507,7 +403,7 @@ static void no_decoder(Ui *ui, const App *a, Rect r) {
         if (interp_stage(a->session.it, o[i].stage)->shape.ndim == 1 && (k < 0 || !strcmp(o[i].name, "logits")))
             k = o[i].stage;
     if (k < 0 || !decode_seen(a, k)) {
-        decode_note(ui, body, k < 0 ? "It writes no sequence and publishes no row of scores: see its outputs in the Stage view."
+        note_box(ui, body, k < 0 ? "It writes no sequence and publishes no row of scores: see its outputs in the Stage view."
                              : "It writes no sequence: it scores classes. The scores appear here once they have run.");
         return;
     }
@@ -540,7 +436,7 @@ static int greedy_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
                             R->greedy ? "'s first round (step.0)" : "");
     else if (!R->greedy) snprintf(msg, sizeof msg, "The decoder is still running. Step forward to reach the generator.");
     else snprintf(msg, sizeof msg, "Round %d: the decoder is still running. Step forward to reach the generator.", R->round + 1);
-    return decode_note(ui, bars, msg);
+    return note_box(ui, bars, msg);
 }
 
 void view_decode(Ui *ui, const App *a, Rect r) {
@@ -561,7 +457,7 @@ void view_decode(Ui *ui, const App *a, Rect r) {
     gfx_clip(ui->g, body);
     int y = body.y + header(ui, a, &R, body);
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), heat_min = 11 * lh;
-    const int h = decode_chip_h(ui, ui->px), rows = body.h > 40 * lh ? 3 : 2;
+    const int h = chip_h(ui, ui->px), rows = body.h > 40 * lh ? 3 : 2;
     int sel = decode_last_row(&R);
     if (!greedy) y += forced_chips(ui, a, &R, (Rect){body.x, y, body.w, (rows - 1) * (2 * h + ui->pad * 2) + lh + ui->pad}, &sel) + ui->pad;
     else if (R.mode != DECODING_BEAM) y += greedy_chips(ui, a, &R, (Rect){body.x, y, body.w, rows * (h + ui->pad / 2)}) + ui->pad;

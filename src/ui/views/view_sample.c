@@ -107,7 +107,7 @@ static int table(Ui *ui, const App *a, const SampleRound *s, Rect r, int fit, in
             const double p = c == 0 ? s->model[rows[i]] : c == 1 ? s->tempered[rows[i]] : s->kept[rows[i]];
             full = (float)p > full ? (float)p : full;
         }
-    full = decode_nice_scale(full);
+    full = bar_scale(full);
     int y = r.y + lh + ui->pad / 4;
     for (int i = 0; i < n; i++, y += g.rh)
         table_row(ui, a, s, &g, (Rect){r.x, y, r.w, g.rh - 2}, rows[i], rows[i] == drawn, full);
@@ -131,7 +131,7 @@ static int draw_line(Ui *ui, const App *a, const SampleRound *s, Rect r) {
     else snprintf(rest, sizeof rest, "   u = %.6f; greedy decoding would append %s, the argmax", pk->u, decode_shown(a, pk->argmax));
     const int w = ui_text_fit(ui, FONT_BOLD, ui->px, t->text, r.x, r.y, head, r.w);
     ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x + w, r.y + (lhb - lh) / 2, rest, r.w - w);
-    const int ch = decode_chip_h(ui, ui->small), y = r.y + lhb + ui->pad / 2;
+    const int ch = chip_h(ui, ui->small), y = r.y + lhb + ui->pad / 2;
     const Rect line = {r.x, y, r.w, ch};
     double sum = 0, lo = 0, hi = 0;
     for (int v = 0, k = 0; v < s->V; v++) {
@@ -173,7 +173,7 @@ int view_sample(Ui *ui, const App *a, const Round *R, Rect r) {
         snprintf(msg, sizeof msg, "Round %d: the decoder is still running. Step forward to reach %s, the scores this "
                  "round draws its token from.", R->round + 1, open ? interp_stage(R->it, s.scores)->id : "the logits");
         if (open) sample_round_close(&s);
-        return decode_note(ui, r, msg);
+        return note_box(ui, r, msg);
     }
     const bool drawn = R->next_run && s.pick;
     const Theme *t = ui->th;
@@ -185,13 +185,13 @@ int view_sample(Ui *ui, const App *a, const Round *R, Rect r) {
     cut_text(&s, chooser_choice(interp_chooser(R->it)), msg, sizeof msg);
     int y = r.y + lhb + ui->pad / 4;
     y += ui_text_wrap(ui, FONT_SANS, ui->small, t->text, (Rect){r.x, y, r.w, 2 * lh}, msg) + ui->pad / 2;
-    const int draw_h = lhb + decode_chip_h(ui, ui->small) + 3 * lh + 2 * ui->pad;
+    const int draw_h = lhb + chip_h(ui, ui->small) + 3 * lh + 2 * ui->pad;
     const int fit = (r.y + r.h - y - 2 * lh - draw_h) / (lh * 4 / 3);
     y += table(ui, a, &s, (Rect){r.x, y, r.w, r.y + r.h - y}, fit < 3 ? 3 : fit, drawn ? s.pick->token : -1) + ui->pad;
     if (drawn) y += draw_line(ui, a, &s, (Rect){r.x, y, r.w, r.y + r.h - y});
     else {
         snprintf(msg, sizeof msg, "The draw comes at the end of the round: step on to %s.", interp_stage(R->it, R->next)->id);
-        y += decode_note(ui, (Rect){r.x, y, r.w, r.y + r.h - y}, msg);
+        y += note_box(ui, (Rect){r.x, y, r.w, r.y + r.h - y}, msg);
     }
     sample_round_close(&s);
     return y - r.y;
