@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app.h"
+#include "views.h"
 #include "check.h"
 #include "same_bits.h"
 #include "files.h"

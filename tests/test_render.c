@@ -581,8 +581,28 @@ static void test_ranges(void) {
     CHECK(lo == 0.0f && hi == 1.0f && b0 == 0.0f && b1 == 1.0f, "nothing finite: 0 to 1 (%g, %g)", (double)lo, (double)hi);
 }
 
+// The command queue: first in, first out, across its wrap, and full at CMD_QUEUE_MAX (nothing lost
+// silently: a push that does not fit says so).
+static void test_command_queue(void) {
+    CommandQueue q = {.n = 0};
+    Command c;
+    CHECK(!cmd_pop(&q, &c), "an empty queue gives nothing");
+    for (int round = 0; round < 3; round++) {  // the second and third rounds start mid-array
+        for (int k = 0; k < CMD_QUEUE_MAX; k++) CHECK(cmd_push(&q, (Command){CMD_HEAD, round * 100 + k, k % 2}), "push %d", k);
+        CHECK(!cmd_push(&q, (Command){CMD_NEXT, 0, false}) && q.n == CMD_QUEUE_MAX, "a full queue refuses one more");
+        for (int k = 0; k < CMD_QUEUE_MAX - 5; k++)
+            CHECK(cmd_pop(&q, &c) && c.kind == CMD_HEAD && c.param == round * 100 + k && c.direct == (k % 2),
+                  "round %d: pop %d is push %d (%d)", round, k, k, c.param);
+        for (int k = CMD_QUEUE_MAX - 5; k < CMD_QUEUE_MAX; k++) CHECK(cmd_pop(&q, &c) && c.param == round * 100 + k, "pop %d", k);
+        CHECK(!cmd_pop(&q, &c) && q.n == 0, "round %d: empty again", round);
+        CHECK(cmd_push(&q, (Command){CMD_PREV, 7, false}) && cmd_pop(&q, &c) && c.kind == CMD_PREV, "one more, one out");
+    }
+}
+
 int main(void) {
-    CHECK(cmd_names_complete(), "every action has a name in cmd_names");
+    CHECK(cmd_names_complete(), "every command has a name in cmd_names");
+    CHECK(app_views_complete(), "every ViewKind has its view in app_views and its name in view_names");
+    test_command_queue();
     test_ranges();
     test_ablate_keys();
     test_pe_from_program();

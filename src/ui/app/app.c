@@ -20,6 +20,20 @@ static const Feature *const features[] = {
 };
 enum { N_FEATURES = sizeof features / sizeof features[0] };
 
+// Every view of the centre, by its kind (view_names[] names them, Tab goes through them in order).
+const ViewDraw app_views[VIEW_COUNT] = {
+    [VIEW_STAGE] = view_stage, [VIEW_ATTENTION] = view_attention, [VIEW_DECODE] = view_decode,
+    [VIEW_PE] = view_pe,       [VIEW_TRAIN] = view_train,         [VIEW_COMPARE] = view_compare,
+    [VIEW_PATCH] = view_patch,
+};
+
+// Every view has its function: a kind added without a line above would be NULL (a test checks).
+bool app_views_complete(void) {
+    for (int v = 0; v < VIEW_COUNT; v++)
+        if (!app_views[v] || !view_names[v]) return false;
+    return true;
+}
+
 // The first feature that takes c in this phase (first: before the app's own handling).
 static Follow offer(App *a, const Command *c, bool first) {
     for (int i = 0; i < N_FEATURES; i++) {

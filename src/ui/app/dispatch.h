@@ -35,6 +35,11 @@ void app_tick(App *a, double now_ms, double budget_ms);
 // it; NULL: stay at the first) and shows `view` (a ViewKind, or -1: the one that suits the stage).
 bool app_place(App *a, const char *id, int view, Err *e);
 
+// The centre's views, by kind: the one table that names them (app.c).
+typedef void (*ViewDraw)(Ui *ui, const App *a, Rect r);
+extern const ViewDraw app_views[VIEW_COUNT];
+bool app_views_complete(void);  // whether every ViewKind has its view and its name (tested)
+
 // ---- draw.c ----
 // Draws the whole window: top bar, map, the current view, lesson panel, timeline, overlays.
 void app_draw(Ui *ui, const App *a);

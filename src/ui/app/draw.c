@@ -94,16 +94,7 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
     if (a->loaded) {
         if (map_w > 0) view_map(ui, a, map);
         if (a->card != CARD_NONE) view_card(ui, a, center);
-        else switch (a->view) {
-        case VIEW_STAGE: view_stage(ui, a, center); break;
-        case VIEW_ATTENTION: view_attention(ui, a, center); break;
-        case VIEW_DECODE: view_decode(ui, a, center); break;
-        case VIEW_PE: view_pe(ui, a, center); break;
-        case VIEW_TRAIN: view_train(ui, a, center); break;
-        case VIEW_COMPARE: view_compare(ui, a, center); break;
-        case VIEW_PATCH: view_patch(ui, a, center); break;
-        case VIEW_COUNT: break;
-        }
+        else app_views[a->view](ui, a, center);
         view_gradcheck(ui, a, center);
         view_quiz(ui, a, center);
         if (lesson_w > 0) view_lesson(ui, a, lesson);

@@ -23,7 +23,7 @@ typedef struct {
     // "stepformer: error MESSAGE" when it cannot be, and after a replay "stepformer: replay
     // passed" or "stepformer: error replay: ..." .
     bool announce;
-    bool presenter;  // a lesson's questions: answers graded on screen only when revealed (app_quiz.h)
+    bool presenter;  // a lesson's questions: answers graded on screen only when revealed (quiz_state.h)
 } WindowOptions;
 
 // Opens the window and runs it until the user quits, then calls done(status, ctx) (may be

@@ -1,4 +1,4 @@
-// app_quiz.c: the window stops at a lesson's question, takes an answer and grades it (app_quiz.h).
+// app_quiz.c: the window stops at a lesson's question, takes an answer and grades it (quiz_state.h).
 #include <stdio.h>
 #include <string.h>
 

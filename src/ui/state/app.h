@@ -1,8 +1,8 @@
-// app.h: the window's state and the views that draw it.
+// app.h: the window's state, its read-only queries and its plain mutators (the state floor).
 //
 // The App owns the session (model, lesson, interpreter) and the view state (which stage is
-// on screen, which head, zoom, scale, theme). Views receive it as const and draw; only the
-// app changes it, in response to AppActions and clicks.
+// on screen, which head, zoom, scale, theme). Views receive it as const and draw; the features'
+// hooks and the app's dispatcher change it, in response to commands (command.h).
 #ifndef STEPFORMER_APP_H
 #define STEPFORMER_APP_H
 
@@ -236,7 +236,7 @@ int block_rows(const App *a, int round, BlockRow *rows, int max);
 // ---- helpers the views share ----
 // A shorter name for display: an input stage without the prefix it shares with stage `from`
 // ("encoder.layers.0.norm1" seen from "encoder.layers.0.linear1" is "norm1"); a weight by its
-// last two parts ("linear1.weight") (view_stage.c).
+// last two parts ("linear1.weight") (queries.c).
 const char *stage_short_name(const char *name, const char *from, bool weight);
 // Labels for the columns of a generator's output: the target vocabulary's tokens (a space shown
 // as a visible mark). Returns how many (0 when cols is not the vocabulary's size).
@@ -262,9 +262,5 @@ AttentionKind attention_kind(const App *a, int weights);
 // For an attention softmax: head h's slice of the stage its mask made, whose -inf cells are the
 // keys the softmax was not allowed to see (draw them masked). Else NULL.
 const float *attention_mask_for(const App *a, int stage, int h);
-// For an attention stage whose query heads share fewer key/value heads (stage->kv_heads): "8
-// query heads share 2 key/value heads (grouped-query attention): ..." (view_attention.c); ""
-// when each query head has its own.
-void attention_sharing(const Stage *st, char *s, size_t n);
 
 #endif

@@ -1,5 +1,5 @@
-// quiz_state.h: the window's side of a lesson's questions (quiz.h), as the App holds it; app_quiz.c
-// stage, takes an answer (typed text + Enter, or a click on a cell for an argmax question),
+// quiz_state.h: the window's side of a lesson's questions (quiz.h), as the App holds it. The
+// window (features/app_quiz.c) stops at a question's stage, takes an answer (typed text + Enter, or a click on a cell for an argmax question),
 // says right or wrong with the true value, and goes on.
 //
 // Keys while a question waits: typed text goes to the answer (digits do not pick heads);

@@ -33,4 +33,9 @@ void view_attention_back(Ui *ui, const App *a, int k, Rect in);
 // The question band over the foot of the centre (nothing when none waits).
 void view_quiz(Ui *ui, const App *a, Rect center);
 
+// For an attention stage whose query heads share fewer key/value heads (stage->kv_heads): "8
+// query heads share 2 key/value heads (grouped-query attention): ..." (view_attention.c); ""
+// when each query head has its own.
+void attention_sharing(const Stage *st, char *s, size_t n);
+
 #endif
