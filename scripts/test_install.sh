@@ -2,14 +2,20 @@
 # test_install.sh BUILD_DIR: installs the build into a temporary prefix, moves the whole prefix
 # elsewhere, and runs the built-in lesson headless and an export from there: the binary must find
 # its lessons and models relative to itself, not in the source tree. Then a model removed from
-# the moved copy must be missed there (proof that it is the copy being read).
+# the moved copy must be missed there (proof that it is the copy being read). The README and the
+# manual (docs/*.md, docs/img/*.png) must be installed, in their folders, so the links work.
 set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: test_install.sh BUILD_DIR}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/first" >/dev/null
 mv "$work/first" "$work/moved"
 bin="$work/moved/bin/stepformer"
+doc="$work/moved/share/doc/stepformer"
+for f in README.md $(cd "$src" && ls docs/*.md docs/img/*.png); do
+    [ -f "$doc/$f" ] || { echo "FAIL: $f is not installed beside the README ($doc)"; exit 1; }
+done
 cd "$work"  # nowhere near the source tree
 unset STEPFORMER_DATA
 "$bin" --version | grep -q "lessons and models: $work/moved/share/stepformer" ||

@@ -1,14 +1,16 @@
-// test_readme.c: the README says what is true today. Every `sh` block of README.md in which a
-// command shows its output is run as written, in a scratch folder that sees the tree's
-// `build/stepformer`, `assets/` and `lessons/`, and every line it shows must be printed.
+// test_readme.c: the README and the manual say what is true today. Every `sh` block of README.md
+// and of each docs/*.md in which a command shows its output is run as written, in a scratch folder
+// that sees the tree's `build/stepformer`, `assets/` and `lessons/`, and every line it shows must
+// be printed.
 //
 // In a block, a line starting with `build/stepformer ` is a command (a trailing `\` continues
 // it); the lines after it that are not commands are what it prints. A shown line may end in a
-// comment after two spaces and `#` (the README's note on it, not output). A shown line matches a
+// comment after two spaces and `#` (the page's note on it, not output). A shown line matches a
 // printed line (stdout or stderr) word by word from the start; numbers match to 1e-3 (another
 // instruction set may round the last digits otherwise) and whatever follows a number in its word
 // (`%`, `:`) must be the same. The commands run on the AVX2 vector path (STEPFORMER_SIMD=avx2:
-// on an AVX-512 host too), so a training run stops at the step the README shows wherever it runs.
+// on an AVX-512 host too), so a training run stops at the step the page shows wherever it runs.
+#include <dirent.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,9 +26,10 @@ enum { MAX_LINES = 4000, MAX_BLOCK = 64, LINE = 1024 };
 
 typedef struct {
     char cmd[2048];
-    char shown[8][LINE];  // the lines the README shows it printing
+    char shown[8][LINE];  // the lines the page shows it printing
     int n_shown;
-    int line;             // README line of the command
+    const char *page;     // README.md or docs/NAME.md
+    int line;             // the page's line of the command
 } Command;
 
 static char dir[] = "/tmp/stepformer-readme-XXXXXX";
@@ -36,7 +39,7 @@ static void chomp(char *s) {
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) s[--n] = '\0';
 }
 
-// The shown line without the README's own comment ("  # ...").
+// The shown line without the page's own comment ("  # ...").
 static void strip_comment(char *s) {
     char *c = strstr(s, "  #");
     if (c) *c = '\0';
@@ -91,12 +94,12 @@ static void run_block(const Command *cmds, int n) {
         char *out = file_read(p);
         snprintf(p, sizeof p, "%s/err", dir);
         char *err = file_read(p);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "README line %d: '%s' exits %d: %s", cmds[i].line, cmds[i].cmd,
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s line %d: '%s' exits %d: %s", cmds[i].page, cmds[i].line, cmds[i].cmd,
               WIFEXITED(status) ? WEXITSTATUS(status) : -1, err ? err : "");
         for (int k = 0; k < cmds[i].n_shown; k++)
             CHECK(printed(cmds[i].shown[k], out) || printed(cmds[i].shown[k], err),
-                  "README line %d: '%s' does not print the line the README shows:\n  %s\nit printed:\n%s%s", cmds[i].line,
-                  cmds[i].cmd, cmds[i].shown[k], out ? out : "", err ? err : "");
+                  "%s line %d: '%s' does not print the line the page shows:\n  %s\nit printed:\n%s%s", cmds[i].page,
+                  cmds[i].line, cmds[i].cmd, cmds[i].shown[k], out ? out : "", err ? err : "");
         free(out), free(err);
     }
 }
@@ -109,7 +112,7 @@ static bool is_other_command(const char *s) {
 
 // Reads the fenced block opening at lines[*i] into cmds; returns how many commands it holds and
 // leaves *i on its closing fence. `shown` counts the lines shown as output.
-static int read_block(char **lines, int n_lines, int *i, Command *cmds, int *shown) {
+static int read_block(const char *page, char **lines, int n_lines, int *i, Command *cmds, int *shown) {
     const size_t indent = strspn(lines[*i], " ");
     int n = 0;
     *shown = 0;
@@ -119,7 +122,7 @@ static int read_block(char **lines, int n_lines, int *i, Command *cmds, int *sho
         if (!strncmp(s, "```", 3)) break;
         if (is_command(s) && n < MAX_BLOCK) {
             Command *c = &cmds[n++];
-            *c = (Command){.line = *i + 1};
+            *c = (Command){.page = page, .line = *i + 1};
             snprintf(c->cmd, sizeof c->cmd, "%s", s);
             while (strlen(c->cmd) && c->cmd[strlen(c->cmd) - 1] == '\\' && *i + 1 < n_lines) {
                 c->cmd[strlen(c->cmd) - 1] = ' ';
@@ -136,17 +139,15 @@ static int read_block(char **lines, int n_lines, int *i, Command *cmds, int *sho
     return n;
 }
 
-int main(void) {
-    CHECK(mkdtemp(dir) != NULL, "a scratch folder");
-    char ln[600];
-    const char *links[][2] = {{"build", BUILD_DIR}, {"assets", ASSETS}, {"lessons", LESSONS}};
-    for (int k = 0; k < 3; k++) {
-        snprintf(ln, sizeof ln, "%s/%s", dir, links[k][0]);
-        CHECK(symlink(links[k][1], ln) == 0, "link %s", ln);
-    }
-    char *text = file_read(README);
-    CHECK(text != NULL, "read %s", README);
-    if (!text) return check_finish("test_readme");
+typedef struct {
+    int pages, blocks, commands, lines;  // what ran: pages read, blocks, their commands, lines compared
+} Tally;
+
+// Runs every block of one page (README.md, or docs/NAME.md under the tree) that shows output.
+static void run_page(const char *path, const char *page, Tally *t) {
+    char *text = file_read(path);
+    CHECK(text != NULL, "read %s", path);
+    if (!text) return;
     static char *lines[MAX_LINES];
     int n_lines = 0;
     for (char *p = text; p && *p && n_lines < MAX_LINES;) {
@@ -157,22 +158,59 @@ int main(void) {
         p = nl ? nl + 1 : NULL;
     }
     static Command cmds[MAX_BLOCK];
-    int blocks_run = 0, lines_shown = 0;
+    t->pages++;
     for (int i = 0; i < n_lines; i++) {
         const char *s = lines[i] + strspn(lines[i], " ");
         if (strncmp(s, "```sh", 5) != 0) continue;
         int shown = 0;
-        const int n = read_block(lines, n_lines, &i, cmds, &shown);
+        const int n = read_block(page, lines, n_lines, &i, cmds, &shown);
         if (!shown) continue;  // a block of commands to adapt (M.safetensors, ...), none showing output
         run_block(cmds, n);
-        blocks_run++, lines_shown += shown;
+        t->blocks++, t->commands += n, t->lines += shown;
     }
-    printf("test_readme: %d blocks of the README run, %d shown lines compared\n", blocks_run, lines_shown);
-    // The README's examples with output today: the majority classifier and training. A parser
-    // that found none would test nothing.
-    CHECK(blocks_run >= 2 && lines_shown >= 5, "the README shows output for its examples (%d blocks, %d lines)", blocks_run,
-          lines_shown);
     free(text);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(a, b); }
+
+// README.md, then every docs/*.md in name order.
+static void run_pages(Tally *t) {
+    run_page(README, "README.md", t);
+    DIR *d = opendir(DOC_DIR);
+    CHECK(d != NULL, "open %s", DOC_DIR);
+    static char names[256][256];
+    int n = 0;
+    for (struct dirent *de; d && (de = readdir(d)) != NULL && n < 256;) {
+        const size_t len = strlen(de->d_name);
+        if (len > 3 && !strcmp(de->d_name + len - 3, ".md")) snprintf(names[n++], sizeof names[0], "%s", de->d_name);
+    }
+    if (d) closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    for (int i = 0; i < n; i++) {
+        char path[800], page[300];
+        snprintf(path, sizeof path, "%s/%s", DOC_DIR, names[i]);
+        snprintf(page, sizeof page, "docs/%s", names[i]);
+        run_page(path, page, t);
+    }
+}
+
+int main(void) {
+    CHECK(mkdtemp(dir) != NULL, "a scratch folder");
+    char ln[600];
+    const char *links[][2] = {{"build", BUILD_DIR}, {"assets", ASSETS}, {"lessons", LESSONS}};
+    for (int k = 0; k < 3; k++) {
+        snprintf(ln, sizeof ln, "%s/%s", dir, links[k][0]);
+        CHECK(symlink(links[k][1], ln) == 0, "link %s", ln);
+    }
+    Tally t = {0};
+    run_pages(&t);
+    printf("test_readme: %d pages read (README.md and docs/*.md), %d blocks run, %d commands, %d shown lines compared\n",
+           t.pages, t.blocks, t.commands, t.lines);
+    // The examples with output when the manual moved to docs/ (3 blocks, 7 commands, 8 lines):
+    // training dates and sort, the majority classifier, the words model. A parser that found
+    // fewer would test less than it did.
+    CHECK(t.blocks >= 3 && t.commands >= 7 && t.lines >= 8, "the pages show output for their examples (%d blocks, %d commands, "
+          "%d lines)", t.blocks, t.commands, t.lines);
     snprintf(ln, sizeof ln, "rm -rf '%s'", dir);
     if (system(ln) != 0) fprintf(stderr, "could not remove %s\n", dir);
     return check_finish("test_readme");
