@@ -46,7 +46,7 @@ static const char bench_usage[] =
     "  --json        one JSON object instead of the table\n"
     "  --no-peer     stepformer's figures alone (no PyTorch, no OpenBLAS)\n"
     "  --scale       how stepformer's forward time and memory grow: length 16 to 512, layers\n"
-    "                2 to 12, d_model 256 to 1024 (the README's scale table); then the window on\n"
+    "                2 to 12, d_model 256 to 1024 (docs/benchmarks.md's scale table); then the window on\n"
     "                512 tokens: every step to its frame after the pass is traced, and its memory\n"
     "  --ui          the window: frame times of the busiest views at 1920x1080, off screen\n";
 

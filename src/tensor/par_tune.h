@@ -4,7 +4,7 @@
 // Every product and kernel splits its work evenly over the threads and waits for the last one,
 // so a core that another program holds (a browser, a build, a neighbour on a shared machine)
 // holds up every step: beside a busy loop on the second core, `stepformer run` on the base
-// model took about twice as long on two threads as on one (README, Benchmarks). The tuner
+// model took about twice as long on two threads as on one (docs/benchmarks.md). The tuner
 // starts with every thread and now and then runs a unit or two with fewer (or, after a switch,
 // more); when they are clearly faster than the units before them, it keeps the new count.
 // Probes that lose come less often (after 4 units, then 8, 16, then every 32), and a unit much

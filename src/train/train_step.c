@@ -22,7 +22,7 @@
 // and a thread with nothing to start yields its core (the kernel may have put both threads on
 // one). Beside a busy loop on the second core the bench's step took 18-22 ms at the median,
 // against 24-36 ms when each thread ran its own half and waited at a barrier; the same in
-// quiet minutes (README).
+// quiet minutes (docs/benchmarks.md).
 
 #include <math.h>
 #include <sched.h>
@@ -36,7 +36,7 @@
 
 // 2.5 MB: on the bench's tiny model (0.55 MB of trace an example), passes of 4 examples took
 // 3-8% less time a step than one pass of 32 (18 MB), 7-10% at the tenth percentile; passes of
-// 2, 6, 7 or 8 examples gained less or nothing (alternating in one process, Zen 4: README).
+// 2, 6, 7 or 8 examples gained less or nothing (alternating in one process, Zen 4: docs/benchmarks.md).
 // POOL: a half's passes in flight at once, each in an interpreter of its own: a pass waiting
 // for its backward, one in its forward, and the one whose backward runs.
 enum { SHARDS = 2, POOL = 3, PASS_TRACE_BYTES = 5 << 19 };

@@ -75,7 +75,7 @@ const KeyHelp key_help[] = {
     {"Shift+S", "write the lesson's handout page: narration, code, pictures (in the browser: a download)"},
     {"K", "copy the link of this place, for the browser page"},
     {"a question;  T", "type + Enter or click its cell;  Right reveals, Right goes on;  T: presenter mode"},
-    {"page links", "index.html?lesson=&stage=&view=&size=WxH&replay= (README)"},
+    {"page links", "index.html?lesson=&stage=&view=&size=WxH&replay= (docs/browser.md)"},
     {"?", "this list"},
     {"Q or Esc", "quit (Esc first closes this list or the editor; in a browser, close the tab)"},
 };
