@@ -113,7 +113,10 @@ int cmd_export(int argc, char **argv);
 int export_pdf(ExportOptions *o, const char *pdf);
 int cmd_train(int argc, char **argv);
 int cmd_examples(int argc, char **argv);
-// The window on a lesson or model (spec), honouring --record/--replay/--size.
+// cli_window.c: the window on a lesson or model (spec), honouring --record/--replay/--size.
 int cli_open_window(const CliOptions *o);
+// The folder of lessons the window switches between: the lesson's own, else the course among
+// stepformer's data (data.h). Returns dir.
+const char *cli_course_dir(const char *lesson, char *dir, size_t n);
 
 #endif

@@ -1,10 +1,10 @@
-// cmd_window.c: the window (stepformer with no command) and `export` (the same views as PNGs).
+// cmd_window.c: the window (stepformer with no command; cli_window.c opens it, cmd_lesson.c
+// runs it --headless) and `export` (the same views as PNGs).
 #include <string.h>
 #include <strings.h>
 
 #include "app.h"
 #include "cli.h"
-#include "data.h"
 #include "window.h"
 
 static const char window_usage[] =
@@ -27,28 +27,6 @@ static const char window_usage[] =
     "                    (Z in the window switches greedy, sampling, beam search)\n"
     "\n"
     "Other commands: run, trace, lesson, stages, export, init, bench (stepformer COMMAND --help).\n";
-
-static void keep_status(int status, void *ctx) { *(int *)ctx = status; }
-
-// The folder of lessons the window switches between: the lesson's own, else the course among
-// stepformer's data (data.h).
-static const char *course_of(const char *lesson, char *dir, size_t n) {
-    data_path("lessons", dir, n);
-    const char *slash = lesson ? strrchr(lesson, '/') : NULL;
-    if (lesson) snprintf(dir, n, "%.*s", slash ? (slash == lesson ? 1 : (int)(slash - lesson)) : 1, slash ? lesson : ".");
-    return dir;
-}
-
-int cli_open_window(const CliOptions *o) {
-    char dir[4352];
-    course_of(o->spec.lesson_path, dir, sizeof dir);
-    WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
-                       .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800, .fit = !o->width,
-                       .course_dir = dir, .view = -1, .presenter = o->presenter};
-    int status = 1;
-    window_run(&w, keep_status, &status);  // on the desktop it returns when the window closes
-    return status;
-}
 
 int cmd_window(int argc, char **argv) {
     CliOptions o;
@@ -101,7 +79,7 @@ int cmd_export(int argc, char **argv) {
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
     else e.spec.lesson_path = o.positional[0];
     char dir[4352];
-    if (e.spec.lesson_path) e.course_dir = course_of(e.spec.lesson_path, dir, sizeof dir);
+    if (e.spec.lesson_path) e.course_dir = cli_course_dir(e.spec.lesson_path, dir, sizeof dir);
     if (o.view) {
         for (int v = 0; v < VIEW_COUNT; v++)  // training and compare show the state a window opens with
             if (!strcasecmp(o.view, view_names[v])) e.view = v;

@@ -90,7 +90,7 @@ void interp_free(Interp *it) {
     free(it->spare_size);
     free(it->round_start);
     packs_free(&it->packs);
-    transient_free(it);
+    transient_free(&it->transient);
     chooser_free(it->ch);
     free(it->tokens), free(it->parents), free(it->rows), free(it->gen);
     for (int s = 0; s < PROGRAM_MAX_INPUTS; s++) free(it->ids[s]);
@@ -124,7 +124,8 @@ static bool better_spare(size_t cand, size_t best, size_t need) {
 // A buffer of at least `need` floats for stage i: its own, a spare one (see better_spare;
 // grown if it is short), or a new one. False (e set) past the trace limit or memory.
 static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
-    if (it->out_size[i] >= need || transient_take(it, i, need)) return true;  // re-runs reuse the buffer of the last run
+    if (it->out_size[i] >= need) return true;  // re-runs reuse the buffer of the last run
+    if (transient_take(&it->transient, i, need, &it->out[i], &it->out_size[i])) return true;
     int best = -1;
     for (int k = 0; k < it->n_spare; k++)
         if (best < 0 || better_spare(it->spare_size[k], it->spare_size[best], need)) best = k;
@@ -245,7 +246,7 @@ static bool recompute_round(Interp *it, int k) {
 // Stage i's output, recomputed first if it was evicted; NULL if that fails.
 static const float *stage_data(Interp *it, int i) {
     if (it->evicted[i] && !recompute_round(it, round_of(it, i))) return NULL;
-    if (transient_gone(it, i)) return it->out[i];  // NULL once its last reader ran
+    if (transient_gone(&it->transient, i)) return it->out[i];  // NULL once its last reader ran
     assert(it->out[i]);
     return it->out[i];
 }
@@ -372,7 +373,7 @@ StepStatus interp_step(Interp *it, Err *e) {
     const int k = round_of(it, it->n_done), keep = it->cached ? 2 : 1;  // the cached decoder reads the last round
     if (k >= keep && it->round_start[k] == it->n_done) evict_round(it, k - keep);  // a round starts
     if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
-    transient_release(it, it->n_done);
+    transient_release(&it->transient, it->n_done, interp_stage(it, it->n_done), it->out, it->out_size);
     it->n_done++;
     return STEP_RAN;
 }
@@ -500,6 +501,13 @@ int interp_n_stages(const Interp *it) {
 }
 
 int interp_n_done(const Interp *it) { return it->n_done; }
+
+bool interp_set_transient(Interp *it, const bool *transient, Err *e) {
+    if (it->greedy) return err_set(e, "a greedy pass keeps every round's outputs; only a teacher-forced one can drop some");
+    int n;
+    const Stage *stages = expander_stages(it->x, &n);
+    return transient_plan(&it->transient, stages, n, transient, e);
+}
 
 const Stage *interp_stage(const Interp *it, int i) {
     int n;

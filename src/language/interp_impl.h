@@ -1,10 +1,12 @@
 // interp_impl.h: the interpreter's state, shared by its own files only (interp.c runs stages
-// and rounds; interp_inputs.c checks and stores a run's inputs). Nothing else includes it.
+// and rounds; interp_inputs.c checks and stores a run's inputs). Nothing else includes it
+// (interp_transient.c neither: it knows only what interp_transient.h gives it).
 #ifndef STEPFORMER_INTERP_IMPL_H
 #define STEPFORMER_INTERP_IMPL_H
 
 #include "choose.h"
 #include "interp.h"
+#include "interp_transient.h"
 #include "packs.h"
 #include "par_tune.h"
 
@@ -48,12 +50,10 @@ struct Interp {
     size_t *spare_size; // [n_spare] floats each holds
     int n_spare, spare_cap;
     bool pack;    // RunSpec.pack_weights
-    // A pass that keeps only what a later reader needs (interp_set_transient, interp_transient.c):
-    // a transient output's buffer goes, once the last stage reading it has run, on top of `pool`.
-    int *last_reader;   // [stages] a transient stage's last reader, else -1 (NULL: every output kept)
-    float **pool;       // [n_pool] buffers released, the last on top (counted in trace_floats)
-    size_t *pool_size;  // [n_pool] floats each holds
-    int n_pool;
+    // A pass that keeps only what a later reader needs (interp_set_transient): a transient
+    // output's buffer goes, once the last stage reading it has run, to a pool (interp_transient.h;
+    // its buffers are counted in trace_floats).
+    Transient transient;
     Packs packs;  // linear weights packed once, when pack
     bool cached;      // greedy rounds after the first computed from the round before (rows.h)
     RowsKind *kind;   // [out_cap] what each output is, next to last round's (rows.h)
@@ -64,14 +64,6 @@ struct Interp {
     float *gen;             // [B, max_new] scratch: the tokens generated so far
     ThreadTune tune;        // interp_run's thread count for each greedy round (par_tune.h)
 };
-
-// interp_transient.c: stage i takes a released buffer of at least `need` floats, if it is
-// transient and one is free (true); stage c has run: the transient outputs it read last go to
-// the pool; whether stage i's output is transient (gone once read); the pool released.
-bool transient_take(Interp *it, int i, size_t need);
-void transient_release(Interp *it, int c);
-bool transient_gone(const Interp *it, int i);
-void transient_free(Interp *it);
 
 // Checks the spec's inputs against the program and the model, changing nothing.
 bool interp_check_inputs(const Interp *it, const RunSpec *s, Err *e);

@@ -1,16 +1,14 @@
-// interp_transient.c: a pass that keeps only what a later reader needs (interp_set_transient).
+// interp_transient.c: a pass that keeps only what a later reader needs (interp_transient.h).
 // A transient stage's buffer goes, once the last stage reading it has run, on top of a pool;
 // the next transient stage takes the buffer released last that is large enough, the one most
 // likely still in the cache, so a training pass writes much of its trace into cache lines it
 // has just read instead of into lines memory must first bring in.
+#include "interp_transient.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp_impl.h"
-
-bool interp_set_transient(Interp *it, const bool *transient, Err *e) {
-    if (it->greedy) return err_set(e, "a greedy pass keeps every round's outputs; only a teacher-forced one can drop some");
-    const int n = interp_n_stages(it);
+bool transient_plan(Transient *t, const Stage *stages, int n, const bool *transient, Err *e) {
     int *last = malloc(sizeof *last * (size_t)(n > 0 ? n : 1));
     float **pool = calloc((size_t)(n > 0 ? n : 1), sizeof *pool);
     size_t *pool_size = calloc((size_t)(n > 0 ? n : 1), sizeof *pool_size);
@@ -20,44 +18,43 @@ bool interp_set_transient(Interp *it, const bool *transient, Err *e) {
     }
     for (int i = 0; i < n; i++) last[i] = -1;
     for (int c = 0; c < n; c++) {  // a transient stage's last reader; one no stage reads stays
-        const Stage *st = interp_stage(it, c);
+        const Stage *st = &stages[c];
         for (int j = 0; j < st->n_in; j++)
             if (st->in[j].kind == REF_STAGE && transient[st->in[j].index]) last[st->in[j].index] = c;
     }
-    transient_free(it);
-    it->last_reader = last, it->pool = pool, it->pool_size = pool_size, it->n_pool = 0;
+    transient_free(t);
+    t->last_reader = last, t->pool = pool, t->pool_size = pool_size, t->n_pool = 0;
     return true;
 }
 
-bool transient_take(Interp *it, int i, size_t need) {
-    if (!it->last_reader || it->last_reader[i] < 0 || it->out[i]) return false;
-    for (int q = it->n_pool - 1; q >= 0; q--) {
-        if (it->pool_size[q] < need) continue;
-        it->out[i] = it->pool[q], it->out_size[i] = it->pool_size[q];
-        const size_t above = (size_t)(it->n_pool - q - 1);
-        memmove(it->pool + q, it->pool + q + 1, sizeof *it->pool * above);
-        memmove(it->pool_size + q, it->pool_size + q + 1, sizeof *it->pool_size * above);
-        it->n_pool--;
+bool transient_take(Transient *t, int i, size_t need, float **out, size_t *out_size) {
+    if (!t->last_reader || t->last_reader[i] < 0 || *out) return false;
+    for (int q = t->n_pool - 1; q >= 0; q--) {
+        if (t->pool_size[q] < need) continue;
+        *out = t->pool[q], *out_size = t->pool_size[q];
+        const size_t above = (size_t)(t->n_pool - q - 1);
+        memmove(t->pool + q, t->pool + q + 1, sizeof *t->pool * above);
+        memmove(t->pool_size + q, t->pool_size + q + 1, sizeof *t->pool_size * above);
+        t->n_pool--;
         return true;
     }
     return false;
 }
 
-void transient_release(Interp *it, int c) {
-    if (!it->last_reader) return;
-    const Stage *st = interp_stage(it, c);
+void transient_release(Transient *t, int c, const Stage *st, float **out, size_t *out_size) {
+    if (!t->last_reader) return;
     for (int j = 0; j < st->n_in; j++) {
         const int q = st->in[j].index;
-        if (st->in[j].kind != REF_STAGE || it->last_reader[q] != c || !it->out[q]) continue;
-        it->pool[it->n_pool] = it->out[q], it->pool_size[it->n_pool++] = it->out_size[q];
-        it->out[q] = NULL, it->out_size[q] = 0;  // held by the pool: still counted in trace_floats
+        if (st->in[j].kind != REF_STAGE || t->last_reader[q] != c || !out[q]) continue;
+        t->pool[t->n_pool] = out[q], t->pool_size[t->n_pool++] = out_size[q];
+        out[q] = NULL, out_size[q] = 0;  // held by the pool: still counted in the trace's floats
     }
 }
 
-bool transient_gone(const Interp *it, int i) { return it->last_reader && it->last_reader[i] >= 0; }
+bool transient_gone(const Transient *t, int i) { return t->last_reader && t->last_reader[i] >= 0; }
 
-void transient_free(Interp *it) {
-    for (int q = 0; q < it->n_pool; q++) free(it->pool[q]);
-    free(it->last_reader), free(it->pool), free(it->pool_size);
-    it->last_reader = NULL, it->pool = NULL, it->pool_size = NULL, it->n_pool = 0;
+void transient_free(Transient *t) {
+    for (int q = 0; q < t->n_pool; q++) free(t->pool[q]);
+    free(t->last_reader), free(t->pool), free(t->pool_size);
+    t->last_reader = NULL, t->pool = NULL, t->pool_size = NULL, t->n_pool = 0;
 }
