@@ -1,5 +1,6 @@
 // export.c: the window's views without a window: one PNG per stage (slides, render tests),
-// and the frame-time benchmark.
+// the frame-time benchmark, and the handout page of `export --html` (handout_run; the window's
+// Shift+S is handout.c's app_handout).
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "dispatch.h"
 #include "heat.h"
+#include "handout.h"
 #include "window.h"
 
 static bool make_dir(const char *dir, Err *e) {
@@ -223,4 +225,38 @@ bool ui_bench_long(int len, LongPassFigures *out, Err *e) {
     if (g) gfx_close(g);
     app_free(&a);
     return t != NULL;
+}
+
+int handout_run(const ExportOptions *o) {
+    App a;
+    Err e = {{0}};
+    if (!app_open(&a, &o->spec, &e)) {
+        fprintf(stderr, "stepformer: %s\n", e.msg);
+        if (a.loaded) app_free(&a);
+        return 1;
+    }
+    struct stat sb;
+    if (stat(o->html_dir, &sb) != 0 && mkdir(o->html_dir, 0777) != 0) {
+        fprintf(stderr, "stepformer: %s: cannot create the folder: %s\n", o->html_dir, strerror(errno));
+        return app_free(&a), 1;
+    }
+    if (stat(o->html_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "stepformer: %s exists and is not a folder\n", o->html_dir);
+        return app_free(&a), 1;
+    }
+    Gfx *g = gfx_open_offscreen(o->w, o->h, &e);
+    if (!g) {
+        fprintf(stderr, "stepformer: %s\n", e.msg);
+        app_free(&a);
+        return 1;
+    }
+    app_set_course(&a, o->course_dir, a.session.lesson.path);
+    Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
+    const bool ok = handout_write(&a, &ui, o->html_dir, &e);
+    if (ok && !o->scratch_page) printf("wrote %s/index.html (pictures %dx%d)\n", o->html_dir, o->w, o->h);
+    else fprintf(stderr, "stepformer: %s\n", e.msg);
+    heat_cache_free(ui.heat);
+    gfx_close(g);
+    app_free(&a);
+    return ok ? 0 : 1;
 }
