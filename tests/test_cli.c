@@ -27,7 +27,7 @@ static void test_usage(void) {
     EXPECT(run("lesson - --headless --record r.txt"), 2, err, "--record is for the window");
     EXPECT(run("--headless --size 800x600"), 2, err, "--size is for the window");
     EXPECT(run("--program '%s/forward-pass.md' --headless --replay r.txt", LESSONS), 2, err, "stepformer: --replay");
-    EXPECT(run("export - --out d --view sideways"), 2, err, "--view is stage, attention, decoding, positions, training or compare");
+    EXPECT(run("export - --out d --view sideways"), 2, err, "--view is stage, attention, decoding, positions, training, compare or patch");
     EXPECT(run("--size 800x600junk"), 2, err, "not '800x600junk'");
     EXPECT(run("--model x"), 2, err, "stepformer: with --model");
     CHECK(!strstr(err, "stepformer stepformer") && strstr(err, "--help-window"), "the bare command's hint: %s", err);
@@ -196,7 +196,16 @@ static void test_lesson_and_stages(void) {
           "stops at the stage and prints it: %.300s", out);
     CHECK(strstr(out, "\n  N         ") != NULL, "rows are labelled with their tokens ('22 November 2026')");
     EXPECT(run("lesson '%s/forward-pass.md' --to encoder.nope", LESSONS), 1, err, "no stage 'encoder.nope'");
-    EXPECT(run("lesson '%s/nothing.md' --headless", dir), 1, err, "cannot open the lesson");
+    EXPECT(run("lesson '%s/nothing.md' --headless", dir), 1, err, "nothing.md: no such lesson file\n");
+    // A course lesson by its bare name, as the page's links name it; a misspelt name or path says
+    // which lesson is nearest.
+    code = run("lesson backprop --to generator.logits");
+    CHECK(code == 0 && strstr(out, "How it learns") && strstr(out, "  generator.logits  "), "lesson backprop: %d %.200s%s", code, out, err);
+    EXPECT(run("lesson backprob --headless"), 1, err, "backprob: no such lesson: did you mean ");
+    CHECK(strstr(err, "lessons/backprop.md?\n") != NULL, "names the course's lesson: %s", err);
+    EXPECT(run("lesson '%s/backprob.md' --headless", LESSONS), 1, err, "backprob.md: no such lesson: did you mean ");
+    CHECK(strstr(err, "lessons/backprop.md?\n") != NULL, "in the folder given: %s", err);
+    EXPECT(run("export backprob --out '%s/x'", dir), 1, err, "backprob: no such lesson: did you mean ");
     EXPECT(run("lesson"), 2, err, "give one lesson file");
     code = run("--headless");
     CHECK(code == 0 && strstr(out, "output: 2026-11-22  (10 tokens, stopped at eos)"),

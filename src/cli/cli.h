@@ -68,6 +68,7 @@ typedef struct {
     TrainFlags train;
     const char *positional[4];  // arguments that are not options
     int n_positional;
+    char lesson_file[1024];     // the lesson argument as found (cli_lesson_arg)
 } CliOptions;
 
 // Parses argv (argv[0] is the command name) allowing the OPT_* bits in `allowed`.
@@ -118,5 +119,9 @@ int cli_open_window(const CliOptions *o);
 // The folder of lessons the window switches between: the lesson's own, else the course among
 // stepformer's data (data.h). Returns dir.
 const char *cli_course_dir(const char *lesson, char *dir, size_t n);
+// The lesson argument (a file, or a course lesson's bare name: `lesson backprop`) into
+// o->lesson_file; a lesson not found says which is nearest ("did you mean lessons/backprop.md?")
+// on stderr and returns false.
+bool cli_lesson_arg(CliOptions *o, const char *arg);
 
 #endif

@@ -9,7 +9,9 @@ static const char lesson_usage[] =
     "usage: stepformer lesson FILE [--input TEXT] [--model FILE]             (the window)\n"
     "       stepformer lesson FILE --headless | --to STAGE | --print STAGE   (the terminal)\n"
     "\n"
-    "Opens a lesson (Markdown with program cells) in the window. With --headless or --to it\n"
+    "Opens a lesson (Markdown with program cells) in the window: a FILE, or a lesson of the\n"
+    "course by its name (`stepformer lesson backprop`, as the page's links name it). With\n"
+    "--headless or --to it\n"
     "runs without a window and prints one line per stage: index, stage id, output shape, op and\n"
     "the lesson line that computed it. --print alone prints only that stage's tensor.\n"
     "In greedy decoding the decoder's stages of round K are named step.K.ID; an ID given\n"
@@ -139,7 +141,8 @@ int cmd_lesson(int argc, char **argv) {
     if (code >= 0) return code;
     if (o.n_positional != 1) return cli_usage_error("lesson", "give one lesson file");
     if (!cli_take_choice(&o, "lesson")) return EXIT_FAIL;
-    o.spec.lesson_path = o.positional[0];
+    if (!cli_lesson_arg(&o, o.positional[0])) return EXIT_FAIL;
+    o.spec.lesson_path = o.lesson_file;
     if (o.against) return run_against(&o);
     if (o.questions) return cli_print_questions(&o);
     if (o.to || o.print || o.headless) return cli_run_lesson_headless("lesson", &o);

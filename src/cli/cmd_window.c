@@ -50,9 +50,10 @@ static const char export_usage[] =
     "\n"
     "Writes one PNG per stage of the lesson's pass into DIR, named by index and stage id\n"
     "(0007-encoder.layers.0.self_attn.scores.png), drawn exactly as the window draws it. Needs\n"
-    "no display. LESSON may be a file or \"-\" for the built-in lesson. --view picks one view\n"
-    "for every stage (stage, attention, decoding, positions, training, compare: the last two as\n"
-    "a window opens with them); by default each stage gets the view that suits it. --size\n"
+    "no display. LESSON may be a file, a course lesson's name (backprop) or \"-\" for the built-in\n"
+    "lesson. --view picks one view for every stage (stage, attention, decoding, positions,\n"
+    "training, compare, patch: the last three as a window opens with them); by default each\n"
+    "stage gets the view that suits it. --size\n"
     "defaults to 1920x1080. --stages writes only these stages (comma-separated ids, as --to\n"
     "takes them). --backward then writes every step of the backward pass (b0000-loss-loss.png,\n"
     "...): the lesson needs a target (--target TEXT), whose next tokens are the labels.\n"
@@ -77,14 +78,15 @@ int cmd_export(int argc, char **argv) {
     ExportOptions e = {.spec = o.spec, .out_dir = o.out, .w = o.width ? o.width : 1920,
                        .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages, .backward = o.backward, .html_dir = o.html};
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
-    else e.spec.lesson_path = o.positional[0];
+    else if (!cli_lesson_arg(&o, o.positional[0])) return EXIT_FAIL;
+    else e.spec.lesson_path = o.lesson_file;
     char dir[4352];
     if (e.spec.lesson_path) e.course_dir = cli_course_dir(e.spec.lesson_path, dir, sizeof dir);
     if (o.view) {
         for (int v = 0; v < VIEW_COUNT; v++)  // training and compare show the state a window opens with
             if (!strcasecmp(o.view, view_names[v])) e.view = v;
         if (e.view < 0)
-            return cli_usage_error("export", "--view is stage, attention, decoding, positions, training or compare, not '%s'", o.view);
+            return cli_usage_error("export", "--view is stage, attention, decoding, positions, training, compare or patch, not '%s'", o.view);
     }
     return o.pdf ? export_pdf(&e, o.pdf) : e.html_dir ? handout_run(&e) : export_run(&e);
 }

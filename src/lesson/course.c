@@ -136,3 +136,45 @@ void course_free(Course *c) {
     free(c->items);
     memset(c, 0, sizeof *c);
 }
+
+bool course_nearest(const char *dir, const char *name, char *out, size_t n) {
+    enum { MAX_NAMES = 256 };
+    char *names[MAX_NAMES];
+    int k = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *en; d && (en = readdir(d)) && k < MAX_NAMES;)
+        if (strstr(en->d_name, ".md") && (names[k] = strdup(en->d_name)) != NULL) k++;
+    if (d) closedir(d);
+    const char *near = err_closest(name, (const char *const *)names, k);
+    if (near) snprintf(out, n, "%s", near);
+    for (int i = 0; i < k; i++) free(names[i]);
+    return near != NULL;
+}
+
+static bool is_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    return f ? fclose(f), true : false;
+}
+
+bool course_resolve(const char *arg, const char *course_dir, char *out, size_t n, Err *e) {
+    snprintf(out, n, "%s", arg);
+    if (is_file(arg)) return true;
+    const char *slash = strrchr(arg, '/');
+    const size_t len = strlen(arg);
+    const bool has_md = len > 3 && !strcmp(arg + len - 3, ".md");
+    if (!slash) {  // a course lesson by its name
+        snprintf(out, n, "%s/%s%s", course_dir, arg, has_md ? "" : ".md");
+        if (is_file(out)) return true;
+    }
+    char dir[COURSE_PATH_MAX], name[COURSE_PATH_MAX], near[COURSE_PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - arg) : (int)strlen(course_dir), slash ? arg : course_dir);
+    snprintf(name, sizeof name, "%s%s", slash ? slash + 1 : arg, has_md ? "" : ".md");
+    if (!course_nearest(dir, name, near, sizeof near))
+        return err_set(e, "%s: no such lesson file%s", arg, slash ? "" : ", nor a lesson of the course by that name");
+    // As the user would type it: their own folder, or the course's as "lessons/" when that is
+    // where they stand.
+    char shown[2 * COURSE_PATH_MAX + 8];
+    snprintf(shown, sizeof shown, "lessons/%s", near);
+    if (slash || !is_file(shown)) snprintf(shown, sizeof shown, "%s/%s", dir, near);
+    return err_set(e, "%s: no such lesson: did you mean %s?", arg, shown);
+}

@@ -39,4 +39,13 @@ int course_find(const Course *c, const char *path);
 const char *course_place(const Course *c, int k, char *out, size_t n);
 void course_free(Course *c);
 
+// The .md file of folder `dir` whose name is nearest to `name` (err_closest's edit distance),
+// into out ("backprop.md" for "backprob.md"); false when none is near.
+bool course_nearest(const char *dir, const char *name, char *out, size_t n);
+// A lesson as the command line names it, into out: a file's path as it is; or a bare name
+// ("backprop", as the page's links name a lesson; ".md" may follow) of a lesson in `course_dir`.
+// A lesson found neither way fails with e naming the nearest lesson there is, as the same command
+// would take it ("no lesson 'backprob': did you mean lessons/backprop.md?").
+bool course_resolve(const char *arg, const char *course_dir, char *out, size_t n, Err *e);
+
 #endif

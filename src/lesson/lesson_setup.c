@@ -1,12 +1,12 @@
 // lesson_setup.c: the `lesson` block of a lesson file: which model, which input.
 #define _XOPEN_SOURCE 700  // strdup
 #include <ctype.h>
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "course.h"
 #include "lesson.h"
 
 bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Err *e);
@@ -97,17 +97,10 @@ static bool setup_correct(LessonSetup *s, const Lesson *l, const char *val, cons
     char dir[512];
     const char *slash = strrchr(s->correct, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - s->correct) : 1, slash ? s->correct : ".");
-    enum { MAX_NAMES = 256 };
-    char *names[MAX_NAMES];
-    int n = 0;
-    DIR *d = opendir(dir);
-    for (struct dirent *en; d && (en = readdir(d)) && n < MAX_NAMES;)
-        if (strstr(en->d_name, ".md") && (names[n] = strdup(en->d_name)) != NULL) n++;
-    if (d) closedir(d);
-    const char *near = err_closest(slash ? slash + 1 : s->correct, (const char *const *)names, n);
-    err_set(e, "%s: correct: no lesson file '%s' in %s%s%s%s", where, val, dir, near ? " (did you mean '" : "",
-            near ? near : "", near ? "'?)" : "");
-    for (int i = 0; i < n; i++) free(names[i]);
+    char near[COURSE_PATH_MAX];
+    const bool has = course_nearest(dir, slash ? slash + 1 : s->correct, near, sizeof near);
+    err_set(e, "%s: correct: no lesson file '%s' in %s%s%s%s", where, val, dir, has ? " (did you mean '" : "",
+            has ? near : "", has ? "'?)" : "");
     s->correct[0] = '\0';
     return false;
 }

@@ -51,7 +51,7 @@ const KeyHelp key_help[] = {
     {"PgDn / PgUp", "next / previous block (a clicker's buttons)"},
     {"Home / End", "first / last stage"},
     {"Space", "play / pause;  < >  slower / faster"},
-    {"Tab / Shift+Tab", "next / previous view: stage, attention, decoding, positions, training"},
+    {"Tab / Shift+Tab", "next / previous view: stage, attention, decoding, positions, training, compare, patch"},
     {"1 - 9, 0", "show one head large;  0: all heads (and reset zoom)"},
     {"E", "edit the input sentence (Enter runs it, Esc cancels)"},
     {"wheel, drag", "zoom and pan the large heatmap"},
