@@ -1,12 +1,14 @@
 // test_backward_ui.c: the backward pass in the window, driven as a user drives it (app
 // actions) and drawn off screen: Right past the last stage enters it at the loss, Left leaves it,
 // B enters and leaves at the stage on screen, every step draws without an error, G's gradient
-// check agrees, and a lesson without a target says why it has no backward pass.
+// check agrees, a lesson without a target says why it has no backward pass, W says where a
+// learner's mistake first changes a number (J goes there), and the map opens backward steps.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch.h"
+#include "back_mistakes.h"
 #include "check.h"
 #include "scene.h"
 
@@ -147,7 +149,76 @@ static void patch_view(void) {
     scene_close(&s);
 }
 
+// Whether some text drawn in the frame last drawn contains `what`.
+static bool drew(const Scene *s, const char *what) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int i = 0; i < n; i++)
+        if (strstr(notes[i].text, what)) return true;
+    return false;
+}
+
+// W says where the wrong formula first changes a number, J goes there, and the top bar names the
+// mistake until W switches it off. The reference: the first step whose stage runs a softmax (the
+// formula the first mistake changes), and what the same step sends its input without the mistake.
+static void mistakes(void) {
+    Scene s;
+    if (!scene_run(&s, 1280, 720, &dates)) return;
+    App *a = &s.a;
+    gfx_note_texts(s.g, true);
+    app_act(a, CMD_BACKWARD, 0);  // in at the stage on screen (the first), so W's step stays the first
+    app_act(a, CMD_FIRST, 0);
+    app_act(a, CMD_MISTAKE, 0);
+    CHECK(a->back.mistake == MISTAKE_SOFTMAX_NO_SUM, "W: the softmax mistake (%d)", a->back.mistake);
+    int want = -1;
+    for (int k = 0; k < a->back.pass.n_steps && want < 0; k++) {
+        const BackStep *b = &a->back.pass.steps[k];
+        if (b->kind == BACK_STAGE && interp_stage(a->session.it, b->stage)->op == OP_SOFTMAX) want = k;
+    }
+    const BackStep *at = want >= 0 ? &a->back.pass.steps[want] : NULL;
+    const Stage *soft = at ? interp_stage(a->session.it, at->stage) : NULL;
+    const char *masked = soft && soft->in[0].kind == REF_STAGE ? interp_stage(a->session.it, soft->in[0].index)->id : "?";
+    char says[200];
+    snprintf(says, sizeof says, "takes effect at step %d, dL/d %s: J goes there", want + 1, masked);
+    CHECK(want > 0 && a->back.mistake_step == want && strstr(a->notice, says),
+          "W names the first softmax step, %d (%s): '%s'", want, says, a->notice);
+    CHECK(app_back_step(a) && a->back.step == 0, "W itself stays on the step on screen");
+    app_act(a, CMD_FIRST_DIFF, 0);
+    CHECK(a->back.step == want, "J goes to step %d (at %d)", want, a->back.step);
+    app_draw(&s.ui, a);
+    CHECK(drew(&s, "W: softmax-no-sum"), "the top bar names the mistake");
+    for (int k = 1; k < MISTAKE_COUNT; k++) app_act(a, CMD_MISTAKE, 0);
+    app_draw(&s.ui, a);
+    CHECK(a->back.mistake == MISTAKE_NONE && !drew(&s, "W: "), "W round to the right formulas: no badge");
+    // A click on a block of the map in the backward pass opens that block's backward step: the
+    // step of its last stage the gradient reaches (the backward pass runs from last to first).
+    const HotZone *z = NULL;
+    BlockRow row = {0};
+    for (int i = 0; i < s.ui.n_hot && !z; i++) {
+        if (s.ui.hot[i].cmd != CMD_GOTO_BLOCK) continue;
+        row = block_of(a, s.ui.hot[i].param);
+        if (row.part == PART_ENCODER && row.last > row.first) z = &s.ui.hot[i];
+    }
+    int want_stage = -1;
+    for (int i = row.last; z && i >= row.first && want_stage < 0; i--)
+        if (back_pass_step_of(&a->back.pass, i) >= 0) want_stage = i;
+    CHECK(z != NULL && want_stage >= 0, "the map has an encoder block the gradient reaches");
+    if (z) app_click(a, &s.ui, z->r.x + z->r.w / 2, z->r.y + z->r.h / 2);
+    const BackStep *b = app_back_step(a);
+    CHECK(b && b->kind == BACK_STAGE && b->stage == want_stage, "the click opens the block's backward step, at stage %d (%d, block %d-%d)",
+          want_stage, b ? b->stage : -1, row.first, row.last);
+    app_act(a, CMD_BACKWARD, 0);
+    app_draw(&s.ui, a);
+    z = NULL;
+    for (int i = 0; i < s.ui.n_hot && !z; i++)
+        if (s.ui.hot[i].cmd == CMD_GOTO_BLOCK && s.ui.hot[i].param == row.first) z = &s.ui.hot[i];
+    if (z) app_click(a, &s.ui, z->r.x + z->r.w / 2, z->r.y + z->r.h / 2);
+    CHECK(z && !app_back_step(a) && a->cursor == row.first, "in the forward pass the same click opens its first stage");
+    scene_close(&s);
+}
+
 int main(void) {
+    mistakes();
     CHECK(back_op_info_complete(), "every op has its backward formula");
     stepping();
     drawing();

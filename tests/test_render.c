@@ -259,7 +259,7 @@ static void test_modal_help_and_edit(void) {
     app_draw(ui, a);
     const HotZone *z = NULL;
     for (int i = 0; i < ui->n_hot && !z; i++)
-        if (ui->hot[i].cmd == CMD_GOTO_STAGE && ui->hot[i].param != 3) z = &ui->hot[i];
+        if ((ui->hot[i].cmd == CMD_GOTO_STAGE || ui->hot[i].cmd == CMD_GOTO_BLOCK) && ui->hot[i].param != 3) z = &ui->hot[i];
     CHECK(z != NULL, "a stage to click on the map");
     app_act(a, CMD_HELP, 0);
     app_act(a, CMD_NEXT, 0);

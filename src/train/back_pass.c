@@ -2,6 +2,7 @@
 #include "back_pass.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,4 +166,32 @@ void back_pass_free(BackPass *bp) {
     free(bp->labels), free(bp->dscored), free(bp->steps);
     free(bp->m), free(bp->v), free(bp->update), free(bp->after);
     memset(bp, 0, sizeof *bp);
+}
+
+static bool same(const float *x, const float *y, size_t n) {
+    if (!x || !y) return x == y;
+    return memcmp(x, y, sizeof(float) * n) == 0;
+}
+
+int back_pass_first_difference(const BackPass *x, const BackPass *y, const Interp *it, char *what, size_t n) {
+    for (int k = 0; k < x->n_steps && k < y->n_steps; k++) {
+        const BackStep *a = &x->steps[k], *b = &y->steps[k];
+        if (a->kind != BACK_STAGE || b->kind != BACK_STAGE || a->stage != b->stage) continue;
+        const Stage *st = interp_stage(it, a->stage);
+        const size_t floats = (size_t)interp_batch(it) * (size_t)shape_numel(&st->shape);
+        if (!same(grads_stage(x->g, a->stage), grads_stage(y->g, b->stage), floats)) {
+            snprintf(what, n, "dL/d %s", st->id);
+            return k;
+        }
+        for (int j = 0; j < st->n_in; j++) {
+            if (!backward_input_takes(it, a->stage, j) || same(a->share[j], b->share[j], backward_input_floats(it, a->stage, j)))
+                continue;
+            const Ref *r = &st->in[j];
+            snprintf(what, n, "dL/d %s", r->kind == REF_STAGE    ? interp_stage(it, r->index)->id
+                                         : r->kind == REF_WEIGHT ? interp_model(it)->weights.entries[r->index].name
+                                                                 : "its input");
+            return k;
+        }
+    }
+    return -1;
 }

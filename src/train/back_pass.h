@@ -67,4 +67,10 @@ bool back_pass_next_tokens(const Interp *it, const Model *m, float *labels, int 
 // The step whose forward stage is `stage` (BACK_STAGE), or -1.
 int back_pass_step_of(const BackPass *bp, int stage);
 
+// The first step at which two backward passes of the same trace `it` (one with a learner's
+// mistake, one without) show a different number: the gradient that reached the step's stage, or
+// what its kernel sent to an input. Writes what differs into what ("dL/d encoder.layers.0.
+// self_attn.masked"); -1 when every stage's step shows the same numbers.
+int back_pass_first_difference(const BackPass *x, const BackPass *y, const Interp *it, char *what, size_t n);
+
 #endif

@@ -241,6 +241,9 @@ static void direct(App *a, const Ui *ui, const Command *c) {
     Err e = {{0}};
     switch (c->kind) {
     case CMD_GOTO_STAGE: app_goto(a, c->param); break;
+    case CMD_GOTO_BLOCK:  // a feature may place a block otherwise (the backward pass: its step)
+        if (!(offer(a, c, false) & FOLLOW_TAKEN)) app_goto(a, c->param);
+        break;
     case CMD_HEAD: set_head(a, c->param); break;
     case CMD_ALL_HEADS: a->all_heads = true; break;
     case CMD_VIEW: a->view = (ViewKind)c->param, a->zoom = (ZoomBox){0, 0, 1, 1}; break;

@@ -62,6 +62,19 @@ static void empty_state(Ui *ui, Rect r) {
 
 static void draw_frame(Ui *ui, const App *a, float scale);
 
+// A passing message: a small toast at the foot of the centre, on as many lines as it needs (a
+// step number in it is never cut off).
+static void toast(Ui *ui, Rect center, const char *msg) {
+    const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->small);
+    int tw = gfx_text_width(ui->g, FONT_BOLD, ui->small, msg) + 2 * ui->pad;
+    if (tw > center.w) tw = center.w;
+    const int th = tw < center.w ? lh  // one line, or as many as wrapping takes (measured off screen)
+                 : ui_text_wrap(ui, FONT_BOLD, ui->small, ui->th->on_accent, (Rect){-100000, 0, tw - 2 * ui->pad, center.h}, msg);
+    Rect t = {center.x + center.w - tw, center.y + center.h - th - ui->pad, tw, th + ui->pad};
+    gfx_rect(ui->g, t, ui->th->accent);
+    ui_text_wrap(ui, FONT_BOLD, ui->small, ui->th->on_accent, (Rect){t.x + ui->pad, t.y + ui->pad / 2, tw - 2 * ui->pad, th}, msg);
+}
+
 // Scaled up (+), the frame is first laid out dry at the default scale: each zoomable heatmap's
 // cells there are the least it is then drawn with (fewer rows and columns shown, panned by a
 // drag, when the larger text leaves less room). + never shrinks a heatmap.
@@ -105,14 +118,7 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
         empty_state(ui, center);
     }
     if (a->error[0]) banner(ui, (Rect){center.x, center.y, center.w, 0}, a->error, ui->th->error_bg, ui->th->error_text);
-    if (a->notice[0]) {  // a passing message: a small toast at the foot of the centre
-        const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->small);
-        int tw = gfx_text_width(ui->g, FONT_BOLD, ui->small, a->notice) + 2 * ui->pad;
-        if (tw > center.w) tw = center.w;
-        Rect t = {center.x + center.w - tw, center.y + center.h - lh - ui->pad, tw, lh + ui->pad};
-        gfx_rect(ui->g, t, ui->th->accent);
-        ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->on_accent, t.x + ui->pad, t.y + ui->pad / 2, a->notice, tw - 2 * ui->pad);
-    }
+    if (a->notice[0]) toast(ui, center, a->notice);
     if (a->lesson_list) view_lessons(ui, a, (Rect){0, 0, w, h});
     if (a->help) view_help(ui, a, (Rect){0, 0, w, h});
 }

@@ -16,7 +16,7 @@ const char *const cmd_names[CMD_COUNT] = {
     [CMD_ABLATE_HEAD] = "ablate_head", [CMD_ABLATE_MASK] = "ablate_mask", [CMD_ABLATE_POSITIONS] = "ablate_positions",
     [CMD_ABLATE_UNDO] = "ablate_undo", [CMD_LINK] = "link", [CMD_BACKWARD] = "backward", [CMD_GRADIENT] = "gradient",
     [CMD_GRADCHECK] = "gradcheck", [CMD_MISTAKE] = "mistake", [CMD_FIRST_DIFF] = "first_diff",
-    [CMD_HANDOUT] = "handout", [CMD_DECODING] = "decoding", [CMD_SCROLL_TEXT] = "scroll_text", [CMD_GOTO_STAGE] = "goto_stage", [CMD_VIEW] = "view",
+    [CMD_HANDOUT] = "handout", [CMD_DECODING] = "decoding", [CMD_SCROLL_TEXT] = "scroll_text", [CMD_GOTO_STAGE] = "goto_stage", [CMD_GOTO_BLOCK] = "goto_block", [CMD_VIEW] = "view",
     [CMD_PE_PARAM] = "pe_param", [CMD_ZOOM_AREA] = "zoom_area", [CMD_TIMELINE] = "timeline",
     [CMD_BACK_STEP] = "back_step", [CMD_TRAIN_TOGGLE] = "train_toggle", [CMD_TRAIN_TASK] = "train_task",
     [CMD_TRAIN_SAVE] = "train_save", [CMD_TRAIN_USE] = "train_use", [CMD_OPEN_LESSON] = "open_lesson",

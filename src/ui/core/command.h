@@ -26,6 +26,7 @@ typedef enum {
     CMD_SCROLL_TEXT, // Shift+PgDn / PgUp: the lesson's text (or the card's) by a page; param: +1 or -1
     // ---- from clicks on the zones the views record (ui_hot) ----
     CMD_GOTO_STAGE,   // param: stage index
+    CMD_GOTO_BLOCK,   // param: the first stage of a block on the map (the backward pass: its step)
     CMD_VIEW,         // param: ViewKind
     CMD_PE_PARAM,     // param: parameter * 2 + (1 = increase, 0 = decrease)
     CMD_ZOOM_AREA,    // the zoomable heatmap: wheel zooms, drag pans

@@ -57,6 +57,14 @@ static bool build(App *a) {
     }
     if (!back_pass_build(&a->back.pass, it, &a->session.model, labels, n, a->back.mistake, &e)) return app_set_error(a, e.msg), false;
     a->back.built = true, a->back.generation = a->generation;
+    a->back.mistake_step = -1;
+    if (a->back.mistake) {  // where the wrong formula first shows: against the right pass of the same trace
+        BackPass right;
+        if (!back_pass_build(&right, it, &a->session.model, labels, n, 0, &e)) return app_set_error(a, e.msg), true;
+        a->back.mistake_step = back_pass_first_difference(&a->back.pass, &right, it, a->back.mistake_what,
+                                                          sizeof a->back.mistake_what);
+        back_pass_free(&right);
+    }
     return true;
 }
 
@@ -86,6 +94,19 @@ static void next_block(App *a, int dir) {
         while (k > 0 && block_key(a, k - 1) == prev) k--;
     }
     app_backward_goto(a, k);
+}
+
+// W's notice: the mistake, and where it first changes a number (a step before it shows nothing).
+static void say_mistake(App *a) {
+    char msg[sizeof a->notice];
+    if (!a->back.mistake) snprintf(msg, sizeof msg, "%s", backward_mistake_text[0]);
+    else if (a->back.mistake_step < 0)
+        snprintf(msg, sizeof msg, "%s. It changes no number of this pass: this model has nothing it acts on",
+                 backward_mistake_text[a->back.mistake]);
+    else
+        snprintf(msg, sizeof msg, "%s. It takes effect at step %d, %s: J goes there", backward_mistake_text[a->back.mistake],
+                 a->back.mistake_step + 1, a->back.mistake_what);
+    app_notify(a, msg);
 }
 
 // G: the gradient of the stage on screen (or of the weight Adam is stepping) checked.
@@ -138,10 +159,15 @@ bool app_backward_act(App *a, Cmd act) {
         a->back.mistake = (a->back.mistake + 1) % MISTAKE_COUNT;
         app_backward_free(a);
         if (!build(a)) return true;
-        app_notify(a, backward_mistake_text[a->back.mistake]);
+        say_mistake(a);
         if (at >= 0) app_backward_goto(a, at);
         return true;
     }
+    case CMD_FIRST_DIFF:  // J with a mistake on: its first changed number (else a mistake lesson's J)
+        if (!a->back.mistake || !build(a)) return false;
+        if (a->back.mistake_step < 0) app_notify(a, "this mistake changes no number of this pass");
+        else app_backward_goto(a, a->back.mistake_step);
+        return true;
     case CMD_NEXT:  // past the last forward stage: into the backward pass, when it can be built
         if (in) app_backward_goto(a, a->back.step + 1);
         else if (a->cursor == interp_n_stages(a->session.it) - 1 && interp_done(a->session.it) &&
@@ -162,9 +188,23 @@ static Follow on_first(App *a, const Command *c) {
     return !a->editing && app_backward_act(a, c->kind) ? FOLLOW_TAKEN : FOLLOW_NOTHING;
 }
 
+// The step of block `first`'s (a map row's) stages that the backward pass reaches first: where
+// the gradient enters the block. -1 when no gradient reaches it.
+static int block_step(const App *a, int first) {
+    const BlockRow b = block_of(a, first);
+    for (int k = 0; k < a->back.pass.n_steps; k++) {
+        const BackStep *s = &a->back.pass.steps[k];
+        if (s->kind == BACK_STAGE && s->stage >= b.first && s->stage <= b.last) return k;
+    }
+    return -1;
+}
+
 static Follow on_command(App *a, const Command *c) {
-    if (c->kind != CMD_BACK_STEP) return FOLLOW_NOTHING;
-    app_backward_goto(a, c->param);
+    if (c->kind == CMD_BACK_STEP) return app_backward_goto(a, c->param), FOLLOW_TAKEN;
+    if (c->kind != CMD_GOTO_BLOCK || !app_back_step(a)) return FOLLOW_NOTHING;
+    const int k = block_step(a, c->param);  // in the backward pass a block opens its backward step
+    if (k < 0) app_notify(a, "no gradient reaches this block: the loss does not depend on it");
+    else app_backward_goto(a, k);
     return FOLLOW_TAKEN;
 }
 

@@ -124,6 +124,8 @@ typedef struct App {
         int check_stage;      // on this stage (-1: none shown)
         bool check_back;      // made in the backward pass (else in the forward one)
         int mistake;          // W: a learner's wrong formula the pass runs (a BackwardMistake; 0: none)
+        int mistake_step;     // the first step it changes a number at (-1: none), for W's notice and J
+        char mistake_what[STAGE_ID_MAX + 16];  // what it changes there: "dL/d ...masked"
     } back;
     // The Patch view (app_probe.c): the lesson's clean and corrupted runs, patched piece by piece.
     struct {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "back_mistakes.h"
 #include "keys.h"
 #include "views.h"
 
@@ -14,6 +15,32 @@ static int badge(Ui *ui, Rect bar, int x, int room, int keep, const char *text, 
     ui_text_fit(ui, FONT_BOLD, ui->small, fg, x, bar.y + (bar.h - gfx_line_height(ui->g, FONT_BOLD, ui->small)) / 2, text,
                 bw - ui->pad);
     return x + bw + ui->pad;
+}
+
+// The top bar's badges, each shown while it holds: pieces switched off (X, M, O), a learner's
+// wrong formula in the backward pass (W), a decoding other than greedy (Z).
+enum { BADGE_OFF, BADGE_MISTAKE, BADGE_DECODING, BADGE_COUNT };
+
+// Each badge's text ("" when it does not hold); returns the room they take.
+static int badge_texts(Ui *ui, const App *a, char text[BADGE_COUNT][320]) {
+    for (int k = 0; k < BADGE_COUNT; k++) text[k][0] = '\0';
+    if (!a->loaded) return 0;
+    if (ablation_any(interp_ablation(a->session.it))) {
+        char what[300];
+        ablation_text(interp_ablation(a->session.it), what, sizeof what);
+        snprintf(text[BADGE_OFF], sizeof text[BADGE_OFF], "OFF: %s (U)", what);
+    }
+    if (a->back.mistake) snprintf(text[BADGE_MISTAKE], sizeof text[BADGE_MISTAKE], "W: %s", backward_mistake_names[a->back.mistake]);
+    const DecodeChoice *c = &a->session.run.choice;
+    if (!decode_is_greedy(c) && !a->session.run.tgt && program_has_decoder(&a->session.lesson.program)) {
+        if (c->beam >= 2) snprintf(text[BADGE_DECODING], sizeof text[BADGE_DECODING], "beam %d (Z)", c->beam);
+        else snprintf(text[BADGE_DECODING], sizeof text[BADGE_DECODING], "sampling (Z)");
+    }
+    int w = 0;
+    for (int k = 0; k < BADGE_COUNT; k++)
+        if (text[k][0] && k != BADGE_OFF)  // (what is off may be long: it takes at most half)
+            w += gfx_text_width(ui->g, FONT_BOLD, ui->small, text[k]) + 2 * ui->pad;
+    return w;
 }
 
 // The title's first clause: up to its first "? " (kept) or ": " (left out), when that clause
@@ -71,28 +98,25 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
         x += gfx_text_width(ui->g, FONT_BOLD, ui->small, at) + ui->pad;
     }
     const int room = r.x + r.w - tabs_w - 2 * ui->pad - x;
-    // The input sentence: click or E to edit. The title comes first (bar_title), leaving the input at least a third.
+    // The input sentence: click or E to edit. The title comes first (bar_title), leaving the
+    // badges their room and the input at least a third of what is left.
     char in[600];  // a decoder-only program's input is the prompt it continues
     const char *label = a->loaded && program_decoder_only(&a->session.lesson.program) ? "prompt: " : "input: ";
     if (a->editing) snprintf(in, sizeof in, "%s%s_", label, a->edit);
     else snprintf(in, sizeof in, "%s%s", label, a->loaded ? a->session.input_text : "");
+    char badges[BADGE_COUNT][320];
+    const int badges_w = badge_texts(ui, a, badges);
     const int in_w = gfx_text_width(ui->g, a->editing ? FONT_MONO : FONT_SANS, ui->px, in) + ui->pad * 4;
-    const int title_room = room - (in_w < room / 3 ? in_w : room / 3);  // the field takes what the title leaves
+    const int rest = room - badges_w;
+    const int title_room = rest - (in_w < rest / 3 ? in_w : rest / 3);  // the field takes what the title leaves
     x += bar_title(ui, r, x, a->loaded && a->source[0] ? a->source : "stepformer", title_room);
     x += ui->pad * 2;
-    if (a->loaded && ablation_any(interp_ablation(a->session.it))) {  // pieces switched off: never unnoticed
-        char off[320], what[300];
-        ablation_text(interp_ablation(a->session.it), what, sizeof what);
-        snprintf(off, sizeof off, "OFF: %s (U)", what);
+    for (int k = 0; k < BADGE_COUNT; k++) {
+        if (!badges[k][0]) continue;
         const int room_left = r.x + r.w - tabs_w - 2 * ui->pad - x;
-        x = badge(ui, r, x, room_left, room_left / 2, off, t->error_bg, t->error_text);
-    }
-    const DecodeChoice *c = a->loaded ? &a->session.run.choice : NULL;
-    if (c && !decode_is_greedy(c) && !a->session.run.tgt && program_has_decoder(&a->session.lesson.program)) {
-        char text[64];  // sampling or beam search: named wherever the window is (in full in Decoding)
-        if (c->beam >= 2) snprintf(text, sizeof text, "beam %d (Z)", c->beam);
-        else snprintf(text, sizeof text, "sampling (Z)");
-        x = badge(ui, r, x, r.x + r.w - tabs_w - 2 * ui->pad - x, 4 * ui->px, text, t->accent, t->on_accent);
+        const bool off = k == BADGE_OFF || k == BADGE_MISTAKE;  // never unnoticed: the theme's error colours
+        x = badge(ui, r, x, room_left, k == BADGE_OFF ? room_left / 2 : 4 * ui->px, badges[k], off ? t->error_bg : t->accent,
+                  off ? t->error_text : t->on_accent);
     }
     Rect field = {x - ui->pad / 2, r.y + ui->pad / 2, r.x + r.w - tabs_w - 2 * ui->pad - x, r.h - ui->pad};
     if (field.w > 20) {

@@ -81,7 +81,7 @@ static void row(Ui *ui, Rect r, const char *label, bool lit, Rgba fill, int px, 
     const int lh = gfx_line_height(ui->g, lit ? FONT_BOLD : FONT_SANS, px);
     ui_text_fit(ui, lit ? FONT_BOLD : FONT_SANS, px, lit ? t->lit_text : t->text, r.x + ui->pad / 2,
                 r.y + (r.h - lh) / 2, label, r.w - ui->pad);
-    ui_hot(ui, r, CMD_GOTO_STAGE, first);
+    ui_hot(ui, r, CMD_GOTO_BLOCK, first);
 }
 
 static bool is_greedy(const App *a) {
