@@ -10,10 +10,10 @@
 const char *const question_kind_names[QUESTION_KIND_COUNT] = {
     [QUESTION_ARGMAX] = "argmax", [QUESTION_VALUE] = "value", [QUESTION_TOKEN] = "token"};
 
-typedef enum { QK_AT, QK_ASK, QK_KIND, QK_HEAD, QK_ROW, QK_COLUMN, QK_DECIMALS, QK_COUNT } QuestionKey;
+typedef enum { QK_AT, QK_ASK, QK_KIND, QK_HEAD, QK_ROW, QK_COLUMN, QK_DECIMALS, QK_TRIES, QK_COUNT } QuestionKey;
 static const char *const question_keys[QK_COUNT] = {
     [QK_AT] = "at", [QK_ASK] = "ask", [QK_KIND] = "kind", [QK_HEAD] = "head",
-    [QK_ROW] = "row", [QK_COLUMN] = "column", [QK_DECIMALS] = "decimals"};
+    [QK_ROW] = "row", [QK_COLUMN] = "column", [QK_DECIMALS] = "decimals", [QK_TRIES] = "tries"};
 
 // A whole number in [lo, hi] from all of s.
 static bool whole(const char *s, int lo, int hi, int *out) {
@@ -54,6 +54,10 @@ static bool question_item(Question *q, QuestionKey k, const char *val, const cha
     case QK_DECIMALS:
         return whole(val, 0, QUESTION_MAX_DECIMALS, &q->decimals) ||
                err_set(e, "%s: decimals '%s' is not a whole number from 0 to %d", where, val, QUESTION_MAX_DECIMALS);
+    case QK_TRIES:
+        return whole(val, 1, QUESTION_MAX_TRIES, &q->tries) ||
+               err_set(e, "%s: tries '%s' is not a whole number from 1 to %d (answers before the answer is shown)", where,
+                       val, QUESTION_MAX_TRIES);
     case QK_COUNT: break;
     }
     return false;
@@ -67,7 +71,7 @@ static bool question_line(Question *q, const char *path, int ln, const char *tex
     if (!*text) return true;
     const char *colon = strchr(text, ':');
     if (!colon) return err_set(e, "%s: expected `key: value` in a question block (keys: at, ask, kind, head, row, "
-                                  "column, decimals)", where);
+                                  "column, decimals, tries)", where);
     char key[32], val[QUESTION_ASK_MAX + 64];
     size_t kn = (size_t)(colon - text);
     while (kn && isspace((unsigned char)text[kn - 1])) kn--;
@@ -80,7 +84,7 @@ static bool question_line(Question *q, const char *path, int ln, const char *tex
     while (k < QK_COUNT && strcmp(key, question_keys[k]) != 0) k++;
     if (k == QK_COUNT) {
         const char *near = err_closest(key, question_keys, QK_COUNT);
-        return err_set(e, "%s: unknown question key '%s'%s%s%s (keys: at, ask, kind, head, row, column, decimals)",
+        return err_set(e, "%s: unknown question key '%s'%s%s%s (keys: at, ask, kind, head, row, column, decimals, tries)",
                        where, key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
     }
     if (seen[k]) return err_set(e, "%s: a second `%s:` in this question", where, key);
@@ -91,7 +95,7 @@ static bool question_line(Question *q, const char *path, int ln, const char *tex
 
 bool question_parse(Question *q, const char *path, char *const *lines, int first, int last, Err *e) {
     *q = (Question){.line = first - 1, .cell = -1, .head = 1, .row = -1, .column = -1, .decimals = 2,
-                    .at_line = first - 1};
+                    .at_line = first - 1, .tries = 1};
     bool seen[QK_COUNT] = {0};
     for (int ln = first; ln <= last; ln++)
         if (!question_line(q, path, ln, lines[ln - 1], seen, e)) return false;

@@ -24,7 +24,7 @@
 typedef enum { QUESTION_ARGMAX, QUESTION_VALUE, QUESTION_TOKEN, QUESTION_KIND_COUNT } QuestionKind;
 extern const char *const question_kind_names[QUESTION_KIND_COUNT];
 
-enum { QUESTION_ID_MAX = 112, QUESTION_ASK_MAX = 256, QUESTION_MAX_DECIMALS = 6 };
+enum { QUESTION_ID_MAX = 112, QUESTION_ASK_MAX = 256, QUESTION_MAX_DECIMALS = 6, QUESTION_MAX_TRIES = 9 };
 
 typedef struct {
     int line;                    // the block's first line (its fence)
@@ -38,6 +38,7 @@ typedef struct {
     int row;       // 0-based; -1: not given
     int column;    // 0-based; -1: not given
     int decimals;  // value
+    int tries;     // answers the class may give before the answer is shown (1 to QUESTION_MAX_TRIES)
 } Question;
 
 // Parses the `question` block of source lines [first, last] (the fences excluded) of `path`.

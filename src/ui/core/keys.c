@@ -74,7 +74,7 @@ const KeyHelp key_help[] = {
     {"S", "save a PNG of the window (in the browser: a download)"},
     {"Shift+S", "write the lesson's handout page: narration, code, pictures (in the browser: a download)"},
     {"K", "copy the link of this place, for the browser page"},
-    {"a question;  T", "type + Enter or click its cell;  Right reveals, Right goes on;  T: presenter mode"},
+    {"a question;  A;  T", "type + Enter or click its cell;  Right reveals, then goes on;  A: ask again;  T: presenter"},
     {"page links", "index.html?lesson=&stage=&view=&size=WxH&replay= (docs/browser.md)"},
     {"?", "this list"},
     {"Q or Esc", "quit (Esc first closes this list or the editor; in a browser, close the tab)"},

@@ -42,7 +42,7 @@ void app_quiz_arrive(App *a) {
             app_set_error(a, e.msg);
             continue;
         }
-        z->q = k, z->phase = QUIZ_WAITING, z->typed[0] = z->given[0] = z->message[0] = '\0';
+        z->q = k, z->phase = QUIZ_WAITING, z->typed[0] = z->given[0] = z->message[0] = '\0', z->tries = 0;
         a->playing = false;  // playing stops at a question
         if (z->answer.head > 0) a->head = z->answer.head - 1, a->all_heads = false;
         z->arrived = false;
@@ -57,10 +57,34 @@ void app_quiz_placed(App *a) {
 }
 
 // An answer taken: graded on screen at once, or kept hidden in presenter mode until Right.
-static void take(Quiz *z, Grade g, const char *given) {
+// An answer taken: graded on screen (a wrong one while tries are left asks for another), or, in
+// presenter mode, kept until Right reveals it.
+static void take(Quiz *z, const Question *q, Grade g, const char *given) {
     snprintf(z->given, sizeof z->given, "%s", given);
     z->grade = g, z->message[0] = '\0';
-    if (!z->presenter) z->phase = QUIZ_TOLD, z->last = g, z->told = true;
+    if (z->presenter) return;
+    if (g == GRADE_WRONG && ++z->tries < q->tries) {
+        const int left = q->tries - z->tries;
+        snprintf(z->message, sizeof z->message, "Not quite: %s. Try again (%d %s left; Right shows the answer).", given,
+                 left, left == 1 ? "try" : "tries");
+        z->given[0] = '\0';
+        return;
+    }
+    z->phase = QUIZ_TOLD, z->last = g, z->told = true;
+}
+
+// A: the question of the stage on screen asked again (it was answered, revealed or skipped).
+static bool ask_again(App *a) {
+    Quiz *z = &a->quiz;
+    const Lesson *l = &a->session.lesson;
+    bool any = false;
+    for (int k = 0; k < l->n_questions && k < 64; k++) {
+        Err e = {{0}};
+        if (quiz_stage(l, &l->questions[k], a->session.it, &e) == a->cursor) z->done &= ~(1ull << k), any = true;
+    }
+    if (!any) app_notify(a, "A asks the question of a stage again: this stage has none");
+    z->arrived = any;
+    return true;
 }
 
 static void enter(App *a) {
@@ -72,7 +96,7 @@ static void enter(App *a) {
         snprintf(z->message, sizeof z->message, "%s", e.msg);
         return;
     }
-    take(z, g, z->typed);
+    take(z, q, g, z->typed);
     z->typed[0] = '\0';
 }
 
@@ -91,7 +115,7 @@ static bool click(App *a, const Ui *ui, int x, int y) {
     }
     char given[32];
     snprintf(given, sizeof given, "%d", col);
-    take(z, quiz_grade_column(&z->answer, col), given);
+    take(z, &a->session.lesson.questions[z->q], quiz_grade_column(&z->answer, col), given);
     return true;
 }
 
@@ -104,6 +128,9 @@ static bool quiz_event(App *a, const Ui *ui, int kind, int key, const char *text
                                        : "presenter mode off: answers are graded at once");
             return true;
         }
+        if (kind == EV_TEXT && (text[0] == 'a' || text[0] == 'A') && !text[1] && a->loaded && z->phase == QUIZ_NONE &&
+            !a->editing && !a->lesson_list && !a->help && a->card == CARD_NONE && a->back.step < 0)
+            return ask_again(a);
         return false;
     }
     if (z->phase == QUIZ_TOLD) {

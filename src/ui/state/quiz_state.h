@@ -3,9 +3,11 @@
 // says right or wrong with the true value, and goes on.
 //
 // Keys while a question waits: typed text goes to the answer (digits do not pick heads);
-// Enter grades it; Backspace; Right reveals the answer (a teacher is never stuck), and Right
-// again goes on; Esc leaves the question unanswered. T (no question waiting) switches presenter
-// mode: answers are taken but not graded on screen until Right reveals them.
+// Enter grades it (a question with `tries: N` takes N answers before it shows the answer);
+// Backspace; Right reveals the answer (a teacher is never stuck), and Right again goes on; Esc
+// leaves the question unanswered. With no question waiting, T switches presenter mode (answers
+// are taken but not graded on screen until Right reveals them), and A asks the stage's question
+// again.
 #ifndef STEPFORMER_QUIZ_STATE_H
 #define STEPFORMER_QUIZ_STATE_H
 
@@ -29,7 +31,8 @@ typedef struct {
     Grade grade;              // of `given`
     Grade last;               // the last grade shown (GRADE_COUNT: revealed without one)
     bool told;                // some answer has been shown (what `expect answer` reads)
-    char message[300];        // why the typed text is not an answer
+    char message[300];        // why the typed text is not an answer, or that a try was not quite right
+    int tries;                // answers given to the question on screen (it allows its `tries:`)
     bool presenter;
 } Quiz;
 

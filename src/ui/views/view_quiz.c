@@ -32,7 +32,7 @@ void view_quiz(Ui *ui, const App *a, Rect center) {
         snprintf(line, sizeof line, "The answer: %s  (%s).   Right goes on.", z->answer.text, z->answer.precise);
     else
         snprintf(line, sizeof line, "%s: %s.  The answer is %s  (%s).   Right goes on.",
-                 z->last == GRADE_RIGHT ? "Right" : "Wrong", z->given, z->answer.text, z->answer.precise);
+                 z->last == GRADE_RIGHT ? "Correct" : "Not quite", z->given, z->answer.text, z->answer.precise);
     Rgba c = right ? green : wrong ? ui->th->error_bg : ui->th->text;
     in.y += ui_text_wrap(ui, FONT_BOLD, big, c, (Rect){in.x, in.y, in.w, lh * 2}, line);
     if (z->message[0]) ui_text_fit(ui, FONT_SANS, ui->px, ui->th->error_bg, in.x, in.y, z->message, in.w);
