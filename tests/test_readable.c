@@ -9,6 +9,7 @@
 //     under a downsampled map (the 256-position table of encoder-from-scratch);
 //   - a pinned map keeps the tokens it was pinned with after the input changes;
 //   - the program's line of the stage on screen is shown whole, above the formula;
+//   - every line of the key list (?) is drawn whole;
 //   - before the first attention map, the Attention view names the stage it begins at and what
 //     it is (a GPT's masked self-attention, not "the first encoder layer"), and the Decoding
 //     view says why a decoder has no cross-attention (a GPT has no encoder).
@@ -19,6 +20,7 @@
 #include "dispatch.h"
 #include "check.h"
 #include "heat.h"
+#include "keys.h"
 #include "scene.h"
 
 enum { MIN_PX = 14, W = 1280, H = 720 };
@@ -58,6 +60,20 @@ static void check_title(const Scene *s, const char *name) {
     const size_t clause = q && (!c || q < c) ? (size_t)(q - title) + 1 : c ? (size_t)(c - title) : 0;
     const bool whole = drawn(s, title, strlen(title)) || (clause >= 12 && drawn(s, title, clause));
     CHECK(whole, "%s at %dx%d: the title bar shows neither \"%s\" nor its first clause whole", name, W, H, title);
+}
+
+// The key list (?) fits at 1280x720: every line of it is drawn whole, its keys and their meaning.
+static void test_help_whole(void) {
+    Scene s;
+    if (!scene_open(&s, W, H, &(SessionSpec){.builtin_lesson = "forward-pass.md"})) return;
+    gfx_note_texts(s.g, true);
+    app_act(&s.a, CMD_HELP, 0);
+    app_draw(&s.ui, &s.a);
+    for (int k = 0; k < key_help_count; k++) {
+        CHECK(drawn(&s, key_help[k].keys, strlen(key_help[k].keys)) != NULL, "help: the keys '%s' whole", key_help[k].keys);
+        CHECK(drawn(&s, key_help[k].what, strlen(key_help[k].what)) != NULL, "help: '%s' whole at %dx%d", key_help[k].what, W, H);
+    }
+    scene_close(&s);
 }
 
 // Every view at a stage every few stages (every stage of a short pass), and every attention map.
@@ -397,6 +413,7 @@ static void test_train_view_gpt(const char *lesson, bool gpt) {
 }
 
 int main(void) {
+    test_help_whole();
     test_no_cross_attention(LESSONS "/nanogpt.md", "A decoder-only model: it has no encoder, so no cross-attention.");
     test_no_cross_attention(LESSONS "/mistake-no-cross-attention.md",
                             "This decoder has no cross-attention: no map reads the encoder's memory.");
