@@ -237,6 +237,18 @@ static void pdf(void) {
     snprintf(path, sizeof path, "%s/page/index.html", dir);
     struct stat sb;
     CHECK(stat(path, &sb) == 0, "with --html the page stays: %s", path);
+    // --pdf alone: the page is a scratch one; success says one line on stdout, nothing on stderr.
+    snprintf(cmd, sizeof cmd, "%s export %s/scaling.md --pdf %s/only.pdf --size 640x360 >%s/out.txt 2>%s/err.txt",
+             STEPFORMER_BIN, LESSONS, dir, dir, dir);
+    CHECK(run(cmd) == 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/err.txt", dir);
+    char *err = file_read(path);
+    CHECK(err && !strstr(err, "stepformer:"), "--pdf prints no error line when it succeeds: '%s'", err ? err : "(none)");
+    free(err);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    char *out = file_read(path);
+    CHECK(out && strstr(out, "only.pdf"), "it says what it wrote: '%s'", out ? out : "(none)");
+    free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     run(cmd);
 }
