@@ -439,7 +439,58 @@ static void test_switch_refused(const char *lesson, const char *why) {
     scene_close(&s);
 }
 
+// Whether the frame last drawn holds a text that contains `what`.
+static bool frame_says(const Scene *s, const char *what) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int i = 0; i < n; i++)
+        if (strstr(notes[i].text, what)) return true;
+    return false;
+}
+
+// While sampling or beam search chose the token, the choosing stage (a round's argmax) says so
+// in the Stage view and the lesson panel, naming the token the draw appended (the Chooser's own
+// record), and never "picks the most likely token"; in greedy decoding it is the argmax's.
+static void test_choice_says(void) {
+    const DecodeChoice sample = {.temperature = 1.5, .seed = 6}, beam = {.beam = 3};
+    const DecodeChoice *choices[3] = {&sample, &beam, NULL};
+    for (int k = 0; k < 3; k++) {
+        Scene s;
+        SessionSpec spec = {.lesson_path = LESSONS "/greedy-decoding.md"};
+        if (choices[k]) spec.choice = *choices[k], spec.has_choice = true;
+        if (!scene_open(&s, 1280, 720, &spec)) return;
+        gfx_note_texts(s.g, true);
+        Err e = {{0}};
+        CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
+        const Interp *it = s.a.session.it;
+        for (int r = 0; r < 3; r++) {
+            const int at = decode_round_argmax(it, true, r);
+            if (at < 0) break;
+            app_goto(&s.a, at);
+            s.a.view = VIEW_STAGE;
+            app_draw(&s.ui, &s.a);
+            char note[400], want[200];
+            const char *formula;
+            const bool says = app_choice_note(&s.a, at, note, sizeof note, &formula);
+            CHECK(says == (choices[k] != NULL), "round %d: a note exactly when not greedy (%d)", r, says);
+            CHECK(frame_says(&s, "picks the most likely token") == !choices[k], "round %d: 'the most likely' only in greedy", r);
+            if (k == 0) {
+                const SamplePick *p = chooser_pick(interp_chooser(it), r, 0);
+                const char *tok = p ? vocab_token(&s.a.session.model.tgt_vocab, p->token) : "?";
+                snprintf(want, sizeof want, "round %d drew '%s'", r, strcmp(tok, " ") ? tok : "\xe2\x90\xa3");
+                CHECK(p && strstr(note, want), "sampling, round %d: '%s' in '%s'", r, want, note);
+                CHECK(frame_says(&s, "This pass samples (Z): round"), "the Stage view says so");
+                CHECK(frame_says(&s, "(sampled, Z)"),
+                      "the Stage view and the program's title say so");
+            }
+            if (k == 1) CHECK(strstr(note, "beam of 3") && frame_says(&s, "This pass searches with a beam of 3"), "beam: %s", note);
+        }
+        scene_close(&s);
+    }
+}
+
 int main(void) {
+    test_choice_says();
     test_greedy();
     test_sampling();
     test_beam();

@@ -217,6 +217,11 @@ const StageMatch *app_against_at(const App *a, int i);
 void app_pin_input(const App *a, const char *when, char *s, size_t n);
 // A token as shown on screen: a space is drawn as an open box so that it can be seen.
 const char *decode_shown(const App *a, int id);
+// For the stage that picks each generated token (a decoding round's argmax) while sampling or beam
+// search chose the token instead (Z): what did, in one sentence, naming the token it appended
+// ("This pass samples (Z): round 3 drew '<eos>' ..."); the formula that chose into formula.
+// False for every other stage, and in greedy decoding or teacher forcing.
+bool app_choice_note(const App *a, int stage, char *s, size_t n, const char **formula);
 
 // ---- blocks (blocks.c): the rows of the map, and what PgUp / PgDn jump between ----
 typedef struct {

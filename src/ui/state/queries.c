@@ -132,3 +132,32 @@ const char *const quiz_phase_names[QUIZ_PHASE_COUNT] = {[QUIZ_NONE] = "none", [Q
                                                         [QUIZ_TOLD] = "told"};
 
 const char *const card_names[CARD_COUNT] = {"none", "opening", "closing"};
+
+bool app_choice_note(const App *a, int stage, char *s, size_t n, const char **formula) {
+    const Interp *it = interp(a);
+    const DecodeChoice *c = a->loaded ? &a->session.run.choice : NULL;
+    if (!it || !c || decode_is_greedy(c) || a->session.run.tgt || stage < 0 || stage >= interp_n_done(it)) return false;
+    const Stage *st = interp_stage(it, stage);
+    if (st->op != OP_ARGMAX || !st->in_decode) return false;
+    const float *out = interp_output(it, stage);
+    const int argmax = out ? (int)out[shape_numel(&st->shape) - 1] : -1;  // its last row: what the round appends from
+    if (c->beam >= 2) {
+        snprintf(s, n, "This pass searches with a beam of %d (Z): each hypothesis row appends the token the search "
+                 "kept for it, not this argmax (the Decoding view shows the beams).", c->beam);
+        *formula = "score(h + v) = score(h) + log p(v | h); the best continue";
+        return true;
+    }
+    const SamplePick *p = chooser_pick(interp_chooser(it), st->step, 0);
+    char cut[80] = "";
+    if (c->top_k > 0) snprintf(cut, sizeof cut, ", top-k %d", c->top_k);
+    if (c->top_p > 0 && c->top_p < 1) snprintf(cut + strlen(cut), sizeof cut - strlen(cut), ", top-p %g", c->top_p);
+    if (!p) snprintf(s, n, "This pass samples (Z): the round draws its token from softmax(logits / %g)%s.", c->temperature, cut);
+    else {
+        char drew[64];
+        snprintf(drew, sizeof drew, "%s", decode_shown(a, p->token));
+        snprintf(s, n, "This pass samples (Z): round %d drew '%s' from softmax(logits / %g)%s; this argmax, '%s', is "
+                 "what greedy decoding would have written.", st->step, drew, c->temperature, cut, decode_shown(a, argmax));
+    }
+    *formula = "token ~ p_j = exp(x_j / T) / sum_k exp(x_k / T), after top-k / top-p";
+    return true;
+}

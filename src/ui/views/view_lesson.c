@@ -119,8 +119,11 @@ static int line_rows(Ui *ui, const App *a, const Stage *st, int line, int w) {
 static void program_section(Ui *ui, const App *a, const Stage *st, Rect r, int rows) {
     const Lesson *l = &a->session.lesson;
     const int lh = code_lh(ui), cell = lesson_cell_of_line(l, st->line);
-    char title[64];
-    snprintf(title, sizeof title, "Program, line %d", st->line);
+    char title[96], chose[8];
+    const char *formula;
+    const bool chosen = app_choice_note(a, a->cursor, chose, sizeof chose, &formula);  // the line did not choose
+    snprintf(title, sizeof title, "Program, line %d%s", st->line,
+             !chosen ? "" : a->session.run.choice.beam >= 2 ? " (beam, Z)" : " (sampled, Z)");
     section_header(ui, r, title);
     int first = st->line, last = st->line;
     if (cell >= 0) first = l->cells[cell].first_line, last = l->cells[cell].last_line;
@@ -206,11 +209,14 @@ static int formula_flow(Ui *ui, const App *a, const Stage *st, Rect r, bool draw
                  torch ? "var divides by C (biased)" : "std divides by C - 1, eps added to std",
                  (double)st->attr.eps);
     }
+    char chose[400];  // sampling or a beam chose the token, not this argmax: said, never "the most likely"
+    const char *summary = op->summary;
+    if (app_choice_note(a, a->cursor, chose, sizeof chose, &formula)) summary = chose;
     Flow f = {.ui = ui, .draw = draw, .y = r.y, .bottom = r.y + r.h};
     flow_setup(&f, FONT_SANS, ui->px, t->text, r.x, r.w);
     flow_text(&f, op->name, STYLE_STRONG);
     flow_text(&f, ": ", 0);
-    flow_text(&f, op->summary, 0);
+    flow_text(&f, summary, 0);
     flow_end(&f);
     f.y += ui->pad / 3;
     flow_setup(&f, FONT_MONO, ui->px * 9 / 10, t->text, r.x, r.w);

@@ -184,8 +184,14 @@ static int program_line(Ui *ui, const App *a, const Stage *st, Rect r) {
     }
     const int lh = gfx_line_height(ui->g, FONT_MONO, ui->px);
     ui_text_fit(ui, FONT_MONO, ui->px, ui->th->accent, r.x, r.y, line, r.w);
-    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + lh, op_info[st->op].summary, r.w);
-    return lh + gfx_line_height(ui->g, FONT_SANS, ui->small) + ui->pad / 2;
+    char chose[400];
+    const char *formula;
+    if (!app_choice_note(a, a->cursor, chose, sizeof chose, &formula)) {
+        ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + lh, op_info[st->op].summary, r.w);
+        return lh + gfx_line_height(ui->g, FONT_SANS, ui->small) + ui->pad / 2;
+    }
+    // Sampling or a beam chose the token: said in full, never cut short.
+    return lh + ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->text, (Rect){r.x, r.y + lh, r.w, r.h / 3}, chose) + ui->pad / 2;
 }
 
 void view_stage(Ui *ui, const App *a, Rect r) {
