@@ -26,6 +26,8 @@
    multiply then an add), in such a browser (played by this one) and with wasm=plain, draws and
    computes one place as the native program does, and says its GEMM is not fused; the default
    program says it is, where the CPU has FMA.
+8. A link loaded the way a teacher checks one, by Chromium's one-shot --dump-dom and --screenshot
+   on virtual time, reaches 'stepformer: ready' and draws the window (three links).
 
 Ends with 'N passed, N failed' and exits 1 on any failure.
 """
@@ -424,6 +426,26 @@ def test_high_density(b, srv, stepformer, tmp):
     print(f"devicePixelRatio 2: {100 * differ:.3f}% of pixels differ from the export (halved)", flush=True)
 
 
+# A teacher checks a link the simplest way: one command, Chromium's own one-shot load on virtual
+# time (no DevTools, no foreground tab), as --dump-dom and as --screenshot.
+ONE_SHOT_LINKS = ["lesson=backprop&view=stage", "lesson=text-model&view=decoding", "lesson=which-head&view=patch"]
+
+
+def test_one_shot(srv, tmp):
+    for i, query in enumerate(ONE_SHOT_LINKS):
+        url = srv.base + "index.html?" + query
+        base = ["/usr/bin/chromium-headless-shell", "--headless=new", "--no-sandbox", "--disable-gpu",
+                "--virtual-time-budget=30000", f"--user-data-dir={tmp}/one-shot-{i}"]
+        dom = subprocess.run(base + ["--dump-dom", url], capture_output=True, text=True, timeout=180).stdout
+        m = re.search(r"<title>([^<]*)</title>", dom)
+        title = m.group(1) if m else "(no title)"
+        check(title.startswith("stepformer: ready"), f"--dump-dom ?{query}: the page is ready, its title '{title}'")
+        shot = os.path.join(tmp, f"one-shot-{i}.png")
+        subprocess.run(base + ["--window-size=1280,720", f"--screenshot={shot}", url], capture_output=True, timeout=180)
+        check(os.path.exists(shot) and colours(shot) > 200, f"--screenshot ?{query}: the window drawn, not the loading bar")
+    print(f"one-shot loads: {len(ONE_SHOT_LINKS)} links checked", flush=True)
+
+
 def test_bad_links(b, srv, tmp):
     b.size(1280, 720)
     for i, (query, says) in enumerate(BAD_LINKS):
@@ -585,6 +607,7 @@ def main():
             test_training(b, srv, tmp)
             test_high_density(b, srv, os.path.abspath(args.stepformer), tmp)
             test_bad_links(b, srv, tmp)
+            test_one_shot(srv, tmp)
             test_missing_model(b, args.site, tmp)
             test_requests(b)  # every request the page made in all of the above
     finally:
