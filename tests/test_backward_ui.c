@@ -25,6 +25,15 @@ static bool scene_run(Scene *s, int w, int h, const SessionSpec *spec) {
 static const SessionSpec dates = {.model_path = MODELS "/dates.safetensors", .input = "22 November 2026",
                                   .target = "2026-11-22"};
 
+// Whether some text drawn in the frame last drawn contains `what`.
+static bool drew(const Scene *s, const char *what) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int i = 0; i < n; i++)
+        if (strstr(notes[i].text, what)) return true;
+    return false;
+}
+
 static void stepping(void) {
     Scene s;
     if (!scene_run(&s, 1280, 720, &dates)) return;
@@ -53,6 +62,29 @@ static void stepping(void) {
     app_act(a, CMD_GRADCHECK, 0);
     CHECK(a->back.check_stage == w && a->back.check.passed && a->back.check.n >= 3,
           "G: numeric and analytic agree on %s (worst %.2g over %d)", a->back.check.what, a->back.check.worst, a->back.check.n);
+    // Each checked element is named by head, row (with its token: the source's character at that
+    // position) and column, not by a flat index alone.
+    gfx_note_texts(s.g, true);
+    app_draw(&s.ui, a);
+    for (int q = 0; q < a->back.check.n; q++) {
+        const size_t i = a->back.check.pt[q].index;
+        const int row = (int)(i / 16 % 16);
+        const char c = "22 November 2026"[row];
+        char want[120], tok[8];
+        snprintf(tok, sizeof tok, "%s", c == ' ' ? "\xe2\x90\xa3" : (char[]){c, 0});
+        snprintf(want, sizeof want, "element %zu: head %d, row %d '%s', column %d", i, (int)(i / 256) + 1, row, tok, (int)(i % 16));
+        CHECK(drew(&s, want), "G names point %d: '%s'", q, want);
+    }
+    // The embedding's backward step labels dembedding.weight's rows by token, as its forward map
+    // does: the vocabulary's first token, <unk>, names row 0.
+    const int embed = interp_find(a->session.it, "encoder.embed");
+    app_backward_goto(a, back_pass_step_of(&a->back.pass, embed));
+    a->view = VIEW_STAGE;
+    app_draw(&s.ui, a);
+    CHECK(app_back_step(a) && app_back_step(a)->stage == embed && drew(&s, "<unk>"), "dembedding.weight's rows are tokens");
+    gfx_note_texts(s.g, false);
+    app_goto(a, w);
+    app_act(a, CMD_BACKWARD, 0);
     app_act(a, CMD_BACKWARD, 0);
     CHECK(!app_back_step(a) && a->cursor == w, "B again: the forward stage, where it was");
     app_act(a, CMD_BACKWARD, 0);
@@ -147,15 +179,6 @@ static void patch_view(void) {
     app_tick(&s.a, 0, 10);
     CHECK(strstr(s.a.probe.why, "no corrupted input"), "%s", s.a.probe.why);
     scene_close(&s);
-}
-
-// Whether some text drawn in the frame last drawn contains `what`.
-static bool drew(const Scene *s, const char *what) {
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s->g, &notes);
-    for (int i = 0; i < n; i++)
-        if (strstr(notes[i].text, what)) return true;
-    return false;
 }
 
 // W says where the wrong formula first changes a number, J goes there, and the top bar names the

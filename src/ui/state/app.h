@@ -217,6 +217,10 @@ const StageMatch *app_against_at(const App *a, int i);
 void app_pin_input(const App *a, const char *when, char *s, size_t n);
 // A token as shown on screen: a space is drawn as an open box so that it can be seen.
 const char *decode_shown(const App *a, int id);
+// Labels for the rows of weight `name` (its full name) with `rows` rows, when they are indexed by
+// token (the embeddings, the generator's weights): the vocabulary's tokens, a space shown as a
+// visible mark. Returns how many (0 when its rows are not the vocabulary's, or more than max).
+int weight_row_labels(const App *a, const char *name, int rows, const char **labels, int max);
 // For the stage that picks each generated token (a decoding round's argmax) while sampling or beam
 // search chose the token instead (Z): what did, in one sentence, naming the token it appended
 // ("This pass samples (Z): round 3 drew '<eos>' ..."); the formula that chose into formula.

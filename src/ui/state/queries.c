@@ -161,3 +161,12 @@ bool app_choice_note(const App *a, int stage, char *s, size_t n, const char **fo
     *formula = "token ~ p_j = exp(x_j / T) / sum_k exp(x_k / T), after top-k / top-p";
     return true;
 }
+
+int weight_row_labels(const App *a, const char *name, int rows, const char **labels, int max) {
+    if (!a->loaded || !name) return 0;
+    const bool src_side = strstr(name, "src_tok_emb") != NULL;
+    const Vocab *v = src_side ? &a->session.model.src_vocab : &a->session.model.tgt_vocab;
+    if (!(src_side || strstr(name, "tgt_tok_emb") || strstr(name, "generator.")) || rows != v->n || rows > max) return 0;
+    for (int k = 0; k < rows; k++) labels[k] = strcmp(v->tokens[k], " ") ? v->tokens[k] : "\xe2\x90\xa3";
+    return rows;
+}

@@ -20,6 +20,7 @@ typedef struct {
     TensorKind kind;
     int label_stage;    // the stage whose token axes label it, or -1
     unsigned slot;      // its place on screen (the image cache key)
+    const char *weight; // a weight's full name: its rows labelled by token where they are indexed so
 } Panel;
 
 static void panel(Ui *ui, const App *a, const Panel *p, Rect r) {
@@ -38,6 +39,7 @@ static void panel(Ui *ui, const App *a, const Panel *p, Rect r) {
     }
     if (nc == 0 && p->label_stage >= 0 && interp_stage(a->session.it, p->label_stage)->where.part == PART_GENERATOR)
         nc = vocab_column_labels(a, cols, cl, MAX_LABELS);
+    if (nr == 0 && nd == 2) nr = weight_row_labels(a, p->weight, rows, rl, MAX_LABELS);  // as the forward map does
     char sub[160];
     snprintf(sub, sizeof sub, "%s%s%s", p->subtitle ? p->subtitle : "", p->subtitle && nd == 3 ? ";  " : "",
              nd == 3 ? "slice shown: 1-9 picks" : "");
@@ -91,7 +93,8 @@ static void kernel_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
         below[n] = (Panel){names[n], values ? NULL : r->kind == REF_WEIGHT ? "dW: this kernel's part" : "dX: sent by this kernel",
                            values ? interp_input(it, s->stage, j) : s->share[j], st->in_shape[j],
                            values && r->kind == REF_STAGE ? interp_stage(it, r->index)->kind : TK_VALUES,
-                           r->kind == REF_STAGE ? r->index : -1, (unsigned)j + 1};
+                           r->kind == REF_STAGE ? r->index : -1, (unsigned)j + 1,
+                           r->kind == REF_WEIGHT ? st->in_name[j] : NULL};
         n++;
     }
     layout(ui, a, &top, below, n, in);
@@ -125,14 +128,14 @@ static void adam_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
                           in);
     in.y += hh, in.h -= hh;
     const int gap = ui->pad, top_h = in.h / 2;
-    const Panel before = {w->name, "before the step", w->data, w->shape, TK_VALUES, -1, 0};
-    const Panel after = {"after the step", NULL, bp->after + at, w->shape, TK_VALUES, -1, 1};
+    const Panel before = {w->name, "before the step", w->data, w->shape, TK_VALUES, -1, 0, w->name};
+    const Panel after = {"after the step", NULL, bp->after + at, w->shape, TK_VALUES, -1, 1, w->name};
     panel(ui, a, &before, (Rect){in.x, in.y, (in.w - gap) / 2, top_h - gap});
     panel(ui, a, &after, (Rect){in.x + (in.w + gap) / 2, in.y, (in.w - gap) / 2, top_h - gap});
-    const Panel four[4] = {{"g: dL/dW", NULL, grads_weights(bp->g) + at, w->shape, TK_VALUES, -1, 2},
-                           {"m: first moment", NULL, bp->m + at, w->shape, TK_VALUES, -1, 3},
-                           {"v: second moment", NULL, bp->v + at, w->shape, TK_VALUES, -1, 4},
-                           {"the update (before - after)", NULL, bp->update + at, w->shape, TK_VALUES, -1, 5}};
+    const Panel four[4] = {{"g: dL/dW", NULL, grads_weights(bp->g) + at, w->shape, TK_VALUES, -1, 2, w->name},
+                           {"m: first moment", NULL, bp->m + at, w->shape, TK_VALUES, -1, 3, w->name},
+                           {"v: second moment", NULL, bp->v + at, w->shape, TK_VALUES, -1, 4, w->name},
+                           {"the update (before - after)", NULL, bp->update + at, w->shape, TK_VALUES, -1, 5, w->name}};
     const int each = (in.w - 3 * gap) / 4;
     for (int k = 0; k < 4; k++) panel(ui, a, &four[k], (Rect){in.x + k * (each + gap), in.y + top_h, each, in.h - top_h});
 }
@@ -166,13 +169,37 @@ void view_backward(Ui *ui, const App *a, Rect r) {
     }
 }
 
+// Where element `index` of the checked tensor is: its head, row and column, the row's token
+// where its rows are tokens ("row 3 'N', column 12"), never a flat index alone.
+static void element_name(const App *a, const GradCheck *c, size_t index, char *s, size_t n) {
+    const Interp *it = a->session.it;
+    const Model *m = &a->session.model;
+    Shape sh = {0};
+    int stage = -1;
+    for (int k = 0; c->weight && k < m->weights.n_entries; k++)
+        if (!strcmp(m->weights.entries[k].name, c->what)) sh = m->weights.entries[k].shape;
+    if (!c->weight && (stage = interp_find(it, c->what)) >= 0) sh = interp_stage(it, stage)->shape;
+    const int nd = sh.ndim, cols = nd >= 1 ? sh.dim[nd - 1] : 1, rows = nd >= 2 ? sh.dim[nd - 2] : 1;
+    if (nd < 1 || cols <= 0 || rows <= 0) return (void)snprintf(s, n, "element %zu", index);
+    const size_t col = index % (size_t)cols, row = index / (size_t)cols % (size_t)rows, lead = index / ((size_t)cols * rows);
+    const char *labels[MAX_LABELS];
+    const int nl = c->weight ? weight_row_labels(a, c->what, rows, labels, MAX_LABELS)
+                             : nd >= 2 ? stage_axis_labels(a, stage, nd - 2, labels, MAX_LABELS) : 0;
+    char tok[80] = "", head[32] = "";
+    if ((int)row < nl) snprintf(tok, sizeof tok, " '%s'", labels[row]);
+    if (nd >= 3) snprintf(head, sizeof head, "%s %zu, ", stage >= 0 && interp_stage(it, stage)->axes.slot[0] == AXIS_HEADS
+                                                          ? "head" : "slice", lead + 1);
+    if (nd == 1) snprintf(s, n, "element %zu: column %zu", index, col);
+    else snprintf(s, n, "element %zu: %srow %zu%s, column %zu", index, head, row, tok, col);
+}
+
 // G's result over the centre's lower part: each checked element's analytic and numeric gradient
 // and their relative error, and whether the check passed. Shown while the cursor stays.
 void view_gradcheck(Ui *ui, const App *a, Rect r) {
     const GradCheck *c = &a->back.check;
     if (a->back.check_stage != a->cursor || a->back.check_back != (app_back_step(a) != NULL) || !a->loaded) return;
     const Theme *t = ui->th;
-    const int lh = gfx_line_height(ui->g, FONT_MONO, ui->small), rows = c->n + 4 + (c->kinked > 0);
+    const int lh = gfx_line_height(ui->g, FONT_MONO, ui->small), rows = 2 * c->n + 4 + (c->kinked > 0);
     Rect box = {r.x + ui->pad, r.y + r.h - rows * lh - 3 * ui->pad, r.w - 2 * ui->pad, rows * lh + 2 * ui->pad};
     gfx_rect(ui->g, box, t->panel);
     gfx_frame(ui->g, box, t->line * 2, c->passed ? t->accent : t->error_bg);
@@ -186,6 +213,9 @@ void view_gradcheck(Ui *ui, const App *a, Rect r) {
     ui_text_fit(ui, FONT_MONO, ui->small, t->muted, x, y, s, box.w - 2 * ui->pad);
     for (int q = 0; q < c->n; q++) {
         const GradPoint *p = &c->pt[q];
+        y += lh;
+        element_name(a, c, p->index, s, sizeof s);
+        ui_text_fit(ui, FONT_SANS, ui->small, t->muted, x, y, s, box.w - 2 * ui->pad);
         y += lh;
         snprintf(s, sizeof s, "%9zu %12.5g %9.2g %13.6g %13.6g %9.1e %10.1e", p->index, p->value, p->h, p->analytic, p->numeric,
                  p->error, p->rel_error);

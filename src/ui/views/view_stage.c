@@ -142,15 +142,7 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
     }
     const int rows = nd >= 2 ? o.shape.dim[nd - 2] : 1, cols = o.shape.dim[nd - 1];
     // Tables indexed by token (the embeddings, the generator's weights) get their tokens as row labels.
-    if (nr == 0 && o.is_weight && nd == 2) {
-        const char *full = interp_stage(it, i)->in_name[slot];
-        const bool src_side = strstr(full, "src_tok_emb") != NULL;
-        const Vocab *v = src_side ? &a->session.model.src_vocab : &a->session.model.tgt_vocab;
-        if ((src_side || strstr(full, "tgt_tok_emb") || strstr(full, "generator.")) && rows == v->n && rows <= MAX_LABELS) {
-            for (int k = 0; k < rows; k++) rows_l[k] = strcmp(v->tokens[k], " ") ? v->tokens[k] : "\xe2\x90\xa3";
-            nr = rows;
-        }
-    }
+    if (nr == 0 && o.is_weight && nd == 2) nr = weight_row_labels(a, interp_stage(it, i)->in_name[slot], rows, rows_l, MAX_LABELS);
     // The generator's columns are the target vocabulary: label them with its tokens.
     if (nc == 0 && o.label_stage >= 0 && interp_stage(it, o.label_stage)->where.part == PART_GENERATOR)
         nc = vocab_column_labels(a, cols, cols_l, MAX_LABELS);
