@@ -199,16 +199,17 @@ void view_gradcheck(Ui *ui, const App *a, Rect r) {
     const GradCheck *c = &a->back.check;
     if (a->back.check_stage != a->cursor || a->back.check_back != (app_back_step(a) != NULL) || !a->loaded) return;
     const Theme *t = ui->th;
-    const int lh = gfx_line_height(ui->g, FONT_MONO, ui->small), rows = 2 * c->n + 4 + (c->kinked > 0);
-    Rect box = {r.x + ui->pad, r.y + r.h - rows * lh - 3 * ui->pad, r.w - 2 * ui->pad, rows * lh + 2 * ui->pad};
-    gfx_rect(ui->g, box, t->panel);
-    gfx_frame(ui->g, box, t->line * 2, c->passed ? t->accent : t->error_bg);
-    int x = box.x + ui->pad, y = box.y + ui->pad;
+    const int lh = gfx_line_height(ui->g, FONT_MONO, ui->small), rows = 2 * c->n + 3 + (c->kinked > 0);
     char s[300];
     snprintf(s, sizeof s, "Gradient check of %s %s: central differences (Ridders), the pass in float32", c->weight ? "weight" : "stage",
              c->what);
-    ui_text_fit(ui, FONT_BOLD, ui->small, t->text, x, y, s, box.w - 2 * ui->pad);
-    y += lh;
+    const int inner = r.w - 4 * ui->pad;  // the title wraps rather than lose the stage's name (measured off screen)
+    const int title_h = ui_text_wrap(ui, FONT_BOLD, ui->small, t->text, (Rect){-100000, 0, inner, r.h}, s);
+    Rect box = {r.x + ui->pad, r.y + r.h - rows * lh - title_h - 3 * ui->pad, r.w - 2 * ui->pad, rows * lh + title_h + 2 * ui->pad};
+    gfx_rect(ui->g, box, t->panel);
+    gfx_frame(ui->g, box, t->line * 2, c->passed ? t->accent : t->error_bg);
+    int x = box.x + ui->pad, y = box.y + ui->pad;
+    y += ui_text_wrap(ui, FONT_BOLD, ui->small, t->text, (Rect){x, y, inner, title_h}, s);
     snprintf(s, sizeof s, "%9s %12s %9s %13s %13s %9s %10s", "element", "value", "h", "analytic", "numeric", "+-", "rel. error");
     ui_text_fit(ui, FONT_MONO, ui->small, t->muted, x, y, s, box.w - 2 * ui->pad);
     for (int q = 0; q < c->n; q++) {
