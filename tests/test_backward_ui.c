@@ -170,6 +170,19 @@ static void patch_view(void) {
               "with head 4 alone the model still writes 2");
         app_draw(&s.ui, &s.a);
         CHECK(s.ui.n_hot > 16 * 4 + 6 * 4, "every cell is clickable (%d zones)", s.ui.n_hot);
+        // The pointer over a head's cell names it as its column label counts it, from 1: one numbering.
+        const HotZone *z = NULL;
+        for (int i = 0; i < s.ui.n_hot && !z; i++)
+            if (s.ui.hot[i].cmd == CMD_PATCH_CELL && s.ui.hot[i].param == ((1 << 20) | (0 << 10) | 1)) z = &s.ui.hot[i];
+        CHECK(z != NULL, "the heads map's first row, second head");
+        if (z) {
+            s.ui.mx = z->r.x + z->r.w / 2, s.ui.my = z->r.y + z->r.h / 2;
+            gfx_note_texts(s.g, true);
+            app_draw(&s.ui, &s.a);
+            CHECK(drew(&s, "head 2:") && !drew(&s, "head 1 '2'"), "the readout says head 2, not head 1 '2'");
+            gfx_note_texts(s.g, false);
+            s.ui.mx = s.ui.my = -1;
+        }
     }
     scene_close(&s);
     // A lesson without corrupt: says how to get one.

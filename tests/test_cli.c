@@ -133,6 +133,13 @@ static void test_patch(void) {
     const char *base = "patch --model '" MODELS "/dates.safetensors' --clean '22 November 2026' --target 2026-11";
     EXPECT(run("%s --corrupt '22 December 2026'", base), 0, out, "target token '1' at the last row: logit 5.9675 clean, -0.2009 corrupted");
     CHECK(strstr(out, "decoder.layers.1") && strstr(out, " 1.000"), "the last layer's last position restores it all: %s", out);
+    CHECK(strstr(out, "\nposition:                                 0      1      2") &&
+              strstr(out, "\n  source token (encoder rows):            2      2    ' '      N      o      v") &&
+              strstr(out, "\n  target token (decoder rows):        <bos>      2      0      2      6      -      1\n"),
+          "the columns are headed by position, with the source's and the target's tokens: %s", out);
+    EXPECT(run("%s --corrupt '22 December 2026' --sweep heads", base), 0, out, "target token '1'");
+    CHECK(strstr(out, "\nhead:                                     1      2      3      4\n") != NULL,
+          "the heads' columns are headed by their numbers, from 1: %s", out);
     EXPECT(run("%s --corrupt '22 December 2026' --sweep heads --json", base), 0, out, "\"sweep\":\"heads\"");
     EXPECT(run("%s --corrupt '22 December 2026' --stage decoder.layers.1.cross_attn.context --head 2", base), 0, out, "effect 0.59");
     EXPECT(run("%s --corrupt '22 Dec 2026'", base), 1, err, "patching needs runs of the same length: --clean has 16 tokens, --corrupt has 11");

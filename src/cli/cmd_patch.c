@@ -37,12 +37,40 @@ static bool open_run(Runs *r, int k, const CliOptions *o, const char *input, Err
     return true;
 }
 
+// The columns' heading: the heads by number (as the window counts them, from 1), or the
+// positions, with the clean run's source and target tokens under them (a layer of the encoder
+// reads the source's, one of the decoder the target's).
+static void print_columns(const Runs *r, const PatchSweep *p) {
+    int cols = 0;
+    for (int k = 0; k < p->n_rows; k++) cols = p->rows[k].n > cols ? p->rows[k].n : cols;
+    printf("%-36s", p->sweep == SWEEP_HEADS ? "head:" : "position:");
+    for (int c = 0; c < cols; c++) printf(" %6d", c + (p->sweep == SWEEP_HEADS));
+    printf("\n");
+    if (p->sweep == SWEEP_HEADS) return;
+    const Session *s = &r->s[0];
+    const char *names[2] = {"src", "tgt"}, *titles[2] = {"  source token (encoder rows):", "  target token (decoder rows):"};
+    for (int side = 0; side < 2; side++) {
+        const int slot = program_input(&s->lesson.program, names[side]);
+        int len = 0;
+        const float *ids = slot >= 0 ? interp_input_ids(s->it, slot, &len) : NULL;
+        if (!ids) continue;
+        const Vocab *v = side == 0 ? &s->model.src_vocab : &s->model.tgt_vocab;
+        printf("%-36s", titles[side]);
+        for (int c = 0; c < cols && c < len; c++) {
+            const char *t = vocab_token(v, (int)ids[c]);
+            printf(" %6s", !strcmp(t, " ") ? "' '" : t);
+        }
+        printf("\n");
+    }
+}
+
 static void print_sweep(const Runs *r, const PatchSweep *p) {
     const Session *s = &r->s[0];
     printf("target %s '%s' at the last row: logit %.4f clean, %.4f corrupted\n", program_has_decoder(&s->lesson.program) ? "token" : "class",
            vocab_token(&s->model.tgt_vocab, r->token), p->target.clean, p->target.corrupt);
     printf("effect of patching each %s (1: restores the clean logit, 0: no change)\n",
            p->sweep == SWEEP_HEADS ? "head" : "layer's output at each position");
+    print_columns(r, p);
     for (int k = 0; k < p->n_rows; k++) {
         const PatchRow *row = &p->rows[k];
         printf("%-36s", row->label);
@@ -50,6 +78,7 @@ static void print_sweep(const Runs *r, const PatchSweep *p) {
         printf("\n");
     }
     printf("attribution, gradient x (clean - corrupted): what patching would give were the rest linear\n");
+    print_columns(r, p);
     for (int k = 0; k < p->n_rows; k++) {
         const PatchRow *row = &p->rows[k];
         printf("%-36s", row->label);

@@ -47,7 +47,7 @@ static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attributio
                   .shape = shape2(p->n_rows, cols), .kind = TK_VALUES, .data = cells, .rows = p->n_rows, .cols = cols,
                   .row_labels = rl, .n_row_labels = p->n_rows,
                   .col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? head_names : NULL, .n_col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? cols : 0,
-                  .absent = "absent", .label_part = p->sweep == SWEEP_HEADS ? 3 : 4,
+                  .absent = "absent", .col_labels_count = p->sweep == SWEEP_HEADS, .label_part = p->sweep == SWEEP_HEADS ? 3 : 4,
                   .row_name = p->sweep == SWEEP_HEADS ? "attention" : "layer",
                   .col_name = p->sweep == SWEEP_HEADS ? "head" : "position",
                   .key = {a->model_serial, 0x10000000u | slot, (unsigned)p->n_rows, (unsigned)cols, (unsigned)strlen(a->probe.lesson)}};

@@ -191,8 +191,11 @@ static void readout(Ui *ui, const HeatSpec *h, Rect cells, Rect line, int r0, in
         if (h->mask && h->mask[(size_t)r * h->cols + c] == -INFINITY) snprintf(v, sizeof v, "0 (masked key)");
         if (h->row_labels && r < h->n_row_labels) snprintf(rl, sizeof rl, " '%s'", h->row_labels[r]);
         if (h->col_labels && c < h->n_col_labels) snprintf(cl, sizeof cl, " '%s'", h->col_labels[c]);
-        snprintf(msg, sizeof msg, "%s %d%s, %s %d%s:  %s%s", h->row_name ? h->row_name : "row", r, rl,
-                 h->col_name ? h->col_name : "col", c, cl, v, down ? "  (pixel = mean of cells)" : "");
+        char col[100];
+        if (h->col_labels_count && h->col_labels && c < h->n_col_labels) snprintf(col, sizeof col, "%s", h->col_labels[c]);
+        else snprintf(col, sizeof col, "%d%s", c, cl);
+        snprintf(msg, sizeof msg, "%s %d%s, %s %s:  %s%s", h->row_name ? h->row_name : "row", r, rl,
+                 h->col_name ? h->col_name : "col", col, v, down ? "  (pixel = mean of cells)" : "");
         if (!down) {
             float cw = (float)cells.w / (c1 - c0), ch = (float)cells.h / (r1 - r0);
             if (cw >= 4 && ch >= 4)

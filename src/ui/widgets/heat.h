@@ -28,6 +28,8 @@ typedef struct {
     int n_col_labels;
     const char *row_name, *col_name;  // what rows and columns are, for the readout ("query")
     const char *absent;    // the word for -inf cells, under the colour bar and in the readout
+    bool col_labels_count; // the column labels are how the columns are counted on screen (heads from
+                           // 1): the readout names a column by its label alone, one numbering
                            // (NULL: "masked"; the Patch view's cells past a row's end are
                            // positions that row does not have: "absent")
     int label_part;        // row labels may take 1/label_part of the width (0: a quarter)
