@@ -180,6 +180,20 @@ static void patch_view(void) {
             gfx_note_texts(s.g, true);
             app_draw(&s.ui, &s.a);
             CHECK(drew(&s, "head 2:") && !drew(&s, "head 1 '2'"), "the readout says head 2, not head 1 '2'");
+            // A layer's cell is named by its position and that position's token: the source's for
+            // an encoder layer ('N', the fourth character of '22 November 2026'), the target's
+            // for a decoder layer (<bos> first).
+            const int dec = 2;  // the rows: enc 0, enc 1, then the decoder's
+            CHECK(!strncmp(s.a.probe.resid->rows[dec].label, "decoder", 7), "row %d is the decoder's", dec);
+            const int want[2][2] = {{0, 3}, {dec, 0}};
+            const char *says[2] = {"position 3 'N'", "position 0 '<bos>'"};
+            for (int q = 0; q < 2; q++) {
+                const HotZone *c = NULL;
+                for (int i = 0; i < s.ui.n_hot && !c; i++)
+                    if (s.ui.hot[i].cmd == CMD_PATCH_CELL && s.ui.hot[i].param == ((want[q][0] << 10) | want[q][1])) c = &s.ui.hot[i];
+                if (c) s.ui.mx = c->r.x + c->r.w / 2, s.ui.my = c->r.y + c->r.h / 2, app_draw(&s.ui, &s.a);
+                CHECK(c && drew(&s, says[q]), "the readout names %s", says[q]);
+            }
             gfx_note_texts(s.g, false);
             s.ui.mx = s.ui.my = -1;
         }

@@ -275,12 +275,13 @@ static int whole_texts(const Scene *s, const char *prefix, const char *where) {
     return found;
 }
 
-// The patching lesson's Patch view at 1280x720: each map's title and the lens's heading whole.
+// The patching lesson's Patch view at 1280x720: each map's title and the lens's heading whole (the
+// layers' maps an encoder's and a decoder's, each over its own tokens; the lens's positions headed).
 static void test_patch_whole(void) {
     Scene s;
     if (!open_view(&s, LESSONS "/which-head.md", VIEW_PATCH)) return;
-    static const char *const titles[] = {"Layer outputs patched", "Layer outputs: attribution", "Heads patched",
-                                         "Heads: attribution", "columns: positions"};
+    static const char *const titles[] = {"Layers patched: encoder", "Layers' attribution: encoder", "decoder",
+                                         "Heads patched", "Heads: attribution", "position:"};
     for (size_t k = 0; k < sizeof titles / sizeof titles[0]; k++)
         CHECK(drawn(&s, titles[k], strlen(titles[k])), "the Patch view at %dx%d: \"%s\" drawn whole", W, H, titles[k]);
     CHECK(whole_texts(&s, "Logit lens", "the Patch view's lens") == 1, "the Patch view draws the logit lens's heading");

@@ -26,36 +26,82 @@ static void short_label(const char *id, char *out, size_t n) {
     snprintf(out, n, "%s", s);
 }
 
-// One sweep (its effects or its attribution) as a heatmap; cells past a shorter row's end (the
-// decoder's positions past the target's length) are grey, "absent". The heads' map
-// has a few wide columns, so its labels ("dec 1 cross") may take a third of its width.
-static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attribution, const char *title, unsigned slot, Rect r) {
+// The clean run's tokens of one side (the source, or the target a decoder reads), shown as the
+// window shows tokens; returns how many.
+static int side_tokens(const App *a, bool src, const char **out, int max) {
+    const Session *s = &a->probe.run[0];
+    const int slot = program_input(&s->lesson.program, src ? "src" : "tgt");
+    int len = 0;
+    const float *ids = slot >= 0 ? interp_input_ids(s->it, slot, &len) : NULL;
+    const Vocab *v = src ? &s->model.src_vocab : &s->model.tgt_vocab;
+    for (int c = 0; ids && c < len && c < max; c++) {
+        out[c] = vocab_token(v, (int)ids[c]);
+        if (!strcmp(out[c], " ")) out[c] = "\xe2\x90\xa3";  // a space, seen
+    }
+    return ids ? (len < max ? len : max) : 0;
+}
+
+// Rows [k0, k1) of one sweep (its effects or its attribution) as a heatmap; cells past a shorter
+// row's end are grey, "absent". The layers' maps are the encoder's rows or the decoder's, each
+// with its own tokens over its columns; the heads' map has a few wide columns, numbered from 1,
+// so its labels ("dec 1 cross") may take a third of its width.
+static void sweep_map(Ui *ui, const App *a, const PatchSweep *p, bool attribution, int k0, int k1, const char *title,
+                      unsigned slot, Rect r) {
     static float cells[MAX_CELLS];
     static char labels[PROBE_MAX_ROWS][32];
-    static const char *rl[PROBE_MAX_ROWS];
+    static const char *rl[PROBE_MAX_ROWS], *tokens[PROBE_MAX_COLS];
     static const char *const head_names[] = {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16"};
     int cols = 0;
-    for (int k = 0; k < p->n_rows; k++) cols = p->rows[k].n > cols ? p->rows[k].n : cols;
-    if (!p->n_rows || cols <= 0 || p->n_rows * cols > MAX_CELLS) return;
-    for (int k = 0; k < p->n_rows; k++) {
+    const int n = k1 - k0;
+    for (int k = k0; k < k1; k++) cols = p->rows[k].n > cols ? p->rows[k].n : cols;
+    if (n <= 0 || cols <= 0 || n * cols > MAX_CELLS) return;
+    for (int k = k0; k < k1; k++) {
         for (int c = 0; c < cols; c++)
-            cells[k * cols + c] = c < p->rows[k].n ? (float)(attribution ? p->rows[k].attribution[c] : p->rows[k].effect[c]) : -INFINITY;
-        short_label(p->rows[k].label, labels[k], sizeof labels[k]);
-        rl[k] = labels[k];
+            cells[(k - k0) * cols + c] =
+                c < p->rows[k].n ? (float)(attribution ? p->rows[k].attribution[c] : p->rows[k].effect[c]) : -INFINITY;
+        short_label(p->rows[k].label, labels[k - k0], sizeof labels[k - k0]);
+        rl[k - k0] = labels[k - k0];
     }
-    HeatSpec h = {.title = title, .subtitle = p->sweep == SWEEP_HEADS ? NULL : "columns: positions",  // heads: 1 2 3 4
-                  .shape = shape2(p->n_rows, cols), .kind = TK_VALUES, .data = cells, .rows = p->n_rows, .cols = cols,
-                  .row_labels = rl, .n_row_labels = p->n_rows,
-                  .col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? head_names : NULL, .n_col_labels = p->sweep == SWEEP_HEADS && cols <= 16 ? cols : 0,
+    const bool heads = p->sweep == SWEEP_HEADS;
+    const int nt = heads ? 0 : side_tokens(a, !strncmp(p->rows[k0].label, "encoder", 7), tokens, PROBE_MAX_COLS);
+    HeatSpec h = {.title = title, .subtitle = NULL,
+                  .shape = shape2(n, cols), .kind = TK_VALUES, .data = cells, .rows = n, .cols = cols,
+                  .row_labels = rl, .n_row_labels = n,
+                  .col_labels = heads ? (cols <= 16 ? head_names : NULL) : nt >= cols ? tokens : NULL,
+                  .n_col_labels = heads ? (cols <= 16 ? cols : 0) : nt >= cols ? cols : 0,
                   .absent = "absent", .col_labels_count = p->sweep == SWEEP_HEADS, .label_part = p->sweep == SWEEP_HEADS ? 3 : 4,
                   .row_name = p->sweep == SWEEP_HEADS ? "attention" : "layer",
                   .col_name = p->sweep == SWEEP_HEADS ? "head" : "position",
-                  .key = {a->model_serial, 0x10000000u | slot, (unsigned)p->n_rows, (unsigned)cols, (unsigned)strlen(a->probe.lesson)}};
+                  .key = {a->model_serial, 0x10000000u | slot, (unsigned)n, (unsigned)cols, (unsigned)strlen(a->probe.lesson)}};
     const Rect g = heat_draw(ui, &h, r);
-    for (int k = 0; g.w > 0 && k < p->n_rows; k++)  // each cell: patch that piece alone
+    for (int k = k0; g.w > 0 && k < k1; k++)  // each cell: patch that piece alone
         for (int c = 0; c < p->rows[k].n; c++)
-            ui_hot(ui, (Rect){g.x + c * g.w / cols, g.y + k * g.h / p->n_rows, g.w / cols + 1, g.h / p->n_rows + 1},
-                   CMD_PATCH_CELL, ((p->sweep == SWEEP_HEADS) << 20) | (k << 10) | c);
+            ui_hot(ui, (Rect){g.x + c * g.w / cols, g.y + (k - k0) * g.h / n, g.w / cols + 1, g.h / n + 1}, CMD_PATCH_CELL,
+                   (heads << 20) | (k << 10) | c);
+}
+
+// The layers' sweep in r: the encoder's rows over the source's tokens beside the decoder's rows
+// over the target's, each as wide as its positions (one map when the model has one side).
+static void layer_maps(Ui *ui, const App *a, const PatchSweep *p, bool attribution, const char *title, unsigned slot,
+                       Rect r) {
+    int split = 0, enc_cols = 0, dec_cols = 0;
+    while (split < p->n_rows && !strncmp(p->rows[split].label, "encoder", 7)) split++;
+    for (int k = 0; k < p->n_rows; k++) {
+        int *cols = k < split ? &enc_cols : &dec_cols;
+        *cols = p->rows[k].n > *cols ? p->rows[k].n : *cols;
+    }
+    char t[96];
+    if (split == 0 || split == p->n_rows) {
+        snprintf(t, sizeof t, "%s%s", title, split ? ": encoder" : ": decoder");
+        return sweep_map(ui, a, p, attribution, 0, p->n_rows, t, slot, r);
+    }
+    // Each as wide as its positions, but the decoder's (often the fewer) keeps two fifths: its
+    // tokens stay readable across, not turned on end.
+    const int gap = ui->pad, prop = (int)((long)(r.w - gap) * enc_cols / (enc_cols + dec_cols));
+    const int w_enc = prop < (r.w - gap) * 3 / 5 ? prop : (r.w - gap) * 3 / 5;
+    snprintf(t, sizeof t, "%s: encoder", title);
+    sweep_map(ui, a, p, attribution, 0, split, t, slot, (Rect){r.x, r.y, w_enc, r.h});
+    sweep_map(ui, a, p, attribution, split, p->n_rows, "decoder", slot | 0x100u, (Rect){r.x + w_enc + gap, r.y, r.w - w_enc - gap, r.h});
 }
 
 // The lens: a row per layer, a cell per position with the likeliest token and its probability.
@@ -69,6 +115,16 @@ static void lens_grid(Ui *ui, const App *a, Rect r) {
     r.y += head + ui->pad / 2, r.h -= head + ui->pad / 2;
     if (!l->n_rows) return;
     const int label_w = r.w / 6, cols = l->rows[0].rows, cw = (r.w - label_w) / (cols > 0 ? cols : 1);
+    // Its columns: the positions the decoder reads, headed by their tokens.
+    const char *tokens[PROBE_MAX_COLS];
+    const int nt = side_tokens(a, false, tokens, PROBE_MAX_COLS);
+    ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x, r.y, "position:", label_w);
+    for (int c = 0; c < cols; c++) {
+        char s[64];
+        snprintf(s, sizeof s, c < nt ? "%d %s" : "%d", c, c < nt ? tokens[c] : "");
+        ui_text_fit(ui, FONT_MONO, ui->small, t->muted, r.x + label_w + c * cw + 2, r.y, s, cw - 4);
+    }
+    r.y += lh, r.h -= lh;
     const int ch = r.h / l->n_rows < 2 * lh ? r.h / l->n_rows : 2 * lh;
     const Vocab *v = &a->probe.run[0].model.tgt_vocab;
     for (int k = 0; k < l->n_rows; k++) {
@@ -101,12 +157,15 @@ void view_patch(Ui *ui, const App *a, Rect r) {
              a->session.lesson.setup.corrupt);
     const int hh = ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->text, (Rect){in.x, in.y, in.w, in.h / 6}, s);
     in.y += hh + ui->pad / 2, in.h -= hh + ui->pad / 2;
+    // Three rows of maps: the layers patched, their attribution (each the encoder's over the
+    // source beside the decoder's over the target), then the heads patched beside their attribution.
     const int lens_h = in.h / 4, pick_h = gfx_line_height(ui->g, FONT_BOLD, ui->small) + ui->pad / 2;
-    const int maps_h = in.h - lens_h - pick_h - ui->pad, left_w = in.w * 3 / 5, half = (maps_h - ui->pad) / 2;
-    sweep_map(ui, a, rs, false, "Layer outputs patched", 1, (Rect){in.x, in.y, left_w - ui->pad, half});
-    sweep_map(ui, a, rs, true, "Layer outputs: attribution", 2, (Rect){in.x, in.y + half + ui->pad, left_w - ui->pad, half});
-    sweep_map(ui, a, hs, false, "Heads patched", 3, (Rect){in.x + left_w, in.y, in.w - left_w, half});
-    sweep_map(ui, a, hs, true, "Heads: attribution", 4, (Rect){in.x + left_w, in.y + half + ui->pad, in.w - left_w, half});
+    const int maps_h = in.h - lens_h - pick_h - ui->pad, third = (maps_h - 2 * ui->pad) / 3, half_w = (in.w - ui->pad) / 2;
+    layer_maps(ui, a, rs, false, "Layers patched", 1, (Rect){in.x, in.y, in.w, third});
+    layer_maps(ui, a, rs, true, "Layers' attribution", 2, (Rect){in.x, in.y + third + ui->pad, in.w, third});
+    const int heads_y = in.y + 2 * (third + ui->pad), heads_h = maps_h - 2 * (third + ui->pad);
+    sweep_map(ui, a, hs, false, 0, hs->n_rows, "Heads patched", 3, (Rect){in.x, heads_y, half_w, heads_h});
+    sweep_map(ui, a, hs, true, 0, hs->n_rows, "Heads: attribution", 4, (Rect){in.x + half_w + ui->pad, heads_y, half_w, heads_h});
     int y = in.y + maps_h + ui->pad / 2;
     if (a->probe.pick_row >= 0) {
         const PatchSweep *p = a->probe.pick_heads ? hs : rs;

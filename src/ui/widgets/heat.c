@@ -108,6 +108,11 @@ static void colour_bar(Ui *ui, const HeatEntry *en, Rect r, bool masked, const c
     gfx_frame(ui->g, bar, 1, ui->th->border);
     char s[32];
     const int tx = bar.x + bar.w + 4, tw = r.w - bar.w - 4;
+    if (bar.h < lh + 2) {  // too short for a value at each end without one over the other: both, stacked beside it
+        fmt_value(s, sizeof s, hi), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y - lh / 2, s, tw);
+        fmt_value(s, sizeof s, lo), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y - lh / 2 + lh, s, tw);
+        return;
+    }
     fmt_value(s, sizeof s, hi), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y - lh / 2, s, tw);
     fmt_value(s, sizeof s, lo), ui_text_fit(ui, FONT_SANS, ui->small, ui->th->text, tx, bar.y + bar.h - lh / 2, s, tw);
     if (lo == 0.0f && hi == 0.0f)  // nothing to colour: say so rather than show a blank
