@@ -60,6 +60,7 @@ typedef struct {
     const char *view;             // export: a view name
     const char *stages;           // export: the stages to draw ("a,b"), or NULL: every one
     bool backward;                // export: the backward pass's steps too
+    bool whole_window;            // export --html / --pdf: pictures of the whole window
     const char *html, *pdf;       // export: the handout's folder (--html); --pdf (refused: print the page)
     bool has_seed;
     bool has_temperature, has_top_p;  // given (their values are in spec.choice)

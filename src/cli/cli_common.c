@@ -66,6 +66,7 @@ static const struct {
     {{"stages", required_argument, 0, 'g'}, OPT_EXPORT},
     {{"html", required_argument, 0, 1027}, OPT_EXPORT},
     {{"pdf", required_argument, 0, 1028}, OPT_EXPORT},
+    {{"whole-window", no_argument, 0, 1038}, OPT_EXPORT},
     {{"ui", no_argument, 0, 'u'}, OPT_REPEAT},
     {{"train", no_argument, 0, 'x'}, OPT_REPEAT},
     {{"only", required_argument, 0, 'y'}, OPT_REPEAT},
@@ -161,6 +162,7 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1018: o->backward = true; return true;
     case 1027: o->html = arg; return true;
     case 1028: o->pdf = arg; return true;
+    case 1038: o->whole_window = true; return true;
     case 1019: o->backward_mistake = arg; return true;
     case 1020: o->lens = true; return true;
     case 1021: o->clean = arg; return true;

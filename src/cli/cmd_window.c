@@ -46,7 +46,7 @@ int cmd_window(int argc, char **argv) {
 
 static const char export_usage[] =
     "usage: stepformer export LESSON --out DIR [--size WxH] [--view NAME] [--stages LIST]\n"
-    "       stepformer export LESSON --html DIR [--size WxH]\n"
+    "       stepformer export LESSON --html DIR | --pdf FILE [--size WxH] [--whole-window]\n"
     "\n"
     "Writes one PNG per stage of the lesson's pass into DIR, named by index and stage id\n"
     "(0007-encoder.layers.0.self_attn.scores.png), drawn exactly as the window draws it. Needs\n"
@@ -59,7 +59,8 @@ static const char export_usage[] =
     "...): the lesson needs a target (--target TEXT), whose next tokens are the labels.\n"
     "--html DIR writes the lesson's handout instead, one self-contained page DIR/index.html: the\n"
     "whole narration, each program cell, and after each cell that makes stages the picture of its\n"
-    "first stage. --pdf FILE prints that page to a PDF with WeasyPrint (Debian's weasyprint;\n"
+    "first stage: the view in the centre of the window, so its text prints at 8 pt or more on A4\n"
+    "(--whole-window: the whole window). --pdf FILE prints that page to a PDF with WeasyPrint (Debian's weasyprint;\n"
     "with --html DIR the page is kept there too); any browser prints the page as well.\n"
     "--temperature, --top-k, --top-p, --seed and --beam choose the generated tokens as for `run`.\n";
 
@@ -75,8 +76,10 @@ int cmd_export(int argc, char **argv) {
     if (!o.out && !o.html && !o.pdf)
         return cli_usage_error("export", "--out DIR (the PNGs), --html DIR or --pdf FILE (the handout) is required");
     if (o.out && (o.html || o.pdf)) return cli_usage_error("export", "give --out DIR or the handout (--html, --pdf), not both");
+    if (o.whole_window && !o.html && !o.pdf) return cli_usage_error("export", "--whole-window is for the handout (--html, --pdf)");
     ExportOptions e = {.spec = o.spec, .out_dir = o.out, .w = o.width ? o.width : 1920,
-                       .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages, .backward = o.backward, .html_dir = o.html};
+                       .h = o.height ? o.height : 1080, .view = -1, .stages = o.stages, .backward = o.backward, .html_dir = o.html,
+                       .whole_window = o.whole_window};
     if (strcmp(o.positional[0], "-") == 0) e.spec.builtin_lesson = "forward-pass.md";
     else if (!cli_lesson_arg(&o, o.positional[0])) return EXIT_FAIL;
     else e.spec.lesson_path = o.lesson_file;

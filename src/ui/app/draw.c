@@ -103,6 +103,7 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
     const Rect bar = {0, 0, w, top}, map = {0, top, map_w, h - top - bottom},
                center = {map_w, top, w - map_w - lesson_w, h - top - bottom},
                lesson = {w - lesson_w, top, lesson_w, h - top - bottom}, timeline = {0, h - bottom, w, bottom};
+    ui->center = center;
     view_top_bar(ui, a, bar);
     if (a->loaded) {
         if (map_w > 0) view_map(ui, a, map);

@@ -252,9 +252,10 @@ int handout_run(const ExportOptions *o) {
     }
     app_set_course(&a, o->course_dir, a.session.lesson.path);
     Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
-    const bool ok = handout_write(&a, &ui, o->html_dir, &e);
+    const bool ok = handout_write(&a, &ui, o->html_dir, o->whole_window, &e);
     if (!ok) fprintf(stderr, "stepformer: %s\n", e.msg);  // (a page for --pdf alone is said by the PDF's line)
-    else if (!o->scratch_page) printf("wrote %s/index.html (pictures %dx%d)\n", o->html_dir, o->w, o->h);
+    else if (!o->scratch_page) printf("wrote %s/index.html (pictures: %s, drawn at %dx%d)\n", o->html_dir,
+                                         o->whole_window ? "the whole window" : "the centre view", o->w, o->h);
     heat_cache_free(ui.heat);
     gfx_close(g);
     app_free(&a);

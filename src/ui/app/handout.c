@@ -90,16 +90,18 @@ static void first_stages(const App *a, int *first) {
     }
 }
 
-// Stage i drawn as the window draws it, as a figure.
-static bool figure(FILE *f, App *a, Ui *ui, int i, const char *png, Err *e) {
+// Stage i drawn as the window draws it, as a figure: its centre view (or the whole window).
+static bool figure(FILE *f, App *a, Ui *ui, int i, bool whole, const char *png, Err *e) {
     app_goto(a, i);
     a->view = app_view_for(a, i);
     app_draw(ui, a);
     gfx_present(ui->g);
-    if (!gfx_save_png(ui->g, png, e)) return false;
-    const Stage *st = interp_stage(a->session.it, i);
     int w, h;
     gfx_size(ui->g, &w, &h);
+    const Rect part = whole ? (Rect){0, 0, w, h} : ui->center;
+    if (!gfx_save_png_rect(ui->g, part, png, e)) return false;
+    const Stage *st = interp_stage(a->session.it, i);
+    w = part.w, h = part.h;
     fprintf(f, "<figure><img width=\"%d\" height=\"%d\" alt=\"stage ", w, h);
     escape(f, st->id);
     fputs("\" src=\"data:image/png;base64,", f);
@@ -186,7 +188,7 @@ static bool answers_html(FILE *f, const Lesson *l, const Interp *it, Err *e) {
 }
 
 // The page's body: every block in order, program cells as code, each followed by its picture.
-static bool page_body(FILE *f, App *a, Ui *ui, const int *first, const char *png, Err *e) {
+static bool page_body(FILE *f, App *a, Ui *ui, const int *first, bool whole, const char *png, Err *e) {
     const Lesson *l = &a->session.lesson;
     const RichBlock *prev = NULL;
     int cell = 0;
@@ -196,7 +198,7 @@ static bool page_body(FILE *f, App *a, Ui *ui, const int *first, const char *png
             fputs("<pre class=\"program\">", f);
             for (int k = 0; k < b->n_spans; k++) code_text(f, b->spans[k].text);
             fputs("</pre>\n", f);
-            if (first[cell] >= 0 && !figure(f, a, ui, first[cell], png, e)) return false;
+            if (first[cell] >= 0 && !figure(f, a, ui, first[cell], whole, png, e)) return false;
             cell++, prev = b;
             continue;
         }
@@ -222,7 +224,7 @@ static bool page_body(FILE *f, App *a, Ui *ui, const int *first, const char *png
     return true;
 }
 
-bool handout_write(App *a, Ui *ui, const char *dir, Err *e) {
+bool handout_write(App *a, Ui *ui, const char *dir, bool whole_window, Err *e) {
     if (!a->loaded) return err_set(e, "no lesson is open");
     if (!interp_run(a->session.it, e)) return false;
     const Lesson *l = &a->session.lesson;
@@ -243,7 +245,7 @@ bool handout_write(App *a, Ui *ui, const char *dir, Err *e) {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
     escape(f, l->title);
     fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n", page_css);
-    bool ok = page_body(f, a, ui, first, png, e) && answers_html(f, l, a->session.it, e);
+    bool ok = page_body(f, a, ui, first, whole_window, png, e) && answers_html(f, l, a->session.it, e);
     fputs("</body>\n</html>\n", f);
     if (ferror(f)) ok = ok && err_set(e, "%s: could not write it all", tmp);
     if (fclose(f) != 0) ok = ok && err_set(e, "%s: could not write it all: %s", tmp, strerror(errno));
@@ -269,7 +271,7 @@ void app_handout(App *a) {
     Gfx *g = gfx_open_offscreen(1280, 720, &e);
     if (!g) return app_set_error(a, e.msg);
     Ui ui = {.g = g, .heat = heat_cache_new(), .mx = -1, .my = -1};
-    const bool ok = handout_write(a, &ui, dir, &e);
+    const bool ok = handout_write(a, &ui, dir, false, &e);
     heat_cache_free(ui.heat);
     gfx_close(g);
     if (!ok) return app_set_error(a, e.msg);

@@ -41,6 +41,7 @@ typedef struct {
     bool backward;           // then every step of the backward pass (back_pass.h): b0001-....png
     const char *html_dir;    // --html: the handout, one page DIR/index.html (handout.c), instead of PNGs
     bool scratch_page;       // html_dir is --pdf's scratch folder: the page is not reported
+    bool whole_window;       // --whole-window: the handout's pictures are the whole window, not its centre
 } ExportOptions;
 
 // Writes one PNG per stage into out_dir, with no display. Returns the exit status.

@@ -73,6 +73,7 @@ typedef struct {
     int n_hot;
     HeatCache *heat;
     ZoomView zoom_view;  // the zoomable heatmap as drawn this frame
+    Rect center;         // where the view in the centre was drawn this frame
     ScrollView scroll[SCROLL_COUNT];  // the lesson panel's scrolling parts this frame
     bool measuring;      // the frame is a dry pass at the default scale, recording floors:
     HeatFloor floor[UI_MAX_FLOORS];  // what each zoomable heatmap's cells were in it

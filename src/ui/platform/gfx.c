@@ -408,9 +408,21 @@ bool gfx_read(Gfx *g, Rgba *px) {
 bool gfx_save_png(Gfx *g, const char *path, Err *e) {
     int w, h;
     gfx_size(g, &w, &h);
-    SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ABGR8888);
+    return gfx_save_png_rect(g, (Rect){0, 0, w, h}, path, e);
+}
+
+bool gfx_save_png_rect(Gfx *g, Rect r, const char *path, Err *e) {
+    int w, h;
+    gfx_size(g, &w, &h);
+    if (r.x < 0) r.w += r.x, r.x = 0;
+    if (r.y < 0) r.h += r.y, r.y = 0;
+    if (r.x + r.w > w) r.w = w - r.x;
+    if (r.y + r.h > h) r.h = h - r.y;
+    if (r.w <= 0 || r.h <= 0) return err_set(e, "%s: nothing of the canvas to save", path);
+    SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, r.w, r.h, 32, SDL_PIXELFORMAT_ABGR8888);
     if (!s) return err_set(e, "%s: SDL could not make a surface: %s", path, SDL_GetError());
-    bool ok = SDL_RenderReadPixels(g->r, NULL, SDL_PIXELFORMAT_ABGR8888, s->pixels, s->pitch) == 0;
+    const SDL_Rect area = {r.x, r.y, r.w, r.h};
+    bool ok = SDL_RenderReadPixels(g->r, &area, SDL_PIXELFORMAT_ABGR8888, s->pixels, s->pitch) == 0;
     if (!ok) err_set(e, "%s: SDL could not read the pixels: %s", path, SDL_GetError());
     if (ok && IMG_SavePNG(s, path) != 0) ok = err_set(e, "%s: could not save the PNG: %s", path, IMG_GetError());
     SDL_FreeSurface(s);

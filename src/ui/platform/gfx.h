@@ -81,6 +81,8 @@ void gfx_draw_image(Gfx *g, GfxImage *im, Rect dst);
 // Reads back what has been drawn (call before gfx_present for windows): pixels [h][w].
 bool gfx_read(Gfx *g, Rgba *pixels);
 bool gfx_save_png(Gfx *g, const char *path, Err *e);
+// The part r of the canvas as a PNG (r is clipped to the canvas).
+bool gfx_save_png_rect(Gfx *g, Rect r, const char *path, Err *e);
 
 // Called once per frame: drops cached text not used for a while.
 void gfx_trim_cache(Gfx *g);
