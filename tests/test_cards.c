@@ -51,6 +51,26 @@ static void keys(void) {
     scene_close(&s);
 }
 
+// A lesson opened from the course (the list, N, P) starts on its opening card, where its
+// introduction is; Right goes on to its first stage.
+static void opened_on_card(void) {
+    Scene s;
+    if (!scene_open(&s, 1280, 720, &(SessionSpec){.lesson_path = LESSONS "/scaling.md"})) return;
+    App *a = &s.a;
+    app_set_course(a, LESSONS, LESSONS "/scaling.md");
+    CHECK(a->card == CARD_NONE, "opened directly (a link, --to, a test): on its first stage");
+    app_act(a, CMD_NEXT_LESSON, 0);
+    CHECK(a->loaded && a->card == CARD_OPENING && a->cursor == 0, "N: the next lesson, on its opening card (%d)", (int)a->card);
+    app_act(a, CMD_NEXT, 0);
+    CHECK(a->card == CARD_NONE && a->cursor == 0, "Right: its first stage");
+    app_act(a, CMD_PREV_LESSON, 0);
+    CHECK(a->loaded && strstr(a->session.lesson.path, "scaling.md") && a->card == CARD_OPENING, "P: back, on the opening card");
+    app_act(a, CMD_LESSONS, 0);
+    app_act(a, CMD_OPEN, 0);
+    CHECK(a->loaded && a->card == CARD_OPENING, "the list opens a lesson on its opening card");
+    scene_close(&s);
+}
+
 // A greedy lesson, as the window opens it (the pass runs as the cursor goes): the same keys.
 static void greedy(void) {
     Scene s;
@@ -120,6 +140,7 @@ static void table_card(int w, int h) {
 }
 
 int main(void) {
+    opened_on_card();
     keys();
     greedy();
     table_card(1280, 720);

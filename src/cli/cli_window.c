@@ -31,7 +31,7 @@ int cli_open_window(const CliOptions *o) {
     cli_course_dir(o->spec.lesson_path, dir, sizeof dir);
     WindowOptions w = {.spec = o->spec, .record = o->record, .replay = o->replay,
                        .w = o->width ? o->width : 1280, .h = o->height ? o->height : 800, .fit = !o->width,
-                       .course_dir = dir, .view = -1, .presenter = o->presenter};
+                       .course_dir = dir, .view = -1, .presenter = o->presenter, .opening_card = true};
     int status = 1;
     window_run(&w, keep_status, &status);  // on the desktop it returns when the window closes
     return status;

@@ -223,7 +223,8 @@ def test_replay(b, srv, tmp):
     b.send("Browser.setDownloadBehavior", behavior="allow", downloadPath=downloads)
     good = ["0 key Right", "150 key Right", "300 expect encoder.layers.0.self_attn.q", "400 key Tab",
             "500 key End", "700 key Home", "800 expect encoder.embed", "900 text n", "2500 expect encoder.embed",
-            "2600 key Tab", "2700 key Right", "2800 expect encoder.pos", "2900 text p", "4500 key Right",
+            "2550 key Right", "2600 key Tab", "2700 key Right", "2800 expect encoder.pos", "2900 text p", "4450 key Right",
+            "4500 key Right",
             "4600 expect encoder.pos", "4700 text s", "4800 key Escape", "4900 expect encoder.pos", "5000 quit"]
     b.open(srv.base + replay_link(good))
     title = b.wait_title(["stepformer: replay passed", "stepformer: error"], timeout=30)

@@ -134,6 +134,9 @@ static void place(Loop *L) {
     Err e = {{0}};
     if (L->o.error) app_set_error(a, L->o.error);
     else if (a->loaded && (L->o.stage || L->o.view >= 0) && !app_place(a, L->o.stage, L->o.view, &e)) app_set_error(a, e.msg);
+    // Opened from the command line on no stage in particular: the lesson's introduction first (a
+    // replay starts where its events expect, on the first stage).
+    else if (a->loaded && L->o.opening_card && !L->rep && !L->o.stage && L->o.view < 0) a->card = CARD_OPENING;
 }
 
 // After a frame is drawn: the title says what it shows (once), and how a replay ended.

@@ -23,6 +23,7 @@ typedef struct {
     // "stepformer: error MESSAGE" when it cannot be, and after a replay "stepformer: replay
     // passed" or "stepformer: error replay: ..." .
     bool announce;
+    bool opening_card;  // start on the lesson's opening card (the command line), not its first stage
     bool presenter;  // a lesson's questions: answers graded on screen only when revealed (quiz_state.h)
 } WindowOptions;
 

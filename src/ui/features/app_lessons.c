@@ -65,6 +65,7 @@ bool app_open_spec(App *a, const SessionSpec *spec, int k) {
         return false;
     }
     app_loaded(a, spec);
+    if (k >= 0) a->card = CARD_OPENING;  // a lesson of the course opens on its introduction (the list, N, P)
     return true;
 }
 

@@ -41,7 +41,7 @@ extern const Feature feature_lessons, feature_cards, feature_backward, feature_q
 // Reads the lessons of `dir` (NULL: none) and finds the one open (open_path) among them.
 void app_set_course(App *a, const char *dir, const char *open_path);
 // Opens what spec names in place of the session, as a lesson of the list opens (k: its place in
-// the course, or -1); on failure the window stays empty with the error, and the lesson is marked
+// the course, on whose opening card it then stands; or -1: on its first stage); on failure the window stays empty with the error, and the lesson is marked
 // in the list. A lesson whose files are still being fetched waits (a->waiting) and opens from
 // the tick when they are here. Returns false when it failed or waits for its files.
 bool app_open_spec(App *a, const SessionSpec *spec, int k);
