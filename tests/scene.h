@@ -27,6 +27,15 @@ static inline bool scene_open(Scene *s, int w, int h, const SessionSpec *spec) {
     return true;
 }
 
+// Whether a text drawn in the frame last drawn contains `what` (gfx_note_texts must be on).
+static inline bool scene_drew(const Scene *s, const char *what) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int i = 0; i < n; i++)
+        if (strstr(notes[i].text, what)) return true;
+    return false;
+}
+
 static inline void scene_close(Scene *s) {
     heat_cache_free(s->ui.heat);
     app_free(&s->a);

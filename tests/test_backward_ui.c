@@ -25,15 +25,6 @@ static bool scene_run(Scene *s, int w, int h, const SessionSpec *spec) {
 static const SessionSpec dates = {.model_path = MODELS "/dates.safetensors", .input = "22 November 2026",
                                   .target = "2026-11-22"};
 
-// Whether some text drawn in the frame last drawn contains `what`.
-static bool drew(const Scene *s, const char *what) {
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s->g, &notes);
-    for (int i = 0; i < n; i++)
-        if (strstr(notes[i].text, what)) return true;
-    return false;
-}
-
 static void stepping(void) {
     Scene s;
     if (!scene_run(&s, 1280, 720, &dates)) return;
@@ -73,7 +64,7 @@ static void stepping(void) {
         char want[120], tok[8];
         snprintf(tok, sizeof tok, "%s", c == ' ' ? "\xe2\x90\xa3" : (char[]){c, 0});
         snprintf(want, sizeof want, "element %zu: head %d, row %d '%s', column %d", i, (int)(i / 256) + 1, row, tok, (int)(i % 16));
-        CHECK(drew(&s, want), "G names point %d: '%s'", q, want);
+        CHECK(scene_drew(&s, want), "G names point %d: '%s'", q, want);
     }
     // The embedding's backward step labels dembedding.weight's rows by token, as its forward map
     // does: the vocabulary's first token, <unk>, names row 0.
@@ -81,7 +72,7 @@ static void stepping(void) {
     app_backward_goto(a, back_pass_step_of(&a->back.pass, embed));
     a->view = VIEW_STAGE;
     app_draw(&s.ui, a);
-    CHECK(app_back_step(a) && app_back_step(a)->stage == embed && drew(&s, "<unk>"), "dembedding.weight's rows are tokens");
+    CHECK(app_back_step(a) && app_back_step(a)->stage == embed && scene_drew(&s, "<unk>"), "dembedding.weight's rows are tokens");
     gfx_note_texts(s.g, false);
     app_goto(a, w);
     app_act(a, CMD_BACKWARD, 0);
@@ -179,7 +170,7 @@ static void patch_view(void) {
             s.ui.mx = z->r.x + z->r.w / 2, s.ui.my = z->r.y + z->r.h / 2;
             gfx_note_texts(s.g, true);
             app_draw(&s.ui, &s.a);
-            CHECK(drew(&s, "head 2:") && !drew(&s, "head 1 '2'"), "the readout says head 2, not head 1 '2'");
+            CHECK(scene_drew(&s, "head 2:") && !scene_drew(&s, "head 1 '2'"), "the readout says head 2, not head 1 '2'");
             // A layer's cell is named by its position and that position's token: the source's for
             // an encoder layer ('N', the fourth character of '22 November 2026'), the target's
             // for a decoder layer (<bos> first).
@@ -192,7 +183,7 @@ static void patch_view(void) {
                 for (int i = 0; i < s.ui.n_hot && !c; i++)
                     if (s.ui.hot[i].cmd == CMD_PATCH_CELL && s.ui.hot[i].param == ((want[q][0] << 10) | want[q][1])) c = &s.ui.hot[i];
                 if (c) s.ui.mx = c->r.x + c->r.w / 2, s.ui.my = c->r.y + c->r.h / 2, app_draw(&s.ui, &s.a);
-                CHECK(c && drew(&s, says[q]), "the readout names %s", says[q]);
+                CHECK(c && scene_drew(&s, says[q]), "the readout names %s", says[q]);
             }
             gfx_note_texts(s.g, false);
             s.ui.mx = s.ui.my = -1;
@@ -236,10 +227,10 @@ static void mistakes(void) {
     app_act(a, CMD_FIRST_DIFF, 0);
     CHECK(a->back.step == want, "J goes to step %d (at %d)", want, a->back.step);
     app_draw(&s.ui, a);
-    CHECK(drew(&s, "W: softmax-no-sum"), "the top bar names the mistake");
+    CHECK(scene_drew(&s, "W: softmax-no-sum"), "the top bar names the mistake");
     for (int k = 1; k < MISTAKE_COUNT; k++) app_act(a, CMD_MISTAKE, 0);
     app_draw(&s.ui, a);
-    CHECK(a->back.mistake == MISTAKE_NONE && !drew(&s, "W: "), "W round to the right formulas: no badge");
+    CHECK(a->back.mistake == MISTAKE_NONE && !scene_drew(&s, "W: "), "W round to the right formulas: no badge");
     // A click on a block of the map in the backward pass opens that block's backward step: the
     // step of its last stage the gradient reaches (the backward pass runs from last to first).
     const HotZone *z = NULL;

@@ -439,15 +439,6 @@ static void test_switch_refused(const char *lesson, const char *why) {
     scene_close(&s);
 }
 
-// Whether the frame last drawn holds a text that contains `what`.
-static bool frame_says(const Scene *s, const char *what) {
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s->g, &notes);
-    for (int i = 0; i < n; i++)
-        if (strstr(notes[i].text, what)) return true;
-    return false;
-}
-
 // While sampling or beam search chose the token, the choosing stage (a round's argmax) says so
 // in the Stage view and the lesson panel, naming the token the draw appended (the Chooser's own
 // record), and never "picks the most likely token"; in greedy decoding it is the argmax's.
@@ -473,17 +464,17 @@ static void test_choice_says(void) {
             const char *formula;
             const bool says = app_choice_note(&s.a, at, note, sizeof note, &formula);
             CHECK(says == (choices[k] != NULL), "round %d: a note exactly when not greedy (%d)", r, says);
-            CHECK(frame_says(&s, "picks the most likely token") == !choices[k], "round %d: 'the most likely' only in greedy", r);
+            CHECK(scene_drew(&s, "picks the most likely token") == !choices[k], "round %d: 'the most likely' only in greedy", r);
             if (k == 0) {
                 const SamplePick *p = chooser_pick(interp_chooser(it), r, 0);
                 const char *tok = p ? vocab_token(&s.a.session.model.tgt_vocab, p->token) : "?";
                 snprintf(want, sizeof want, "round %d drew '%s'", r, strcmp(tok, " ") ? tok : "\xe2\x90\xa3");
                 CHECK(p && strstr(note, want), "sampling, round %d: '%s' in '%s'", r, want, note);
-                CHECK(frame_says(&s, "This pass samples (Z): round"), "the Stage view says so");
-                CHECK(frame_says(&s, "(sampled, Z)"),
+                CHECK(scene_drew(&s, "This pass samples (Z): round"), "the Stage view says so");
+                CHECK(scene_drew(&s, "(sampled, Z)"),
                       "the Stage view and the program's title say so");
             }
-            if (k == 1) CHECK(strstr(note, "beam of 3") && frame_says(&s, "This pass searches with a beam of 3"), "beam: %s", note);
+            if (k == 1) CHECK(strstr(note, "beam of 3") && scene_drew(&s, "This pass searches with a beam of 3"), "beam: %s", note);
         }
         scene_close(&s);
     }

@@ -24,14 +24,10 @@ static void send_key(Scene *s, Key k) {
     input_handle(&s->a, &s->ui, &ev);
 }
 
-// Whether a text drawn in the frame last drawn contains `what`.
+// Whether the frame, drawn now, holds a text that contains `what`.
 static bool drew(Scene *s, const char *what) {
     app_draw(&s->ui, &s->a);
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s->g, &notes);
-    for (int i = 0; i < n; i++)
-        if (strstr(notes[i].text, what)) return true;
-    return false;
+    return scene_drew(s, what);
 }
 
 // The self-attention lesson with `tries: 2` added to its first question, in a scratch folder.
