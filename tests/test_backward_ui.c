@@ -226,6 +226,11 @@ static void mistakes(void) {
     CHECK(app_back_step(a) && a->back.step == 0, "W itself stays on the step on screen");
     app_act(a, CMD_FIRST_DIFF, 0);
     CHECK(a->back.step == want, "J goes to step %d (at %d)", want, a->back.step);
+    app_act(a, CMD_BACKWARD, 0);  // out to the forward pass, the mistake still on: J is a mistake lesson's again
+    app_act(a, CMD_FIRST_DIFF, 0);
+    CHECK(!app_back_step(a) && strstr(a->error, "correct:"), "J in the forward pass is not the backward pass's: %s", a->error);
+    app_act(a, CMD_BACKWARD, 0);
+    app_backward_goto(a, want);
     app_draw(&s.ui, a);
     CHECK(scene_drew(&s, "W: softmax-no-sum"), "the top bar names the mistake");
     for (int k = 1; k < MISTAKE_COUNT; k++) app_act(a, CMD_MISTAKE, 0);

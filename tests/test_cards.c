@@ -63,6 +63,13 @@ static void opened_on_card(void) {
     CHECK(a->loaded && a->card == CARD_OPENING && a->cursor == 0, "N: the next lesson, on its opening card (%d)", (int)a->card);
     app_act(a, CMD_NEXT, 0);
     CHECK(a->card == CARD_NONE && a->cursor == 0, "Right: its first stage");
+    app_act(a, CMD_PREV, 0);
+    app_act(a, CMD_NEXT_VIEW, 0);
+    CHECK(a->card == CARD_NONE && a->cursor == 0, "Tab from the opening card: the next view, in place of the card");
+    app_act(a, CMD_PREV, 0);
+    app_act(a, CMD_PLAY, 0);
+    CHECK(a->card == CARD_NONE && a->cursor == 0 && a->playing, "Space on the opening card: playing from the first stage");
+    app_act(a, CMD_PLAY, 0);
     app_act(a, CMD_PREV_LESSON, 0);
     CHECK(a->loaded && strstr(a->session.lesson.path, "scaling.md") && a->card == CARD_OPENING, "P: back, on the opening card");
     app_act(a, CMD_LESSONS, 0);

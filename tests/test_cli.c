@@ -208,6 +208,8 @@ static void test_lesson_and_stages(void) {
     // which lesson is nearest.
     code = run("lesson backprop --to generator.logits");
     CHECK(code == 0 && strstr(out, "How it learns") && strstr(out, "  generator.logits  "), "lesson backprop: %d %.200s%s", code, out, err);
+    code = run("lesson '%s/backprop' --to generator.logits", LESSONS);
+    CHECK(code == 0 && strstr(out, "How it learns"), "a path without its .md: %d %s", code, err);
     EXPECT(run("lesson backprob --headless"), 1, err, "backprob: no such lesson: did you mean ");
     CHECK(strstr(err, "lessons/backprop.md?\n") != NULL, "names the course's lesson: %s", err);
     EXPECT(run("lesson '%s/backprob.md' --headless", LESSONS), 1, err, "backprob.md: no such lesson: did you mean ");

@@ -162,10 +162,9 @@ bool course_resolve(const char *arg, const char *course_dir, char *out, size_t n
     const char *slash = strrchr(arg, '/');
     const size_t len = strlen(arg);
     const bool has_md = len > 3 && !strcmp(arg + len - 3, ".md");
-    if (!slash) {  // a course lesson by its name
-        snprintf(out, n, "%s/%s%s", course_dir, arg, has_md ? "" : ".md");
-        if (is_file(out)) return true;
-    }
+    if (!slash) snprintf(out, n, "%s/%s%s", course_dir, arg, has_md ? "" : ".md");  // a course lesson by its name
+    else snprintf(out, n, "%s%s", arg, has_md ? "" : ".md");                         // a path without its .md
+    if (is_file(out)) return true;
     char dir[COURSE_PATH_MAX], name[COURSE_PATH_MAX], near[COURSE_PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - arg) : (int)strlen(course_dir), slash ? arg : course_dir);
     snprintf(name, sizeof name, "%s%s", slash ? slash + 1 : arg, has_md ? "" : ".md");

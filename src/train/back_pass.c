@@ -174,10 +174,16 @@ static bool same(const float *x, const float *y, size_t n) {
 }
 
 int back_pass_first_difference(const BackPass *x, const BackPass *y, const Interp *it, char *what, size_t n) {
-    for (int k = 0; k < x->n_steps && k < y->n_steps; k++) {
-        const BackStep *a = &x->steps[k], *b = &y->steps[k];
-        if (a->kind != BACK_STAGE || b->kind != BACK_STAGE || a->stage != b->stage) continue;
+    for (int k = 0; k < x->n_steps; k++) {  // x's steps in order, each beside y's step of the same stage
+        const BackStep *a = &x->steps[k];
+        if (a->kind != BACK_STAGE) continue;
+        const int kb = back_pass_step_of(y, a->stage);
         const Stage *st = interp_stage(it, a->stage);
+        if (kb < 0) {  // a gradient reaches this stage in one pass only
+            snprintf(what, n, "dL/d %s", st->id);
+            return k;
+        }
+        const BackStep *b = &y->steps[kb];
         const size_t floats = (size_t)interp_batch(it) * (size_t)shape_numel(&st->shape);
         if (!same(grads_stage(x->g, a->stage), grads_stage(y->g, b->stage), floats)) {
             snprintf(what, n, "dL/d %s", st->id);

@@ -155,13 +155,20 @@ static bool navigate(App *a, const Command *c) {
     case CMD_LAST: app_goto(a, 1 << 30); return true;
     case CMD_NEXT_BLOCK: next_block(a, 1); return true;
     case CMD_PREV_BLOCK: next_block(a, -1); return true;
-    case CMD_PLAY: a->playing = !a->playing, a->next_tick = 0; return true;
+    case CMD_PLAY:  // from the opening card: its first stage is the first shown
+        if (a->card == CARD_OPENING) a->card = CARD_NONE;
+        a->playing = !a->playing, a->next_tick = 0;
+        return true;
     case CMD_SLOWER: a->play_ms = a->play_ms * 3 / 2 > 5000 ? 5000 : a->play_ms * 3 / 2; return true;
     case CMD_FASTER: a->play_ms = a->play_ms * 2 / 3 < 50 ? 50 : a->play_ms * 2 / 3; return true;
     case CMD_HEAD: set_head(a, c->param); return true;
     case CMD_ALL_HEADS: a->all_heads = true, a->zoom = (ZoomBox){0, 0, 1, 1}; return true;
-    case CMD_NEXT_VIEW: a->view = (ViewKind)((a->view + 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; return true;
-    case CMD_PREV_VIEW: a->view = (ViewKind)((a->view + VIEW_COUNT - 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}; return true;
+    case CMD_NEXT_VIEW:  // another view takes the centre from a card
+        a->view = (ViewKind)((a->view + 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}, a->card = CARD_NONE;
+        return true;
+    case CMD_PREV_VIEW:
+        a->view = (ViewKind)((a->view + VIEW_COUNT - 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}, a->card = CARD_NONE;
+        return true;
     case CMD_PARAM_UP:
     case CMD_PARAM_DOWN:
     case CMD_PARAM_DEC:
@@ -246,7 +253,7 @@ static void direct(App *a, const Ui *ui, const Command *c) {
         break;
     case CMD_HEAD: set_head(a, c->param); break;
     case CMD_ALL_HEADS: a->all_heads = true; break;
-    case CMD_VIEW: a->view = (ViewKind)c->param, a->zoom = (ZoomBox){0, 0, 1, 1}; break;
+    case CMD_VIEW: a->view = (ViewKind)c->param, a->zoom = (ZoomBox){0, 0, 1, 1}, a->card = CARD_NONE; break;
     case CMD_EDIT: app_command(a, ui, (Command){CMD_EDIT, 0, false}); break;
     case CMD_PE_PARAM:
         a->pe.selected = (PeParam)(c->param / 2);
@@ -271,7 +278,7 @@ bool app_drain(App *a, const Ui *ui) {
 // The command of a click at (x, y) on zone z: a click on the timeline names a stage, or a step
 // of the backward pass past them.
 static Command click_command(const App *a, const HotZone *z, int x) {
-    if (z->cmd != CMD_TIMELINE) return (Command){z->cmd, z->param, true};
+    if (z->cmd != CMD_TIMELINE || !a->loaded) return (Command){z->cmd == CMD_TIMELINE ? CMD_NONE : z->cmd, z->param, true};
     const int k = (int)((long)(x - z->r.x) * z->param / (z->r.w > 0 ? z->r.w : 1)), n = interp_n_stages(interp(a));
     return k < n ? (Command){CMD_GOTO_STAGE, k, true} : (Command){CMD_BACK_STEP, k - n, true};
 }

@@ -163,8 +163,8 @@ bool app_backward_act(App *a, Cmd act) {
         if (at >= 0) app_backward_goto(a, at);
         return true;
     }
-    case CMD_FIRST_DIFF:  // J with a mistake on: its first changed number (else a mistake lesson's J)
-        if (!a->back.mistake || !build(a)) return false;
+    case CMD_FIRST_DIFF:  // J in the backward pass with a mistake on: its first changed number (else the app's J)
+        if (!in || !a->back.mistake || !build(a)) return false;
         if (a->back.mistake_step < 0) app_notify(a, "this mistake changes no number of this pass");
         else app_backward_goto(a, a->back.mistake_step);
         return true;
@@ -201,7 +201,9 @@ static int block_step(const App *a, int first) {
 
 static Follow on_command(App *a, const Command *c) {
     if (c->kind == CMD_BACK_STEP) return app_backward_goto(a, c->param), FOLLOW_TAKEN;
-    if (c->kind != CMD_GOTO_BLOCK || !app_back_step(a)) return FOLLOW_NOTHING;
+    // (the zone's stage is the frame's last drawn: a pass re-opened since may have fewer)
+    if (c->kind != CMD_GOTO_BLOCK || !app_back_step(a) || c->param < 0 || c->param >= interp_n_stages(a->session.it))
+        return FOLLOW_NOTHING;
     const int k = block_step(a, c->param);  // in the backward pass a block opens its backward step
     if (k < 0) app_notify(a, "no gradient reaches this block: the loss does not depend on it");
     else app_backward_goto(a, k);

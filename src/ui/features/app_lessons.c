@@ -66,6 +66,7 @@ bool app_open_spec(App *a, const SessionSpec *spec, int k) {
     }
     app_loaded(a, spec);
     if (k >= 0) a->card = CARD_OPENING;  // a lesson of the course opens on its introduction (the list, N, P)
+    a->back.mistake = 0;                 // and with the right backward formulas
     return true;
 }
 
