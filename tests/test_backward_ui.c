@@ -233,6 +233,16 @@ static void mistakes(void) {
     app_backward_goto(a, want);
     app_draw(&s.ui, a);
     CHECK(scene_drew(&s, "W: softmax-no-sum"), "the top bar names the mistake");
+    // The Attention view's worked row, with the kernel's own number (where the mistake shows) as a
+    // column of its own: its heading drawn whole at 1280x720, so every row of the same width is.
+    a->view = VIEW_ATTENTION;
+    app_draw(&s.ui, a);
+    const char *heading = "key            p_j          g_j    g_j - sum p_j (g_j - sum)      the kernel";
+    const GfxTextNote *notes;
+    bool whole = false;
+    for (int i = 0, n = gfx_text_notes(s.g, &notes); i < n; i++) whole |= !strcmp(notes[i].text, heading);
+    CHECK(whole, "the worked row's heading, whole: '%s'", heading);
+    a->view = VIEW_STAGE;
     for (int k = 1; k < MISTAKE_COUNT; k++) app_act(a, CMD_MISTAKE, 0);
     app_draw(&s.ui, a);
     CHECK(a->back.mistake == MISTAKE_NONE && !scene_drew(&s, "W: "), "W round to the right formulas: no badge");

@@ -45,7 +45,10 @@ static void worked_row(Ui *ui, const App *a, int w, int s, Rect r) {
     snprintf(line, sizeof line, "Query %d ('%s'), head %d: sum_k p_k g_k = %.6g. Its keys with the largest p:", row,
              row < nq ? ql[row] : "?", h + 1, dot);
     ui_text_fit(ui, FONT_BOLD, ui->small, ui->th->text, r.x, r.y, line, r.w);
-    snprintf(line, sizeof line, "%-8s %11s %12s %13s  %15s", "key", "p_j", "g_j", "g_j - sum", "p_j (g_j - sum)");
+    // Every column, the kernel's own number last (where a learner's mistake shows), as wide as the
+    // header: 76 characters, whole at 1280x720.
+    snprintf(line, sizeof line, "%-6s %11s %12s %12s %15s %15s", "key", "p_j", "g_j", "g_j - sum", "p_j (g_j - sum)",
+             "the kernel");
     ui_text_fit(ui, FONT_MONO, ui->small, ui->th->muted, r.x, r.y + lh, line, r.w);
     bool used[MAX_LABELS] = {0};
     for (int q = 0; q < ROW_KEYS && q < S && q < MAX_LABELS && r.y + (q + 3) * lh <= r.y + r.h; q++) {
@@ -54,8 +57,8 @@ static void worked_row(Ui *ui, const App *a, int w, int s, Rect r) {
             if (!used[k] && (best < 0 || p[row * S + k] > p[row * S + best])) best = k;
         used[best] = true;
         const double pj = p[row * S + best], gj = g[row * S + best];
-        snprintf(line, sizeof line, "%-8.8s %11.5g %12.5g %13.5g  %15.5g   (the kernel: %.5g)", best < nk ? kl[best] : "?", pj, gj,
-                 gj - dot, pj * (gj - dot), (double)ds[row * S + best]);
+        snprintf(line, sizeof line, "%-6.6s %11.5g %12.5g %12.5g %15.5g %15.5g", best < nk ? kl[best] : "?", pj, gj, gj - dot,
+                 pj * (gj - dot), (double)ds[row * S + best]);
         ui_text_fit(ui, FONT_MONO, ui->small, ui->th->text, r.x, r.y + (q + 2) * lh, line, r.w);
     }
 }
