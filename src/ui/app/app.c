@@ -1,4 +1,4 @@
-// app.c: the dispatcher. The table of features (features.h) and of the centre's views; a command
+// app.c: the dispatcher. The table of features (feature.h) and of the centre's views; a command
 // (a key's, a click's, or one a feature asked to follow) is offered to the features' hooks in the
 // table's order and otherwise applied here: stepping, views, heads, the input line, sizes.
 #include <ctype.h>
@@ -139,6 +139,11 @@ static void set_head(App *a, int h) {
     a->head = h, a->all_heads = false;
 }
 
+// View v in the centre, from its whole map (not zoomed), in place of a card.
+static void show_view(App *a, int v) {
+    a->view = (ViewKind)((v + VIEW_COUNT) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}, a->card = CARD_NONE;
+}
+
 // While the help list is open it takes the keys: only these act (they close it or change how it
 // looks); the rest would change what is behind it, unseen.
 static bool acts_over_help(Cmd act) {
@@ -163,12 +168,8 @@ static bool navigate(App *a, const Command *c) {
     case CMD_FASTER: a->play_ms = a->play_ms * 2 / 3 < 50 ? 50 : a->play_ms * 2 / 3; return true;
     case CMD_HEAD: set_head(a, c->param); return true;
     case CMD_ALL_HEADS: a->all_heads = true, a->zoom = (ZoomBox){0, 0, 1, 1}; return true;
-    case CMD_NEXT_VIEW:  // another view takes the centre from a card
-        a->view = (ViewKind)((a->view + 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}, a->card = CARD_NONE;
-        return true;
-    case CMD_PREV_VIEW:
-        a->view = (ViewKind)((a->view + VIEW_COUNT - 1) % VIEW_COUNT), a->zoom = (ZoomBox){0, 0, 1, 1}, a->card = CARD_NONE;
-        return true;
+    case CMD_NEXT_VIEW: show_view(a, a->view + 1); return true;
+    case CMD_PREV_VIEW: show_view(a, a->view - 1); return true;
     case CMD_PARAM_UP:
     case CMD_PARAM_DOWN:
     case CMD_PARAM_DEC:
@@ -231,8 +232,7 @@ bool app_command(App *a, const Ui *ui, Command c) {
     // failed): then it stays, with its file and line, until something opens (app_loaded).
     if (a->loaded && c.kind != CMD_SCREENSHOT && c.kind != CMD_HELP && c.kind != CMD_NONE) a->error[0] = '\0';
     if (c.kind == CMD_SCREENSHOT) return true;
-    const Follow f = offer(a, &c, false);
-    if (f & FOLLOW_TAKEN) return (f & FOLLOW_SCREENSHOT) != 0;
+    if (offer(a, &c, false) & FOLLOW_TAKEN) return false;
     if (!navigate(a, &c) && !edit_line(a, &c)) present(a, ui, &c);
     return false;
 }
@@ -245,7 +245,6 @@ bool app_act(App *a, Cmd cmd, int param) {
 // A click's command, or one a feature asked to follow: it acts at once, neither clearing the
 // error nor passing the cards.
 static void direct(App *a, const Ui *ui, const Command *c) {
-    Err e = {{0}};
     switch (c->kind) {
     case CMD_GOTO_STAGE: app_goto(a, c->param); break;
     case CMD_GOTO_BLOCK:  // a feature may place a block otherwise (the backward pass: its step)
@@ -253,12 +252,11 @@ static void direct(App *a, const Ui *ui, const Command *c) {
         break;
     case CMD_HEAD: set_head(a, c->param); break;
     case CMD_ALL_HEADS: a->all_heads = true; break;
-    case CMD_VIEW: a->view = (ViewKind)c->param, a->zoom = (ZoomBox){0, 0, 1, 1}, a->card = CARD_NONE; break;
+    case CMD_VIEW: show_view(a, c->param); break;
     case CMD_EDIT: app_command(a, ui, (Command){CMD_EDIT, 0, false}); break;
-    case CMD_PE_PARAM:
+    case CMD_PE_PARAM:  // a setting's - or + button
         a->pe.selected = (PeParam)(c->param / 2);
-        if (a->loaded && !pe_adjust(&a->pe, &a->session.model, a->pe.selected, c->param % 2 ? 1 : -1, &e))
-            app_set_error(a, e.msg);
+        pe_act(a, c->param % 2 ? CMD_PARAM_INC : CMD_PARAM_DEC);
         break;
     default: offer(a, c, false); break;  // the features' zones: training, the lesson list, the Patch view
     }
@@ -267,7 +265,8 @@ static void direct(App *a, const Ui *ui, const Command *c) {
 bool app_drain(App *a, const Ui *ui) {
     Command c;
     bool shot = false;
-    // A feature may ask for more while its command is applied: at most a queue's worth a drain.
+    // A feature may queue more while its command is applied; four queues' worth at most a drain,
+    // so one that keeps asking cannot hold the frame.
     for (int k = 0; k < 4 * CMD_QUEUE_MAX && cmd_pop(&a->queue, &c); k++) {
         if (c.direct) direct(a, ui, &c);
         else shot |= app_command(a, ui, c);
@@ -278,7 +277,8 @@ bool app_drain(App *a, const Ui *ui) {
 // The command of a click at (x, y) on zone z: a click on the timeline names a stage, or a step
 // of the backward pass past them.
 static Command click_command(const App *a, const HotZone *z, int x) {
-    if (z->cmd != CMD_TIMELINE || !a->loaded) return (Command){z->cmd == CMD_TIMELINE ? CMD_NONE : z->cmd, z->param, true};
+    if (z->cmd != CMD_TIMELINE) return (Command){z->cmd, z->param, true};
+    if (!a->loaded) return (Command){CMD_NONE, 0, true};
     const int k = (int)((long)(x - z->r.x) * z->param / (z->r.w > 0 ? z->r.w : 1)), n = interp_n_stages(interp(a));
     return k < n ? (Command){CMD_GOTO_STAGE, k, true} : (Command){CMD_BACK_STEP, k - n, true};
 }

@@ -11,9 +11,8 @@
 
 // What a hook tells the app to do next.
 typedef enum {
-    FOLLOW_NOTHING = 0,         // not this feature's: offer it to the next
-    FOLLOW_TAKEN = 1u << 0,     // done: the command goes no further
-    FOLLOW_SCREENSHOT = 1u << 1 // and a picture of the window was asked for
+    FOLLOW_NOTHING = 0,     // not this feature's: offer it to the next
+    FOLLOW_TAKEN = 1u << 0  // done: the command goes no further
 } FollowFlag;
 typedef unsigned Follow;
 
