@@ -1,6 +1,7 @@
 // test_parts.c: every block of every course lesson's narration reaches the window once, in
 // order: the opening card, the narration of each cell with stages, the closing card (parts.h,
-// which the window draws from); and Markdown tables are read into cells row by row.
+// which the window draws from), or else the steps a section is attached to (attach.h); and
+// Markdown tables are read into cells row by row.
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
 // they come after every block covered before (*next: the first block not yet passed).
 static void cover(const Lesson *l, BlockRange r, int *seen, int *next, const char *what) {
     for (int i = r.begin; i < r.end; i++) {
-        if (!lesson_block_shown(&l->blocks[i])) continue;
+        if (!lesson_range_shows(l, r, i)) continue;
         CHECK(i >= *next, "%s: block %d (line %d) shown out of order in %s", l->path, i, l->blocks[i].line, what);
         seen[i]++;
         *next = i + 1;
@@ -38,6 +39,11 @@ static void check_lesson(const char *path) {
     cover(l, p.opening, seen, &next, "the opening card");
     for (int c = 0; c < p.n_cells; c++) cover(l, p.cells[c], seen, &next, "a cell's narration");
     cover(l, p.closing, seen, &next, "the closing card");
+    for (int k = 0; k < l->n_attachments; k++) {  // a section attached to steps: shown with them (attach.h)
+        const BlockRange r = {l->attachments[k].begin, l->attachments[k].end, k};
+        int at = r.begin;
+        cover(l, r, seen, &at, "a section attached to steps");
+    }
     for (int i = 0; i < l->n_blocks; i++)
         if (lesson_block_shown(&l->blocks[i]))
             CHECK(seen[i] == 1, "%s:%d: a block shown %d times, not once", path, l->blocks[i].line, seen[i]);

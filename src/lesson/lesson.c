@@ -41,7 +41,7 @@ static int new_block(Builder *b, RichKind kind) {
     l->blocks = nb;
     RichBlock *r = &l->blocks[l->n_blocks];
     memset(r, 0, sizeof *r);
-    r->kind = kind;
+    r->kind = kind, r->attachment = NOT_ATTACHED;
     return l->n_blocks++;
 }
 
@@ -219,6 +219,44 @@ static bool add_question(Lesson *l, int block, int first, int last, Err *e) {
     return true;
 }
 
+// A `steps` block: parsed; its section is found once every block is known (attach_sections).
+static bool add_attachment(Lesson *l, int block, int first, int last, Err *e) {
+    Attachment *na = realloc(l->attachments, sizeof *na * (size_t)(l->n_attachments + 1));
+    if (!na) return err_code(e, ERR_MEMORY, "out of memory");
+    l->attachments = na;
+    Attachment *a = &l->attachments[l->n_attachments];
+    if (!attach_parse(a, l->path, l->lines, first, last, e)) return false;
+    a->block = block;
+    l->n_attachments++;
+    return true;
+}
+
+static bool is_cell(const RichBlock *b) { return b->kind == RB_CODE && !strcmp(b->lang, "program"); }
+
+// Each `steps` block's section: from the heading above it to the next heading or program cell,
+// marked as attached so that no cell's narration or card shows it.
+static bool attach_sections(Lesson *l, Err *e) {
+    for (int k = 0; k < l->n_attachments; k++) {
+        Attachment *a = &l->attachments[k];
+        int begin = a->block;
+        while (begin > 0 && l->blocks[begin].kind != RB_HEADING && !is_cell(&l->blocks[begin - 1])) begin--;
+        if (l->blocks[begin].kind != RB_HEADING || l->blocks[begin].level < 2)
+            return err_set(e, "%s:%d: a `steps` block stands under the heading (##) of the section it attaches; "
+                              "this one has none above it since the last program cell", l->path, a->line);
+        int end = a->block + 1;
+        while (end < l->n_blocks && l->blocks[end].kind != RB_HEADING && !is_cell(&l->blocks[end])) end++;
+        for (int i = begin; i < end; i++) {
+            if (l->blocks[i].attachment != NOT_ATTACHED)
+                return err_set(e, "%s:%d: a second `steps` block in one section (the first is at line %d); "
+                                  "put its words on the first one's lines", l->path, a->line,
+                               l->attachments[l->blocks[i].attachment].line);
+            l->blocks[i].attachment = k;
+        }
+        a->begin = begin, a->end = end;
+    }
+    return true;
+}
+
 // Collects the program cells and parses their lines as one program.
 static bool build_program(Lesson *l, Err *e) {
     SourceLine *lines = calloc((size_t)l->n_lines + 1, sizeof *lines);
@@ -241,14 +279,18 @@ static bool build_program(Lesson *l, Err *e) {
             ok = add_question(l, i, first, last, e);
             continue;
         }
-        static const char *const tags[] = {"program", "lesson", "question"};
-        const char *near = err_closest(r->lang, tags, 3);
+        if (!strcmp(r->lang, "steps")) {
+            ok = add_attachment(l, i, first, last, e);
+            continue;
+        }
+        static const char *const tags[] = {"program", "lesson", "question", "steps"};
+        const char *near = err_closest(r->lang, tags, 4), *cased = NULL;
+        for (int t = 0; t < 4 && !cased; t++)
+            if (!strcasecmp(r->lang, tags[t])) cased = tags[t];
         const bool exact = !strcmp(r->lang, "program");
-        const char *cased = !strcasecmp(r->lang, "lesson") ? "lesson" : !strcasecmp(r->lang, "question") ? "question"
-                          : !strcasecmp(r->lang, "program") ? "program" : NULL;
         if (!exact && (near || cased))
-            ok = err_set(e, "%s:%d: a code block tagged `%s`: did you mean `%s`? (only `program`, `lesson` and "
-                         "`question` blocks are read, in lower case; docs/lessons.md)", l->path,
+            ok = err_set(e, "%s:%d: a code block tagged `%s`: did you mean `%s`? (only `program`, `lesson`, "
+                         "`question` and `steps` blocks are read, in lower case; docs/lessons.md)", l->path,
                          first > 1 ? first - 1 : first, r->lang, near ? near : cased);
         if (!ok || strcmp(r->lang, "program") != 0) continue;
         Cell *nc = realloc(l->cells, sizeof *nc * (size_t)(l->n_cells + 1));
@@ -264,7 +306,7 @@ static bool build_program(Lesson *l, Err *e) {
         if (l->questions[k].cell >= l->n_cells) l->questions[k].cell = -1;
     if (ok && l->n_cells == 0)
         ok = err_set(e, "%s: no program cells (fenced code blocks tagged `program`)", l->path);
-    ok = ok && program_parse(&l->program, l->path, lines, n, e);
+    ok = ok && attach_sections(l, e) && program_parse(&l->program, l->path, lines, n, e);
     free(lines);
     return ok;
 }
@@ -361,6 +403,7 @@ void lesson_free(Lesson *l) {
     free(l->blocks);
     free(l->cells);
     free(l->questions);
+    free(l->attachments);
     free(l->path);
     free(l->source);
     program_free(&l->program);

@@ -18,7 +18,8 @@
 //
 // Blocks tagged `question` ask the class a question at a stage (question.h).
 //
-// The narration of a stage is the prose just before the cell that holds its line.
+// The narration of a stage is the section a `steps` block attaches to it (attach.h), else the
+// prose just before the cell that holds its line (parts.h).
 // docs/lessons.md is the reference for teachers: every op, statement and setup key.
 #ifndef STEPFORMER_LESSON_H
 #define STEPFORMER_LESSON_H
@@ -29,8 +30,11 @@
 // The largest lesson file read (a lesson is text; the course's longest is a few tens of kB).
 enum { LESSON_MAX_BYTES = 4 << 20 };
 #include "program.h"
+#include "attach.h"
 #include "question.h"
 #include "sample.h"
+
+enum { NOT_ATTACHED = -1 };  // a block in the cells' and cards' narration, not in an attached section
 
 enum { STYLE_EM = 1, STYLE_STRONG = 2, STYLE_CODE = 4, STYLE_LINK = 8 };
 
@@ -49,6 +53,7 @@ typedef struct {
     int number;   // ordered list item number, 0 for a bullet
     int line;     // source line where the block starts
     int row, col; // table cells: the row (0: the header) and the column
+    int attachment; // the Attachment whose section holds it (attach.h), or NOT_ATTACHED
     char lang[16];  // code blocks: the info string's first word
     Span *spans;
     int n_spans;
@@ -87,6 +92,8 @@ typedef struct {
     int n_cells;
     Question *questions;  // the `question` blocks (question.h), in the order they stand
     int n_questions;
+    Attachment *attachments;  // the `steps` blocks (attach.h), in the order they stand
+    int n_attachments;
     Program program;
 } Lesson;
 

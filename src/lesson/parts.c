@@ -6,8 +6,27 @@
 
 bool lesson_block_shown(const RichBlock *b) {
     if (b->kind == RB_CODE)  // program cells stand in the program panel; a question waits for its stage (app_quiz.c)
-        return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0 && strcmp(b->lang, "question") != 0;
+        return strcmp(b->lang, "program") != 0 && strcmp(b->lang, "lesson") != 0 && strcmp(b->lang, "question") != 0 &&
+               strcmp(b->lang, "steps") != 0;
     return b->kind == RB_RULE || b->kind == RB_TABLE_CELL || b->n_spans > 0;
+}
+
+bool lesson_range_shows(const Lesson *l, BlockRange r, int i) {
+    return i >= r.begin && i < r.end && i < l->n_blocks && lesson_block_shown(&l->blocks[i]) &&
+           l->blocks[i].attachment == r.of;
+}
+
+static BlockRange flow_range(int begin, int end) { return (BlockRange){begin, end, NOT_ATTACHED}; }
+
+BlockRange lesson_narration_of(const LessonParts *p, const Lesson *l, StepKind kind, const Stage *st) {
+    for (int k = 0; k < l->n_attachments; k++) {
+        const Attachment *a = &l->attachments[k];
+        for (int w = 0; w < a->n_words; w++)
+            if (attach_word_matches(&a->words[w], kind, st ? st->op : OP_COUNT, st ? st->id : NULL))
+                return (BlockRange){a->begin, a->end, k};
+    }
+    const int cell = st && (kind == STEP_FORWARD || kind == STEP_BACKWARD) ? lesson_cell_of_line(l, st->line) : -1;
+    return cell >= 0 && cell < p->n_cells ? p->cells[cell] : flow_range(0, 0);
 }
 
 // Where the narration of the first cell with stages (cell c) begins.
@@ -31,12 +50,14 @@ bool lesson_parts(LessonParts *p, const Lesson *l, const bool *has_stages, Err *
     for (int c = 0; c < l->n_cells; c++) {
         if (!has_stages[c]) continue;
         const int begin = last < 0 ? first_begin(l, c) : l->cells[last].block + 1;
-        p->cells[c] = (BlockRange){begin, l->cells[c].block};
-        if (last < 0) p->opening = (BlockRange){0, begin};
+        p->cells[c] = flow_range(begin, l->cells[c].block);
+        if (last < 0) p->opening = flow_range(0, begin);
         last = c;
     }
-    if (last < 0) p->opening = (BlockRange){0, l->n_blocks};
-    else p->closing = (BlockRange){l->cells[last].block + 1, l->n_blocks};
+    for (int c = 0; c < l->n_cells; c++)
+        if (!has_stages[c]) p->cells[c] = flow_range(0, 0);
+    if (last < 0) p->opening = flow_range(0, l->n_blocks);
+    else p->closing = flow_range(l->cells[last].block + 1, l->n_blocks);
     return true;
 }
 

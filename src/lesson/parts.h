@@ -7,6 +7,9 @@
 // of each later cell with stages runs from the end of the previous cell with stages, taking the
 // prose of the cells between that make no stages; the opening card holds what comes before the
 // first one's narration, the closing card what comes after the last cell with stages.
+//
+// A section attached to steps by a `steps` block (attach.h) is left out of all of these: it is
+// shown on the steps it names (lesson_narration_of).
 #ifndef STEPFORMER_PARTS_H
 #define STEPFORMER_PARTS_H
 
@@ -15,6 +18,8 @@
 
 typedef struct {
     int begin, end;  // blocks [begin, end)
+    int of;          // whose blocks of the range are shown: NOT_ATTACHED (a cell's narration or a
+                     // card: attached sections are skipped), or the index of an Attachment
 } BlockRange;
 
 typedef struct {
@@ -30,5 +35,11 @@ bool lesson_parts_of_run(LessonParts *p, const Lesson *l, const Interp *it, Err 
 void lesson_parts_free(LessonParts *p);
 // Whether a block is shown as narration (program and lesson code blocks are not).
 bool lesson_block_shown(const RichBlock *b);
+// Whether block i is shown in range r: shown as narration, and r's (attached or not).
+bool lesson_range_shows(const Lesson *l, BlockRange r, int i);
+
+// The narration shown with a step: the first section attached to it; else, for a stage's step
+// (forward or backward, st its stage), the narration of its cell; else none (an empty range).
+BlockRange lesson_narration_of(const LessonParts *p, const Lesson *l, StepKind kind, const Stage *st);
 
 #endif

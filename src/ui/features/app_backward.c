@@ -73,8 +73,11 @@ void app_backward_goto(App *a, int k) {
     const int last = a->back.pass.n_steps - 1, n = interp_n_done(a->session.it);
     if (k < 0) return app_goto(a, n - 1);
     k = k > last ? last : k;
+    const BlockRange told = app_narration(a);
     app_goto(a, a->back.pass.steps[k].stage);
     a->back.step = k;
+    const BlockRange tells = app_narration(a);
+    if (tells.begin != told.begin || tells.of != told.of) a->scroll[SCROLL_NARRATION] = 0;
 }
 
 // The block (map row) of step k, for PgDn / PgUp: the kind, then the stage's block.

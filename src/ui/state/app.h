@@ -10,6 +10,7 @@
 #include "back_pass.h"
 #include "course.h"
 #include "gradcheck.h"
+#include "parts.h"
 #include "probe.h"
 #include "session.h"
 #include "train_job.h"
@@ -206,6 +207,9 @@ ViewKind app_view_for(const App *a, int i);
 // The backward step on screen, or NULL in the forward pass (or when the trace changed since it
 // was built).
 const BackStep *app_back_step(const App *a);
+// The narration the lesson panel shows with the step on screen (parts.h: the section attached to
+// it, else its cell's); an empty range when nothing is loaded.
+BlockRange app_narration(const App *a);
 // Whether the timeline has the backward steps to show (built for the pass on screen).
 bool app_back_ready(const App *a);
 // The backward view of a forward stage on screen: whether views draw gradients for it.

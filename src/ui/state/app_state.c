@@ -78,6 +78,7 @@ void app_run_to(App *a, int i) {
 
 void app_goto(App *a, int i) {
     if (!a->loaded) return;
+    const BlockRange told = app_narration(a);
     a->back.step = -1;  // a forward stage: out of the backward pass (app_backward_goto steps back in)
     a->card = CARD_NONE;
     app_run_to(a, i);
@@ -90,11 +91,11 @@ void app_goto(App *a, int i) {
     const Stage *st = interp_stage(interp(a), i);
     if (a->cursor >= 0 && a->cursor < n) {  // another paragraph or kernel starts at its top
         const Stage *was = interp_stage(interp(a), a->cursor);
-        const Lesson *l = &a->session.lesson;
-        if (lesson_cell_of_line(l, was->line) != lesson_cell_of_line(l, st->line)) a->scroll[SCROLL_NARRATION] = 0;
         if (strcmp(op_info[was->op].kernel, op_info[st->op].kernel)) a->scroll[SCROLL_KERNEL] = 0;
     }
     a->cursor = i;
+    const BlockRange tells = app_narration(a);
+    if (tells.begin != told.begin || tells.of != told.of) a->scroll[SCROLL_NARRATION] = 0;
     if (st->axes.slot[0] == AXIS_HEADS && a->head >= st->shape.dim[0]) a->head = 0;
 }
 

@@ -13,15 +13,8 @@
 
 // The narration for the stage (the part of the lesson's narration its cell shows, parts.h),
 // laid out from y in a column [x, x + w) (drawn if draw); returns its whole height. Drawing relies on the caller's clip for what falls outside.
-static int narration(Ui *ui, const App *a, const Stage *st, int x, int y, int w, int bottom, bool draw) {
-    const Lesson *l = &a->session.lesson;
-    LessonParts parts;
-    Err e = {{0}};
-    if (!lesson_parts_of_run(&parts, l, a->session.it, &e)) return 0;
-    const int cell = lesson_cell_of_line(l, st->line);
-    const BlockRange r = cell >= 0 ? parts.cells[cell] : (BlockRange){0, 0};
-    lesson_parts_free(&parts);
-    return narration_flow(ui, l, r, x, y, w, bottom, draw);
+static int narration(Ui *ui, const App *a, int x, int y, int w, int bottom, bool draw) {
+    return narration_flow(ui, &a->session.lesson, app_narration(a), x, y, w, bottom, draw);
 }
 
 // ---- program, formula, kernel ----
@@ -354,9 +347,9 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
     // The narration: about half the height, more when the rest needs less; beyond, it scrolls
     // (laid out narrower, beside its scroll bar).
     const int cap = maxi(in.h / 2, in.h - (prog_h + form_h + kern_h + 3 * gap));
-    p.narr_full = narration(ui, a, st, in.x, in.y, in.w, INT_MAX / 2, false);
+    p.narr_full = narration(ui, a, in.x, in.y, in.w, INT_MAX / 2, false);
     if (p.narr_full > cap)
-        p.narr_full = narration(ui, a, st, in.x, in.y, in.w - ui_bar_w(ui) - ui->pad / 2, INT_MAX / 2, false);
+        p.narr_full = narration(ui, a, in.x, in.y, in.w - ui_bar_w(ui) - ui->pad / 2, INT_MAX / 2, false);
     const int narr_h = mini(p.narr_full, cap);
     int y = in.y;
     p.narr = (Rect){in.x, y, in.w, narr_h};
@@ -377,13 +370,13 @@ static Plan plan_layout(Ui *ui, const App *a, const Stage *st, Rect in, int kern
 // The narration in box, scrolled by the app's offset when it is taller than the box, with a
 // scroll bar and, while more is below, a "more" mark in the bottom corner, under the last
 // whole line that fits above it (never over half a line).
-static void draw_narration(Ui *ui, const App *a, const Stage *st, Rect box, int full) {
+static void draw_narration(Ui *ui, const App *a, Rect box, int full) {
     if (box.h <= 0) return;
     const int max = full > box.h ? full - box.h : 0, at = mini(a->scroll[SCROLL_NARRATION], max);
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px), h = gfx_line_height(ui->g, FONT_BOLD, ui->small);
     const int bottom = !max ? INT_MAX / 2 : at < max ? box.y + box.h - h : box.y + box.h;
     gfx_clip(ui->g, box);
-    narration(ui, a, st, box.x, box.y - at, max ? box.w - ui_bar_w(ui) - ui->pad / 2 : box.w, bottom, true);
+    narration(ui, a, box.x, box.y - at, max ? box.w - ui_bar_w(ui) - ui->pad / 2 : box.w, bottom, true);
     if (max) {
         ui->scroll[SCROLL_NARRATION] = (ScrollView){box, max, box.h > 2 * lh ? box.h - lh : lh, lh};
         ui_scroll_bar(ui, box, at, box.h, full);
@@ -407,7 +400,7 @@ void view_lesson(Ui *ui, const App *a, Rect r) {
     int kern_len = 0;
     const char *kern_file = NULL, *kern = kernel_source(a, st, &kern_len, &kern_file);
     const Plan p = plan_layout(ui, a, st, in, kern ? count_lines(kern, kern_len) : 0);
-    draw_narration(ui, a, st, p.narr, p.narr_full);
+    draw_narration(ui, a, p.narr, p.narr_full);
     if (p.prog.h > 0) {
         gfx_clip(ui->g, p.prog);
         program_section(ui, a, st, p.prog, p.rows);

@@ -227,7 +227,7 @@ int narration_flow(Ui *ui, const Lesson *l, BlockRange r, int x, int y, int w, i
     int prev = -1;
     for (int i = r.begin; i < r.end && i < l->n_blocks && !f.full; i++) {
         const RichBlock *b = &l->blocks[i];
-        if (!lesson_block_shown(b)) continue;
+        if (!lesson_range_shows(l, r, i)) continue;
         if (b->kind == RB_TABLE_CELL) {  // the whole table, its cells up to the next table's
             int j = i + 1;
             while (j < r.end && l->blocks[j].kind == RB_TABLE_CELL && (l->blocks[j].row || l->blocks[j].col)) j++;
