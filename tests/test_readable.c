@@ -10,6 +10,9 @@
 //   - a pinned map keeps the tokens it was pinned with after the input changes;
 //   - the program's line of the stage on screen is shown whole, above the formula;
 //   - every line of the key list (?) is drawn whole;
+//   - no text that carries a number is cut with "…" (the canvas records each cut), at every
+//     step of the backward pass in the Stage and Attention views, with each learner's mistake
+//     (W) on the attention steps, and in every view once, with the gradient check on screen;
 //   - before the first attention map, the Attention view names the stage it begins at and what
 //     it is (a GPT's masked self-attention, not "the first encoder layer"), and the Decoding
 //     view says why a decoder has no cross-attention (a GPT has no encoder).
@@ -18,7 +21,9 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "back_mistakes.h"
 #include "check.h"
+#include "feature.h"
 #include "heat.h"
 #include "keys.h"
 #include "scene.h"
@@ -413,7 +418,63 @@ static void test_train_view_gpt(const char *lesson, bool gpt) {
     scene_close(&s);
 }
 
+// Draws the frame and fails on each text cut with "…" that holds a digit.
+static int check_uncut(Scene *s, const char *what) {
+    app_draw(&s->ui, &s->a);
+    int bad = 0;
+    for (int k = 0; k < s->ui.n_elided && k < UI_MAX_ELIDED; k++)
+        if (strpbrk(s->ui.elided[k], "0123456789")) {
+            bad++;
+            CHECK(false, "%s at %dx%d: \"%s\" is cut", what, W, H, s->ui.elided[k]);
+        }
+    return bad;
+}
+
+// The backward pass of backprop.md, every step: no number cut.
+static void test_backward_uncut(void) {
+    Scene s;
+    if (!scene_open(&s, W, H, &(SessionSpec){.lesson_path = LESSONS "/backprop.md"})) return;
+    Err e = {{0}};
+    App *a = &s.a;
+    CHECK(interp_run(a->session.it, &e), "%s", e.msg);
+    s.ui.note_elided = true;
+    app_act(a, CMD_LAST, 0);
+    app_act(a, CMD_BACKWARD, 0);
+    const int n = app_back_ready(a) ? a->back.pass.n_steps : 0;
+    CHECK(n > 100, "backprop.md's backward pass has its steps (%d)", n);
+    int bad = 0;
+    char what[200];
+    for (int k = 0; k < n && bad < 400; k++) {
+        app_backward_goto(a, k);
+        for (ViewKind v = VIEW_STAGE; v <= VIEW_ATTENTION; v++) {
+            a->view = v;
+            snprintf(what, sizeof what, "backward step %d (%s), %s view", k, interp_stage(a->session.it, a->cursor)->id,
+                     view_names[v]);
+            bad += check_uncut(&s, what);
+        }
+    }
+    // Each mistake, on the attention steps, where W's worked row shows the kernel's number.
+    const int w = interp_find(a->session.it, "decoder.layers.1.cross_attn.weights");
+    for (int m = 1; m < MISTAKE_COUNT && w >= 0; m++) {
+        app_act(a, CMD_MISTAKE, 0);
+        app_backward_goto(a, back_pass_step_of(&a->back.pass, w));
+        a->view = VIEW_ATTENTION;
+        snprintf(what, sizeof what, "mistake %s on %s", backward_mistake_names[a->back.pass.mistake], interp_stage(a->session.it, w)->id);
+        bad += check_uncut(&s, what);
+    }
+    // Every view once, with the gradient check of the step on screen.
+    app_act(a, CMD_GRADCHECK, 0);
+    for (ViewKind v = 0; v < VIEW_COUNT; v++) {
+        a->view = v;
+        snprintf(what, sizeof what, "the %s view in the backward pass, after G", view_names[v]);
+        bad += check_uncut(&s, what);
+    }
+    CHECK(bad == 0, "%d texts with a number cut in backprop.md's backward pass", bad);
+    scene_close(&s);
+}
+
 int main(void) {
+    test_backward_uncut();
     test_help_whole();
     test_no_cross_attention(LESSONS "/nanogpt.md", "A decoder-only model: it has no encoder, so no cross-attention.");
     test_no_cross_attention(LESSONS "/mistake-no-cross-attention.md",

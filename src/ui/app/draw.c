@@ -92,7 +92,7 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
     int w, h;
     gfx_size(ui->g, &w, &h);
     metrics(a, scale, ui, w, h);
-    ui->n_hot = 0;
+    ui->n_hot = 0, ui->n_elided = 0;
     ui->zoom_view.cells = (Rect){0, 0, 0, 0};
     memset(ui->scroll, 0, sizeof ui->scroll);
     gfx_begin(ui->g, ui->th->bg);

@@ -1,6 +1,7 @@
 // ui.c: themes, hot zones and the text helpers views share.
 #include "ui.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const Theme theme_light = {
@@ -44,10 +45,18 @@ const HotZone *ui_hot_at(const Ui *ui, int x, int y) {
     return NULL;
 }
 
+// A text cut to fit: noted for the tests when asked (Ui.note_elided).
+static void elided(Ui *ui, const char *s) {
+    if (!ui->note_elided) return;
+    if (ui->n_elided < UI_MAX_ELIDED) snprintf(ui->elided[ui->n_elided], UI_ELIDED_TEXT, "%s", s);
+    ui->n_elided++;
+}
+
 int ui_text_fit(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s, int max_w) {
     if (max_w <= 0 || !s) return 0;
     int w = gfx_text_width(ui->g, f, px, s);
     if (w <= max_w) return gfx_text(ui->g, f, px, c, x, y, s);
+    elided(ui, s);
     static const char ell[] = "\xe2\x80\xa6";  // …
     int n = gfx_fit(ui->g, f, px, s, max_w - gfx_text_width(ui->g, f, px, ell));
     char buf[1024];
@@ -60,6 +69,7 @@ int ui_text_fit(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s,
 int ui_text_fit_tail(Ui *ui, FontFace f, int px, Rgba c, int x, int y, const char *s, int max_w) {
     if (max_w <= 0 || !s) return 0;
     if (gfx_text_width(ui->g, f, px, s) <= max_w) return gfx_text(ui->g, f, px, c, x, y, s);
+    elided(ui, s);
     static const char ell[] = "\xe2\x80\xa6";  // …
     char buf[1024];
     const size_t n = strlen(s) < sizeof buf - sizeof ell ? strlen(s) : sizeof buf - sizeof ell;

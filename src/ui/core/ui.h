@@ -52,7 +52,7 @@ typedef struct {
     int unit;  // pixels a wheel notch moves (the offset's unit: pixels or lines)
 } ScrollView;
 
-enum { UI_MAX_HOT = 1024, UI_MAX_FLOORS = 32 };
+enum { UI_MAX_HOT = 1024, UI_MAX_FLOORS = 32, UI_MAX_ELIDED = 48, UI_ELIDED_TEXT = 240 };
 
 // A heatmap's cell size at the default scale (+ never draws it smaller).
 typedef struct {
@@ -78,6 +78,9 @@ typedef struct {
     bool measuring;      // the frame is a dry pass at the default scale, recording floors:
     HeatFloor floor[UI_MAX_FLOORS];  // what each zoomable heatmap's cells were in it
     int n_floor;
+    bool note_elided;    // record each text cut with "…" this frame (the tests read them):
+    char elided[UI_MAX_ELIDED][UI_ELIDED_TEXT];  // the whole text before the cut (the first ones)
+    int n_elided;        // how many were cut (may exceed UI_MAX_ELIDED)
 } Ui;
 
 // Adds a clickable zone for this frame.

@@ -11,6 +11,8 @@
 
 enum { MAX_LABELS = 512, ROW_KEYS = 6 };
 
+static int mini(int a, int b) { return a < b ? a : b; }
+
 static void map(Ui *ui, const App *a, int stage, const float *data, TensorKind kind, const char *title, const char *sub,
                 int slot, Rect r) {
     const Stage *st = interp_stage(a->session.it, stage);
@@ -76,12 +78,25 @@ void view_attention_back(Ui *ui, const App *a, int k, Rect in) {
     const int hh = ui_text_wrap(ui, FONT_MONO, ui->px, ui->th->accent, (Rect){in.x, in.y, in.w, in.h / 5},
                                 "dL/dscores_j = p_j (g_j - sum_k p_k g_k): each row's gradient, minus what the row gives on average");
     in.y += hh + ui->pad / 2, in.h -= hh + ui->pad / 2;
-    const int rows_h = (ROW_KEYS + 3) * lh, maps_h = in.h - rows_h - ui->pad, each = (in.w - 2 * ui->pad) / 3;
-    map(ui, a, w, interp_output(a->session.it, w), TK_PROBS, "p: the weights", "1-9 picks the head", 0,
-        (Rect){in.x, in.y, each, maps_h});
-    map(ui, a, w, g, TK_VALUES, "g = dL/dp", "signed", 1, (Rect){in.x + each + ui->pad, in.y, each, maps_h});
+    const int rows_h = (ROW_KEYS + 3) * lh, maps_h = in.h - rows_h - ui->pad;
+    // The three maps in a row, or two over one where that gives bigger cells (a narrow centre).
+    const int T = st->shape.dim[st->shape.ndim - 2], S = st->shape.dim[st->shape.ndim - 1];
+    const int chrome_w = 3 * ui->px + 7 * ui->small, chrome_h = 3 * lh + 2 * ui->pad;
+    const int third = (in.w - 2 * ui->pad) / 3, half = (in.w - ui->pad) / 2;
+    const int cell3 = mini((third - chrome_w) / S, (maps_h - chrome_h) / T);
+    const int cell2 = mini((half - chrome_w) / S, ((maps_h - ui->pad) / 2 - chrome_h) / T);
+    Rect at[3];
+    if (cell3 >= cell2)
+        for (int j = 0; j < 3; j++) at[j] = (Rect){in.x + j * (third + ui->pad), in.y, third, maps_h};
+    else {
+        const int hh2 = (maps_h - ui->pad) / 2;
+        at[0] = (Rect){in.x, in.y, half, hh2}, at[1] = (Rect){in.x + half + ui->pad, in.y, half, hh2};
+        at[2] = (Rect){in.x, in.y + hh2 + ui->pad, half, hh2};
+    }
+    map(ui, a, w, interp_output(a->session.it, w), TK_PROBS, "p: the weights", "1-9 picks the head", 0, at[0]);
+    map(ui, a, w, g, TK_VALUES, "g = dL/dp", "signed", 1, at[1]);
     char title[STAGE_ID_MAX + 8];
     snprintf(title, sizeof title, "dL/d %s", stage_short_name(interp_stage(a->session.it, s)->id, st->id, false));
-    map(ui, a, w, ds, TK_VALUES, title, "the scores the softmax read", 2, (Rect){in.x + 2 * (each + ui->pad), in.y, each, maps_h});
+    map(ui, a, w, ds, TK_VALUES, title, "the scores the softmax read", 2, at[2]);
     worked_row(ui, a, w, s, (Rect){in.x, in.y + maps_h + ui->pad, in.w, rows_h});
 }

@@ -53,11 +53,11 @@ static void panel(Ui *ui, const App *a, const Panel *p, Rect r) {
     heat_draw(ui, &h, r);
 }
 
-// A header: what the step computes (wrapped), then a line about it; returns its height.
+// A header: what the step computes, then a line about it, both wrapped; returns its height.
 static int header(Ui *ui, const char *line1, const char *line2, Rect r) {
     const int h1 = ui_text_wrap(ui, FONT_MONO, ui->px, ui->th->accent, (Rect){r.x, r.y, r.w, r.h / 4}, line1);
-    ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y + h1, line2, r.w);
-    return h1 + gfx_line_height(ui->g, FONT_SANS, ui->small) + ui->pad / 2;
+    const int h2 = ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->muted, (Rect){r.x, r.y + h1, r.w, r.h / 6}, line2);
+    return h1 + h2 + ui->pad / 2;
 }
 
 // One large panel on top, n small ones in a row below.
@@ -124,20 +124,27 @@ static void adam_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
     char l1[200];
     snprintf(l1, sizeof l1, "Adam, step 1: m = (1-b1) g,  v = (1-b2) g^2,  w -= lr m^ / (sqrt(v^) + eps)  (lr %g, b %g %g)",
              (double)BACK_LR, (double)BACK_BETA1, (double)BACK_BETA2);
-    const int hh = header(ui, l1, "at the first step m^ = g and v^ = g^2, so every weight moves by about lr, against its gradient",
-                          in);
+    char l2[400];
+    snprintf(l2, sizeof l2, "%s: at the first step m^ = g and v^ = g^2, so every weight moves by about lr, against its gradient",
+             w->name);
+    const int hh = header(ui, l1, l2, in);
     in.y += hh, in.h -= hh;
     const int gap = ui->pad, top_h = in.h / 2;
-    const Panel before = {w->name, "before the step", w->data, w->shape, TK_VALUES, -1, 0, w->name};
-    const Panel after = {"after the step", NULL, bp->after + at, w->shape, TK_VALUES, -1, 1, w->name};
-    panel(ui, a, &before, (Rect){in.x, in.y, (in.w - gap) / 2, top_h - gap});
-    panel(ui, a, &after, (Rect){in.x + (in.w + gap) / 2, in.y, (in.w - gap) / 2, top_h - gap});
-    const Panel four[4] = {{"g: dL/dW", NULL, grads_weights(bp->g) + at, w->shape, TK_VALUES, -1, 2, w->name},
-                           {"m: first moment", NULL, bp->m + at, w->shape, TK_VALUES, -1, 3, w->name},
-                           {"v: second moment", NULL, bp->v + at, w->shape, TK_VALUES, -1, 4, w->name},
-                           {"the update (before - after)", NULL, bp->update + at, w->shape, TK_VALUES, -1, 5, w->name}};
+    const Panel six[6] = {{"before the step", NULL, w->data, w->shape, TK_VALUES, -1, 0, w->name},
+                          {"after the step", NULL, bp->after + at, w->shape, TK_VALUES, -1, 1, w->name},
+                          {"g: dL/dW", NULL, grads_weights(bp->g) + at, w->shape, TK_VALUES, -1, 2, w->name},
+                          {"m: first moment", NULL, bp->m + at, w->shape, TK_VALUES, -1, 3, w->name},
+                          {"v: second moment", NULL, bp->v + at, w->shape, TK_VALUES, -1, 4, w->name},
+                          {"the update", "before - after", bp->update + at, w->shape, TK_VALUES, -1, 5, w->name}};
+    if (w->shape.ndim == 1) {  // a vector: three rows of two, each half the view wide, not thumbnails
+        const int cw = (in.w - gap) / 2, ch = (in.h - 2 * gap) / 3;
+        for (int k = 0; k < 6; k++) panel(ui, a, &six[k], (Rect){in.x + (k % 2) * (cw + gap), in.y + (k / 2) * (ch + gap), cw, ch});
+        return;
+    }
+    panel(ui, a, &six[0], (Rect){in.x, in.y, (in.w - gap) / 2, top_h - gap});
+    panel(ui, a, &six[1], (Rect){in.x + (in.w + gap) / 2, in.y, (in.w - gap) / 2, top_h - gap});
     const int each = (in.w - 3 * gap) / 4;
-    for (int k = 0; k < 4; k++) panel(ui, a, &four[k], (Rect){in.x + k * (each + gap), in.y + top_h, each, in.h - top_h});
+    for (int k = 0; k < 4; k++) panel(ui, a, &six[2 + k], (Rect){in.x + k * (each + gap), in.y + top_h, each, in.h - top_h});
 }
 
 static void after_step(Ui *ui, const App *a, Rect in) {

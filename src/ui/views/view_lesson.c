@@ -276,6 +276,34 @@ static int count_lines(const char *s, int len) {
 
 // The kernel's lines from line `first` (clamped); when they do not all fit, the area scrolls
 // (registered in ui->scroll) and the last row says how many lines are below.
+// The kernel's source as rows of the panel: each line, wrapped as program lines are (wrap_at)
+// with its continuations indented, so no line of it is cut. Fills rows [cap] (start, length,
+// whether a continuation); returns how many.
+typedef struct {
+    const char *p;
+    int n;
+    bool cont;
+} CodeRow;
+enum { KERNEL_ROWS_MAX = 1024 };
+
+static int code_rows(Ui *ui, const char *src, int len, int w, CodeRow *rows, int cap) {
+    const int fit = mono_fit(ui, w), indent = 4;
+    int n = 0;
+    for (const char *p = src; p < src + len && n < cap;) {
+        const char *e = memchr(p, '\n', (size_t)(src + len - p));
+        const int ln = e ? (int)(e - p) : (int)(src + len - p);
+        int at = 0;
+        do {
+            const int room = at ? fit - indent : fit, k = wrap_at(p + at, ln - at, room);
+            rows[n++] = (CodeRow){p + at, k, at > 0};
+            at += k;
+            while (at < ln && p[at] == ' ') at++;
+        } while (at < ln && n < cap);
+        p = e ? e + 1 : src + len;
+    }
+    return n;
+}
+
 static void kernel_section(Ui *ui, Rect r, const char *src, int len, const char *file, int first,
                            const char *const notes[2]) {
     char head[160];
@@ -287,8 +315,10 @@ static void kernel_section(Ui *ui, Rect r, const char *src, int len, const char 
                                           (Rect){r.x, r.y + header_h(ui), r.w, r.h - header_h(ui)}, notes[k]);
             r.y += skip, r.h -= skip;
         }
-    const int lh = code_lh(ui), top = r.y + header_h(ui);
-    const int fit = (r.y + r.h - top) / lh, total = count_lines(src, len);
+    static CodeRow rows[KERNEL_ROWS_MAX];  // the frame's: drawing is single-threaded
+    const int lh = code_lh(ui), top = r.y + header_h(ui), fit = (r.y + r.h - top) / lh;
+    int total = code_rows(ui, src, len, r.w, rows, KERNEL_ROWS_MAX);
+    if (total > fit) total = code_rows(ui, src, len, r.w - ui_bar_w(ui) - ui->pad / 4, rows, KERNEL_ROWS_MAX);
     const int max = total > fit ? total - fit : 0;
     if (first > max) first = max;
     if (max > 0) {
@@ -297,24 +327,19 @@ static void kernel_section(Ui *ui, Rect r, const char *src, int len, const char 
         ui_scroll_bar(ui, area, first, fit, total);
         r.w -= ui_bar_w(ui) + ui->pad / 4;
     }
-    const int rows = first + fit >= total ? total - first : fit - 1;  // the last row says "…" when cut
-    const char *p = src;
+    const int shown = first + fit >= total ? total - first : fit - 1;  // the last row says "…" when cut
+    const int cw = gfx_text_width(ui->g, FONT_MONO, ui->small, " ");
     char line[512];
-    for (int k = 0; k < first; k++) {
-        const char *e = memchr(p, '\n', (size_t)(src + len - p));
-        p = e ? e + 1 : src + len;
+    for (int k = 0; k < shown; k++) {
+        const CodeRow *c = &rows[first + k];
+        snprintf(line, sizeof line, "%.*s", c->n, c->p);
+        ui_text_fit(ui, FONT_MONO, ui->small, ui->th->text, r.x + (c->cont ? 4 * cw : 0), top + k * lh, line,
+                    r.w - (c->cont ? 4 * cw : 0));
     }
-    for (int k = 0; k < rows; k++) {
-        const char *e = memchr(p, '\n', (size_t)(src + len - p));
-        const int n = e ? (int)(e - p) : (int)(src + len - p);
-        snprintf(line, sizeof line, "%.*s", n, p);
-        ui_text_fit(ui, FONT_MONO, ui->small, ui->th->text, r.x, top + k * lh, line, r.w);
-        p = e ? e + 1 : src + len;
-    }
-    if (first + rows < total && rows >= 0) {
-        const int more = total - first - rows;
-        snprintf(line, sizeof line, "\xe2\x80\xa6 %d more line%s (wheel)", more, more > 1 ? "s" : "");
-        ui_text_fit(ui, FONT_ITALIC, ui->small, ui->th->muted, r.x, top + rows * lh, line, r.w);
+    if (first + shown < total && shown >= 0) {
+        const int more = total - first - shown;
+        snprintf(line, sizeof line, "\xe2\x80\xa6 %d more row%s (wheel)", more, more > 1 ? "s" : "");
+        ui_text_fit(ui, FONT_ITALIC, ui->small, ui->th->muted, r.x, top + shown * lh, line, r.w);
     }
 }
 

@@ -90,8 +90,37 @@ static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, 
 static void fmt_value(char *buf, size_t n, float v) {
     const float a = fabsf(v);
     if (v == -INFINITY) snprintf(buf, n, "-inf (masked)");
-    else if (v != 0 && (a < 1e-3f || a >= 1e5f)) snprintf(buf, n, "%.3e", (double)v);
+    else if (v != 0 && (a < 1e-3f || a >= 1e5f)) {  // 4 digits, the exponent without its padding: -4.290e-4
+        char e[32];
+        snprintf(e, sizeof e, "%.3e", (double)v);
+        char *x = strchr(e, 'e'), *d = x ? x + 1 + (x[1] == '-' || x[1] == '+') : NULL;
+        if (d && x[1] == '+') memmove(x + 1, x + 2, strlen(x + 2) + 1), d--;
+        while (d && d[0] == '0' && d[1]) memmove(d, d + 1, strlen(d));
+        snprintf(buf, n, "%s", e);
+    }
     else snprintf(buf, n, a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : "%.4f", (double)v);
+}
+
+// The room the colour bar takes beside the cells: the gap, the bar and its widest value, as
+// this map's range gives them (read from the cached image when there is one, for speed).
+static int bar_room(Ui *ui, const HeatSpec *h) {
+    float lo = 0, hi = 0;
+    bool found = false;
+    for (int i = 0; i < CACHE_SIZE && !found; i++) {
+        const HeatEntry *e = &ui->heat->e[i];
+        if (e->im && !memcmp(e->key, h->key, sizeof e->key)) lo = e->bar_lo, hi = e->bar_hi, found = true;
+    }
+    if (!found) {
+        Colormap map;
+        float l, u;
+        heat_range(h, &map, &l, &u, &lo, &hi);
+    }
+    char a[32], b[32];
+    fmt_value(a, sizeof a, lo), fmt_value(b, sizeof b, hi);
+    int w = gfx_text_width(ui->g, FONT_SANS, ui->small, "0.0000");
+    const int wa = gfx_text_width(ui->g, FONT_SANS, ui->small, a), wb = gfx_text_width(ui->g, FONT_SANS, ui->small, b);
+    w = wa > w ? wa : w, w = wb > w ? wb : w;
+    return ui->small + (ui->small / 2 + 4) + 4 + w + ui->small / 2;
 }
 
 // The colour bar: the colours from bar_lo (bottom) to bar_hi (top), as the cells have them,
@@ -212,6 +241,7 @@ static void readout(Ui *ui, const HeatSpec *h, Rect cells, Rect line, int r0, in
         snprintf(msg, sizeof msg, "downsampled to fit: each pixel is the mean of about %d x %d cells", per_r, per_c);
         if (gfx_text_width(ui->g, FONT_SANS, ui->small, msg) > line.w)
             snprintf(msg, sizeof msg, "downsampled: %d x %d cells a pixel", per_r, per_c);
+        if (gfx_text_width(ui->g, FONT_SANS, ui->small, msg) > line.w) snprintf(msg, sizeof msg, "pixel: %dx%d cells", per_r, per_c);
     } else if (r1 - r0 < h->rows || c1 - c0 < h->cols) {
         snprintf(msg, sizeof msg, "zoomed: rows %d-%d, columns %d-%d (drag to pan, 0 resets)", r0, r1 - 1, c0, c1 - 1);
     }
@@ -244,16 +274,26 @@ static bool any_masked(const HeatSpec *h) {
 }
 
 // The title in bold, then the shape and the subtitle. Where both do not fit, the subtitle (which
-// head, which slice) is kept and the shape left out: a map of one head must say which.
+// head, which slice) is kept and the shape left out: a map of one head must say which; where the
+// subtitle alone does not fit either, the shape and the subtitle go on lines of their own under
+// the title (wrapped, never cut: they carry numbers). Returns the height used.
 static int title_line(Ui *ui, const HeatSpec *h, Rect r, int px) {
     char sh[64] = "", head[256];
     if (!h->compact) shape_str(&h->shape, sh, sizeof sh);
-    int w = ui_text_fit(ui, FONT_BOLD, px, ui->th->text, r.x, r.y, h->title, r.w * 2 / 3);
     snprintf(head, sizeof head, "  %s%s%s", sh, h->subtitle ? "   " : "", h->subtitle ? h->subtitle : "");
-    if (h->subtitle && gfx_text_width(ui->g, FONT_SANS, px, head) > r.w - w)
-        snprintf(head, sizeof head, "  %s", h->subtitle);
+    const int tw = gfx_text_width(ui->g, FONT_BOLD, px, h->title), lh = gfx_line_height(ui->g, FONT_BOLD, px);
+    if (tw + gfx_text_width(ui->g, FONT_SANS, px, head) > r.w && !h->compact) {
+        if (h->subtitle) snprintf(head, sizeof head, "  %s", h->subtitle);
+        if (tw + gfx_text_width(ui->g, FONT_SANS, px, head) > r.w) {  // shape and subtitle on a line of their own
+            ui_text_fit(ui, FONT_BOLD, px, ui->th->text, r.x, r.y, h->title, r.w);
+            snprintf(head, sizeof head, "%s%s%s", sh, h->subtitle ? "   " : "", h->subtitle ? h->subtitle : "");
+            const int sub_h = ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->muted, (Rect){r.x, r.y + lh, r.w, r.h / 4}, head);
+            return lh + sub_h;
+        }
+    }
+    int w = ui_text_fit(ui, FONT_BOLD, px, ui->th->text, r.x, r.y, h->title, r.w * 2 / 3);
     ui_text_fit(ui, FONT_SANS, px, ui->th->muted, r.x + w, r.y, head, r.w - w);
-    return gfx_line_height(ui->g, FONT_BOLD, px);
+    return lh;
 }
 
 typedef struct {
@@ -350,7 +390,7 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
         const int most = r.w / (h->label_part > 0 ? h->label_part : 4);
         lw = lw > most ? most : lw;
         top = h->col_labels && !single_chars(h, c0, c1) ? upright_room(ui, h, c0, c1, lh) : lh + 4;
-        bar = ui->small * 3 + gfx_text_width(ui->g, FONT_SANS, ui->small, "-0.0000");
+        bar = bar_room(ui, h);
         bottom = lh + 4;
     }
     Rect area = {r.x + lw + 6, r.y + th + top, r.w - lw - 6 - bar, r.h - th - top - bottom};
