@@ -255,14 +255,23 @@ static void mistakes(void) {
         row = block_of(a, s.ui.hot[i].param);
         if (row.part == PART_ENCODER && row.last > row.first) z = &s.ui.hot[i];
     }
+    // A layer the stage on screen is not in is one folded row on the map: all of the layer's
+    // stages (read off their ids), not only its first block's.
+    const StageWhere here = interp_stage(a->session.it, a->cursor)->where;
+    const bool folded = row.has_layer && !(here.has_layer && here.layer == row.layer && here.part == row.part);
+    int last = row.last;
+    for (int i = row.first; folded && i < interp_n_stages(a->session.it); i++) {
+        const StageWhere w = interp_stage(a->session.it, i)->where;
+        if (w.part == row.part && w.has_layer && w.layer == row.layer) last = i;
+    }
     int want_stage = -1;
-    for (int i = row.last; z && i >= row.first && want_stage < 0; i--)
+    for (int i = last; z && i >= row.first && want_stage < 0; i--)
         if (back_pass_step_of(&a->back.pass, i) >= 0) want_stage = i;
     CHECK(z != NULL && want_stage >= 0, "the map has an encoder block the gradient reaches");
     if (z) app_click(a, &s.ui, z->r.x + z->r.w / 2, z->r.y + z->r.h / 2);
     const BackStep *b = app_back_step(a);
     CHECK(b && b->kind == BACK_STAGE && b->stage == want_stage, "the click opens the block's backward step, at stage %d (%d, block %d-%d)",
-          want_stage, b ? b->stage : -1, row.first, row.last);
+          want_stage, b ? b->stage : -1, row.first, last);
     app_act(a, CMD_BACKWARD, 0);
     app_draw(&s.ui, a);
     z = NULL;

@@ -9,6 +9,7 @@
 #include <strings.h>  // strcasecmp
 #include <time.h>
 
+#include "back_mistakes.h"
 #include "decoding.h"
 #include "heat.h"
 #include "input.h"
@@ -104,10 +105,31 @@ static void expect_output(Loop *L, const char *want) {
     if (strcmp(got, want) != 0) expect_failed(L, msg);
 }
 
+// `expect back KIND|none` (the backward step on screen: loss, backward, adam, loss after),
+// `expect mistake NAME|none` (W's wrong formula), `expect check agree|disagree|none` (G's
+// gradient check of the stage on screen), `expect showing gradients|values` (D).
+static void expect_backward(Loop *L, const char *what, const char *want) {
+    const App *a = &L->a;
+    const BackStep *b = app_back_step(a);
+    const bool checked = a->back.check_stage == a->cursor && a->back.check_stage >= 0;
+    const char *got = !strcmp(what, "back") ? (b ? back_kind_names[b->kind] : "none")
+                    : !strcmp(what, "mistake") ? (a->back.mistake ? backward_mistake_names[a->back.mistake] : "none")
+                    : !strcmp(what, "check") ? (!checked ? "none" : a->back.check.passed ? "agree" : "disagree")
+                    : (a->back.values ? "values" : "gradients");
+    char msg[200];
+    snprintf(msg, sizeof msg, "expected %s %s, found %s", what, want, got);
+    if (strcmp(got, want) != 0) expect_failed(L, msg);
+}
+
 // expect STAGE_ID: the stage on screen; expect view NAME: the view on screen (its tab's name,
 // any case); or one of the expectations above.
 static void expect_stage(Loop *L, const char *id) {
     const App *a = &L->a;
+    static const char *const backward[] = {"back", "mistake", "check", "showing"};
+    for (int k = 0; k < 4; k++) {
+        const size_t n = strlen(backward[k]);
+        if (!strncmp(id, backward[k], n) && id[n] == ' ') return expect_backward(L, backward[k], id + n + 1);
+    }
     if (!strncmp(id, "answer ", 7)) return expect_answer(L, id + 7);
     if (!strncmp(id, "decoding ", 9)) return expect_decoding(L, id + 9);
     if (!strncmp(id, "output ", 7)) return expect_output(L, id + 7);

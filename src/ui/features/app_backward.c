@@ -192,9 +192,17 @@ static Follow on_first(App *a, const Command *c) {
 }
 
 // The step of block `first`'s (a map row's) stages that the backward pass reaches first: where
-// the gradient enters the block. -1 when no gradient reaches it.
+// the gradient enters the block. A layer the map shows folded (one the stage on screen is not
+// in, view_map.c) is one row: all of its blocks. -1 when no gradient reaches it.
 static int block_step(const App *a, int first) {
-    const BlockRow b = block_of(a, first);
+    BlockRow b = block_of(a, first);
+    const BlockRow cur = block_of(a, a->cursor);
+    if (b.has_layer && !(cur.has_layer && cur.layer == b.layer && cur.part == b.part && cur.round == b.round))
+        for (int i = b.last + 1; i < interp_n_stages(a->session.it); i++) {
+            const BlockRow n = block_of(a, i);
+            if (!n.has_layer || n.layer != b.layer || n.part != b.part || n.round != b.round) break;
+            b.last = n.last, i = n.last;
+        }
     for (int k = 0; k < a->back.pass.n_steps; k++) {
         const BackStep *s = &a->back.pass.steps[k];
         if (s->kind == BACK_STAGE && s->stage >= b.first && s->stage <= b.last) return k;

@@ -142,7 +142,9 @@ static const struct {
     {"drag", ARGS_XY, "drag X Y"},         {"move", ARGS_XY, "move X Y"},
     {"wheel", ARGS_XY_STEPS, "wheel X Y STEPS"}, {"resize", ARGS_XY, "resize WIDTH HEIGHT"},
     {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_EXPECT, "expect STAGE_ID, expect view VIEW, expect answer right|wrong|shown, "
-                                                    "expect decoding greedy|sampling|beam or expect output IDS"},
+                                                    "expect decoding greedy|sampling|beam, expect output IDS, expect back "
+                                                    "loss|backward|adam|loss after|none, expect mistake NAME|none, expect "
+                                                    "check agree|disagree|none or expect showing gradients|values"},
     {"quit", ARGS_NONE, "quit"},
 };
 
@@ -168,6 +170,12 @@ static bool args_fit(ArgForm form, const char *arg) {
         if (!strncmp(arg, "decoding ", 9))
             return !strcmp(arg + 9, "greedy") || !strcmp(arg + 9, "sampling") || !strcmp(arg + 9, "beam");
         if (!strncmp(arg, "output ", 7)) return arg[7] && !strchr(arg + 7, ' ');
+        if (!strncmp(arg, "back ", 5))
+            return !strcmp(arg + 5, "loss") || !strcmp(arg + 5, "backward") || !strcmp(arg + 5, "adam") ||
+                   !strcmp(arg + 5, "loss after") || !strcmp(arg + 5, "none");
+        if (!strncmp(arg, "mistake ", 8)) return arg[8] && !strchr(arg + 8, ' ');
+        if (!strncmp(arg, "check ", 6)) return !strcmp(arg + 6, "agree") || !strcmp(arg + 6, "disagree") || !strcmp(arg + 6, "none");
+        if (!strncmp(arg, "showing ", 8)) return !strcmp(arg + 8, "gradients") || !strcmp(arg + 8, "values");
         return arg[0] && (!strchr(arg, ' ') || (!strncmp(arg, "view ", 5) && arg[5] && !strchr(arg + 5, ' ')));
     }
     return false;
