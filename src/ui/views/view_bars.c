@@ -108,7 +108,8 @@ void view_top_bar(Ui *ui, const App *a, Rect r) {
     const int badges_w = badge_texts(ui, a, badges);
     const int in_w = gfx_text_width(ui->g, a->editing ? FONT_MONO : FONT_SANS, ui->px, in) + ui->pad * 4;
     const int rest = room - badges_w;
-    const int title_room = rest - (in_w < rest / 3 ? in_w : rest / 3);  // the field takes what the title leaves
+    // the field takes what the title leaves, past the gap after the title and the field's inset
+    const int title_room = rest - (in_w < rest / 3 ? in_w : rest / 3) - ui->pad * 3;
     x += bar_title(ui, r, x, a->loaded && a->source[0] ? a->source : "stepformer", title_room);
     x += ui->pad * 2;
     for (int k = 0; k < BADGE_COUNT; k++) {
