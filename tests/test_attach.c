@@ -119,10 +119,6 @@ static void check_forward(const Lesson *l, const LessonParts *p, const Stage *st
                   l->path, l->blocks[i].line, st->id, st->line, l->blocks[i].line, own >= 0 ? l->blocks[own].line : 0);
 }
 
-static StepKind kind_of(BackKind k) {
-    return k == BACK_LOSS ? STEP_LOSS : k == BACK_STAGE ? STEP_BACKWARD : k == BACK_ADAM ? STEP_ADAM : STEP_AFTER;
-}
-
 // Every word of every `steps` block names a step of this lesson; with its backward pass bp
 // (NULL: none), every backward step of a lesson that narrates the backward pass is narrated.
 static void check_words(const Lesson *l, const Interp *it, const BackPass *bp) {
@@ -137,7 +133,7 @@ static void check_words(const Lesson *l, const Interp *it, const BackPass *bp) {
                     used = attach_word_matches(sw, STEP_FORWARD, interp_stage(it, i)->op, interp_stage(it, i)->id);
             for (int s = 0; bp && s < bp->n_steps && !used; s++) {
                 const Stage *st = interp_stage(it, bp->steps[s].stage);
-                used = attach_word_matches(sw, kind_of(bp->steps[s].kind), st->op, st->id);
+                used = attach_word_matches(sw, back_step_kind(bp->steps[s].kind), st->op, st->id);
             }
             CHECK(used || (!bp && sw->kind != STEP_FORWARD), "%s:%d: '%s' names no step of this lesson", l->path,
                   sw->line, sw->pattern);
@@ -149,7 +145,7 @@ static void check_words(const Lesson *l, const Interp *it, const BackPass *bp) {
     CHECK(lesson_parts_of_run(&p, l, it, &e), "%s", e.msg);
     for (int s = 0; s < bp->n_steps; s++) {
         const Stage *st = interp_stage(it, bp->steps[s].stage);
-        const BlockRange r = lesson_narration_of(&p, l, kind_of(bp->steps[s].kind), st);
+        const BlockRange r = lesson_narration_of(&p, l, back_step_kind(bp->steps[s].kind), st);
         CHECK(r.of != NOT_ATTACHED, "%s: the backward pass's %s step of %s has no section naming it", l->path,
               back_kind_names[bp->steps[s].kind], st->id);
     }
@@ -166,6 +162,21 @@ static bool backward_of(Session *s, BackPass *bp) {
     return ok;
 }
 
+// Opens the lesson at path, runs its pass and splits its narration (p); false, with a failed
+// check and nothing left open, if any of it fails.
+static bool open_run(Session *s, LessonParts *p, const char *path) {
+    Err e = {{0}};
+    SessionSpec spec = {.lesson_path = path};
+    if (!session_open(s, &spec, &e)) {
+        CHECK(false, "%s: %s", path, e.msg);
+        return false;
+    }
+    const bool ok = interp_run(s->it, &e) && lesson_parts_of_run(p, &s->lesson, s->it, &e);
+    CHECK(ok, "%s: %s", path, e.msg);
+    if (!ok) session_close(s);
+    return ok;
+}
+
 static void test_course(void) {
     Course c;
     Err e = {{0}};
@@ -175,13 +186,9 @@ static void test_course(void) {
     int lessons = 0, attached = 0;
     for (int k = 0; k < c.n; k++) {
         Session s;
-        SessionSpec spec = {.lesson_path = c.items[k].path};
-        const bool ran = session_open(&s, &spec, &e) && interp_run(s.it, &e);
-        CHECK(ran, "%s: %s", c.items[k].path, e.msg);
-        if (!ran) continue;
-        const Lesson *l = &s.lesson;
         LessonParts p;
-        CHECK(lesson_parts_of_run(&p, l, s.it, &e), "%s", e.msg);
+        if (!open_run(&s, &p, c.items[k].path)) continue;
+        const Lesson *l = &s.lesson;
         bool *seen = calloc((size_t)l->n_cells + 1, 1);
         for (int i = 0; i < interp_n_stages(s.it); i++) check_forward(l, &p, interp_stage(s.it, i), seen);
         free(seen);
@@ -222,13 +229,8 @@ static void test_backprop(void) {
         {STEP_FORWARD, "generator.logits", "The generator"},
     };
     Session s;
-    Err e = {{0}};
-    SessionSpec spec = {.lesson_path = LESSONS "/backprop.md"};
-    const bool ran = session_open(&s, &spec, &e) && interp_run(s.it, &e);
-    CHECK(ran, "%s", e.msg);
-    if (!ran) return;
     LessonParts p;
-    CHECK(lesson_parts_of_run(&p, &s.lesson, s.it, &e), "%s", e.msg);
+    if (!open_run(&s, &p, LESSONS "/backprop.md")) return;
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         const int i = interp_find(s.it, expect[k].id);
         CHECK(i >= 0, "backprop.md has stage %s", expect[k].id);
@@ -245,13 +247,8 @@ static void test_backprop(void) {
 // training.md: no stage of the forward pass shows the Training view's description.
 static void test_training(void) {
     Session s;
-    Err e = {{0}};
-    SessionSpec spec = {.lesson_path = LESSONS "/training.md"};
-    const bool ran = session_open(&s, &spec, &e) && interp_run(s.it, &e);
-    CHECK(ran, "%s", e.msg);
-    if (!ran) return;
     LessonParts p;
-    CHECK(lesson_parts_of_run(&p, &s.lesson, s.it, &e), "%s", e.msg);
+    if (!open_run(&s, &p, LESSONS "/training.md")) return;
     int seen = 0, wrong = 0;
     for (int i = 0; i < interp_n_stages(s.it); i++) {
         const BlockRange r = lesson_narration_of(&p, &s.lesson, STEP_FORWARD, interp_stage(s.it, i));

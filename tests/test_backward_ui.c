@@ -10,6 +10,7 @@
 #include "dispatch.h"
 #include "back_mistakes.h"
 #include "check.h"
+#include "feature.h"
 #include "scene.h"
 
 // The scene with its pass run to the end.
@@ -282,7 +283,27 @@ static void mistakes(void) {
     scene_close(&s);
 }
 
+// The lesson's text keeps its scroll from one backward step to the next while the section shown
+// stays the same (backprop.md: softmax and attention), and starts at its top in another section.
+static void narration_scroll(void) {
+    Scene s;
+    if (!scene_run(&s, 1280, 720, &(SessionSpec){.lesson_path = LESSONS "/backprop.md"})) return;
+    App *a = &s.a;
+    const int w = interp_find(a->session.it, "decoder.layers.1.cross_attn.weights");
+    app_goto(a, w);
+    app_act(a, CMD_BACKWARD, 0);
+    a->scroll[SCROLL_NARRATION] = 40;
+    app_act(a, CMD_NEXT, 0);
+    const Stage *st = interp_stage(a->session.it, a->cursor);
+    CHECK(!strcmp(st->id, "decoder.layers.1.cross_attn.masked") && a->scroll[SCROLL_NARRATION] == 40,
+          "Right within one section keeps the text's scroll (%s, %d)", st->id, a->scroll[SCROLL_NARRATION]);
+    app_backward_goto(a, back_pass_step_of(&a->back.pass, interp_find(a->session.it, "decoder.layers.1.norm2")));
+    CHECK(a->scroll[SCROLL_NARRATION] == 0, "another section starts at its top (%d)", a->scroll[SCROLL_NARRATION]);
+    scene_close(&s);
+}
+
 int main(void) {
+    narration_scroll();
     mistakes();
     CHECK(back_op_info_complete(), "every op has its backward formula");
     stepping();

@@ -11,6 +11,12 @@
 const char *const back_kind_names[BACK_KIND_COUNT] = {"loss", "backward", "adam", "loss after"};
 _Static_assert(sizeof back_kind_names / sizeof *back_kind_names == BACK_KIND_COUNT, "a name for every BackKind");
 
+StepKind back_step_kind(BackKind k) {
+    static const StepKind of[BACK_KIND_COUNT] = {
+        [BACK_LOSS] = STEP_LOSS, [BACK_STAGE] = STEP_BACKWARD, [BACK_ADAM] = STEP_ADAM, [BACK_AFTER] = STEP_AFTER};
+    return k >= 0 && k < BACK_KIND_COUNT ? of[k] : STEP_BACKWARD;
+}
+
 const BackOpInfo back_op_info[OP_COUNT] = {
     [OP_EMBEDDING] = {"dE[id_t] += scale * g_t   (only the rows of the ids this pass read)", "embedding_backward"},
     [OP_ADD_POSITIONS] = {"dx = g   (a fixed table takes nothing; a learned one takes g too)", "add_backward"},

@@ -9,6 +9,7 @@
 #ifndef STEPFORMER_BACK_PASS_H
 #define STEPFORMER_BACK_PASS_H
 
+#include "attach.h"
 #include "grad_pass.h"
 
 typedef enum { BACK_LOSS, BACK_STAGE, BACK_ADAM, BACK_AFTER, BACK_KIND_COUNT } BackKind;
@@ -63,6 +64,9 @@ void back_pass_free(BackPass *bp);
 // Labels for a teacher-forced pass of an encoder-decoder: the target shifted by one, ending
 // in eos (the next token at each position). False when the pass has no target or no eos id.
 bool back_pass_next_tokens(const Interp *it, const Model *m, float *labels, int cap, int *n);
+
+// The kind of step a lesson's `steps` block names it by (attach.h): loss, backward, adam, after.
+StepKind back_step_kind(BackKind k);
 
 // The step whose forward stage is `stage` (BACK_STAGE), or -1.
 int back_pass_step_of(const BackPass *bp, int stage);

@@ -74,10 +74,10 @@ void app_backward_goto(App *a, int k) {
     if (k < 0) return app_goto(a, n - 1);
     k = k > last ? last : k;
     const BlockRange told = app_narration(a);
-    app_goto(a, a->back.pass.steps[k].stage);
+    const int scrolled = a->scroll[SCROLL_NARRATION];
+    app_goto(a, a->back.pass.steps[k].stage);  // (through a forward stage: the narration is judged after)
     a->back.step = k;
-    const BlockRange tells = app_narration(a);
-    if (tells.begin != told.begin || tells.of != told.of) a->scroll[SCROLL_NARRATION] = 0;
+    app_narration_moved(a, told, scrolled);
 }
 
 // The block (map row) of step k, for PgDn / PgUp: the kind, then the stage's block.
@@ -197,10 +197,10 @@ static Follow on_first(App *a, const Command *c) {
 static int block_step(const App *a, int first) {
     BlockRow b = block_of(a, first);
     const BlockRow cur = block_of(a, a->cursor);
-    if (b.has_layer && !(cur.has_layer && cur.layer == b.layer && cur.part == b.part && cur.round == b.round))
+    if (b.has_layer && !block_same_layer(&cur, &b))
         for (int i = b.last + 1; i < interp_n_stages(a->session.it); i++) {
             const BlockRow n = block_of(a, i);
-            if (!n.has_layer || n.layer != b.layer || n.part != b.part || n.round != b.round) break;
+            if (!block_same_layer(&n, &b)) break;
             b.last = n.last, i = n.last;
         }
     for (int k = 0; k < a->back.pass.n_steps; k++) {

@@ -210,6 +210,9 @@ const BackStep *app_back_step(const App *a);
 // The narration the lesson panel shows with the step on screen (parts.h: the section attached to
 // it, else its cell's); an empty range when nothing is loaded.
 BlockRange app_narration(const App *a);
+// After a move: the narration's scroll back to its top when the narration on screen is no longer
+// `was` (app_narration before the move), kept when it is the same.
+void app_narration_moved(App *a, BlockRange was, int scrolled);
 // Whether the timeline has the backward steps to show (built for the pass on screen).
 bool app_back_ready(const App *a);
 // The backward view of a forward stage on screen: whether views draw gradients for it.
@@ -244,6 +247,9 @@ typedef struct {
 
 // The block stage i belongs to.
 BlockRow block_of(const App *a, int i);
+// Whether two blocks stand in one layer (of one part, in one round): the map unfolds the layer
+// of the stage on screen and folds the others into one row.
+bool block_same_layer(const BlockRow *x, const BlockRow *y);
 // The rows of one pass as the map shows them: the encoder, then the decoder round `round`
 // (its rows only when greedy; the one decoder pass under teacher forcing). Returns the count.
 int block_rows(const App *a, int round, BlockRow *rows, int max);

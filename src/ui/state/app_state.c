@@ -76,9 +76,15 @@ void app_run_to(App *a, int i) {
     if (s == STEP_FAILED) app_set_error(a, e.msg);
 }
 
+void app_narration_moved(App *a, BlockRange was, int scrolled) {
+    const BlockRange now = app_narration(a);
+    a->scroll[SCROLL_NARRATION] = now.begin == was.begin && now.of == was.of ? scrolled : 0;
+}
+
 void app_goto(App *a, int i) {
     if (!a->loaded) return;
     const BlockRange told = app_narration(a);
+    const int scrolled = a->scroll[SCROLL_NARRATION];
     a->back.step = -1;  // a forward stage: out of the backward pass (app_backward_goto steps back in)
     a->card = CARD_NONE;
     app_run_to(a, i);
@@ -94,8 +100,7 @@ void app_goto(App *a, int i) {
         if (strcmp(op_info[was->op].kernel, op_info[st->op].kernel)) a->scroll[SCROLL_KERNEL] = 0;
     }
     a->cursor = i;
-    const BlockRange tells = app_narration(a);
-    if (tells.begin != told.begin || tells.of != told.of) a->scroll[SCROLL_NARRATION] = 0;
+    app_narration_moved(a, told, scrolled);
     if (st->axes.slot[0] == AXIS_HEADS && a->head >= st->shape.dim[0]) a->head = 0;
 }
 

@@ -103,6 +103,10 @@ BlockRow block_of(const App *a, int i) {
     return b;
 }
 
+bool block_same_layer(const BlockRow *x, const BlockRow *y) {
+    return x->has_layer && y->has_layer && x->layer == y->layer && x->part == y->part && x->round == y->round;
+}
+
 int block_rows(const App *a, int round, BlockRow *rows, int max) {
     const Interp *it = a->session.it;
     const int n = interp_n_stages(it);

@@ -110,8 +110,6 @@ const BackStep *app_back_step(const App *a) {
 }
 
 BlockRange app_narration(const App *a) {
-    static const StepKind step_of[BACK_KIND_COUNT] = {
-        [BACK_LOSS] = STEP_LOSS, [BACK_STAGE] = STEP_BACKWARD, [BACK_ADAM] = STEP_ADAM, [BACK_AFTER] = STEP_AFTER};
     const BlockRange none = {0, 0, NOT_ATTACHED};
     const Interp *it = a->session.it;
     if (!a->loaded || !it || a->cursor < 0 || a->cursor >= interp_n_stages(it)) return none;
@@ -119,7 +117,7 @@ BlockRange app_narration(const App *a) {
     LessonParts parts;
     Err e = {{0}};
     if (!lesson_parts_of_run(&parts, &a->session.lesson, it, &e)) return none;
-    const BlockRange r = lesson_narration_of(&parts, &a->session.lesson, s ? step_of[s->kind] : STEP_FORWARD,
+    const BlockRange r = lesson_narration_of(&parts, &a->session.lesson, s ? back_step_kind(s->kind) : STEP_FORWARD,
                                              interp_stage(it, a->cursor));
     lesson_parts_free(&parts);
     return r;

@@ -315,7 +315,7 @@ static void kernel_section(Ui *ui, Rect r, const char *src, int len, const char 
                                           (Rect){r.x, r.y + header_h(ui), r.w, r.h - header_h(ui)}, notes[k]);
             r.y += skip, r.h -= skip;
         }
-    static CodeRow rows[KERNEL_ROWS_MAX];  // the frame's: drawing is single-threaded
+    CodeRow rows[KERNEL_ROWS_MAX];  // 24 kB: the source of one kernel, a few dozen lines
     const int lh = code_lh(ui), top = r.y + header_h(ui), fit = (r.y + r.h - top) / lh;
     int total = code_rows(ui, src, len, r.w, rows, KERNEL_ROWS_MAX);
     if (total > fit) total = code_rows(ui, src, len, r.w - ui_bar_w(ui) - ui->pad / 4, rows, KERNEL_ROWS_MAX);

@@ -36,8 +36,8 @@ static int build_items(const BlockRow *rows, int n, const BlockRow *cur, Item *i
             continue;
         }
         int j = i;
-        while (j + 1 < n && rows[j + 1].has_layer && rows[j + 1].layer == rows[i].layer && rows[j + 1].part == part) j++;
-        const bool open = cur->has_layer && cur->layer == rows[i].layer && cur->part == part;
+        while (j + 1 < n && block_same_layer(&rows[j + 1], &rows[i])) j++;
+        const bool open = block_same_layer(cur, &rows[i]);
         items[k++] = (Item){ITEM_LAYER, i, j, false, part};
         for (int r = i; open && r <= j && k < max; r++) items[k++] = (Item){ITEM_ROW, r, r, true, part};
         i = j + 1;
@@ -119,7 +119,7 @@ void view_map(Ui *ui, const App *a, Rect r) {
         } else if (m->kind == ITEM_LAYER) {
             char s[48];
             snprintf(s, sizeof s, "Layer %d", b->layer);
-            bool here = cur.has_layer && cur.layer == b->layer && cur.part == b->part;
+            bool here = block_same_layer(&cur, b);
             int depth = here ? m->last_row - m->row + 1 : 0;
             if (here) gfx_frame(ui->g, (Rect){in.x, y + 1, in.w, rh * (depth + 1) - 2}, ui->th->line, ui->th->text);
             row(ui, rr, s, false, part_colour(ui->th, b->part), px, b->first);
