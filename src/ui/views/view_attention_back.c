@@ -11,7 +11,6 @@
 
 enum { MAX_LABELS = 512, ROW_KEYS = 6 };
 
-static int mini(int a, int b) { return a < b ? a : b; }
 
 static void map(Ui *ui, const App *a, int stage, const float *data, TensorKind kind, const char *title, const char *sub,
                 int slot, Rect r) {
@@ -81,10 +80,9 @@ void view_attention_back(Ui *ui, const App *a, int k, Rect in) {
     const int rows_h = (ROW_KEYS + 3) * lh, maps_h = in.h - rows_h - ui->pad;
     // The three maps in a row, or two over one where that gives bigger cells (a narrow centre).
     const int T = st->shape.dim[st->shape.ndim - 2], S = st->shape.dim[st->shape.ndim - 1];
-    const int chrome_w = 3 * ui->px + 7 * ui->small, chrome_h = 3 * lh + 2 * ui->pad;
     const int third = (in.w - 2 * ui->pad) / 3, half = (in.w - ui->pad) / 2;
-    const int cell3 = mini((third - chrome_w) / S, (maps_h - chrome_h) / T);
-    const int cell2 = mini((half - chrome_w) / S, ((maps_h - ui->pad) / 2 - chrome_h) / T);
+    const float cell3 = heat_cell_guess(ui, T, S, (Rect){0, 0, third, maps_h});
+    const float cell2 = heat_cell_guess(ui, T, S, (Rect){0, 0, half, (maps_h - ui->pad) / 2});
     Rect at[3];
     if (cell3 >= cell2)
         for (int j = 0; j < 3; j++) at[j] = (Rect){in.x + j * (third + ui->pad), in.y, third, maps_h};

@@ -23,13 +23,20 @@ typedef struct {
     const char *weight; // a weight's full name: its rows labelled by token where they are indexed so
 } Panel;
 
+// The map's [rows, cols] as heat_draw shows it (a 3-D tensor: one slice).
+static void panel_dims(const Panel *p, int *rows, int *cols) {
+    const int nd = p->shape.ndim;
+    *rows = nd >= 2 ? p->shape.dim[nd - 2] : 1, *cols = nd >= 1 ? p->shape.dim[nd - 1] : 1;
+}
+
 static void panel(Ui *ui, const App *a, const Panel *p, Rect r) {
     if (!p->data) {
         ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y, "(no gradient reaches it)", r.w);
         return;
     }
     const int nd = p->shape.ndim;
-    const int rows = nd >= 2 ? p->shape.dim[nd - 2] : 1, cols = nd >= 1 ? p->shape.dim[nd - 1] : 1;
+    int rows, cols;
+    panel_dims(p, &rows, &cols);
     const int head = nd == 3 ? (a->head < p->shape.dim[0] ? a->head : 0) : 0;
     const char *rl[MAX_LABELS], *cl[MAX_LABELS];
     int nr = 0, nc = 0;
@@ -60,15 +67,39 @@ static int header(Ui *ui, const char *line1, const char *line2, Rect r) {
     return h1 + h2 + ui->pad / 2;
 }
 
-// One large panel on top, n small ones in a row below.
+// One large panel on top, n smaller ones below: in one row under a top 3/5 of the height, or two
+// to a row under a top 2/5, whichever gives the smallest map the bigger cells (the top map of most
+// stages is limited by its width, so a shorter top costs it little).
 static void layout(Ui *ui, const App *a, const Panel *top, const Panel *below, int n, Rect in) {
-    const int gap = ui->pad, top_h = n ? in.h * 3 / 5 : in.h;
+    const int gap = ui->pad;
+    int per_row = n, top_h = n ? in.h * 3 / 5 : in.h;
+    if (n > 1) {
+        float best = -1.0f;
+        for (int k = n; k >= 1; k = k > 2 ? 2 : k - 1)
+            for (int f = 3; f >= 2; f--) {
+                const int th = in.h * f / 5, nrow = (n + k - 1) / k;
+                const int each_w = (in.w - gap * (k - 1)) / k, each_h = (in.h - th - gap * nrow) / nrow;
+                int r, c;
+                panel_dims(top, &r, &c);
+                float worst = heat_cell_guess(ui, r, c, (Rect){0, 0, in.w, th - gap});
+                for (int j = 0; j < n; j++) {
+                    panel_dims(&below[j], &r, &c);
+                    const float cell = heat_cell_guess(ui, r, c, (Rect){0, 0, each_w, each_h});
+                    worst = cell < worst ? cell : worst;
+                }
+                if (worst > best * 1.1f) best = worst, per_row = k, top_h = th;  // a clear gain, or keep the usual
+            }
+    }
     panel(ui, a, top, (Rect){in.x, in.y, in.w, top_h - gap});
     if (!n) return;
     gfx_rect(ui->g, (Rect){in.x, in.y + top_h - gap / 2, in.w, ui->th->line}, ui->th->grid);
-    const int each = (in.w - gap * (n - 1)) / n;
-    for (int j = 0; j < n; j++)
-        panel(ui, a, &below[j], (Rect){in.x + j * (each + gap), in.y + top_h + gap / 2, each, in.h - top_h - gap / 2});
+    const int nrow = (n + per_row - 1) / per_row;
+    const int each_h = (in.h - top_h - gap * nrow) / nrow;
+    for (int j = 0; j < n; j++) {  // a last row with fewer maps spreads them over the width
+        const int in_row = j / per_row == nrow - 1 ? n - (nrow - 1) * per_row : per_row;
+        const int w = (in.w - gap * (in_row - 1)) / in_row;
+        panel(ui, a, &below[j], (Rect){in.x + j % per_row * (w + gap), in.y + top_h + gap / 2 + j / per_row * (each_h + gap), w, each_h});
+    }
 }
 
 static void kernel_step(Ui *ui, const App *a, const BackStep *s, Rect in) {

@@ -325,6 +325,13 @@ static Geometry geometry(const Ui *ui, const HeatSpec *h, Rect area, int vr, int
     return g;
 }
 
+float heat_cell_guess(const Ui *ui, int rows, int cols, Rect r) {
+    const int lh = gfx_line_height(ui->g, FONT_MONO, ui->small);
+    const int chrome_w = 3 * ui->px + 7 * ui->small, chrome_h = 3 * lh + 2 * ui->pad;
+    const float cw = (float)(r.w - chrome_w) / (cols > 0 ? cols : 1), ch = (float)(r.h - chrome_h) / (rows > 0 ? rows : 1);
+    return fmaxf(0.0f, fminf(cw, ch));
+}
+
 static int widest_row_label(Ui *ui, const HeatSpec *h, int r0, int r1) {
     int lw = 0;
     char idx[16];

@@ -49,6 +49,10 @@ ZoomBox heat_zoom_about(const Ui *ui, ZoomBox z, int x, int y, int dir);
 // Pans the box by a pointer move of (dx, dy) pixels over the cells: the map follows the pointer.
 ZoomBox heat_pan(const Ui *ui, ZoomBox z, int dx, int dy);
 
+// A layout's guess at the cell size (pixels, the smaller side) a [rows, cols] map gets in r once
+// its title, labels, colour bar and readout have their room: for comparing arrangements.
+float heat_cell_guess(const Ui *ui, int rows, int cols, Rect r);
+
 HeatCache *heat_cache_new(void);
 void heat_cache_free(HeatCache *c);
 
