@@ -121,7 +121,7 @@ static bool add_decl(Walk *w, const Stmt *s, const char *full, Shape shape, Init
     char *name = malloc(strlen(full) + 1);
     if (!name) return err_code(w->e, ERR_MEMORY, "out of memory");
     strcpy(name, full);
-    w->decls[w->n++] = (ParamDecl){name, shape, init, arg, s->fixed, s->line, absent, s->cond != NULL};
+    w->decls[w->n++] = (ParamDecl){name, shape, init, arg, s->fixed, s->line, absent, s->cond != NULL, s->in_out};
     *slot = w->n;
     return true;
 }

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "kernels_llm.h"
 #include "ops.h"
 #include "par.h"
 
@@ -20,6 +21,7 @@ static void exec_one(const Stage *st, const float *const in[STAGE_MAX_IN], float
     switch (st->op) {
     case OP_ADD_POSITIONS:  // the table's first T rows, the same for every example
     case OP_ADD: add_forward(out, in[0], in[1], n); return;
+    case OP_MUL: mul_forward(out, in[0], in[1], n); return;
     case OP_SPLIT_HEADS:
         split_heads_forward(out, in[0], s0->dim[0], st->attr.heads, s0->dim[1] / st->attr.heads);
         return;
@@ -49,6 +51,9 @@ static void exec_one(const Stage *st, const float *const in[STAGE_MAX_IN], float
         return;
     case OP_POSITIONAL_TABLE: positional_encoding(out, st->attr.positions, st->attr.width, st->attr.base); return;
     case OP_PERMUTE: permute_forward(out, in[0], s0->dim, st->attr.dims, nd); return;
+    case OP_ROPE:  // positions 0 .. T-1 of this example
+        rope_forward(out, in[0], s0->dim[0], s0->dim[1], s0->dim[2], 0, st->attr.theta, st->attr.adjacent);
+        return;
     case OP_MAX_POOL:
     case OP_MEAN_POOL:
         pool_forward(out, in[0], st->attr.has_pad ? in[1] : NULL, st->attr.pad_id, s0->dim[0], s0->dim[1],
@@ -82,9 +87,12 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *
         embedding_forward(out, in[0], in[1], B * s0->dim[0], s1->dim[1], st->attr.scale);
         return;
     case OP_LINEAR:
-        if (packed)
+        if (st->attr.w_in_out && !packed)
+            linear_in_out_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0),
+                                  shape_last(&st->shape), st->attr.w_ld);
+        else if (packed)
             linear_forward_packed(out, in[0], packed, st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0),
-                                  s1->dim[0]);
+                                  shape_last(&st->shape));
         else linear_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0), s1->dim[0]);
         return;
     case OP_RESHAPE: memcpy(out, in[0], sizeof(float) * n); return;
@@ -101,6 +109,15 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *
         return;
     case OP_RELU: relu_forward(out, in[0], n); return;
     case OP_GELU: gelu_forward(out, in[0], n); return;
+    case OP_GELU_TANH: gelu_tanh_forward(out, in[0], n); return;
+    case OP_SILU: silu_forward(out, in[0], n); return;
+    case OP_RMS_NORM: rms_norm_forward(out, in[0], in[1], B * s0->dim[0], s0->dim[1], st->attr.eps); return;
+    case OP_MUL:
+        if (op_in_stride(st, 0) && op_in_stride(st, 1)) {
+            mul_forward(out, in[0], in[1], n);
+            return;
+        }
+        break;
     case OP_ARGMAX: argmax_forward(out, in[0], B * s0->dim[0], s0->dim[1]); return;
     case OP_ADD:
         if (op_in_stride(st, 0) && op_in_stride(st, 1)) {  // two activations: one long add

@@ -187,7 +187,7 @@ static void set_defaults(Stage *st, const Model *m) {
     const ModelConfig *c = &m->cfg;
     st->attr = (OpAttrs){.scale = NAN, .chunks = 1, .heads = c->nhead, .eps = c->layer_norm_eps,
                          .ln = c->layer_norm, .act = c->activation, .positions = model_max_len(m),
-                         .width = c->d_model, .base = 10000.0f, .interleave = true};
+                         .width = c->d_model, .base = 10000.0f, .interleave = true, .theta = 10000.0f};
 }
 
 static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
@@ -200,7 +200,7 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     const char *k = a->key;
     const bool whole = !strcmp(k, "chunk") || !strcmp(k, "chunks") || !strcmp(k, "heads") ||
                        !strcmp(k, "positions") || !strcmp(k, "width") || !strcmp(k, "times") || !strcmp(k, "axis") ||
-                       !strcmp(k, "interleave");
+                       !strcmp(k, "interleave") || !strcmp(k, "adjacent");
     if (whole && !(fabs(v) <= 1e8 && v == floor(v)))
         return err_set(e, "%s:%d: %s: %s=%g must be a whole number", file(x), st->line,
                        op_info[st->op].name, k, v);
@@ -220,6 +220,8 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     else if (!strcmp(k, "times")) st->attr.times = (int)v;
     else if (!strcmp(k, "axis")) st->attr.axis = (int)v;
     else if (!strcmp(k, "interleave")) st->attr.interleave = v != 0;
+    else if (!strcmp(k, "theta")) st->attr.theta = (float)v;
+    else if (!strcmp(k, "adjacent")) st->attr.adjacent = v != 0;
     return true;
 }
 
@@ -271,16 +273,20 @@ static bool add_dim(Expander *x, Stage *st, const Arg *a, Err *e) {
     return true;
 }
 
-// Linear's chunk k of n: rows k*R/n .. of W (and b) as a view.
+// Linear's chunk k of n: rows k*R/n .. of W (and b) as a view; of a weight stored [in, out],
+// columns k*R/n .. (each row of the view then w_ld floats apart).
 static bool apply_chunk(Expander *x, Stage *st, Err *e) {
     OpAttrs *a = &st->attr;
-    int R = st->in_shape[1].dim[0];
+    const Ref *w = &st->in[1];
+    a->w_in_out = w->kind == REF_WEIGHT && x->m->params[w->index].in_out;
+    a->w_ld = st->in_shape[1].dim[1];
+    const int axis = a->w_in_out ? 1 : 0, R = st->in_shape[1].dim[axis];
     if (a->chunks < 1 || a->chunk < 0 || a->chunk >= a->chunks || R % a->chunks != 0)
-        return err_set(e, "%s:%d: linear: chunk=%d of chunks=%d does not fit W's %d rows",
-                       file(x), st->line, a->chunk, a->chunks, R);
+        return err_set(e, "%s:%d: linear: chunk=%d of chunks=%d does not fit W's %d %s",
+                       file(x), st->line, a->chunk, a->chunks, R, a->w_in_out ? "columns" : "rows");
     int rows = R / a->chunks;
-    st->in_shape[1].dim[0] = rows;
-    st->in[1].offset = (size_t)a->chunk * rows * st->in_shape[1].dim[1];
+    st->in_shape[1].dim[axis] = rows;
+    st->in[1].offset = a->w_in_out ? (size_t)a->chunk * rows : (size_t)a->chunk * rows * st->in_shape[1].dim[1];
     if (st->n_in == 3) {
         st->in_shape[2].dim[0] = st->in_shape[2].dim[0] / a->chunks;
         st->in[2].offset = (size_t)a->chunk * rows;

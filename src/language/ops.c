@@ -64,6 +64,17 @@ const OpInfo op_info[OP_COUNT] = {
                    "repeats each entry of one axis in place (the key/value heads of grouped-query attention)"},
     [OP_CONCAT] = {"concat", 2, STAGE_MAX_IN, "axis", "y = [a | b | ...] along the axis", "concat_forward",
                    "joins tensors end to end along one axis"},
+    [OP_GELU_TANH] = {"gelu_tanh", 1, 1, "", "gelu_tanh(x) = x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2",
+                      "gelu_tanh_forward", "GPT-2's smooth ReLU (gelu_new): GELU with tanh in place of erf"},
+    [OP_SILU] = {"silu", 1, 1, "", "silu(x) = x / (1 + exp(-x))", "silu_forward",
+                 "the smooth gate of LLaMA's feed-forward (SiLU, also called swish)"},
+    [OP_MUL] = {"mul", 2, 2, "", "y = a * b   (element by element)", "mul_forward",
+                "multiplies two tensors entry by entry: SwiGLU's gate times its value"},
+    [OP_RMS_NORM] = {"rms_norm", 2, 2, "eps", "y = g x / sqrt(mean(x^2) + eps)", "rms_norm_forward",
+                     "scales each row to root-mean-square 1 (no mean taken away, no bias), then by g"},
+    [OP_ROPE] = {"rope", 1, 1, "theta adjacent",
+                 "pair i of position p turns by p / theta^(2i/D):  y_a = x_a cos - x_b sin,  y_b = x_b cos + x_a sin",
+                 "rope_forward", "rotary positions: turns each pair of a head's columns by an angle that grows with the position"},
 };
 
 // Every op has a row: a missing one would leave a NULL name (checked by op_table_complete).
@@ -145,20 +156,33 @@ static bool infer_matmul(Stage *st, const char *where, Err *e) {
 static bool infer_linear(Stage *st, const char *where, Err *e) {
     const Shape *x = &st->in_shape[0], *w = &st->in_shape[1];
     if (!need_ndim(st, 0, 1, 2, where, e) || !need_ndim(st, 1, 2, 2, where, e)) return false;
-    if (shape_last(x) != w->dim[1])
-        return shape_err(st, where, e, "x's last dimension must equal W's second (W is [out x in])");
-    if (st->n_in == 3 && (st->in_shape[2].ndim != 1 || st->in_shape[2].dim[0] != w->dim[0]))
-        return shape_err(st, where, e, "the bias must have one entry per output (W's first dimension)");
-    st->shape = x->ndim == 1 ? shape1(w->dim[0]) : shape2(x->dim[0], w->dim[0]);
+    const bool io = st->attr.w_in_out;
+    const int I = w->dim[io ? 0 : 1], O = w->dim[io ? 1 : 0];
+    if (shape_last(x) != I)
+        return shape_err(st, where, e, io ? "x's last dimension must equal W's first (W is stored [in x out])"
+                                          : "x's last dimension must equal W's second (W is [out x in])");
+    if (st->n_in == 3 && (st->in_shape[2].ndim != 1 || st->in_shape[2].dim[0] != O))
+        return shape_err(st, where, e, "the bias must have one entry per output of W");
+    st->shape = x->ndim == 1 ? shape1(O) : shape2(x->dim[0], O);
     return true;
 }
 
-static bool infer_layer_norm(Stage *st, const char *where, Err *e) {
+static bool infer_norm(Stage *st, const char *where, Err *e) {
     if (!need_ndim(st, 0, 2, 2, where, e)) return false;
     int C = shape_last(&st->in_shape[0]);
     for (int i = 1; i < st->n_in; i++)  // the bias may be left out (nanoGPT's bias=False)
         if (st->in_shape[i].ndim != 1 || st->in_shape[i].dim[0] != C)
             return shape_err(st, where, e, "gain and bias must have one entry per column of x");
+    st->shape = st->in_shape[0];
+    return true;
+}
+
+static bool infer_rope(Stage *st, const char *where, Err *e) {
+    if (!need_ndim(st, 0, 3, 3, where, e)) return false;
+    if (shape_last(&st->in_shape[0]) % 2)
+        return shape_err(st, where, e, "a head's width must be even: its columns turn in pairs");
+    if (!(st->attr.theta > 1.0f))
+        return shape_err(st, where, e, "theta= (rope_theta) must be above 1");
     st->shape = st->in_shape[0];
     return true;
 }
@@ -329,11 +353,14 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
         return true;
     case OP_MASK: return infer_mask(st, where, e);
     case OP_ADD:
+    case OP_MUL:
         if (!shape_eq(&st->in_shape[0], &st->in_shape[1]))
             return shape_err(st, where, e, "both sides must have the same shape");
         st->shape = st->in_shape[0];
         return true;
-    case OP_LAYER_NORM: return infer_layer_norm(st, where, e);
+    case OP_LAYER_NORM:
+    case OP_RMS_NORM: return infer_norm(st, where, e);
+    case OP_ROPE: return infer_rope(st, where, e);
     case OP_POSITIONAL_TABLE:
         if (st->attr.positions < 1 || st->attr.width < 1 || st->attr.positions > 100000 ||
             st->attr.width > 100000 || !(st->attr.base > 1.0f))
@@ -360,6 +387,8 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
     case OP_ACTIVATION:
     case OP_RELU:
     case OP_GELU:
+    case OP_GELU_TANH:
+    case OP_SILU:
         if (!need_ndim(st, 0, 1, SHAPE_MAX_DIMS, where, e)) return false;
         st->shape = st->in_shape[0];
         if (st->op == OP_SOFTMAX) st->kind = TK_PROBS;
@@ -434,7 +463,7 @@ void op_axes(Stage *st, const AxisTokens in[STAGE_MAX_IN]) {
 
 double op_flops(const Stage *st) {
     const Shape *s0 = &st->in_shape[0];
-    if (st->op == OP_LINEAR) return 2.0 * (double)shape_numel(s0) * st->in_shape[1].dim[0];
+    if (st->op == OP_LINEAR) return 2.0 * (double)shape_numel(&st->shape) * shape_last(s0);
     if (st->op == OP_MATMUL) return 2.0 * (double)shape_numel(&st->shape) * shape_last(s0);
     return (double)shape_numel(&st->shape);
 }

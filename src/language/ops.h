@@ -36,6 +36,11 @@ typedef enum {
     OP_REPEAT,         // x                     -> axis `axis` `times` times as long (each entry
                        //                          repeated in place, or the whole axis tiled)
     OP_CONCAT,         // a, b (, c, d)         -> joined along axis `axis`; the others equal
+    OP_GELU_TANH,      // x                     -> GELU with the tanh approximation (GPT-2's gelu_new)
+    OP_SILU,           // x                     -> x sigmoid(x)
+    OP_MUL,            // a, b (same shape)     -> a * b, element by element (SwiGLU's gate)
+    OP_RMS_NORM,       // x [T, C], g [C]       -> g x / sqrt(mean(x^2) + eps)
+    OP_ROPE,           // x [H, T, D]           -> each column pair turned by position * frequency
     OP_COUNT
 } Op;
 
@@ -67,7 +72,9 @@ typedef struct {
 
 typedef struct {
     float scale;       // embedding: multiplier; scale: `by`
-    int chunk, chunks;  // linear: use rows chunk*O/chunks .. of W and b
+    int chunk, chunks;  // linear: use rows chunk*O/chunks .. of W and b (columns, with w_in_out)
+    bool w_in_out;     // linear: W is stored [I, O_all] (GPT-2's Conv1D), its rows w_ld floats apart
+    int w_ld;
     int heads;         // split_heads
     bool causal;       // mask
     bool b_transposed;  // matmul with transpose(b)
@@ -86,6 +93,8 @@ typedef struct {
     int times;         // repeat: how many copies
     bool interleave;   // repeat: each entry `times` times in place (repeat_interleave), or not:
                        // the whole axis `times` times over (Tensor.repeat)
+    float theta;       // rope: the base of the frequencies (rope_theta)
+    bool adjacent;     // rope: pairs (2i, 2i+1), not (i, i + D/2)
 } OpAttrs;
 
 // Which input's tokens index each axis of a tensor (so a viewer can label rows and columns):

@@ -6,7 +6,8 @@
 const float *packs_get(Packs *ps, const Model *m, const Stage *st) {
     const Ref *w = &st->in[1];
     if (st->op != OP_LINEAR || st->n_in < 2 || w->kind != REF_WEIGHT || st->in_shape[1].ndim != 2) return NULL;
-    const int N = st->in_shape[1].dim[0], K = st->in_shape[1].dim[1];
+    const bool io = st->attr.w_in_out;  // W stored [K, N_all]: op(B) is W itself
+    const int N = st->in_shape[1].dim[io ? 1 : 0], K = st->in_shape[1].dim[io ? 0 : 1];
     for (int k = 0; k < ps->n; k++)
         if (ps->p[k].entry == w->index && ps->p[k].offset == w->offset && ps->p[k].N == N && ps->p[k].K == K)
             return ps->p[k].data;
@@ -19,7 +20,7 @@ const float *packs_get(Packs *ps, const Model *m, const Stage *st) {
     const size_t floats = sgemm_packed_floats(N, K);
     float *data = sgemm_packed_new(N, K);
     if (!data) return NULL;
-    sgemm_pack(data, m->weights.entries[w->index].data + w->offset, K, N, K, true);
+    sgemm_pack(data, m->weights.entries[w->index].data + w->offset, io ? st->attr.w_ld : K, N, K, !io);
     ps->p[ps->n++] = (Pack){w->index, w->offset, N, K, data};
     ps->floats += floats;
     return data;

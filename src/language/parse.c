@@ -183,6 +183,7 @@ static bool parse_param(Lex *l, Stmt *st) {
         if (!a || !expect(l, ')')) return free(a), fail(l, "expected INIT(NUMBER)");
         if (!push_arg(l, st, ARG_KEYWORD, dup_n("init", 4), a)) return false;
     }
+    st->in_out = keyword(l, "in_out");
     if (keyword(l, "if") && !(st->cond = expr_text(l))) return fail(l, "expected a condition after 'if'");
     return true;
 }

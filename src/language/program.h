@@ -95,6 +95,7 @@ typedef struct Stmt {
     int end;  // block-like statements: index one past the last statement of the body
     bool fixed;  // ST_PARAM: a buffer (saved, never trained)
     char *cond;  // ST_PARAM: `... if EXPR`: declared only where EXPR is not 0 (NULL: always)
+    bool in_out; // ST_PARAM: `... in_out`: a linear weight stored [in, out] (GPT-2's Conv1D), not [out, in]
     bool cached; // ST_DECODE: `decode tgt from next cached`, the cached decoder (rows.h)
 } Stmt;
 

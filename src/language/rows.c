@@ -160,7 +160,7 @@ static bool copy_op(Op op) { return op == OP_REPEAT || op == OP_CONCAT; }
 static bool row_wise_op(const Stage *st) {
     switch (st->op) {
     case OP_EMBEDDING: case OP_LINEAR: case OP_LAYER_NORM: case OP_ACTIVATION: case OP_RELU: case OP_GELU:
-    case OP_ARGMAX: case OP_ADD_POSITIONS: case OP_ADD:
+    case OP_ARGMAX: case OP_ADD_POSITIONS: case OP_ADD: case OP_GELU_TANH: case OP_SILU: case OP_MUL: case OP_RMS_NORM:
         return true;
     case OP_SCALE: case OP_SOFTMAX: case OP_LOG_SOFTMAX: return st->shape.ndim == 2;
     default: return false;
@@ -181,7 +181,7 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
     bool rows_in = grown_on(&st->shape, prev_shape, 0);  // row-wise: grown inputs have T rows too
     for (int j = 0; j < st->n_in && rows_in; j++)
         rows_in = kin[j] == ROWS_SAME || (kin[j] == ROWS_GROWN && st->in_shape[j].dim[0] == st->shape.dim[0]);
-    if (row_wise_op(st) && rows_in && kin[0] == ROWS_GROWN && (st->op != OP_ADD || kin[1] == ROWS_GROWN)) {
+    if (row_wise_op(st) && rows_in && kin[0] == ROWS_GROWN && ((st->op != OP_ADD && st->op != OP_MUL) || kin[1] == ROWS_GROWN)) {
         last_row(st, in, kin, packed, prev, out);
         return ROWS_GROWN;
     }

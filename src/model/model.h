@@ -53,6 +53,7 @@ typedef struct {
     int line;        // the program line that declares it
     bool absent;     // its `if` is 0: declared, but there is no tensor (see Model.n_absent)
     bool optional;   // declared with an `if` (present or absent as the configuration says)
+    bool in_out;     // a linear weight stored [in, out] (GPT-2's Conv1D): linear reads it so
 } ParamDecl;
 
 typedef struct {

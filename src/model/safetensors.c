@@ -9,10 +9,15 @@
 #include <string.h>
 
 // One tensor's header entry while it is being checked.
+typedef enum { DT_F32, DT_F16, DT_BF16 } Dtype;
+static const char *const dtype_names[] = {"F32", "F16", "BF16"};
+static const int dtype_bytes[] = {4, 2, 2};
+
 typedef struct {
     const char *name;
     Shape shape;
     uint64_t begin, end;
+    Dtype dtype;
 } Pending;
 
 static char *dup_str(const char *s) {
@@ -41,9 +46,12 @@ static bool parse_entry(Pending *p, const cJSON *item, const char *what, Err *e)
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
     if (!cJSON_IsString(dtype))
         return err_set(e, "%s: tensor '%s': missing \"dtype\"", what, p->name);
-    if (strcmp(dtype->valuestring, "F32") != 0)
-        return err_set(e, "%s: tensor '%s' has dtype %s; stepformer reads F32 tensors only", what,
+    int dt = 0;
+    while (dt < 3 && strcmp(dtype->valuestring, dtype_names[dt]) != 0) dt++;
+    if (dt == 3)
+        return err_set(e, "%s: tensor '%s' has dtype %s; stepformer reads F32, F16 and BF16 tensors", what,
                        p->name, dtype->valuestring);
+    p->dtype = (Dtype)dt;
     if (!cJSON_IsArray(shape))
         return err_set(e, "%s: tensor '%s': \"shape\" is not an array", what, p->name);
     int nd = cJSON_GetArraySize(shape);
@@ -70,12 +78,14 @@ static bool parse_entry(Pending *p, const cJSON *item, const char *what, Err *e)
     if (p->end < p->begin)
         return err_set(e, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin",
                        what, p->name, (unsigned long long)p->begin, (unsigned long long)p->end);
-    if (p->end - p->begin != numel * 4)
+    const int size = dtype_bytes[p->dtype];
+    if (p->end - p->begin != numel * (uint64_t)size)
         return err_set(e,
                        "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes but shape "
-                       "needs %llu (4 bytes per F32)",
+                       "needs %llu (%d bytes per %s)",
                        what, p->name, (unsigned long long)p->begin, (unsigned long long)p->end,
-                       (unsigned long long)(p->end - p->begin), (unsigned long long)(numel * 4));
+                       (unsigned long long)(p->end - p->begin), (unsigned long long)(numel * (uint64_t)size), size,
+                       dtype_names[p->dtype]);
     return true;
 }
 
@@ -142,27 +152,60 @@ typedef struct {
     uint64_t base;
 } Source;
 
-static bool read_tensor(float *to, const Source *src, const Pending *p, const char *what, Err *e) {
-    const size_t bytes = (size_t)(p->end - p->begin);
-    if (src->mem) {
-        memcpy(to, src->mem + p->begin, bytes);  // little-endian host assumed (x86, arm)
-        return true;
+float st_f16_to_f32(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, ex = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
+    uint32_t bits;
+    if (ex == 0x1F) bits = sign | 0x7F800000u | (man << 13);  // inf, nan
+    else if (ex) bits = sign | ((ex + 112u) << 23) | (man << 13);
+    else if (!man) bits = sign;  // +-0
+    else {                       // subnormal: normalise
+        int k = 0;
+        uint32_t m = man;
+        while (!(m & 0x400u)) m <<= 1, k++;
+        bits = sign | ((uint32_t)(113 - k) << 23) | ((m & 0x3FFu) << 13);
     }
-    if (fseeko(src->fp, (off_t)(src->base + p->begin), SEEK_SET) != 0 || fread(to, 1, bytes, src->fp) != bytes)
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+float st_bf16_to_f32(uint16_t h) {
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+// 2-byte values read into the upper half of `to` widen in place, first to last: value i is
+// written over bytes [4i, 4i + 4), which hold only values already widened.
+static void widen(float *to, size_t n, Dtype dt) {
+    const unsigned char *raw = (const unsigned char *)to + 2 * n;
+    for (size_t i = 0; i < n; i++) {
+        const uint16_t h = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
+        to[i] = dt == DT_F16 ? st_f16_to_f32(h) : st_bf16_to_f32(h);
+    }
+}
+
+static bool read_tensor(float *to, const Source *src, const Pending *p, const char *what, Err *e) {
+    const size_t bytes = (size_t)(p->end - p->begin), n = bytes / (size_t)dtype_bytes[p->dtype];
+    unsigned char *at = (unsigned char *)to + (p->dtype == DT_F32 ? 0 : 2 * n);
+    if (src->mem) memcpy(at, src->mem + p->begin, bytes);  // little-endian host assumed (x86, arm)
+    else if (fseeko(src->fp, (off_t)(src->base + p->begin), SEEK_SET) != 0 || fread(at, 1, bytes, src->fp) != bytes)
         return err_code(e, ERR_IO, "%s: tensor '%s' could not be read (the file changed while it was read?)", what,
                         p->name);
+    if (p->dtype != DT_F32) widen(to, n, p->dtype);
     return true;
 }
 
 static bool fill_entries(StFile *f, const Pending *p, int n, const Source *src, const char *what, Err *e) {
     size_t total = 0;
-    for (int i = 0; i < n; i++) total += ((p[i].end - p[i].begin) / 4 + 15) / 16 * 16;
+    for (int i = 0; i < n; i++) total += ((p[i].end - p[i].begin) / (uint64_t)dtype_bytes[p[i].dtype] + 15) / 16 * 16;
     f->arena = calloc(total ? total : 1, sizeof(float));  // the gaps too: they are read whole
     f->entries = calloc((size_t)n + 1, sizeof *f->entries);
     if (!f->arena || !f->entries) return err_set(e, "%s: out of memory for tensors", what);
     size_t at = 0;
     for (int i = 0; i < n; i++) {  // in the file's order (check_layout sorted them)
-        size_t nf = (p[i].end - p[i].begin) / 4;
+        size_t nf = (p[i].end - p[i].begin) / (size_t)dtype_bytes[p[i].dtype];
         StEntry *en = &f->entries[i];
         en->name = dup_str(p[i].name);
         en->shape = p[i].shape;

@@ -1,4 +1,6 @@
-// safetensors.h: reading and writing .safetensors files (float32 tensors + string metadata).
+// safetensors.h: reading and writing .safetensors files (tensors + string metadata). F32, F16 and
+// BF16 tensors are read, each widened to float32 (4 bytes a number in memory, whatever the file
+// holds); files are written as F32.
 //
 // Layout: 8-byte little-endian header length N, N bytes of JSON, then the data section.
 // The JSON maps each tensor name to {"dtype", "shape", "data_offsets": [begin, end]} with
@@ -44,6 +46,10 @@ const StEntry *st_find(const StFile *f, const char *name);
 // Sorts the entries' names (they must differ) for st_find; false when memory runs out.
 bool st_index(StFile *f);
 const char *st_meta(const StFile *f, const char *key);
+
+// IEEE half precision and bfloat16 to float32 (exact: every such value is a float32).
+float st_f16_to_f32(uint16_t h);
+float st_bf16_to_f32(uint16_t h);
 
 typedef struct {
     const char *name;

@@ -45,6 +45,14 @@ const BackOpInfo back_op_info[OP_COUNT] = {
     [OP_MEAN_POOL] = {"dx[t, c] = g[c] / (positions counted)", "pool_backward"},
     [OP_REPEAT] = {"dx[.., i, ..] = the sum of g over the times copies of entry i", "repeat_backward"},
     [OP_CONCAT] = {"da, db, ... = the slices of g each input filled", "concat_backward"},
+    [OP_GELU_TANH] = {"dx = g (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)),  t = tanh(sqrt(2/pi) (x + 0.044715 x^3))",
+                      "gelu_tanh_backward"},
+    [OP_SILU] = {"dx = g s (1 + x (1 - s)),  s = sigmoid(x)", "silu_backward"},
+    [OP_MUL] = {"da = g * b,   db = g * a", "mul_backward"},
+    [OP_RMS_NORM] = {"dx = r (gain g) - x r^3 mean(gain g x),  r = 1 / sqrt(mean(x^2) + eps);  dgain = sum g x r",
+                     "rms_norm_backward"},
+    [OP_ROPE] = {"dx = g turned back: the same pairs, by minus the angle (a rotation's transpose is its inverse)",
+                 "rope_backward"},
 };
 
 const BackOpInfo *back_info_for(const Stage *st, Activation act) {

@@ -7,6 +7,7 @@
 
 #include "back_mistakes.h"
 #include "kernels_backward.h"
+#include "kernels_llm.h"
 #include "par.h"
 
 struct Grads {
@@ -207,10 +208,10 @@ static float *stage_grad_for(Grads *g, const Interp *it, int k, bool overwrite) 
 // Whether op's backward kernel can write input j's gradient outright (its `fresh` flag).
 static bool writes_fresh(Op op, int j) {
     switch (op) {
-    case OP_ADD: case OP_MATMUL: return j <= 1;
+    case OP_ADD: case OP_MATMUL: case OP_MUL: return j <= 1;
     case OP_ADD_POSITIONS: case OP_LINEAR: case OP_RESHAPE: case OP_SCALE: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
     case OP_LAYER_NORM: case OP_ACTIVATION: case OP_RELU: case OP_GELU: case OP_SPLIT_HEADS: case OP_MERGE_HEADS:
-    case OP_TRANSPOSE: case OP_MASK:
+    case OP_TRANSPOSE: case OP_MASK: case OP_GELU_TANH: case OP_SILU: case OP_RMS_NORM: case OP_ROPE:
         return j == 0;
     default: return false;
     }
@@ -256,6 +257,12 @@ static void one_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
         return;
     case OP_PERMUTE:
         if (dst[0]) permute_backward(dst[0], dy, s0->dim, st->attr.dims, nd);
+        return;
+    case OP_MUL:  // a weight times an activation: one example at a time
+        mul_backward(dst[0], dst[1], dy, in[0], in[1], n, fresh[0], fresh[1]);
+        return;
+    case OP_ROPE:
+        if (dst[0]) rope_backward(dst[0], dy, s0->dim[0], s0->dim[1], s0->dim[2], 0, st->attr.theta, st->attr.adjacent, fresh[0]);
         return;
     case OP_MAX_POOL:
     case OP_MEAN_POOL:
@@ -336,6 +343,11 @@ static void run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], 
         if (dst[1]) embedding_backward(dst[1], dy, in[0], B * s0->dim[0], shape_last(&st->shape), st->attr.scale);
         return;
     case OP_LINEAR:
+        if (st->attr.w_in_out) {
+            linear_in_out_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * shape_rows(s0),
+                                   shape_last(s0), shape_last(&st->shape), st->attr.w_ld, fresh[0]);
+            return;
+        }
         linear_backward(dst[0], dst[1], st->attr.has_bias ? dst[2] : NULL, dy, in[0], in[1], B * shape_rows(s0),
                         shape_last(s0), st->in_shape[1].dim[0], fresh[0]);
         return;
@@ -366,6 +378,22 @@ static void run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], 
             gelu_backward(dst[0], dy, in[0], n, fresh[0]);
         else relu_backward(dst[0], dy, y, n, fresh[0]);  // y > 0 exactly where x > 0 (NaN: neither)
         return;
+    case OP_GELU_TANH:
+        if (dst[0]) gelu_tanh_backward(dst[0], dy, in[0], n, fresh[0]);
+        return;
+    case OP_SILU:
+        if (dst[0]) silu_backward(dst[0], dy, in[0], n, fresh[0]);
+        return;
+    case OP_RMS_NORM:
+        rms_norm_backward(dst[0], dst[1], dy, in[0], in[1], B * s0->dim[0], s0->dim[1], st->attr.eps, fresh[0]);
+        return;
+    case OP_MUL:
+        if (op_in_stride(st, 0) && op_in_stride(st, 1)) {
+            mul_backward(dst[0], dst[1], dy, in[0], in[1], n, fresh[0], fresh[1]);
+            return;
+        }
+        per_example(st, dst, fresh, dy, in, y, B);
+        return;
     case OP_ARGMAX:
     case OP_POSITIONAL_TABLE:
     case OP_COUNT: return;  // ids and fixed tables pass no gradient
@@ -381,7 +409,8 @@ static bool reads_output(const Stage *st) {
     case OP_ACTIVATION: return st->attr.act != ACT_GELU;  // relu's mask, from y (gelu reads x)
     case OP_EMBEDDING: case OP_LINEAR: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE: case OP_LAYER_NORM: case OP_GELU:
     case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_MATMUL:
-    case OP_REPEAT: case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE:
+    case OP_REPEAT: case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE: case OP_GELU_TANH:
+    case OP_SILU: case OP_MUL: case OP_RMS_NORM: case OP_ROPE:
         return false;
     default: return true;
     }
@@ -393,7 +422,9 @@ static bool reads_input(const Stage *st, int j) {
     case OP_LINEAR: case OP_LAYER_NORM: return j <= 1;  // x (for dW, dg) and W or g (for dx); not the bias
     case OP_MATMUL: case OP_MAX_POOL: case OP_MEAN_POOL: return true;
     case OP_ACTIVATION: return st->attr.act == ACT_GELU;
-    case OP_GELU: return true;
+    case OP_GELU: case OP_GELU_TANH: case OP_SILU: case OP_MUL: return true;
+    case OP_RMS_NORM: return j <= 1;  // x and g
+    case OP_ROPE: return false;
     case OP_RELU: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MASK: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE:
     case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_REPEAT:
     case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE:

@@ -248,24 +248,35 @@ static const char *function_source(const char *file, const char *name, int *len)
     return NULL;
 }
 
+// The first of the kernel files (built in, under src/tensor/) that defines `name`.
+static const char *kernel_in(const char *const files[], int n, const char *name, int *len, const char **file) {
+    static const char *const paths[] = {"src/tensor/kernels.c", "src/tensor/kernels_backward.c",
+                                        "src/tensor/kernels_llm.c", "src/tensor/kernels_shape.c"};
+    for (int k = 0; k < n; k++) {
+        const char *src = function_source(files[k], name, len);
+        for (int q = 0; src && q < 4; q++)
+            if (strstr(paths[q], files[k])) *file = paths[q];
+        if (src) return src;
+    }
+    return NULL;
+}
+
 // The kernel that computed what is on screen: the stage's forward kernel (kernels.c), or in the
 // backward pass the backward kernel of its op, the loss, or Adam's update. *file names its file.
 static const char *kernel_source(const App *a, const Stage *st, int *len, const char **file) {
     const Activation act = a->session.model.cfg.activation;
     const BackStep *b = app_back_step(a);
+    static const char *const forward[] = {"kernels.c", "kernels_llm.c", "kernels_shape.c"};
+    static const char *const backward[] = {"kernels_backward.c", "kernels_llm.c", "kernels_shape.c"};
     if (!b) {
         const char *name = op_info[st->op == OP_ACTIVATION ? (act == ACT_GELU ? OP_GELU : OP_RELU) : st->op].kernel;
-        const char *src = function_source("kernels.c", name, len);
-        *file = src ? "src/tensor/kernels.c" : "src/tensor/kernels_shape.c";
-        return src ? src : function_source("kernels_shape.c", name, len);
+        if (st->op == OP_LINEAR && st->attr.w_in_out) name = "linear_in_out_forward";
+        return kernel_in(forward, 3, name, len, file);
     }
     if (b->kind == BACK_LOSS) return *file = "src/train/grad_pass.c", function_source("grad_pass.c", "loss_value", len);
     if (b->kind != BACK_STAGE) return *file = "src/train/optim.c", function_source("optim.c", "adam_update", len);
-    const char *name = back_info_for(st, act)->kernel;
-    const char *src = function_source("kernels_backward.c", name, len);
-    *file = "src/tensor/kernels_backward.c";
-    if (!src) *file = "src/tensor/kernels_shape.c", src = function_source("kernels_shape.c", name, len);
-    return src;
+    const char *name = st->op == OP_LINEAR && st->attr.w_in_out ? "linear_in_out_backward" : back_info_for(st, act)->kernel;
+    return kernel_in(backward, 3, name, len, file);
 }
 
 static int count_lines(const char *s, int len) {
