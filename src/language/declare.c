@@ -423,3 +423,10 @@ bool program_mentions(const Program *p, const char *name) {
     }
     return false;
 }
+
+static bool conf_lookup(void *ctx, const char *name, double *out) { return conf_get(ctx, name, out); }
+
+bool program_tie_on(const Stmt *s, const Conf *conf) {
+    double v = 1.0;
+    return s->kind == ST_TIE && (!s->cond || (expr_eval(s->cond, conf_lookup, (void *)conf, &v, NULL, 0) && v != 0));
+}

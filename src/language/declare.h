@@ -12,6 +12,9 @@
 bool program_declare(const Program *p, Conf *conf, const StFile *file, const char *path, ParamDecl **out,
                      int *n, int *n_absent, Err *e);
 void param_decls_free(ParamDecl *d, int n);
+// Whether a `tie` statement holds for this configuration: it has no `if`, or its EXPR is not 0
+// (`tie @wte @lm_head if tie_word_embeddings`). A condition that names an unknown is false.
+bool program_tie_on(const Stmt *s, const Conf *conf);
 // Whether the program's text uses `name` as a configuration name anywhere.
 bool program_mentions(const Program *p, const char *name);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "declare.h"
+#include "hub.h"
 #include "load.h"
 
 // Notes (for stderr) the configuration names a user gave that the program never uses.
@@ -101,7 +102,7 @@ static const char **tied_sources(const Model *m, const Program *p, const StFile 
         for (int s = 0; s < p->n && !from[i]; s++) {
             const Stmt *t = &p->stmts[s];
             bool named = false;
-            for (int k = 0; t->kind == ST_TIE && k < t->n_args; k++) named = named || !strcmp(t->args[k].text, m->params[i].name);
+            for (int k = 0; program_tie_on(t, &m->conf) && k < t->n_args; k++) named = named || !strcmp(t->args[k].text, m->params[i].name);
             for (int k = 0; named && k < t->n_args && !from[i]; k++)
                 if (st_find(f, t->args[k].text)) from[i] = t->args[k].text;
         }
@@ -114,7 +115,7 @@ static const char **tied_sources(const Model *m, const Program *p, const StFile 
 static void tie_fresh(Model *m, const Program *p) {
     for (int s = 0; s < p->n; s++) {
         const Stmt *t = &p->stmts[s];
-        const StEntry *first = t->kind == ST_TIE ? model_weight(m, t->args[0].text) : NULL;
+        const StEntry *first = program_tie_on(t, &m->conf) ? model_weight(m, t->args[0].text) : NULL;
         for (int k = 1; first && k < t->n_args; k++) {
             const int w = model_weight_index(m, t->args[k].text);
             if (w >= 0 && !m->params[w].fixed && shape_eq(&m->weights.entries[w].shape, &first->shape))
@@ -138,9 +139,28 @@ bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, co
     return ok;
 }
 
+// A hub folder: its weights, and config.json as a source of configuration below the flags.
+static bool load_folder(Model *m, const char *dir, const Program *p, const ConfSpec *cs, Err *e) {
+    HubFolder h;
+    StFile f;
+    if (!hub_read_config(&h, dir, e)) return false;
+    if (!hub_read_weights(&h, &f, e)) return hub_free(&h), false;
+    static const ConfSpec none;
+    ConfSpec all = cs ? *cs : none;
+    conf_spec_add_file(&all, h.conf_text, h.conf_from);
+    const bool ok = model_from_file(m, &f, dir, p, &all, e);
+    if (ok) {
+        snprintf(m->family, sizeof m->family, "%s", h.model_type);
+        snprintf(m->name_or_path, sizeof m->name_or_path, "%s", h.name_or_path);
+    }
+    hub_free(&h);
+    return ok;
+}
+
 bool model_load(Model *m, const char *path, const Program *p, const ConfSpec *cs, Err *e) {
     StFile f;
     memset(m, 0, sizeof *m);
+    if (hub_is_folder(path)) return load_folder(m, path, p, cs, e);
     if (!st_load(&f, path, e)) return false;
     return model_from_file(m, &f, path, p, cs, e);
 }

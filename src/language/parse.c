@@ -210,7 +210,9 @@ static bool parse_stmt(Lex *l, Stmt *st) {
             char *name = path(l);
             if (!name || !push_arg(l, st, ARG_WEIGHT, NULL, name)) return name ? false : fail(l, "expected: tie @NAME @NAME ...");
         }
-        return st->n_args >= 2 || fail(l, "expected: tie @NAME @NAME ... (two names or more)");
+        if (st->n_args < 2) return fail(l, "expected: tie @NAME @NAME ... (two names or more)");
+        if (keyword(l, "if") && !(st->cond = expr_text(l))) return fail(l, "expected a condition after 'if'");
+        return true;
     }
     l->s = save;
     if (keyword(l, "input")) {

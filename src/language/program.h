@@ -73,7 +73,7 @@ typedef enum {
     ST_PARAM,   // name = weight template, args = dims (ARG_EXPR), text = init kind, key of an
                 // optional last ARG_KEYWORD "init" = its argument; fixed: a buffer
     ST_DEFAULT, // name = configuration name, text = expression
-    ST_TIE,     // args = two or more ARG_WEIGHT names (top level, written out in full)
+    ST_TIE,     // args = two or more ARG_WEIGHT names (top level, written out in full); cond: `if EXPR`
     ST_COUNT
 } StmtKind;
 

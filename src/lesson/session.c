@@ -7,6 +7,7 @@
 
 #include "data.h"
 #include "embedded.h"
+#include "hub.h"
 #include "rng.h"
 
 const char *session_standard_lesson(const ModelConfig *c) {
@@ -98,8 +99,21 @@ static bool open_model(Session *s, const SessionSpec *spec, Err *e) {
     return open_random(s, &cs, e);
 }
 
+// A hub folder without a lesson: config.json's model_type names the family's program.
+static bool open_folder(Session *s, const SessionSpec *spec, Err *e) {
+    HubFolder h;
+    if (!hub_read_config(&h, spec->model_path, e)) return false;
+    const bool ok = open_builtin(&s->lesson, h.family->program, e);
+    hub_free(&h);
+    char from[600];
+    ConfSpec cs;
+    session_conf_spec(&cs, spec, NULL, from, sizeof from);
+    return ok && model_load(&s->model, spec->model_path, &s->lesson.program, &cs, e);
+}
+
 // A model without a lesson: its metadata (or the flags) say which standard program runs it.
 static bool open_standard(Session *s, const SessionSpec *spec, Err *e) {
+    if (hub_is_folder(spec->model_path)) return open_folder(s, spec, e);
     StFile f;
     if (!st_load(&f, spec->model_path, e)) return false;
     char from[600];

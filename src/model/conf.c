@@ -42,6 +42,12 @@ void conf_spec_add(ConfSpec *cs, const char *text, const char *from, bool weak) 
     if (text && cs->n < CONF_MAX_SOURCES) cs->s[cs->n++] = (ConfSource){text, from, weak};
 }
 
+void conf_spec_add_file(ConfSpec *cs, const char *text, const char *from) {
+    const int n = cs->n;
+    conf_spec_add(cs, text, from, false);
+    if (cs->n > n) cs->s[n].file = true;
+}
+
 const ConfItem *conf_find(const Conf *c, const char *name) {
     for (int i = 0; i < c->n; i++)
         if (!strcmp(c->items[i].name, name)) return &c->items[i];
@@ -143,7 +149,7 @@ bool conf_parse(Conf *c, const char *text, const char *from, bool given, bool we
 
 bool conf_apply(Conf *c, const ConfSpec *cs, Err *e) {
     for (int i = 0; i < cs->n; i++)
-        if (!conf_parse(c, cs->s[i].text, cs->s[i].from, !cs->s[i].weak, cs->s[i].weak, e)) return false;
+        if (!conf_parse(c, cs->s[i].text, cs->s[i].from, !cs->s[i].weak && !cs->s[i].file, cs->s[i].weak, e)) return false;
     return true;
 }
 

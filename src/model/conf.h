@@ -39,6 +39,8 @@ typedef struct {
     const char *text;
     const char *from;  // names it in messages
     bool weak;
+    bool file;  // a model's own file (a hub folder's config.json): not typed by a user, so its
+                // names no program reads are not reported
 } ConfSource;
 
 enum { CONF_MAX_SOURCES = 6 };
@@ -49,6 +51,8 @@ typedef struct {
 
 // Appends a source (ignored when text is NULL or the spec is full).
 void conf_spec_add(ConfSpec *cs, const char *text, const char *from, bool weak);
+// The same for the configuration a model's files carry (ConfSource.file).
+void conf_spec_add_file(ConfSpec *cs, const char *text, const char *from);
 
 // Sets name = v. A name already set to another value is an error naming both sources, unless
 // one of the two is weak (the strong one wins).

@@ -66,6 +66,8 @@ typedef struct {
     bool has_vocab;              // the file carried src_tokens / tgt_tokens
     StFile weights;              // entries[i] is params[i]; nothing else
     char source[256];            // the file path, or "random weights (seed N)"
+    char family[64];             // a hub folder's model_type ("gpt2"), or ""
+    char name_or_path[256];      // a hub folder's _name_or_path, or ""
     char note[1024];             // what loading noticed but accepted (ignored tensors, unused
                                  // configuration names): one paragraph for stderr, or ""
     char program[128];           // the program it was made for (its file's name), saved as metadata

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "back_mistakes.h"
+#include "declare.h"
 #include "kernels_backward.h"
 #include "kernels_llm.h"
 #include "par.h"
@@ -120,7 +121,7 @@ bool grads_tie(Grads *g, const Program *p, int *untied, Err *e) {
     g->group_end = malloc(sizeof *g->group_end * (size_t)(groups + 1));
     if (!g->tied || !g->group_end) return err_code(e, ERR_MEMORY, "out of memory");
     for (int i = 0; i < p->n; i++)
-        if (p->stmts[i].kind == ST_TIE && !tie_group(g, p, &p->stmts[i], untied, e)) return false;
+        if (program_tie_on(&p->stmts[i], &g->m->conf) && !tie_group(g, p, &p->stmts[i], untied, e)) return false;
     return true;
 }
 

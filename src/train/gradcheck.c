@@ -1,5 +1,6 @@
 // gradcheck.c: numerical gradients beside analytic ones (see gradcheck.h).
 #include "gradcheck.h"
+#include "declare.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@ static bool find_twins(Target *t, const Program *p, Model *m, int w, Err *e) {
     for (int s = 0; s < p->n; s++) {
         const Stmt *st = &p->stmts[s];
         bool named = false, same = true;
-        for (int k = 0; st->kind == ST_TIE && k < st->n_args; k++) {
+        for (int k = 0; program_tie_on(st, &m->conf) && k < st->n_args; k++) {
             const int o = model_weight_index(m, st->args[k].text);
             named = named || o == w;
             same = same && o >= 0 && shape_eq(&m->weights.entries[o].shape, &en->shape) &&

@@ -1,0 +1,248 @@
+// hub.c: a model folder as the hub ships it (hub.h).
+#include "hub.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bounds.h"
+#include "conf.h"
+
+const HubFamily hub_families[] = {
+    {"gpt2", "gpt2.md", "", "transformer.", "", "lm_head."},
+    {"llama", "llama.md", "", "", "model.", "lm_head."},
+    {"qwen2", "llama.md", "qkv_bias=1 o_bias=0", "", "model.", "lm_head."},  // biases on q, k and v; none on o_proj
+};
+const int hub_n_families = (int)(sizeof hub_families / sizeof hub_families[0]);
+
+bool hub_is_folder(const char *path) {
+    struct stat s;
+    return path && stat(path, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+static bool exists(const char *path) {
+    struct stat s;
+    return stat(path, &s) == 0 && S_ISREG(s.st_mode);
+}
+
+// The string fields a family's program depends on, with the values it computes.
+typedef struct {
+    const char *field, *allowed, *why;
+} Needs;
+static const Needs needs[] = {
+    {"activation_function", "gelu_new gelu_pytorch_tanh", "GPT-2's program computes GELU with the tanh approximation"},
+    {"hidden_act", "silu", "the LLaMA family's program computes SwiGLU with SiLU"},
+};
+
+static bool word_in(const char *w, const char *list) {
+    const size_t n = strlen(w);
+    for (const char *s = strstr(list, w); s; s = strstr(s + 1, w))
+        if ((s == list || s[-1] == ' ') && (s[n] == ' ' || !s[n])) return true;
+    return false;
+}
+
+static bool check_strings(const HubFolder *h, const cJSON *root, Err *e) {
+    for (size_t k = 0; k < sizeof needs / sizeof needs[0]; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, needs[k].field);
+        if (cJSON_IsString(v) && !word_in(v->valuestring, needs[k].allowed))
+            return err_set(e, "%s: \"%s\" is \"%s\", which stepformer does not compute (%s: %s)", h->conf_from,
+                           needs[k].field, v->valuestring, needs[k].why, needs[k].allowed);
+    }
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    if (rs && !cJSON_IsNull(rs))
+        return err_set(e, "%s: \"rope_scaling\" is set; stepformer computes plain RoPE only (rope_scaling null)",
+                       h->conf_from);
+    return true;
+}
+
+// Appends "name=value " to the text (names too long for a configuration item are left out:
+// no program reads them).
+static bool append(char **text, size_t *len, size_t *cap, const char *name, double v) {
+    if (strlen(name) > CONF_NAME_MAX) return true;
+    char item[CONF_NAME_MAX + 40];
+    const int n = snprintf(item, sizeof item, "%s=%.17g ", name, v);
+    if (*len + (size_t)n + 1 > *cap) {
+        const size_t c = (*cap + (size_t)n + 1) * 2;
+        char *t = realloc(*text, c);
+        if (!t) return false;
+        *text = t, *cap = c;
+    }
+    memcpy(*text + *len, item, (size_t)n + 1);
+    *len += (size_t)n;
+    return true;
+}
+
+// The numbers and true/false fields, then bos_id and eos_id (stepformer's names) from the
+// token ids when those are single numbers, then what the family implies.
+static bool conf_items(HubFolder *h, const cJSON *root, Err *e) {
+    size_t len = 0, cap = 256;
+    h->conf_text = calloc(cap, 1);
+    bool ok = h->conf_text != NULL;
+    for (const cJSON *it = root->child; it && ok; it = it->next) {
+        if (cJSON_IsBool(it)) ok = append(&h->conf_text, &len, &cap, it->string, cJSON_IsTrue(it) ? 1 : 0);
+        else if (cJSON_IsNumber(it) && isfinite(it->valuedouble))
+            ok = append(&h->conf_text, &len, &cap, it->string, it->valuedouble);
+    }
+    static const char *const ids[][2] = {{"bos_token_id", "bos_id"}, {"eos_token_id", "eos_id"}};
+    for (int k = 0; k < 2 && ok; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, ids[k][0]);
+        if (cJSON_IsNumber(v)) ok = append(&h->conf_text, &len, &cap, ids[k][1], v->valuedouble);
+    }
+    if (ok && h->family->extra[0]) {
+        const size_t n = strlen(h->family->extra);
+        char *t = len + n + 2 > cap ? realloc(h->conf_text, len + n + 2) : h->conf_text;
+        ok = t != NULL;
+        if (ok) h->conf_text = t, memcpy(t + len, h->family->extra, n + 1);
+    }
+    return ok || err_code(e, ERR_MEMORY, "%s: out of memory", h->conf_from);
+}
+
+static bool family_of(HubFolder *h, const cJSON *root, Err *e) {
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    if (!cJSON_IsString(mt))
+        return err_set(e, "%s: no \"model_type\" (it names the family: gpt2, llama, qwen2)", h->conf_from);
+    snprintf(h->model_type, sizeof h->model_type, "%s", mt->valuestring);
+    for (int k = 0; k < hub_n_families; k++)
+        if (!strcmp(hub_families[k].model_type, mt->valuestring)) h->family = &hub_families[k];
+    if (h->family) return true;
+    char list[256] = "";
+    for (int k = 0; k < hub_n_families; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", hub_families[k].model_type);
+    return err_set(e, "%s: model_type \"%s\" has no program in stepformer (it opens %s)", h->conf_from, mt->valuestring,
+                   list);
+}
+
+bool hub_read_config(HubFolder *h, const char *dir, Err *e) {
+    memset(h, 0, sizeof *h);
+    snprintf(h->dir, sizeof h->dir, "%s", dir);
+    snprintf(h->conf_from, sizeof h->conf_from, "%s/config.json", dir);
+    if (!exists(h->conf_from))
+        return err_set(e, "%s: a model folder needs config.json, and this one has none", dir);
+    char *text;
+    size_t n;
+    if (!file_read_all(h->conf_from, "the model's configuration", &text, &n, e)) return false;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    bool ok = root && cJSON_IsObject(root);
+    if (!ok) err_set(e, "%s: not a JSON object", h->conf_from);
+    ok = ok && family_of(h, root, e) && check_strings(h, root, e) && conf_items(h, root, e);
+    const cJSON *name = ok ? cJSON_GetObjectItemCaseSensitive(root, "_name_or_path") : NULL;
+    if (cJSON_IsString(name)) snprintf(h->name_or_path, sizeof h->name_or_path, "%s", name->valuestring);
+    char tok[4200];
+    snprintf(tok, sizeof tok, "%s/tokenizer.json", dir);
+    if (ok && exists(tok)) snprintf(h->tokenizer, sizeof h->tokenizer, "%s", tok);
+    cJSON_Delete(root);
+    if (!ok) hub_free(h);
+    return ok;
+}
+
+// Moves every entry of `part` into `all` (names must not repeat), copying the numbers into one
+// new arena.
+static bool merge(StFile *all, StFile *part, const char *what, Err *e) {
+    size_t floats = 0;
+    const StFile *both[2] = {all, part};
+    for (int q = 0; q < 2; q++)
+        for (int i = 0; i < both[q]->n_entries; i++) floats += ((size_t)shape_numel(&both[q]->entries[i].shape) + 15) / 16 * 16;
+    float *arena = calloc(floats ? floats : 1, sizeof(float));
+    StEntry *entries = calloc((size_t)(all->n_entries + part->n_entries) + 1, sizeof *entries);
+    if (!arena || !entries) return free(arena), free(entries), err_code(e, ERR_MEMORY, "%s: out of memory", what);
+    size_t at = 0;
+    int n = 0;
+    for (int q = 0; q < 2; q++)
+        for (int i = 0; i < both[q]->n_entries; i++) {
+            StEntry *src = &both[q]->entries[i];
+            if (q == 1 && st_find(all, src->name)) {
+                free(arena), free(entries);
+                return err_set(e, "%s: tensor '%s' is in two shards", what, src->name);
+            }
+            const size_t k = (size_t)shape_numel(&src->shape);
+            memcpy(arena + at, src->data, sizeof(float) * k);
+            entries[n++] = (StEntry){src->name, src->shape, arena + at};
+            src->name = NULL;
+            at += (k + 15) / 16 * 16;
+        }
+    free(all->entries), free(all->arena);
+    all->entries = entries, all->arena = arena, all->n_entries = n;
+    part->n_entries = 0;  // its names moved
+    st_free(part);
+    return st_index(all) || err_code(e, ERR_MEMORY, "%s: out of memory", what);
+}
+
+static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e) {
+    char *text;
+    size_t n;
+    if (!file_read_all(index, "the weights' index", &text, &n, e)) return false;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    const cJSON *map = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;
+    bool ok = cJSON_IsObject(map) || err_set(e, "%s: no \"weight_map\" object", index);
+    memset(f, 0, sizeof *f);
+    for (const cJSON *it = ok ? map->child : NULL; it && ok; it = it->next) {
+        if (!cJSON_IsString(it) || strchr(it->valuestring, '/')) {
+            ok = err_set(e, "%s: weight_map's '%s' is not a file name in the folder", index, it->string);
+            break;
+        }
+        bool seen = false;  // each shard once, in the order the map first names it
+        for (const cJSON *p = map->child; p != it && !seen; p = p->next) seen = !strcmp(p->valuestring, it->valuestring);
+        if (seen) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", h->dir, it->valuestring);
+        if (!exists(path)) {
+            ok = err_set(e, "%s: names %s, which the folder does not have", index, it->valuestring);
+            break;
+        }
+        StFile part;
+        ok = st_load(&part, path, e) && merge(f, &part, path, e);
+    }
+    cJSON_Delete(root);
+    if (!ok) st_free(f);
+    return ok;
+}
+
+static bool starts(const char *s, const char *p) { return *p && !strncmp(s, p, strlen(p)); }
+
+static char *joined(const char *a, const char *b) {
+    char *s = malloc(strlen(a) + strlen(b) + 1);
+    return s ? strcat(strcpy(s, a), b) : NULL;
+}
+
+// Renames the keys to the family's prefix (HubFamily.strip, .add); two keys that become one are
+// an error naming both.
+static bool canonical_names(const HubFamily *fam, StFile *f, const char *what, Err *e) {
+    for (int i = 0; i < f->n_entries; i++) {
+        char *name = f->entries[i].name, *renamed = NULL;
+        if (starts(name, fam->top)) continue;
+        if (starts(name, fam->strip)) renamed = joined("", name + strlen(fam->strip));
+        else if (*fam->add && !starts(name, fam->add)) renamed = joined(fam->add, name);
+        else continue;
+        if (!renamed) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+        free(name);
+        f->entries[i].name = renamed;
+    }
+    if (!st_index(f)) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+    for (int i = 1; i < f->n_entries; i++) {
+        const char *a = f->entries[f->by_name[i - 1]].name, *b = f->entries[f->by_name[i]].name;
+        if (!strcmp(a, b)) return err_set(e, "%s: the file holds '%s' both with and without the prefix", what, a);
+    }
+    return true;
+}
+
+bool hub_read_weights(const HubFolder *h, StFile *f, Err *e) {
+    char one[4200], index[4200];
+    snprintf(one, sizeof one, "%s/model.safetensors", h->dir);
+    snprintf(index, sizeof index, "%s/model.safetensors.index.json", h->dir);
+    bool ok;
+    if (exists(one)) ok = st_load(f, one, e);
+    else if (exists(index)) ok = read_shards(h, index, f, e);
+    else return err_set(e, "%s: no model.safetensors and no model.safetensors.index.json in the folder", h->dir);
+    if (ok && !canonical_names(h->family, f, h->dir, e)) st_free(f), ok = false;
+    return ok;
+}
+
+void hub_free(HubFolder *h) {
+    free(h->conf_text);
+    h->conf_text = NULL;
+}

@@ -1,0 +1,48 @@
+// hub.h: a model folder as the Hugging Face hub ships it: config.json, the weights as
+// model.safetensors or as shards listed by model.safetensors.index.json, and tokenizer.json.
+//
+// config.json's model_type picks the built-in program of its family (hub_families); its numbers
+// and true/false fields become configuration items under their own names (n_embd, hidden_size,
+// rope_theta, ...), which that program reads. A field whose value the program cannot honour
+// (an activation it does not compute, rope_scaling) is refused with one line naming it.
+#ifndef STEPFORMER_HUB_H
+#define STEPFORMER_HUB_H
+
+#include "err.h"
+#include "safetensors.h"
+
+typedef struct {
+    const char *model_type;  // config.json's "model_type"
+    const char *program;     // the built-in lesson whose program runs it ("gpt2.md")
+    const char *extra;       // configuration the family implies ("qkv_bias=1 o_bias=0"), or ""
+    // Keys load with or without the model class's prefix: the program names them as the hub's
+    // usual files do, and a file saved from the other class is renamed to match.
+    const char *strip;       // a prefix taken off the keys that have it ("transformer."), or ""
+    const char *add;         // a prefix given to the keys that lack it ("model."), or ""
+    const char *top;         // keys that stay as they are ("lm_head."), or ""
+} HubFamily;
+
+extern const HubFamily hub_families[];
+extern const int hub_n_families;
+
+typedef struct {
+    char dir[4096];
+    char model_type[64];
+    char name_or_path[256];  // config.json's "_name_or_path", or ""
+    const HubFamily *family;
+    char *conf_text;         // "name=value ..." from config.json (malloc'd)
+    char conf_from[4200];    // "DIR/config.json", for messages
+    char tokenizer[4200];    // DIR/tokenizer.json when the folder has one, else ""
+} HubFolder;
+
+// Whether path is a folder (a hub snapshot), not a file.
+bool hub_is_folder(const char *path);
+// Reads DIR/config.json: the family and the configuration. Fails with one line naming the file
+// and what is wrong (no config.json, a model_type with no program: naming those there are).
+bool hub_read_config(HubFolder *h, const char *dir, Err *e);
+// Reads the folder's weights (one file, or every shard its index names) into f, F16 and BF16
+// widened to float32, with the keys renamed to the family's prefix.
+bool hub_read_weights(const HubFolder *h, StFile *f, Err *e);
+void hub_free(HubFolder *h);
+
+#endif
