@@ -146,6 +146,11 @@ static bool merge(StFile *all, StFile *part, const char *what, Err *e) {
     const StFile *both[2] = {all, part};
     for (int q = 0; q < 2; q++)
         for (int i = 0; i < both[q]->n_entries; i++) floats += ((size_t)shape_numel(&both[q]->entries[i].shape) + 15) / 16 * 16;
+    for (int i = 0; i < part->n_entries; i++)
+        if (st_find(all, part->entries[i].name)) {
+            err_set(e, "%s: tensor '%s' is in two shards", what, part->entries[i].name);
+            return st_free(part), false;
+        }
     float *arena = calloc(floats ? floats : 1, sizeof(float));
     StEntry *entries = calloc((size_t)(all->n_entries + part->n_entries) + 1, sizeof *entries);
     if (!arena || !entries) return free(arena), free(entries), err_code(e, ERR_MEMORY, "%s: out of memory", what);
@@ -154,10 +159,6 @@ static bool merge(StFile *all, StFile *part, const char *what, Err *e) {
     for (int q = 0; q < 2; q++)
         for (int i = 0; i < both[q]->n_entries; i++) {
             StEntry *src = &both[q]->entries[i];
-            if (q == 1 && st_find(all, src->name)) {
-                free(arena), free(entries);
-                return err_set(e, "%s: tensor '%s' is in two shards", what, src->name);
-            }
             const size_t k = (size_t)shape_numel(&src->shape);
             memcpy(arena + at, src->data, sizeof(float) * k);
             entries[n++] = (StEntry){src->name, src->shape, arena + at};

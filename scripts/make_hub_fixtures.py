@@ -1,0 +1,381 @@
+#!/usr/bin/python3
+"""Generate model folders in exactly the Hugging Face hub's layout, with PyTorch's answers.
+
+The modules below are written here from the structure of Hugging Face's GPT2LMHeadModel and
+LlamaForCausalLM / Qwen2ForCausalLM (they copy no code): GPT-2's Conv1D layers (weight stored
+[in, out], y = x W + b), its fused c_attn, gelu_new and tied head; LLaMA's RMSNorm computed in
+float32, rotary positions with rotate_half (column i paired with i + D/2, inv_freq in float32),
+repeat_kv for grouped-query attention, SwiGLU, and a head tied or not. Their state_dict() keys
+are the hub's.
+
+Weights are random at a scale where activations are O(1) (a weight of fan-in n has standard
+deviation 1/sqrt(n), GPT-2's MLP 2.5 and 2 times that, norms' gains 1 + 0.3 N(0, 1)), so that the exact GELU in place of the tanh
+one, the adjacent RoPE pairing in place of rotate_half, or a Conv1D weight read [out, in] each
+move the logits by far more than the 1e-4 the tests allow (tests/test_hub.c shows that they do).
+A model stored as F16 or BF16 is computed in float32 from the weights as stored (each rounded
+to the file's type, then widened), as Hugging Face computes with torch_dtype=float32.
+
+Writes tests/fixtures/hub/NAME/ for each case:
+
+  config.json                   as the hub's files have it (model_type, architectures, ...)
+  model.safetensors             or model-0000K-of-0000N.safetensors and the index
+  case.safetensors              `ids` [T] the prompt, `logits` [T, V] PyTorch's, `generated` [N]
+                                the greedy ids (argmax of the last position, appended) and
+                                metadata max_new_tokens
+
+  /usr/bin/python3 scripts/make_hub_fixtures.py
+
+Seeds are fixed and torch runs on one thread. Needs Debian's python3-torch.
+"""
+
+import json
+import math
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+import torch
+
+torch.set_num_threads(1)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "tests", "fixtures", "hub")
+
+DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+
+
+def write_safetensors(path, tensors, dtype="F32", metadata=None):
+    """Tensors packed in name order after a JSON header (8-byte aligned data)."""
+    head = {}
+    if metadata:
+        head["__metadata__"] = dict(metadata)
+    blobs, pos = [], 0
+    for key in sorted(tensors):
+        t = tensors[key].detach().to(DTYPES[dtype]).contiguous()
+        raw = (t.view(torch.int16) if dtype != "F32" else t).numpy().tobytes(order="C")
+        head[key] = {"dtype": dtype, "shape": list(map(int, t.shape)), "data_offsets": [pos, pos + len(raw)]}
+        blobs.append(raw)
+        pos += len(raw)
+    text = json.dumps(head, separators=(",", ":")).encode("ascii")
+    text += b" " * ((8 - (len(text) + 8) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+# ---------------------------------------------------------------- GPT-2
+
+class Conv1D(torch.nn.Module):
+    """GPT-2's linear layer: weight [in, out], y = x W + b."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(n_in, n_out))
+        self.bias = torch.nn.Parameter(torch.empty(n_out))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).reshape(*x.shape[:-1], -1)
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GPT2Attention(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        n, p = c["n_embd"], c["n_positions"]
+        self.h, self.c_attn, self.c_proj = c["n_head"], Conv1D(n, 3 * n), Conv1D(n, n)
+        self.register_buffer("bias", torch.tril(torch.ones(p, p, dtype=torch.bool)).view(1, 1, p, p))
+        self.register_buffer("masked_bias", torch.tensor(-1e4))
+
+    def forward(self, x):
+        T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=1)
+        q, k, v = (t.view(T, self.h, C // self.h).transpose(0, 1) for t in (q, k, v))
+        w = q @ k.transpose(-1, -2) / torch.full([], v.size(-1) ** 0.5)
+        w = torch.where(self.bias[0, 0, :T, :T], w, torch.tensor(torch.finfo(w.dtype).min))
+        w = torch.softmax(w, dim=-1)
+        return self.c_proj((w @ v).transpose(0, 1).reshape(T, C))
+
+
+class GPT2MLP(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        inner = c.get("n_inner") or 4 * c["n_embd"]
+        self.c_fc, self.c_proj = Conv1D(c["n_embd"], inner), Conv1D(inner, c["n_embd"])
+
+    def forward(self, x):
+        return self.c_proj(gelu_new(self.c_fc(x)))
+
+
+class GPT2Block(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        eps = c["layer_norm_epsilon"]
+        self.ln_1, self.attn = torch.nn.LayerNorm(c["n_embd"], eps=eps), GPT2Attention(c)
+        self.ln_2, self.mlp = torch.nn.LayerNorm(c["n_embd"], eps=eps), GPT2MLP(c)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2Model(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.wte = torch.nn.Embedding(c["vocab_size"], c["n_embd"])
+        self.wpe = torch.nn.Embedding(c["n_positions"], c["n_embd"])
+        self.h = torch.nn.ModuleList(GPT2Block(c) for _ in range(c["n_layer"]))
+        self.ln_f = torch.nn.LayerNorm(c["n_embd"], eps=c["layer_norm_epsilon"])
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(len(ids)))
+        for b in self.h:
+            x = b(x)
+        return self.ln_f(x)
+
+
+class GPT2LMHeadModel(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.transformer = GPT2Model(c)
+        self.lm_head = torch.nn.Linear(c["n_embd"], c["vocab_size"], bias=False)
+        self.lm_head.weight = self.transformer.wte.weight  # tied
+
+    def forward(self, ids):
+        return self.lm_head(self.transformer(ids))
+
+
+def gpt2_config(**kw):
+    c = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
+         "bos_token_id": 0, "embd_pdrop": 0.1, "eos_token_id": 0, "initializer_range": 0.02,
+         "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 32, "n_embd": 32, "n_head": 4,
+         "n_inner": None, "n_layer": 2, "n_positions": 32, "reorder_and_upcast_attn": False,
+         "resid_pdrop": 0.1, "scale_attn_by_inverse_layer_idx": False, "scale_attn_weights": True,
+         "summary_activation": None, "summary_first_dropout": 0.1, "summary_proj_to_labels": True,
+         "summary_type": "cls_index", "summary_use_proj": True, "task_specific_params": {"text-generation":
+         {"do_sample": True, "max_length": 50}}, "use_cache": True, "vocab_size": 96,
+         "_name_or_path": "stepformer/tiny-gpt2"}
+    c.update(kw)
+    return c
+
+
+# ---------------------------------------------------------------- LLaMA, Qwen2
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, n, eps):
+        super().__init__()
+        self.weight, self.eps = torch.nn.Parameter(torch.ones(n)), eps
+
+    def forward(self, x):
+        x32 = x.to(torch.float32)
+        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x32.to(x.dtype)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rope_cos_sin(T, dim, theta):
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    freqs = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+class LlamaAttention(torch.nn.Module):
+    def __init__(self, c, qkv_bias, o_bias):
+        super().__init__()
+        C, H, KV = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+        D = c.get("head_dim") or C // H
+        self.H, self.KV, self.D, self.theta = H, KV, D, c["rope_theta"]
+        self.q_proj = torch.nn.Linear(C, H * D, bias=qkv_bias)
+        self.k_proj = torch.nn.Linear(C, KV * D, bias=qkv_bias)
+        self.v_proj = torch.nn.Linear(C, KV * D, bias=qkv_bias)
+        self.o_proj = torch.nn.Linear(H * D, C, bias=o_bias)
+
+    def forward(self, x):
+        T = x.shape[0]
+        q = self.q_proj(x).view(T, self.H, self.D).transpose(0, 1)
+        k = self.k_proj(x).view(T, self.KV, self.D).transpose(0, 1)
+        v = self.v_proj(x).view(T, self.KV, self.D).transpose(0, 1)
+        cos, sin = rope_cos_sin(T, self.D, self.theta)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        rep = self.H // self.KV  # repeat_kv: each key/value head serves rep query heads in a row
+        k = k[:, None].expand(self.KV, rep, T, self.D).reshape(self.H, T, self.D)
+        v = v[:, None].expand(self.KV, rep, T, self.D).reshape(self.H, T, self.D)
+        w = (q @ k.transpose(-1, -2)) * self.D ** -0.5
+        w = w + torch.triu(torch.full((T, T), torch.finfo(torch.float32).min), diagonal=1)
+        w = torch.softmax(w, dim=-1, dtype=torch.float32)
+        return self.o_proj((w @ v).transpose(0, 1).reshape(T, self.H * self.D))
+
+
+class LlamaMLP(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        C, F = c["hidden_size"], c["intermediate_size"]
+        self.gate_proj = torch.nn.Linear(C, F, bias=False)
+        self.up_proj = torch.nn.Linear(C, F, bias=False)
+        self.down_proj = torch.nn.Linear(F, C, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(torch.nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(torch.nn.Module):
+    def __init__(self, c, qkv_bias, o_bias):
+        super().__init__()
+        self.input_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.self_attn = LlamaAttention(c, qkv_bias, o_bias)
+        self.post_attention_layernorm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.mlp = LlamaMLP(c)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaModel(torch.nn.Module):
+    def __init__(self, c, qkv_bias, o_bias):
+        super().__init__()
+        self.embed_tokens = torch.nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.layers = torch.nn.ModuleList(LlamaDecoderLayer(c, qkv_bias, o_bias) for _ in range(c["num_hidden_layers"]))
+        self.norm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
+
+    def forward(self, ids):
+        x = self.embed_tokens(ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)
+
+
+class LlamaForCausalLM(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        qwen = c["model_type"] == "qwen2"
+        bias = c.get("attention_bias", False)
+        self.model = LlamaModel(c, qwen or bias, bias and not qwen)
+        self.lm_head = torch.nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        if c.get("tie_word_embeddings"):
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, ids):
+        return self.lm_head(self.model(ids))
+
+
+def llama_config(**kw):
+    c = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+         "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 32,
+         "initializer_range": 0.02, "intermediate_size": 64, "max_position_embeddings": 32,
+         "mlp_bias": False, "model_type": "llama", "num_attention_heads": 4, "num_hidden_layers": 2,
+         "num_key_value_heads": 2, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": None,
+         "rope_theta": 10000.0, "tie_word_embeddings": False, "torch_dtype": "float32",
+         "transformers_version": "4.46.0", "use_cache": True, "vocab_size": 96,
+         "_name_or_path": "stepformer/tiny-llama"}
+    c.update(kw)
+    return c
+
+
+# ---------------------------------------------------------------- making a case
+
+def randomize(model, gen):
+    """Weights at a scale where activations are O(1)."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.ndim == 2 and ("wte" in name or "wpe" in name or "embed_tokens" in name):
+                p.copy_(torch.randn(p.shape, generator=gen))
+            elif p.ndim == 2:
+                fan_in = p.shape[0] if isinstance(dict(model.named_modules()).get(name.rsplit(".", 1)[0]), Conv1D) \
+                    else p.shape[1]
+                # The feed-forward's first map larger: its activation then works where the exact
+                # GELU and the tanh one differ most (|x| about 2), and its second map passes that on.
+                gain = 2.5 if "mlp.c_fc" in name else 2.0 if "mlp.c_proj" in name else 1.0
+                p.copy_(gain * torch.randn(p.shape, generator=gen) / math.sqrt(fan_in))
+            elif name.endswith("bias"):
+                p.copy_(0.2 * torch.randn(p.shape, generator=gen))
+            else:  # a norm's gain
+                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen))
+
+
+def round_to(model, dtype):
+    """The weights as the file stores them, widened back to float32."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.to(DTYPES[dtype]).to(torch.float32))
+
+
+def state(model, drop_prefix, keep_lm_head):
+    out = {}
+    for k, v in model.state_dict().items():
+        if k == "lm_head.weight" and not keep_lm_head:
+            continue
+        if v.dtype == torch.bool:
+            v = v.to(torch.float32)  # GPT-2's attn.bias is stored as a float mask by older files
+        out[k[len(drop_prefix):] if drop_prefix and k.startswith(drop_prefix) else k] = v
+    return out
+
+
+def greedy(model, ids, n):
+    ids = list(ids)
+    out = []
+    with torch.no_grad():
+        for _ in range(n):
+            nxt = int(model(torch.tensor(ids)).argmax(-1)[-1])
+            out.append(nxt)
+            ids.append(nxt)
+    return out
+
+
+def make(name, config, model_class, seed, dtype="F32", drop_prefix="", keep_lm_head=False, shards=1, T=7, N=5):
+    gen = torch.Generator().manual_seed(seed)
+    model = model_class(config)
+    randomize(model, gen)
+    round_to(model, dtype)
+    folder = os.path.join(OUT, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    conf = dict(config)
+    conf["torch_dtype"] = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(conf, f, indent=2)
+    tensors = state(model, drop_prefix, keep_lm_head)
+    if shards == 1:
+        write_safetensors(os.path.join(folder, "model.safetensors"), tensors, dtype, {"format": "pt"})
+    else:
+        names = sorted(tensors)
+        weight_map = {}
+        for s in range(shards):
+            file = "model-%05d-of-%05d.safetensors" % (s + 1, shards)
+            part = {k: tensors[k] for k in names[s::shards]}
+            write_safetensors(os.path.join(folder, file), part, dtype, {"format": "pt"})
+            weight_map.update({k: file for k in part})
+        with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f, indent=2)
+    ids = torch.randint(3, config["vocab_size"], (T,), generator=gen)
+    with torch.no_grad():
+        logits = model(ids)
+    generated = greedy(model, ids.tolist(), N)
+    write_safetensors(os.path.join(folder, "case.safetensors"),
+                      {"ids": ids.to(torch.float32), "logits": logits,
+                       "generated": torch.tensor(generated, dtype=torch.float32)},
+                      "F32", {"max_new_tokens": str(N)})
+    print("%-24s %s  max|logit| %.2f  generated %s" % (name, dtype, float(logits.abs().max()), generated))
+
+
+def main():
+    make("gpt2", gpt2_config(), GPT2LMHeadModel, 1, drop_prefix="transformer.")
+    make("gpt2-prefixed-f16", gpt2_config(n_layer=3, _name_or_path="stepformer/tiny-gpt2-f16"), GPT2LMHeadModel, 2,
+         dtype="F16", keep_lm_head=True)
+    make("llama-gqa-bf16", llama_config(), LlamaForCausalLM, 3, dtype="BF16", keep_lm_head=True, shards=2)
+    make("llama-mha-tied", llama_config(num_key_value_heads=4, tie_word_embeddings=True, rope_theta=500000.0,
+                                        _name_or_path="stepformer/tiny-llama-tied"), LlamaForCausalLM, 4)
+    make("qwen2", llama_config(model_type="qwen2", architectures=["Qwen2ForCausalLM"], tie_word_embeddings=True,
+                               rope_theta=1000000.0, use_sliding_window=False, sliding_window=32,
+                               max_window_layers=2, _name_or_path="stepformer/tiny-qwen2"), LlamaForCausalLM, 5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

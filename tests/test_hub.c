@@ -1,0 +1,207 @@
+// test_hub.c: model folders in exactly the Hugging Face hub's layout open as they are, and give
+// PyTorch's numbers. The fixtures (scripts/make_hub_fixtures.py) were made by modules written
+// from the structure of Hugging Face's GPT2LMHeadModel and LlamaForCausalLM: GPT-2 with the hub's
+// bare keys, the attn.bias buffers and no lm_head (F32), GPT-2 with `transformer.` keys and
+// lm_head (F16), LLaMA with grouped-query attention in two BF16 shards, LLaMA tied with another
+// rope_theta (F32), and Qwen2 with its q, k and v biases. Through the command line, as a user
+// runs it: `trace --dump` must hold PyTorch's logits at every prompt position to 1e-4 of the
+// largest |logit|, and `run --json` the greedy ids. Programs with the exact GELU, the adjacent
+// RoPE pairing, or GPT-2's c_proj read [out, in] must each fail that check (the fixtures can
+// tell them apart). Bad folders exit 1 with one line naming the file and what is wrong.
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cli_run.h"
+
+#define HUB FIXTURES "/hub"
+
+// The largest difference between the dump's logits and the case's, over the largest |logit|
+// (or 1 when that is smaller): what the contract bounds by 1e-4. -1 when the dump is unreadable.
+static double logits_error(const char *dump, const StFile *c) {
+    StFile d;
+    Err e = {{0}};
+    if (!st_load(&d, dump, &e)) return -1;
+    const StEntry *got = st_find(&d, "logits"), *want = st_find(c, "logits");
+    double err_max = -1;
+    if (got && shape_eq(&got->shape, &want->shape)) {
+        double big = 1.0, diff = 0.0;
+        for (long i = 0; i < shape_numel(&want->shape); i++) {
+            big = fmax(big, fabs(want->data[i]));
+            diff = fmax(diff, fabs((double)got->data[i] - want->data[i]));
+        }
+        err_max = diff / big;
+    }
+    st_free(&d);
+    return err_max;
+}
+
+static bool load_case(const char *name, StFile *c, char *ids, size_t n) {
+    char path[400];
+    snprintf(path, sizeof path, HUB "/%s/case.safetensors", name);
+    Err e = {{0}};
+    if (!st_load(c, path, &e)) {
+        CHECK(false, "%s", e.msg);
+        return false;
+    }
+    ids_csv(st_find(c, "ids"), ids, n);
+    return true;
+}
+
+// trace's logits and run's greedy ids, with the folder's own program or `program` ("" none).
+static double trace_error(const char *name, const char *program, const StFile *c, const char *ids) {
+    char dump[400];
+    snprintf(dump, sizeof dump, "%s/%s.trace.safetensors", dir, name);
+    unlink(dump);
+    const int code = run("trace --model '" HUB "/%s' %s%s%s --src-ids %s --dump '%s'", name, *program ? "--program '" : "",
+                         program, *program ? "'" : "", ids, dump);
+    CHECK(code == 0, "%s: trace exits 0: %s", name, err);
+    return code == 0 ? logits_error(dump, c) : -1;
+}
+
+static void fixture(const char *name, const char *note) {
+    StFile c;
+    char ids[256];
+    if (!load_case(name, &c, ids, sizeof ids)) return;
+    const double e = trace_error(name, "", &c, ids);
+    CHECK(e >= 0 && e <= 1e-4, "%s: the logits are PyTorch's to 1e-4 of the largest (%.3g)", name, e);
+    if (note) CHECK(strstr(err, note) != NULL, "%s: stderr says '%s': %s", name, note, err);
+    else CHECK(!strstr(err, "ignored"), "%s: nothing ignored: %s", name, err);
+    const int code = run("run --model '" HUB "/%s' --src-ids %s --max-len %s --json", name, ids, st_meta(&c, "max_new_tokens"));
+    CHECK(code == 0, "%s: run exits 0: %s", name, err);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *got = cJSON_GetObjectItem(j, "output_ids");
+    const StEntry *want = st_find(&c, "generated");
+    bool same = cJSON_IsArray(got) && cJSON_GetArraySize(got) == want->shape.dim[0];
+    for (int i = 0; same && i < want->shape.dim[0]; i++) same = cJSON_GetArrayItem(got, i)->valueint == (int)want->data[i];
+    CHECK(same, "%s: run gives PyTorch's greedy ids: %s", name, out);
+    cJSON_Delete(j);
+    st_free(&c);
+}
+
+// A copy of lessons/NAME.md with `from` replaced by `to` everywhere, in the scratch folder.
+static void variant(const char *lesson, const char *from, const char *to, char *path, size_t n) {
+    char src[300], *text;
+    snprintf(src, sizeof src, LESSONS "/%s", lesson);
+    FILE *f = fopen(src, "rb");
+    text = calloc(1 << 20, 1);
+    const size_t len = f && text ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    if (f) fclose(f);
+    snprintf(path, n, "%s/variant-%s", dir, lesson);
+    FILE *o = fopen(path, "wb");
+    int replaced = 0;
+    for (size_t i = 0; o && i < len;) {
+        if (!strncmp(text + i, from, strlen(from))) fputs(to, o), i += strlen(from), replaced++;
+        else fputc(text[i++], o);
+    }
+    if (o) fclose(o);
+    free(text);
+    CHECK(replaced > 0, "%s: '%s' found to replace", lesson, from);
+}
+
+// Each would-be mistake moves the logits far past the tolerance: the fixtures catch it.
+static void mistakes_fail(void) {
+    static const struct {
+        const char *folder, *lesson, *from, *to, *what;
+        double above;  // the error it makes is at least this (the contract allows 1e-4)
+    } cases[] = {
+        {"gpt2", "gpt2.md", "gelu_tanh(", "gelu(", "the exact GELU in GPT-2's MLP", 1.1e-4},
+        {"gpt2", "gpt2.md", "[n_embd, n_embd] normal(0.02) in_out", "[n_embd, n_embd] normal(0.02)",
+         "GPT-2's attention c_proj read [out, in]", 1e-3},
+        {"llama-mha-tied", "llama.md", "theta=rope_theta)", "theta=rope_theta, adjacent=1)", "RoPE on adjacent pairs", 1e-3},
+        {"qwen2", "llama.md", "q = linear(x, @q_proj.weight, @q_proj.bias)", "q = linear(x, @q_proj.weight)",
+         "Qwen2 without its q bias", 1e-3},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        StFile c;
+        char ids[256], program[400];
+        if (!load_case(cases[k].folder, &c, ids, sizeof ids)) continue;
+        variant(cases[k].lesson, cases[k].from, cases[k].to, program, sizeof program);
+        const double e = trace_error(cases[k].folder, program, &c, ids);
+        CHECK(e > cases[k].above, "%s: %s moves the logits past the tolerance (%.3g)", cases[k].folder, cases[k].what, e);
+        st_free(&c);
+    }
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (f) fputs(text, f), fclose(f);
+}
+
+static void copy_file(const char *from, const char *to, long cut) {
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    long k = 0;
+    for (int ch; a && b && (ch = fgetc(a)) != EOF && (cut < 0 || k < cut); k++) fputc(ch, b);
+    if (a) fclose(a);
+    if (b) fclose(b);
+}
+
+// A folder in the scratch space: config.json's text (NULL: none), and gpt2's weights, cut short
+// after `cut` bytes when cut >= 0.
+static const char *folder(const char *name, const char *config, long cut) {
+    static char path[400];
+    char p[500];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(path, 0755);
+    if (config) snprintf(p, sizeof p, "%s/config.json", path), write_text(p, config);
+    snprintf(p, sizeof p, "%s/model.safetensors", path);
+    copy_file(HUB "/gpt2/model.safetensors", p, cut);
+    return path;
+}
+
+static void bad_folders(void) {
+    const char *gpt2 = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_head\": 4, \"n_embd\": 32, \"n_positions\": 32, "
+                       "\"vocab_size\": 96, \"layer_norm_epsilon\": 1e-5, \"activation_function\": \"gelu_new\"}";
+    const char *d = folder("noconfig", NULL, -1);
+    int code = run("run --model '%s' --src-ids 1,2", d);
+    EXPECT(code, 1, err, "needs config.json");
+    d = folder("bert", "{\"model_type\": \"bert\"}", -1);
+    code = run("run --model '%s' --src-ids 1,2", d);
+    EXPECT(code, 1, err, "model_type \"bert\" has no program");
+    CHECK(strstr(err, "gpt2, llama, qwen2") != NULL, "the supported types are named: %s", err);
+    d = folder("wide", "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_head\": 4, \"n_embd\": 48, \"n_positions\": 32, "
+                       "\"vocab_size\": 96, \"layer_norm_epsilon\": 1e-5}", -1);
+    code = run("run --model '%s' --src-ids 1,2", d);
+    CHECK(code == 1 && strstr(err, "wte.weight") && strstr(err, "48"), "a shape against config.json names both: %s", err);
+    d = folder("short", gpt2, 40000);
+    code = run("run --model '%s' --src-ids 1,2", d);
+    CHECK(code == 1 && strstr(err, "run past the end"), "a cut file: %s", err);
+    d = folder("ok", gpt2, -1);
+    code = run("run --model '%s' --src-ids 1,96", d);
+    CHECK(code == 1 && strstr(err, "96"), "an id of vocab_size is refused: %s", err);
+    code = run("run --model '%s' --src-ids 1,-1", d);
+    CHECK(code == 1, "a negative id is refused: %s", err);
+    d = folder("exact", "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_head\": 4, \"n_embd\": 32, \"n_positions\": 32, "
+                        "\"vocab_size\": 96, \"layer_norm_epsilon\": 1e-5, \"activation_function\": \"gelu\"}", -1);
+    code = run("run --model '%s' --src-ids 1,2", d);
+    EXPECT(code, 1, err, "\"activation_function\" is \"gelu\"");
+    char p[500];
+    d = folder("shards", gpt2, -1);
+    snprintf(p, sizeof p, "%s/model.safetensors", d), unlink(p);
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", d);
+    write_text(p, "{\"weight_map\": {\"wte.weight\": \"model-00001-of-00002.safetensors\"}}");
+    code = run("run --model '%s' --src-ids 1,2", d);
+    EXPECT(code, 1, err, "names model-00001-of-00002.safetensors, which the folder does not have");
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", d), unlink(p);
+    code = run("run --model '%s' --src-ids 1,2", d);
+    EXPECT(code, 1, err, "no model.safetensors");
+}
+
+int main(void) {
+    if (!mkdtemp(dir)) return 1;
+    fixture("gpt2", "h.0.attn.bias");  // the mask buffers are noted and left
+    fixture("gpt2-prefixed-f16", "h.0.attn.bias");
+    fixture("llama-gqa-bf16", NULL);
+    fixture("llama-mha-tied", NULL);
+    fixture("qwen2", NULL);
+    mistakes_fail();
+    bad_folders();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "removing %s", dir);
+    return check_finish("test_hub");
+}
