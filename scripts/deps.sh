@@ -8,7 +8,7 @@
 #                            against: PyTorch, OpenBLAS (PyTorch's BLAS at its best, and
 #                            cblas_sgemm), npm (ONNX Runtime Web)
 set -euo pipefail
-packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libsdl2-dev libsdl2-ttf-dev
+packages=(build-essential cmake pkg-config libcjson-dev libmd4c-dev libpcre2-dev libutf8proc-dev libsdl2-dev libsdl2-ttf-dev
           libsdl2-image-dev libfontconfig-dev fontconfig fonts-dejavu-core fonts-dejavu-extra
           wamerican)  # /usr/share/dict/words: the text lesson's model is trained on it (scripts/train_text_model.sh)
 web=(emscripten ninja-build dpkg-dev python3-fonttools libfreetype-dev wabt)  # scripts/web.sh build (wabt: wasm-validate)

@@ -21,6 +21,7 @@ enum {
     OPT_AGAINST = 1 << 20,  // lesson: --against-correct
     OPT_DECODE = 1 << 21,   // --temperature --top-k --top-p --seed --beam: how a decoder generates
     OPT_EXAMPLES = 1 << 22, // examples: --task --count --seed
+    OPT_TOKENIZE = 1 << 23, // tokenize: --text
 };
 // What every command that runs a model takes.
 enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
@@ -66,6 +67,7 @@ typedef struct {
     bool has_temperature, has_top_p;  // given (their values are in spec.choice)
     bool no_cache;                    // run: the plain decoder, every round whole
     int count;                        // examples: how many lines
+    const char *text;                 // tokenize: the text
     TrainFlags train;
     const char *positional[4];  // arguments that are not options
     int n_positional;
@@ -115,6 +117,7 @@ int cmd_export(int argc, char **argv);
 int export_pdf(ExportOptions *o, const char *pdf);
 int cmd_train(int argc, char **argv);
 int cmd_examples(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 // cli_window.c: the window on a lesson or model (spec), honouring --record/--replay/--size.
 int cli_open_window(const CliOptions *o);
 // The folder of lessons the window switches between: the lesson's own, else the course among

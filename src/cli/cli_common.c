@@ -37,6 +37,7 @@ static const struct {
     {{"config", required_argument, 0, 'C'}, OPT_INIT | OPT_MODEL_FLAGS},
     {{"seed", required_argument, 0, 'S'}, OPT_INIT | OPT_TRAIN | OPT_DECODE | OPT_EXAMPLES},
     {{"count", required_argument, 0, 1037}, OPT_EXAMPLES},
+    {{"text", required_argument, 0, 1039}, OPT_TOKENIZE},
     {{"temperature", required_argument, 0, 1032}, OPT_DECODE},
     {{"top-k", required_argument, 0, 1033}, OPT_DECODE},
     {{"top-p", required_argument, 0, 1034}, OPT_DECODE},
@@ -312,6 +313,7 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         *code = cli_usage_error(cmd, "--repeat needs a whole number of at least 1, not '%s'", arg);
         return false;
     case 1032: case 1033: case 1034: case 1035: return take_choice_flag(o, c, cmd, arg, code);
+    case 1039: o->text = arg; return true;
     case 1037:
         if (parse_whole(arg, 1, 10000000, &v)) return o->count = (int)v, true;
         *code = cli_usage_error(cmd, "--count needs a whole number from 1 to 10000000, not '%s'", arg);

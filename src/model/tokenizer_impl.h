@@ -1,0 +1,63 @@
+// tokenizer_impl.h: the parts of a Tokenizer, shared by tokenizer.c (reading the file) and
+// tokenizer_run.c (encoding and decoding). Not for other files: they use tokenizer.h.
+#ifndef STEPFORMER_TOKENIZER_IMPL_H
+#define STEPFORMER_TOKENIZER_IMPL_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "bpe.h"
+#include "tokenizer.h"
+
+enum { TOK_MAX_STEPS = 8 };
+
+typedef enum { NORM_NFC, NORM_PREPEND, NORM_REPLACE } NormKind;
+typedef struct {
+    NormKind kind;
+    char *a, *b;  // prepend: a; replace: a with b
+} Norm;
+
+typedef enum { PRE_BYTELEVEL, PRE_SPLIT, PRE_METASPACE } PreKind;
+typedef struct {
+    PreKind kind;
+    pcre2_code *re;     // ByteLevel (use_regex) and Split: the pattern pieces are cut by, or NULL
+    bool removed;       // Split: matches dropped (Removed), not kept as pieces (Isolated)
+    bool prefix_space;  // ByteLevel: add_prefix_space
+    char *replacement;  // Metaspace: the character a space becomes ("▁")
+    int prepend;        // Metaspace: 0 never, 1 the first piece of the text, 2 always
+    bool split;         // Metaspace: pieces cut before each replacement
+} Pre;
+
+typedef enum { DEC_BYTELEVEL, DEC_BYTEFALLBACK, DEC_FUSE, DEC_REPLACE, DEC_STRIP, DEC_METASPACE } DecKind;
+typedef struct {
+    DecKind kind;
+    char *a, *b;      // replace: a with b; strip: the character a; metaspace: the replacement a
+    int start, stop;  // strip: how many leading and trailing a; metaspace: start 1 = strip the first space
+} Dec;
+
+typedef struct {
+    char *content;
+    int id;
+    bool lstrip, rstrip, special;
+} Added;
+
+struct Tokenizer {
+    char path[4200];
+    Bpe bpe;
+    Added *added;
+    int n_added;
+    Norm norm[TOK_MAX_STEPS];
+    int n_norm;
+    Pre pre[TOK_MAX_STEPS];
+    int n_pre;
+    Dec dec[TOK_MAX_STEPS];
+    int n_dec;
+    int post_before[TOK_MAX_STEPS], n_post_before;  // TemplateProcessing's ids around the text
+    int post_after[TOK_MAX_STEPS], n_post_after;
+    int size;
+    bool byte_level;  // its decoder is ByteLevel: pieces are written in GPT-2's byte alphabet
+};
+
+char *tok_dup(const char *s);
+
+#endif
