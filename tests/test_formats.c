@@ -84,9 +84,12 @@ static void test_bad_safetensors(void) {
     p = tmp("meta-twice.safetensors");
     write_raw(p, "{\"__metadata__\":{\"x\":\"1\"},\"__metadata__\":{\"y\":\"2\",\"z\":\"3\"}}", -1, NULL, 0);
     expect_st_error(p, "names '__metadata__' twice", NULL);
-    p = tmp("f16.safetensors");
-    write_raw(p, "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", -1, data, 4);
-    expect_st_error(p, "dtype F16", "'h'");
+    p = tmp("i64.safetensors");
+    write_raw(p, "{\"h\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}}", -1, data, 8);
+    expect_st_error(p, "dtype I64", "'h'");
+    p = tmp("f16-size.safetensors");  // 2 bytes a number: [2] needs 4, not 8
+    write_raw(p, "{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,8]}}", -1, data, 8);
+    expect_st_error(p, "'h'", "needs 4 (2 bytes per F16)");
     p = tmp("size.safetensors");
     write_raw(p, "{\"s\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,16]}}", -1, data, 16);
     expect_st_error(p, "'s'", "shape needs 12");

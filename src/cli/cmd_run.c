@@ -26,7 +26,8 @@ static const char run_usage[] =
     "  --no-cache         the plain decoder: every round runs over every position again. By\n"
     "                     default each round computes only the new position (the cached\n"
     "                     decoder), the same bits; a stage it cannot cache runs whole\n"
-    "  --json             print {\"output_ids\": [...], \"output_text\": \"...\", \"stop\": ...}\n"
+    "  --json             print {\"output_ids\": [...], \"output_text\": \"...\", \"stop\": ...,\n"
+    "                     \"input\": \"...\", \"input_ids\": [...]}\n"
     "  --program FILE     run this lesson's program instead of the standard one\n"
     "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
     "  --activation relu|gelu, --eps X, --bos ID, --eos ID, --pad ID\n";
@@ -51,6 +52,8 @@ static int print_json(const Session *s, const float *ids, int n, StopReason why,
     cJSON_AddStringToObject(root, "output_text", text);
     cJSON_AddStringToObject(root, "stop", stop_names[why]);
     cJSON_AddStringToObject(root, "input", s->input_text);
+    cJSON *in = cJSON_AddArrayToObject(root, "input_ids");  // the prompt or source as the model read it
+    for (int i = 0; i < s->run.S; i++) cJSON_AddItemToArray(in, cJSON_CreateNumber(s->src[i]));
     char *out = cJSON_PrintUnformatted(root);
     printf("%s\n", out);
     free(out);
@@ -132,6 +135,9 @@ int cmd_run(int argc, char **argv) {
     const float *ids = interp_generated(s.it, &n, &why);
     char text[8192];
     vocab_decode(&s.model.tgt_vocab, ids, n, text, sizeof text);
+    if (why == STOP_POSITIONS)  // said, and what was made is printed
+        fprintf(stderr, "stepformer: note: generation stopped after %d token%s, at the model's last position (%d)\n", n,
+                n == 1 ? "" : "s", model_max_len(&s.model));
     if (o.json) print_json(&s, ids, n, why, text);
     else printf("%s\n", text);
     session_close(&s);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const stop_names[STOP_COUNT] = {"none", "eos", "max_len"};
+const char *const stop_names[STOP_COUNT] = {"none", "eos", "max_len", "positions"};
 
 static bool grow_outputs(Interp *it) {
     int n;
@@ -347,7 +347,7 @@ static bool next_round(Interp *it, Err *e) {
         all = all && it->finished[b];
     }
     if (beam ? beam_done && it->round + 1 < it->max_new : all) it->stop = STOP_EOS;
-    else if (it->round + 1 == it->max_new) it->stop = STOP_MAX_LEN;  // max_new <= P: rounds fit
+    else if (it->round + 1 == it->max_new) it->stop = it->max_new_cut ? STOP_POSITIONS : STOP_MAX_LEN;
     if (it->stop == STOP_EOS) return finish_rounds(it, e);
     // The next round's [B, T + 1] block follows this round's [B, T] (store_inputs made room).
     const float *prev = it->ids[it->tgt] + it->tgt_off;
@@ -359,7 +359,7 @@ static bool next_round(Interp *it, Err *e) {
     }
     it->tgt_off += (size_t)B * T;
     it->len[it->tgt] = T + 1;
-    if (it->stop == STOP_MAX_LEN) return finish_rounds(it, e);
+    if (it->stop == STOP_MAX_LEN || it->stop == STOP_POSITIONS) return finish_rounds(it, e);
     it->round++;
     expander_set_input(it->x, it->tgt, it->len[it->tgt], it->tgt_off);
     if (!expand_decode(it->x, true, it->round, &it->next_stage, e)) return false;

@@ -16,7 +16,8 @@
 #include "program.h"
 #include "rows.h"
 
-typedef enum { STOP_NONE, STOP_EOS, STOP_MAX_LEN, STOP_COUNT } StopReason;
+// STOP_POSITIONS: the rounds asked for did not fit the model's positions; it stopped at the last.
+typedef enum { STOP_NONE, STOP_EOS, STOP_MAX_LEN, STOP_POSITIONS, STOP_COUNT } StopReason;
 extern const char *const stop_names[STOP_COUNT];
 
 typedef struct {

@@ -27,6 +27,7 @@ struct Interp {
     bool prompted;  // decoder-only: greedy decoding continues the prompt (the source ids), not [bos]
     int start_len;  // greedy: the ids the target starts with (1 for [bos], else the prompt's length)
     int max_new;
+    bool max_new_cut;  // fewer rounds than asked: the positions ran out (STOP_POSITIONS)
     float **out;       // [stages] output buffers, kept across rewinds for reuse
     size_t *out_size;  // [stages] floats each buffer holds
     int out_cap;

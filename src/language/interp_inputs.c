@@ -91,6 +91,7 @@ bool interp_store_inputs(Interp *it, const RunSpec *s, Err *e) {
         return true;
     }
     it->max_new = max_new_of(it, s);
+    it->max_new_cut = it->max_new < s->max_new;
     const size_t M = (size_t)it->max_new;
     int *rs = realloc(it->round_start, sizeof *rs * (M + 2));
     if (!rs) return err_code(e, ERR_MEMORY, "out of memory");

@@ -148,7 +148,12 @@ static bool load_folder(Model *m, const char *dir, const Program *p, const ConfS
     static const ConfSpec none;
     ConfSpec all = cs ? *cs : none;
     conf_spec_add_file(&all, h.conf_text, h.conf_from);
-    const bool ok = model_from_file(m, &f, dir, p, &all, e);
+    bool ok = model_from_file(m, &f, dir, p, &all, e);
+    if (ok && h.tokenizer[0]) {  // all or nothing: a tokenizer that fails to load fails the model
+        Tokenizer *t = tokenizer_load(h.tokenizer, e);
+        ok = t && model_use_tokenizer(m, t, e);
+        if (!t || !ok) tokenizer_free(t), m->tokenizer = NULL, model_free(m);
+    }
     if (ok) {
         snprintf(m->family, sizeof m->family, "%s", h.model_type);
         snprintf(m->name_or_path, sizeof m->name_or_path, "%s", h.name_or_path);

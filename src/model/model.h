@@ -13,6 +13,7 @@
 #include "kernels.h"
 #include "safetensors.h"
 #include "conf.h"
+#include "tokenizer.h"
 #include "vocab.h"
 
 typedef enum { ACT_RELU, ACT_GELU, ACT_COUNT } Activation;
@@ -68,6 +69,7 @@ typedef struct {
     char source[256];            // the file path, or "random weights (seed N)"
     char family[64];             // a hub folder's model_type ("gpt2"), or ""
     char name_or_path[256];      // a hub folder's _name_or_path, or ""
+    struct Tokenizer *tokenizer; // a hub folder's tokenizer.json (owned), or NULL
     char note[1024];             // what loading noticed but accepted (ignored tensors, unused
                                  // configuration names): one paragraph for stderr, or ""
     char program[128];           // the program it was made for (its file's name), saved as metadata
@@ -117,5 +119,9 @@ extern const char *const layer_norm_names[LN_COUNT];
 // "PATH: missing tensor 'NAME' (declared at FILE:LINE)", and when the file says it was made for
 // another program (its "program" metadata), which one, and how to run it with that program.
 bool model_missing_tensor(const StFile *f, const char *path, const char *name, const char *program_file, int line, Err *e);
+
+// Gives the model a tokenizer (taken over): its vocabularies become the tokenizer's labels, and
+// text is encoded and ids decoded through it.
+bool model_use_tokenizer(Model *m, struct Tokenizer *t, Err *e);
 
 #endif

@@ -46,6 +46,32 @@ bool model_read_vocab(Model *m, const StFile *f, const char *what, Err *e) {
     return true;
 }
 
+// One vocabulary of labels for the tokenizer's ids (a number past its last), read through it.
+static bool tokenizer_vocab(Vocab *v, const Tokenizer *t, int n, Err *e) {
+    vocab_free(v);
+    v->tokens = calloc((size_t)n + 1, sizeof *v->tokens);
+    if (!v->tokens) return err_code(e, ERR_MEMORY, "out of memory");
+    for (int i = 0; i < n; i++) {
+        char label[256];
+        if (i < tokenizer_size(t)) tokenizer_label(t, i, label, sizeof label);
+        else snprintf(label, sizeof label, "%d", i);
+        const size_t len = strlen(label) + 1;
+        if (!(v->tokens[i] = malloc(len))) return vocab_free(v), err_code(e, ERR_MEMORY, "out of memory");
+        memcpy(v->tokens[i], label, len);
+        v->n = i + 1;
+    }
+    v->tok = t;
+    return true;
+}
+
+bool model_use_tokenizer(Model *m, Tokenizer *t, Err *e) {
+    m->tokenizer = t;
+    const int n = m->cfg.tgt_vocab_size;
+    if (!tokenizer_vocab(&m->tgt_vocab, t, n, e) || !tokenizer_vocab(&m->src_vocab, t, n, e)) return false;
+    m->has_vocab = true;
+    return true;
+}
+
 bool model_allocate(Model *m, Err *e) {
     double total_bytes = 0;  // checked before anything is allocated: a few bytes of config can ask for terabytes
     for (int i = 0; i < m->n_params; i++) total_bytes += (double)shape_numel(&m->params[i].shape) * sizeof(float);

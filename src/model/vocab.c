@@ -1,4 +1,5 @@
 #include "vocab.h"
+#include "tokenizer.h"
 
 #include <cjson/cJSON.h>
 #include <assert.h>
@@ -148,9 +149,25 @@ const char *vocab_token(const Vocab *v, int id) {
     return id >= 0 && id < v->n ? v->tokens[id] : "?";
 }
 
+static bool encode_tokenized(const Vocab *v, const char *text, const char *side, float *ids, int max, int *n, Err *e) {
+    int *got, count;
+    if (!*text) return err_set(e, "the %s text is empty: give at least one character", side);
+    if (!tokenizer_encode(v->tok, text, true, &got, &count, e)) return false;
+    bool ok = true;
+    if (count > max)
+        ok = err_set(e, "the %s text is %d tokens, more than the %d positions this model has", side, count, max);
+    for (int i = 0; ok && i < count; i++)
+        if (got[i] >= v->n) ok = err_set(e, "the tokenizer gives id %d, but the model has ids 0..%d", got[i], v->n - 1);
+    for (int i = 0; ok && i < count; i++) ids[i] = (float)got[i];
+    *n = ok ? count : 0;
+    free(got);
+    return ok;
+}
+
 bool vocab_encode(const Vocab *v, const char *text, const char *side, float *ids, int max,
                   int *n, Err *e) {
     *n = 0;
+    if (v->tok) return encode_tokenized(v, text, side, ids, max, n, e);
     const char *p = text;
     int pos = 0;
     while (*p) {
@@ -208,6 +225,14 @@ bool vocab_parse_ids(const Vocab *v, const char *list, const char *side, float *
 void vocab_decode(const Vocab *v, const float *ids, int n, char *buf, size_t cap) {
     size_t used = 0;
     if (cap) buf[0] = '\0';
+    int *as_int = v->tok ? malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)) : NULL;
+    if (as_int) {
+        for (int i = 0; i < n; i++) as_int[i] = (int)ids[i];
+        char *text = tokenizer_decode(v->tok, as_int, n);
+        if (text && cap) snprintf(buf, cap, "%s", text);
+        free(text), free(as_int);
+        return;
+    }
     for (int i = 0; i < n && used + 1 < cap; i++) {
         const char *sep = (!v->by_char && i > 0) ? " " : "";
         used += (size_t)snprintf(buf + used, cap - used, "%s%s", sep, vocab_token(v, (int)ids[i]));

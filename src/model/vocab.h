@@ -12,10 +12,14 @@
 
 #include "err.h"
 
+struct Tokenizer;
+
 typedef struct {
     char **tokens;  // [n] owned strings
     int n;
     bool by_char;
+    const struct Tokenizer *tok;  // a model folder's tokenizer.json (not owned), or NULL: then text
+                                  // is encoded and ids decoded by it, and tokens[] are its labels
 } Vocab;
 
 // The special tokens every vocabulary stepformer makes starts with, at these ids.
@@ -48,7 +52,8 @@ char *vocab_to_json(const Vocab *v);  // malloc'd JSON array
 int vocab_find(const Vocab *v, const char *s, size_t len);
 
 // Splits `text` into ids. Fails on an unknown token (naming it and its position), on empty
-// input and on more than `max` tokens. `side` ("source", "target") is used in messages.
+// input and on more than `max` tokens. `side` ("source", "target") is used in messages. With a
+// tokenizer, as Hugging Face's tokenizer(text) does (its template's BOS included).
 bool vocab_encode(const Vocab *v, const char *text, const char *side, float *ids, int max,
                   int *n, Err *e);
 
@@ -56,7 +61,8 @@ bool vocab_encode(const Vocab *v, const char *text, const char *side, float *ids
 bool vocab_parse_ids(const Vocab *v, const char *list, const char *side, float *ids, int max,
                      int *n, Err *e);
 
-// Joins the tokens of ids (as the vocabulary says: characters or words) into buf.
+// Joins the tokens of ids (as the vocabulary says: characters or words; with a tokenizer, its
+// decoded text) into buf.
 void vocab_decode(const Vocab *v, const float *ids, int n, char *buf, size_t cap);
 
 // The display string of one id ("?" when out of range).

@@ -53,7 +53,12 @@ void app_loaded(App *a, const SessionSpec *spec) {
     a->error[0] = '\0';  // what failed before is replaced by what opened
     remember(a, spec);
     a->loaded = true;
-    snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
+    const Model *m = &a->session.model;
+    if (m->family[0]) {  // a hub folder: the model's own name, and the folder it came from
+        const char *slash = strrchr(m->source, '/'), *folder = slash && slash[1] ? slash + 1 : m->source;
+        snprintf(a->source, sizeof a->source, "%s%s, from %s", m->name_or_path[0] ? m->name_or_path : m->family,
+                 m->name_or_path[0] ? "" : " model", folder);
+    } else snprintf(a->source, sizeof a->source, "%s", a->session.lesson.title);
     pe_free(&a->pe);  // the explorer of the model before (if any) goes
     pe_init(&a->pe, a->session.model.cfg.d_model);
     pe_from_program(&a->pe, a->session.it, &a->session.model);

@@ -136,7 +136,7 @@ static BeamShown shown_at(const Round *R) {
     b.end = R->why != STOP_NONE && b.rr == decode_rounds_run(R->it) - 1;
     b.live = b.rr >= 0 ? chooser_live(b.ch, b.rr, &b.n_live) : NULL;
     b.done = chooser_done(b.ch, &b.n_done);
-    b.counted = b.end && R->why == STOP_MAX_LEN ? b.n_live : 0;
+    b.counted = b.end && (R->why == STOP_MAX_LEN || R->why == STOP_POSITIONS) ? b.n_live : 0;
     int idx[MAX_DONE];
     if (b.end && chooser_best(b.ch)) b.best = (int)(chooser_best(b.ch) - b.done);
     else if (b.rr >= 0 && finished(b.ch, b.rr, 0, idx) > 0) b.best = idx[0];

@@ -63,7 +63,7 @@ static int flow_start(const int *w, int n, int focus, int lead, int width, int g
 }
 
 static const char *stop_text(StopReason why) {
-    return why == STOP_EOS ? "<eos>" : why == STOP_MAX_LEN ? "max_len" : "";
+    return why == STOP_EOS ? "<eos>" : why == STOP_MAX_LEN ? "max_len" : why == STOP_POSITIONS ? "the last position" : "";
 }
 
 // A token not chosen yet: an ellipsis, which no shipped vocabulary has ("?" was taken for the
@@ -381,7 +381,7 @@ static int header(Ui *ui, const App *a, const Round *R, Rect r) {
         if (R->before) snprintf(rest, sizeof rest, "   the encoder runs first; then the decoder adds one token per round");
         else if (R->mode == DECODING_BEAM && R->why != STOP_NONE) snprintf(rest, sizeof rest, "   the search ends after %d rounds", N);
         else if (R->why == STOP_EOS) snprintf(rest, sizeof rest, "   stops when it produces %s", stop_text(R->why));
-        else if (R->why == STOP_MAX_LEN) snprintf(rest, sizeof rest, "   stops at %s (%d tokens)", stop_text(R->why), N);
+        else if (R->why == STOP_MAX_LEN || R->why == STOP_POSITIONS) snprintf(rest, sizeof rest, "   stops at %s (%d tokens)", stop_text(R->why), N);
         else snprintf(rest, sizeof rest, "   still decoding (at most %d tokens)", most);
     }
     int w = ui_text_fit(ui, FONT_BOLD, ui->px, t->text, r.x, r.y + lh + 2, head, r.w);
