@@ -103,6 +103,22 @@ static void variant(const char *lesson, const char *from, const char *to, char *
     CHECK(replaced > 0, "%s: '%s' found to replace", lesson, from);
 }
 
+// A copy of lessons/NAME.md with the line that starts with `start` replaced by `line`.
+static void variant_line(const char *lesson, const char *start, const char *line, char *path, size_t n) {
+    char src[300], buf[4096];
+    snprintf(src, sizeof src, LESSONS "/%s", lesson);
+    snprintf(path, n, "%s/line-%s", dir, lesson);
+    FILE *f = fopen(src, "rb"), *o = fopen(path, "wb");
+    int replaced = 0;
+    while (f && o && fgets(buf, sizeof buf, f)) {
+        if (!strncmp(buf, start, strlen(start))) fprintf(o, "%s\n", line), replaced++;
+        else fputs(buf, o);
+    }
+    if (f) fclose(f);
+    if (o) fclose(o);
+    CHECK(replaced == 1, "%s: one line starts with '%s'", lesson, start);
+}
+
 // Each would-be mistake moves the logits far past the tolerance: the fixtures catch it.
 static void mistakes_fail(void) {
     static const struct {
@@ -191,6 +207,82 @@ static void bad_folders(void) {
     EXPECT(code, 1, err, "no model.safetensors");
 }
 
+// A folder made here: `init` writes random weights for lessons/LESSON (its config line replaced
+// by `config`), beside config.json's text and, when given, one of assets/tokenizers/.
+static const char *made_folder(const char *name, const char *lesson, const char *first_key, const char *config,
+                               const char *config_json, const char *tokenizer) {
+    static char path[400];
+    char program[400], p[600], line[300];
+    snprintf(line, sizeof line, "config: %s", config);
+    char from[64];
+    snprintf(from, sizeof from, "config: %s", first_key);
+    variant_line(lesson, from, line, program, sizeof program);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(path, 0755);
+    const int code = run("init --program '%s' --out '%s/model.safetensors'", program, path);
+    CHECK(code == 0, "init %s: %s", name, err);
+    snprintf(p, sizeof p, "%s/config.json", path), write_text(p, config_json);
+    if (tokenizer) {
+        char src[300];
+        snprintf(src, sizeof src, LESSONS "/../assets/tokenizers/%s/tokenizer.json", tokenizer);
+        snprintf(p, sizeof p, "%s/tokenizer.json", path), copy_file(src, p, -1);
+    }
+    return path;
+}
+
+// The ids run --json says the model read.
+static bool input_ids_are(const int *want, int n) {
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *ids = cJSON_GetObjectItem(j, "input_ids");
+    bool same = cJSON_IsArray(ids) && cJSON_GetArraySize(ids) == n;
+    for (int i = 0; same && i < n; i++) same = cJSON_GetArrayItem(ids, i)->valueint == want[i];
+    cJSON_Delete(j);
+    return same;
+}
+
+// --input goes through the folder's own tokenizer, as tokenizer(TEXT) does; a folder without
+// one takes ids only; text past the positions is refused, and generation past them stops.
+static void text_input(void) {
+    const char *g = made_folder("gpt2-tok", "gpt2.md", "n_layer", "n_layer=1 n_head=2 n_embd=16 n_positions=8 vocab_size=50257",
+                                "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_head\": 2, \"n_embd\": 16, \"n_positions\": 8, "
+                                "\"vocab_size\": 50257, \"layer_norm_epsilon\": 1e-5, \"_name_or_path\": \"tiny/gpt2\"}",
+                                "gpt2");
+    int code = run("run --model '%s' --input 'Hello world' --max-len 2 --json", g);
+    const int hello[] = {15496, 995};  // GPT-2's "Hello" and " world"; no BOS
+    CHECK(code == 0 && input_ids_are(hello, 2), "GPT-2's --input reads Hello, world as 15496, 995: %s %s", out, err);
+    code = run("tokenize --model '%s' --text 'Hello<|endoftext|> world' --json", g);
+    CHECK(code == 0 && strstr(out, "\"ids\":[15496,50256,995]") && strstr(out, "\"pieces\":[\"Hello\",\"<|endoftext|>\",\"\u0120world\"]"),
+          "tokenize --json: the special token inside the text is one id: %s", out);
+    code = run("run --model '%s' --input '' --json", g);
+    EXPECT(code, 1, err, "empty");
+    code = run("run --model '%s' --input 'a b c d e f g h i' --json", g);  // 9 tokens, 8 positions
+    EXPECT(code, 1, err, "9 tokens, more than the 8 positions");
+    code = run("run --model '%s' --input 'a b c d e f g h' --max-len 3 --json", g);  // exactly 8: one token, then the end
+    CHECK(code == 0 && strstr(out, "\"stop\":\"positions\"") && strstr(err, "last position"),
+          "8 tokens in 8 positions: one token made, the stop said: %s %s", out, err);
+    const char *l = made_folder("llama-tok", "llama.md", "num_hidden_layers",
+                                "num_hidden_layers=1 num_attention_heads=2 num_key_value_heads=1 hidden_size=16 "
+                                "intermediate_size=32 max_position_embeddings=32 vocab_size=1000 rms_norm_eps=1e-5",
+                                "{\"model_type\": \"llama\", \"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+                                "\"num_key_value_heads\": 1, \"hidden_size\": 16, \"intermediate_size\": 32, "
+                                "\"max_position_embeddings\": 32, \"vocab_size\": 1000, \"rms_norm_eps\": 1e-5, "
+                                "\"hidden_act\": \"silu\", \"tie_word_embeddings\": false}",
+                                "licences-bpe");
+    code = run("run --model '%s' --input 'the licence' --max-len 1 --json", l);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *ids = cJSON_GetObjectItem(j, "input_ids");
+    CHECK(code == 0 && cJSON_GetArraySize(ids) >= 2 && cJSON_GetArrayItem(ids, 0)->valueint == 1,
+          "the Llama-form tokenizer's template puts BOS (1) first: %s %s", out, err);
+    cJSON_Delete(j);
+    const char *bare = made_folder("gpt2-bare", "gpt2.md", "n_layer", "n_layer=1 n_head=2 n_embd=16 n_positions=8 vocab_size=64",
+                                   "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_head\": 2, \"n_embd\": 16, \"n_positions\": 8, "
+                                   "\"vocab_size\": 64, \"layer_norm_epsilon\": 1e-5}", NULL);
+    code = run("run --model '%s' --input 'hello' --json", bare);
+    EXPECT(code, 1, err, "has no tokenizer.json");
+    code = run("run --model '%s' --src-ids 1,2,3 --max-len 1 --json", bare);
+    CHECK(code == 0, "a folder without a tokenizer runs on ids: %s", err);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return 1;
     fixture("gpt2", "h.0.attn.bias");  // the mask buffers are noted and left
@@ -200,6 +292,7 @@ int main(void) {
     fixture("qwen2", NULL);
     mistakes_fail();
     bad_folders();
+    text_input();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0, "removing %s", dir);
