@@ -20,8 +20,12 @@ Writes tests/fixtures/hub/NAME/ for each case:
   config.json                   as the hub's files have it (model_type, architectures, ...)
   model.safetensors             or model-0000K-of-0000N.safetensors and the index
   case.safetensors              `ids` [T] the prompt, `logits` [T, V] PyTorch's, `generated` [N]
-                                the greedy ids (argmax of the last position, appended) and
+                                the greedy ids (argmax of the last position, appended), `labels`
+                                [T] the next ids (the prompt's, then the first generated), and
                                 metadata max_new_tokens
+  grads.safetensors             PyTorch autograd's gradient of the mean cross-entropy of the
+                                logits against `labels`, for every weight, under the names the
+                                folder's family gives them (a tied weight once: the sum)
 
   /usr/bin/python3 scripts/make_hub_fixtures.py
 
@@ -358,9 +362,17 @@ def make(name, config, model_class, seed, dtype="F32", drop_prefix="", keep_lm_h
     with torch.no_grad():
         logits = model(ids)
     generated = greedy(model, ids.tolist(), N)
+    labels = torch.cat([ids[1:], torch.tensor(generated[:1])])
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(ids), labels).backward()
+    grads = {}
+    for k, p in model.named_parameters():  # a tied tensor once, under its first name
+        key = k[len("transformer."):] if k.startswith("transformer.") else k
+        grads[key] = p.grad.detach().clone()
+    write_safetensors(os.path.join(folder, "grads.safetensors"), grads)
     write_safetensors(os.path.join(folder, "case.safetensors"),
                       {"ids": ids.to(torch.float32), "logits": logits,
-                       "generated": torch.tensor(generated, dtype=torch.float32)},
+                       "generated": torch.tensor(generated, dtype=torch.float32), "labels": labels.to(torch.float32)},
                       "F32", {"max_new_tokens": str(N)})
     print("%-24s %s  max|logit| %.2f  generated %s" % (name, dtype, float(logits.abs().max()), generated))
 

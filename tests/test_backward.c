@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "kernels_backward.h"
+#include "kernels_llm.h"
 #include "rng.h"
 
 static Rng rng = {2024};
@@ -193,6 +194,99 @@ static void test_pointwise(void) {
     free(R), free(dx), free(c.in[0]);
 }
 
+// ---- the kernels of real models' families (kernels_llm.h) ----
+static void f_gelu_tanh(const Case *c, float *out) { gelu_tanh_forward(out, c->in[0], (size_t)c->ints[0]); }
+static void f_silu(const Case *c, float *out) { silu_forward(out, c->in[0], (size_t)c->ints[0]); }
+static void f_mul(const Case *c, float *out) { mul_forward(out, c->in[0], c->in[1], (size_t)c->ints[0]); }
+static void f_rms(const Case *c, float *out) { rms_norm_forward(out, c->in[0], c->in[1], c->ints[0], c->ints[1], c->f); }
+static void f_rope(const Case *c, float *out) {
+    rope_forward(out, c->in[0], c->ints[0], c->ints[1], c->ints[2], c->ints[3], c->f, c->flag);
+}
+static void f_in_out(const Case *c, float *out) {  // columns 2..2+O of a [I, 9] weight
+    linear_in_out_forward(out, c->in[0], c->in[1] + 2, c->in[2], c->ints[0], c->ints[1], c->ints[2], 9);
+}
+
+// Each forward against its formula written out in double, and each backward against finite
+// differences.
+static void test_llm_ops(void) {
+    enum { n = 60, T = 3, C = 8, H = 2, D = 6, I = 5, O = 4 };
+    Case c = {f_gelu_tanh, {rnd(n, -4, 4), rnd(n, -2, 2)}, {n}};
+    float *R = rnd(n * 2, -1, 1), *d0 = zeros(n), *d1 = zeros(n), *y = zeros(n);
+    double worst = 0;
+    gelu_tanh_forward(y, c.in[0], n);
+    for (int i = 0; i < n; i++) {
+        const double x = c.in[0][i];
+        worst = fmax(worst, fabs(y[i] - 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)))));
+    }
+    silu_forward(y, c.in[0], n);
+    for (int i = 0; i < n; i++) worst = fmax(worst, fabs(y[i] - c.in[0][i] / (1 + exp(-(double)c.in[0][i]))));
+    CHECK(worst < 2e-6, "gelu_tanh and silu are their formulas (%.3g)", worst);
+    gelu_tanh_backward(d0, R, c.in[0], n, false);
+    check_input("gelu_tanh", &c, 0, n, d0, R, n);
+    c.fwd = f_silu, memset(d0, 0, sizeof(float) * n);
+    silu_backward(d0, R, c.in[0], n, false);
+    check_input("silu", &c, 0, n, d0, R, n);
+    c.fwd = f_mul, memset(d0, 0, sizeof(float) * n);
+    mul_backward(d0, d1, R, c.in[0], c.in[1], n, false, true);
+    check_input("mul da", &c, 0, n, d0, R, n);
+    check_input("mul db", &c, 1, n, d1, R, n);
+    free(c.in[0]), free(c.in[1]);
+    // RMSNorm: y = g x / sqrt(mean(x^2) + eps).
+    Case r = {f_rms, {rnd(T * C, -2, 2), rnd(C, 0.5f, 1.5f)}, {T, C}, 1e-5f};
+    rms_norm_forward(y, r.in[0], r.in[1], T, C, r.f);
+    worst = 0;
+    for (int t = 0; t < T; t++) {
+        double ms = 0;
+        for (int k = 0; k < C; k++) ms += (double)r.in[0][t * C + k] * r.in[0][t * C + k] / C;
+        for (int k = 0; k < C; k++) worst = fmax(worst, fabs(y[t * C + k] - r.in[1][k] * r.in[0][t * C + k] / sqrt(ms + 1e-5)));
+    }
+    CHECK(worst < 1e-5, "rms_norm is its formula (%.3g)", worst);
+    memset(d0, 0, sizeof(float) * n), memset(d1, 0, sizeof(float) * n);
+    rms_norm_backward(d0, d1, R, r.in[0], r.in[1], T, C, r.f, false);
+    check_input("rms_norm dx", &r, 0, T * C, d0, R, T * C);
+    check_input("rms_norm dg", &r, 1, C, d1, R, T * C);
+    free(r.in[0]), free(r.in[1]);
+    // RoPE, both pairings: a rotation, and a turned q . k depends only on how far apart they are.
+    for (int adj = 0; adj < 2; adj++) {
+        Case q = {f_rope, {rnd(H * T * D, -1, 1)}, {H, T, D, 3}, 10000.0f, adj == 1};
+        rope_forward(y, q.in[0], H, T, D, 3, q.f, adj == 1);
+        worst = 0;
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double before = 0, after = 0;
+                for (int k = 0; k < D; k++) before += pow(q.in[0][(h * T + t) * D + k], 2), after += pow(y[(h * T + t) * D + k], 2);
+                worst = fmax(worst, fabs(before - after));
+            }
+        CHECK(worst < 1e-5, "rope keeps each row's length (a rotation), pairing %d (%.3g)", adj, worst);
+        float a[D], b[D], qa[D], kb[D], qa2[D], kb2[D];
+        for (int k = 0; k < D; k++) a[k] = q.in[0][k], b[k] = q.in[0][D + k];
+        rope_forward(qa, a, 1, 1, D, 5, q.f, adj == 1), rope_forward(kb, b, 1, 1, D, 2, q.f, adj == 1);
+        rope_forward(qa2, a, 1, 1, D, 9, q.f, adj == 1), rope_forward(kb2, b, 1, 1, D, 6, q.f, adj == 1);
+        double s1 = 0, s2 = 0;
+        for (int k = 0; k < D; k++) s1 += (double)qa[k] * kb[k], s2 += (double)qa2[k] * kb2[k];
+        CHECK(fabs(s1 - s2) < 1e-5, "rope: q at 5 . k at 2 equals q at 9 . k at 6 (%g, %g)", s1, s2);
+        memset(d0, 0, sizeof(float) * n);
+        rope_backward(d0, R, H, T, D, 3, q.f, adj == 1, false);
+        check_input(adj ? "rope (adjacent)" : "rope", &q, 0, H * T * D, d0, R, H * T * D);
+        free(q.in[0]);
+    }
+    // A weight stored [in, out], one chunk of its columns: the same numbers as linear on Wᵀ.
+    Case l = {f_in_out, {rnd(T * I, -1, 1), rnd(I * 9, -1, 1), rnd(O, -1, 1)}, {T, I, O}};
+    float wt[O * I], *want = zeros(T * O), *dw = zeros(I * 9), *db = zeros(O);
+    for (int o = 0; o < O; o++)
+        for (int k = 0; k < I; k++) wt[o * I + k] = l.in[1][k * 9 + 2 + o];
+    linear_reference(want, l.in[0], wt, l.in[2], T, I, O);
+    linear_in_out_forward(y, l.in[0], l.in[1] + 2, l.in[2], T, I, O, 9);
+    CHECK(max_abs_diff(y, want, T * O) < 1e-5, "linear on a weight stored [in, out] is linear on its transpose");
+    memset(d0, 0, sizeof(float) * n);
+    linear_in_out_backward(d0, dw + 2, db, R, l.in[0], l.in[1] + 2, T, I, O, 9, false);
+    check_input("linear in_out dx", &l, 0, T * I, d0, R, T * O);
+    check_input("linear in_out dw", &l, 1, I * 9, dw, R, T * O);  // the columns outside the chunk: 0
+    check_input("linear in_out db", &l, 2, O, db, R, T * O);
+    for (int i = 0; i < 3; i++) free(l.in[i]);
+    free(want), free(dw), free(db), free(R), free(d0), free(d1), free(y);
+}
+
 static void test_embedding_and_mask(void) {
     const int T = 6, C = 4, V = 5;
     float ids[6] = {0, 3, 3, 1, 4, 0};
@@ -327,6 +421,7 @@ int main(void) {
     test_layernorm(LN_TORCH);
     test_layernorm(LN_ANNOTATED);
     test_pointwise();
+    test_llm_ops();
     test_embedding_and_mask();
     test_copies();
     test_fresh();

@@ -103,6 +103,43 @@ static void variant(const char *lesson, const char *from, const char *to, char *
     CHECK(replaced > 0, "%s: '%s' found to replace", lesson, from);
 }
 
+// trace --labels --grads against PyTorch autograd: every weight's gradient to 1e-4 of its
+// largest entry (a tied pair holds the sum under both names); and a gradient check of a norm's
+// gain, through RMSNorm or LayerNorm, the new ops and the positions, by finite differences.
+static void gradients(const char *name, const char *checked) {
+    StFile c, want, got;
+    char ids[256], labels[256], path[400], grads[400];
+    if (!load_case(name, &c, ids, sizeof ids)) return;
+    ids_csv(st_find(&c, "labels"), labels, sizeof labels);
+    snprintf(grads, sizeof grads, "%s/%s.grads.safetensors", dir, name);
+    int code = run("trace --model '" HUB "/%s' --src-ids %s --labels %s --grads '%s'", name, ids, labels, grads);
+    CHECK(code == 0, "%s: trace --grads exits 0: %s", name, err);
+    snprintf(path, sizeof path, HUB "/%s/grads.safetensors", name);
+    Err e = {{0}};
+    if (code == 0 && st_load(&want, path, &e)) {
+        if (st_load(&got, grads, &e)) {
+            double worst = 0;
+            const char *where = "";
+            for (int i = 0; i < want.n_entries; i++) {
+                const StEntry *w = &want.entries[i], *g = st_find(&got, w->name);
+                CHECK(g && shape_eq(&g->shape, &w->shape), "%s: the gradient of %s, with PyTorch's shape", name, w->name);
+                if (!g || !shape_eq(&g->shape, &w->shape)) continue;
+                double big = 1e-6, diff = 0;
+                for (long k = 0; k < shape_numel(&w->shape); k++)
+                    big = fmax(big, fabs(w->data[k])), diff = fmax(diff, fabs((double)g->data[k] - w->data[k]));
+                if (diff / big > worst) worst = diff / big, where = w->name;
+            }
+            CHECK(worst <= 1e-4, "%s: every weight's gradient is PyTorch's to 1e-4 of its largest (worst %.3g, %s)", name,
+                  worst, where);
+            st_free(&got);
+        }
+        st_free(&want);
+    }
+    code = run("trace --model '" HUB "/%s' --src-ids %s --labels %s --gradcheck %s", name, ids, labels, checked);
+    CHECK(code == 0, "%s: --gradcheck %s agrees: %s%s", name, checked, out, err);
+    st_free(&c);
+}
+
 // A copy of lessons/NAME.md with the line that starts with `start` replaced by `line`.
 static void variant_line(const char *lesson, const char *start, const char *line, char *path, size_t n) {
     char src[300], buf[4096];
@@ -290,6 +327,11 @@ int main(void) {
     fixture("llama-gqa-bf16", NULL);
     fixture("llama-mha-tied", NULL);
     fixture("qwen2", NULL);
+    gradients("gpt2", "h.0.ln_2.weight");
+    gradients("gpt2-prefixed-f16", "h.1.attn.c_attn.weight");
+    gradients("llama-gqa-bf16", "model.layers.0.input_layernorm.weight");
+    gradients("llama-mha-tied", "model.layers.1.mlp.gate_proj.weight");
+    gradients("qwen2", "model.layers.0.self_attn.k_proj.bias");
     mistakes_fail();
     bad_folders();
     text_input();
