@@ -290,6 +290,19 @@ static void text_input(void) {
     code = run("tokenize --model '%s' --text 'Hello<|endoftext|> world' --json", g);
     CHECK(code == 0 && strstr(out, "\"ids\":[15496,50256,995]") && strstr(out, "\"pieces\":[\"Hello\",\"<|endoftext|>\",\"\u0120world\"]"),
           "tokenize --json: the special token inside the text is one id: %s", out);
+    // Patching a decoder-only model: the prompt and the target read as one text; the last
+    // layer's output at the last position carries the whole difference.
+    code = run("patch --model '%s' --clean 'The cat sat' --corrupt 'The dog sat' --target ' on' --json", g);
+    cJSON *p = cJSON_Parse(out);
+    const cJSON *rows = cJSON_GetObjectItem(p, "rows"), *last = cJSON_GetArrayItem(rows, cJSON_GetArraySize(rows) - 1);
+    const cJSON *eff = cJSON_GetObjectItem(last, "effects");
+    const double clean = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "clean_logit")),
+                 corrupt = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "corrupt_logit"));
+    CHECK(code == 0 && cJSON_GetObjectItem(p, "target_token") && cJSON_GetObjectItem(p, "target_token")->valueint == 319 &&
+              clean != corrupt && cJSON_GetArraySize(eff) == 3 &&
+              fabs(cJSON_GetArrayItem(eff, 2)->valuedouble - 1.0) < 1e-6,
+          "patch on GPT-2: ' on' (319) scored after 3 tokens, the last layer's last position restores it: %s %s", out, err);
+    cJSON_Delete(p);
     code = run("run --model '%s' --input '' --json", g);
     EXPECT(code, 1, err, "empty");
     code = run("run --model '%s' --input 'a b c d e f g h i' --json", g);  // 9 tokens, 8 positions

@@ -19,7 +19,9 @@ static const char patch_usage[] =
     "  --stage ID         one stage's output; with --head H (from 1) only that head of an\n"
     "                     attention's context, with --position P (from 0) only that row\n"
     "The effect is (patched - corrupted) / (clean - corrupted): 1 when the piece carries the\n"
-    "whole difference, 0 when it carries none. A classifier takes its class as --target.\n"
+    "whole difference, 0 when it carries none. A classifier takes its class as --target. A\n"
+    "decoder-only model (a GPT) reads each input followed by the target as one text, all but\n"
+    "its last token, and is scored on that token.\n"
     "  --json             print the target, both logits and every effect as JSON\n";
 
 typedef struct {

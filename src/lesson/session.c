@@ -141,6 +141,25 @@ static bool make_target(Session *s, const char *text, const char *ids, Err *e) {
     return true;
 }
 
+// Patching a decoder-only program: the input and the target as one text; the pass reads all
+// but its last token, the one scored (session_open_scored).
+static bool score_last_inputs(Session *s, const SessionSpec *spec, const Vocab *v, int P, Err *e) {
+    const char *input = spec->input ? spec->input : s->lesson.setup.input;
+    if (!spec->target || !*spec->target) return err_set(e, "patching needs a target: the token whose score it reads");
+    const size_t n = strlen(input) + strlen(spec->target) + 1;
+    char *joined = malloc(n);
+    if (!joined) return err_code(e, ERR_MEMORY, "out of memory");
+    snprintf(joined, n, "%s%s", input, spec->target);
+    const bool ok = vocab_encode(v, joined, "prompt", s->src, P, &s->run.S, e);
+    free(joined);
+    if (!ok) return false;
+    if (s->run.S < 2) return err_set(e, "patching needs at least one token before the target's last");
+    snprintf(s->input_text, sizeof s->input_text, "%s", input);
+    memcpy(s->tgt, s->src, sizeof(float) * (size_t)s->run.S);
+    s->run.tgt = s->tgt, s->run.T = s->run.S - 1;
+    return true;
+}
+
 static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     const LessonSetup *ls = &s->lesson.setup;
     const Model *m = &s->model;
@@ -156,6 +175,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     const bool gpt = program_decoder_only(&s->lesson.program);
     const Vocab *v = session_source_vocab(s);
     const char *what = gpt ? "prompt" : "source";
+    if (gpt && spec->score_last) return score_last_inputs(s, spec, v, P, e);
     if (!ids && m->family[0] && !v->tok)
         return err_set(e, "%s has no tokenizer.json, so it takes no text: give the prompt as ids with --src-ids", m->source);
     if (ids) {
@@ -301,9 +321,14 @@ bool session_open_random(Session *s, const ModelConfig *cfg, const char *program
 
 bool session_open_scored(Session *s, const SessionSpec *spec, int *token, Err *e) {
     if (!spec->target || !spec->target[0]) return err_set(e, "patching needs a target: the token whose score it reads");
-    if (!session_open(s, spec, e)) return false;
+    SessionSpec scored = *spec;
+    scored.score_last = true;
+    if (!session_open(s, &scored, e)) return false;
     bool ok;
-    if (!program_has_decoder(&s->lesson.program)) {  // a classifier: the target is a class
+    if (program_decoder_only(&s->lesson.program)) {  // the joined text's last token (score_last_inputs)
+        *token = (int)s->src[s->run.S - 1];
+        ok = true;
+    } else if (!program_has_decoder(&s->lesson.program)) {  // a classifier: the target is a class
         char *end;
         const long id = strtol(spec->target, &end, 10);
         *token = *end || end == spec->target ? vocab_find(&s->model.tgt_vocab, spec->target, strlen(spec->target)) : (int)id;

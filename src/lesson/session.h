@@ -21,6 +21,9 @@ typedef struct {
     bool greedy;               // ignore the lesson's target: decode greedily
     bool force_prompt;         // a decoder-only program: one teacher-forced pass over the prompt
                                // (logits for each of its positions) instead of generating
+    bool score_last;           // patching (session_open_scored): a decoder-only program reads its
+                               // input and then the target as one text, one pass over all but
+                               // its last token, which is the token scored
     int max_len;               // 0: the lesson's (or 32)
     DecodeChoice choice;       // sampling or beam search (sample.h): all of it when has_choice,
     bool has_choice;           // else the fields in choice_fields over the lesson's (its
