@@ -333,6 +333,37 @@ static void text_input(void) {
     CHECK(code == 0, "a folder without a tokenizer runs on ids: %s", err);
 }
 
+// attention-is-all-you-need-pytorch with separate source and target vocabularies: its ties follow
+// the original's switches, so with emb_src_trg_weight_sharing off the source embedding stands
+// alone (trace --labels had stopped at "tie: ... have different shapes").
+static void ties_follow_switches(void) {
+    char program[400], model[400], grads[400], buf[4096];
+    snprintf(program, sizeof program, "%s/jadore.md", dir);
+    FILE *f = fopen(LESSONS "/attention-is-all-you-need-pytorch.md", "rb"), *o = fopen(program, "wb");
+    while (f && o && fgets(buf, sizeof buf, f))
+        if (!strncmp(buf, "config: ", 8))
+            fputs("config: d_model=32 nhead=4 d_k=6 d_v=10 num_encoder_layers=1 num_decoder_layers=1 dim_feedforward=48 "
+                  "src_vocab_size=80 tgt_vocab_size=99 max_positions=64 emb_src_trg_weight_sharing=0 bos_id=2 eos_id=3 pad_id=1\n", o);
+        else if (strncmp(buf, "vocab: ", 7)) fputs(buf, o);
+    if (f) fclose(f);
+    if (o) fclose(o);
+    snprintf(model, sizeof model, "%s/jadore.safetensors", dir);
+    snprintf(grads, sizeof grads, "%s/jadore.grads.safetensors", dir);
+    int code = run("init --program '%s' --out '%s'", program, model);
+    CHECK(code == 0, "init: %s", err);
+    code = run("trace --program '%s' --model '%s' --src-ids 5,6,7 --tgt-ids 2,8,9 --labels 8,9,3 --grads '%s'", program, model, grads);
+    CHECK(code == 0, "trace --labels with separate vocabularies: %s", err);
+    StFile g;
+    Err e = {{0}};
+    if (code == 0 && st_load(&g, grads, &e)) {
+        const StEntry *src = st_find(&g, "encoder.src_word_emb.weight"), *trg = st_find(&g, "decoder.trg_word_emb.weight"),
+                      *prj = st_find(&g, "trg_word_prj.weight");
+        CHECK(src && trg && prj && src->shape.dim[0] == 80 && trg->shape.dim[0] == 99, "the two embeddings keep their sizes");
+        CHECK(trg && prj && !memcmp(trg->data, prj->data, sizeof(float) * 99 * 32), "the projection still shares the target's");
+        st_free(&g);
+    }
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return 1;
     fixture("gpt2", "h.0.attn.bias");  // the mask buffers are noted and left
@@ -348,6 +379,7 @@ int main(void) {
     mistakes_fail();
     bad_folders();
     text_input();
+    ties_follow_switches();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0, "removing %s", dir);

@@ -205,6 +205,10 @@ static void test_teacher_slips(void) {
     Err e = {{0}};
     CHECK(!lesson_parse(&l, "open.md", "# T\n\n```program\ninput src\n\nmore prose\n", &e) &&
           strstr(e.msg, "open.md:3: this code fence is never closed"), "%s", e.msg);
+    // Left open in the middle: the next cell's closing line would close it, and the prose
+    // between would be blamed ("expected '=' after the name" at line 6).
+    CHECK(!lesson_parse(&l, "mid.md", "# T\n\n```program\ninput src\n\nmore prose\n\n```program\nx = relu(src)\n```\n", &e) &&
+          strstr(e.msg, "mid.md:3: this code fence is not closed before line 8 opens another cell"), "%s", e.msg);
     CHECK(!lesson_parse(&l, "case.md", "# T\n\n```Program\ninput src\n```\n", &e) &&
           strstr(e.msg, "case.md:3: a code block tagged `Program`: did you mean `program`?"), "%s", e.msg);
     CHECK(!lesson_parse(&l, "uk.md", "# T\n\n```programme\ninput src\n```\n", &e) && strstr(e.msg, "did you mean `program`?"),

@@ -321,12 +321,27 @@ static void copy_lines(char *dst, const char *src) {
     *dst = '\0';
 }
 
+// Whether a fence's info string (from s) names a cell of a lesson: program, lesson, question,
+// steps.
+static bool cell_tag(const char *s) {
+    static const char *const tags[] = {"program", "lesson", "question", "steps"};
+    while (*s == ' ') s++;
+    for (int k = 0; k < 4; k++) {
+        const size_t n = strlen(tags[k]);
+        if (!strncmp(s, tags[k], n) && (!s[n] || s[n] == ' ')) return true;
+    }
+    return false;
+}
+
 // A code fence that is never closed runs to the end of the file in Markdown, swallowing every
 // cell after it: an error naming the line where it opened. A fence is three or more ` or ~ after
 // at most three spaces; it closes at a line of at least as many of the same, and nothing else.
+// A cell's fence still open where another cell's fence opens was left unclosed there (the next
+// cell's closing line would close it, and the prose between would be read as code).
 static bool fences_closed(const Lesson *l, Err *e) {
     int open_line = 0, open_len = 0;
     char open_ch = 0;
+    bool open_cell = false;
     for (int ln = 1; ln <= l->n_lines; ln++) {
         const char *s = l->lines[ln - 1];
         int ind = 0;
@@ -336,12 +351,15 @@ static bool fences_closed(const Lesson *l, Err *e) {
         while (s[k] == s[ind]) k++;
         if (k - ind < 3) continue;
         if (!open_line) {
-            open_line = ln, open_len = k - ind, open_ch = s[ind];
+            open_line = ln, open_len = k - ind, open_ch = s[ind], open_cell = cell_tag(s + k);
             continue;
         }
         int rest = k;
         while (s[rest] == ' ' || s[rest] == '\t') rest++;
         if (s[ind] == open_ch && k - ind >= open_len && !s[rest]) open_line = 0;
+        else if (open_cell && s[ind] == open_ch && k - ind >= open_len && cell_tag(s + k))
+            return err_set(e, "%s:%d: this code fence is not closed before line %d opens another cell: add a line of "
+                           "%d %c after its code", l->path, open_line, ln, open_len, open_ch);
     }
     return !open_line || err_set(e, "%s:%d: this code fence is never closed: add a line of %d %c after its code", l->path,
                                  open_line, open_len, open_ch);
