@@ -145,6 +145,8 @@ static bool load_folder(Model *m, const char *dir, const Program *p, const ConfS
     StFile f;
     if (!hub_read_config(&h, dir, e)) return false;
     if (!hub_read_weights(&h, &f, e)) return hub_free(&h), false;
+    for (int i = 0; i < f.n_meta; i++) free(f.meta[i].name), free(f.meta[i].value);
+    f.n_meta = 0;  // a folder's configuration is its config.json, whatever else wrote metadata
     static const ConfSpec none;
     ConfSpec all = cs ? *cs : none;
     conf_spec_add_file(&all, h.conf_text, h.conf_from);

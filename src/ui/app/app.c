@@ -119,7 +119,9 @@ static void accept_edit(App *a) {
 static void pe_act(App *a, Cmd act) {
     Err e = {{0}};
     if (act == CMD_PARAM_UP || act == CMD_PARAM_DOWN) {
-        a->pe.selected = (PeParam)((a->pe.selected + (act == CMD_PARAM_UP ? PE_PARAM_COUNT - 1 : 1)) % PE_PARAM_COUNT);
+        do  // a model's learned table has only dimension and position to pick
+            a->pe.selected = (PeParam)((a->pe.selected + (act == CMD_PARAM_UP ? PE_PARAM_COUNT - 1 : 1)) % PE_PARAM_COUNT);
+        while (a->pe.learned[0] && a->pe.selected != PE_DIM && a->pe.selected != PE_POSITION);
     } else if (a->loaded && !pe_adjust(&a->pe, &a->session.model, a->pe.selected, act == CMD_PARAM_INC ? 1 : -1, &e)) {
         app_set_error(a, e.msg);
     }

@@ -24,15 +24,17 @@ extern const char *const view_names[VIEW_COUNT];
 typedef enum { PE_D_MODEL, PE_POSITIONS, PE_BASE, PE_DIM, PE_POSITION, PE_PARAM_COUNT } PeParam;
 extern const char *const pe_param_names[PE_PARAM_COUNT];
 
-// What the lesson's model adds to its token rows, for the view's first line: the explorer
-// shows the sinusoidal formula whatever the model does.
-typedef enum { PE_SOURCE_NONE, PE_SOURCE_LEARNED, PE_SOURCE_STORED, PE_SOURCE_COMPUTED, PE_SOURCE_OTHER } PeSource;
+// What the lesson's model does for positions, for the view's first line. The explorer shows the
+// sinusoidal formula, except for a learned table (GPT-2's wpe), which it shows itself; for RoPE
+// it starts on the model's head width and rope_theta, whose table holds the angles RoPE turns by.
+typedef enum { PE_SOURCE_NONE, PE_SOURCE_LEARNED, PE_SOURCE_STORED, PE_SOURCE_COMPUTED, PE_SOURCE_OTHER, PE_SOURCE_ROPE } PeSource;
 
 typedef struct {
     int d_model, positions, base, dim, position;
     PeParam selected;
     PeSource source;  // the lesson's model's positions (pe_from_program)
-    char about[240];  // one sentence on them
+    char about[400];  // one sentence on them
+    char learned[STAGE_ID_MAX];  // PE_SOURCE_LEARNED: the weight shown (its rows: the positions)
     Program program;  // the explorer's program: the table and its similarity matrix
     Interp *it;       // its trace (NULL until built)
     unsigned generation;  // changes with every rebuild (heatmap cache key)

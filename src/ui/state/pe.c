@@ -31,11 +31,13 @@ void pe_init(PeExplorer *pe, int d_model) {
 // settings start from the program's first positional_table, added or not (the
 // positional-encoding lesson builds a worked example of width 8 and adds nothing).
 void pe_from_program(PeExplorer *pe, const Interp *it, const Model *m) {
-    const Stage *add = NULL, *first = NULL;
+    const Stage *add = NULL, *first = NULL, *rope = NULL;
+    pe->learned[0] = '\0';
     for (int i = 0; i < interp_n_stages(it); i++) {
         const Stage *st = interp_stage(it, i);
         if (st->op == OP_ADD_POSITIONS && !add) add = st;
         if (st->op == OP_POSITIONAL_TABLE && !first) first = st;
+        if (st->op == OP_ROPE && !rope) rope = st;
     }
     if (first) {
         pe->base = (int)first->attr.base, pe->d_model = first->attr.width;
@@ -51,14 +53,23 @@ void pe_from_program(PeExplorer *pe, const Interp *it, const Model *m) {
     } else if (w && w->init == INIT_SINUSOID) {
         pe->source = PE_SOURCE_STORED;
         snprintf(pe->about, sizeof pe->about, "This lesson's model adds this table, stored with it as @%s.", w->name);
-    } else if (w) {
+    } else if (w) {  // the model's own learned rows, in place of the formula's
         pe->source = PE_SOURCE_LEARNED;
+        snprintf(pe->learned, sizeof pe->learned, "%s", w->name);
+        pe->selected = PE_POSITION;
         snprintf(pe->about, sizeof pe->about,
-                 "This lesson's model does not use this table: it learns a row for each position (@%s), "
-                 "trained like any weight.", w->name);
+                 "This model learns a row for each position (@%s), trained like any weight: here are its rows, and "
+                 "how alike each two are.", w->name);
     } else if (table) {  // a table another stage makes
         pe->source = PE_SOURCE_OTHER;
         snprintf(pe->about, sizeof pe->about, "This lesson's model adds the table %s, not this one.", table->id);
+    } else if (rope) {  // the formula's table at the head's width and rope_theta: RoPE's angles
+        pe->source = PE_SOURCE_ROPE;
+        pe->d_model = rope->shape.dim[2], pe->base = (int)rope->attr.theta;
+        snprintf(pe->about, sizeof pe->about,
+                 "RoPE, no table: pair i of a head's q and k turns by p \xc2\xb7 \xcf\x89\xe1\xb5\xa2 (base rope_theta "
+                 "%d, d = head width %d): the sin and cos in columns 2i, 2i+1. Pairs %s.",
+                 pe->base, pe->d_model, rope->attr.adjacent ? "2i, 2i+1" : "i, i + d/2");
     } else if (add) {
         pe->source = PE_SOURCE_OTHER;
         snprintf(pe->about, sizeof pe->about, "%s", "This lesson's model adds a table given as an input, not this one.");
@@ -81,11 +92,18 @@ static void clamp_settings(PeExplorer *pe) {
 
 bool pe_rebuild(PeExplorer *pe, const Model *m, Err *e) {
     clamp_settings(pe);
-    char text[256];
-    snprintf(text, sizeof text,
-             "pe = positional_table(positions=%d, width=%d, base=%d)\n"
-             "similarity = matmul(pe, transpose(pe))\n",
-             pe->positions, pe->d_model, pe->base);
+    char text[512];
+    const StEntry *w = pe->learned[0] ? model_weight(m, pe->learned) : NULL;
+    if (w && w->shape.ndim >= 2) {  // the learned rows as they are, [P, C]
+        const int C = w->shape.dim[w->shape.ndim - 1], P = (int)(shape_numel(&w->shape) / C);
+        pe->d_model = C, pe->positions = P;
+        pe->dim = pe->dim < C ? pe->dim : C - 1, pe->position = pe->position < P ? pe->position : P - 1;
+        snprintf(text, sizeof text, "pe = reshape(@%s, %d, %d)\nsimilarity = matmul(pe, transpose(pe))\n", pe->learned, P, C);
+    } else
+        snprintf(text, sizeof text,
+                 "pe = positional_table(positions=%d, width=%d, base=%d)\n"
+                 "similarity = matmul(pe, transpose(pe))\n",
+                 pe->positions, pe->d_model, pe->base);
     Program fresh = {0};
     if (!program_parse_text(&fresh, "positions explorer", text, e)) return false;
     // The interpreter keeps a pointer to its program, so the new one goes in place first and
@@ -124,6 +142,7 @@ bool pe_adjust(PeExplorer *pe, const Model *m, PeParam p, int dir, Err *e) {
     static const int positions[] = {10, 20, 50, 100, 200, 500};
     static const int bases[] = {10, 100, 1000, 10000, 100000};
     dir = dir > 0 ? 1 : -1;
+    if (pe->learned[0] && p != PE_DIM && p != PE_POSITION) return true;  // the model's own table: its size is its
     switch (p) {
     case PE_D_MODEL:
         pe->d_model = clamp_even(dir > 0 ? pe->d_model * 2 : pe->d_model / 2, 2, 1024);

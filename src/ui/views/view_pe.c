@@ -15,6 +15,9 @@
 
 #define TWO_PI 6.283185307179586
 
+// The model's own learned table is on screen (GPT-2's wpe), not the formula's.
+static bool learned(const App *a) { return a->pe.learned[0] != '\0'; }
+
 typedef struct {
     const float *pe, *sim;  // [P, D] and [P, P]
     int P, D;
@@ -72,6 +75,14 @@ static void settings(Ui *ui, const App *a, Rect r) {
     const int bx = r.x + r.w - 2 * lh - ui->pad / 2;  // the [-] button; [+] follows
     const int vx = bx - ui->pad - gfx_text_width(ui->g, FONT_BOLD, ui->px, "100000");
     for (int p = 0; p < PE_PARAM_COUNT && y + row_h <= r.y + r.h; p++, y += row_h) {
+        if (learned(a) && p != PE_DIM && p != PE_POSITION) {  // the table's own size: shown, not set
+            char v[64];
+            snprintf(v, sizeof v, "%s %d", p == PE_D_MODEL ? "width" : p == PE_POSITIONS ? "positions" : "", p == PE_D_MODEL
+                     ? a->pe.d_model : a->pe.positions);
+            if (p != PE_BASE) ui_text_fit(ui, FONT_SANS, ui->px, t->muted, r.x + ui->pad / 2, y + 1, v, r.w);
+            if (p == PE_BASE) y -= row_h;
+            continue;
+        }
         const bool on = a->pe.selected == (PeParam)p;
         Rect row = {r.x, y, r.w, row_h - 2};
         if (on) gfx_rect(ui->g, row, t->lit);
@@ -92,6 +103,11 @@ static void settings(Ui *ui, const App *a, Rect r) {
     static const char *const formula[] = {"PE[p, 2i] = sin(p \xc2\xb7 \xcf\x89\xe1\xb5\xa2)",
                                           "PE[p, 2i+1] = cos(p \xc2\xb7 \xcf\x89\xe1\xb5\xa2)",
                                           "\xcf\x89\xe1\xb5\xa2 = 1 / base^(2i/d)"};
+    if (learned(a)) {
+        ui_text_wrap(ui, FONT_SANS, ui->small, t->muted, (Rect){r.x, y, r.w, r.y + r.h - y},
+                     "No formula: each row was learned in training.");
+        return;
+    }
     for (int k = 0; k < 3 && y + slh <= r.y + r.h; k++, y += slh)
         ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x, y, formula[k], r.w);
 }
@@ -138,7 +154,8 @@ static void mark_cells(Ui *ui, Rect cells, ZoomBox z, int rows, int cols, int ro
 // of rebuilds, which starts again with every lesson: a lesson's first picture is never the last
 // lesson's, cached under the same count.
 static void table_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
-    HeatSpec h = {.title = "pe", .subtitle = "positional_table", .shape = t->pe_stage->shape,
+    HeatSpec h = {.title = learned(a) ? a->pe.learned : "pe", .subtitle = learned(a) ? "learned, one row a position" : "positional_table",
+                  .shape = t->pe_stage->shape,
                   .kind = t->pe_stage->kind, .data = t->pe, .rows = t->P, .cols = t->D,
                   .row_name = "position", .col_name = "dimension",
                   .key = {0x50450001u, a->model_serial, (unsigned)(t->P << 16 | t->D), a->pe.generation, (unsigned)a->pe.base},
@@ -148,7 +165,7 @@ static void table_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
 }
 
 static void similarity_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
-    HeatSpec h = {.title = "similarity", .subtitle = "PE \xc2\xb7 PE\xe1\xb5\x80",
+    HeatSpec h = {.title = "similarity", .subtitle = learned(a) ? "row \xc2\xb7 row\xe1\xb5\x80" : "PE \xc2\xb7 PE\xe1\xb5\x80",
                   .shape = t->sim_stage->shape, .kind = t->sim_stage->kind, .data = t->sim,
                   .rows = t->P, .cols = t->P, .row_name = "position", .col_name = "position",
                   .key = {0x50450002u, a->model_serial, (unsigned)(t->P << 16 | t->D), a->pe.generation, (unsigned)a->pe.base}};
@@ -168,6 +185,10 @@ static double wavelength(const App *a, int D, int dim) {
 }
 
 static void legend_text(const App *a, int D, int dim, char *buf, size_t n) {
+    if (learned(a)) {
+        snprintf(buf, n, "dim %d", dim);
+        return;
+    }
     double w = wavelength(a, D, dim);
     char ws[32];
     if (w < 100) snprintf(ws, sizeof ws, "%.2f", w);
@@ -236,10 +257,11 @@ static void axes(Ui *ui, Rect p, int P, int label_w) {
     x_ticks(ui, p, P, p.y + p.h + 4);
 }
 
-static void polyline(Ui *ui, Rect p, const PeTrace *t, int dim, Rgba c, int thick) {
-    int px = plot_x(p, 0, t->P), py = plot_y(p, t->pe[dim]);
+// Column dim over the positions, each value times `scale` (the plot's range is -1 to 1).
+static void polyline(Ui *ui, Rect p, const PeTrace *t, int dim, float scale, Rgba c, int thick) {
+    int px = plot_x(p, 0, t->P), py = plot_y(p, scale * t->pe[dim]);
     for (int i = 1; i < t->P; i++) {
-        int x = plot_x(p, i, t->P), y = plot_y(p, t->pe[(size_t)i * t->D + dim]);
+        int x = plot_x(p, i, t->P), y = plot_y(p, scale * t->pe[(size_t)i * t->D + dim]);
         for (int k = -thick / 2; k < thick - thick / 2; k++) {  // widened both ways
             gfx_line(ui->g, px, py + k, x, y + k, c);
             gfx_line(ui->g, px + k, py, x + k, y, c);
@@ -251,11 +273,18 @@ static void polyline(Ui *ui, Rect p, const PeTrace *t, int dim, Rgba c, int thic
 static void curves(Ui *ui, const App *a, const PeTrace *t, Rect r) {
     const Theme *th = ui->th;
     const int lh = lh_of(ui, FONT_BOLD, ui->px), slh = lh_of(ui, FONT_SANS, ui->small);
-    ui_text_fit(ui, FONT_BOLD, ui->px, th->text, r.x, r.y, "PE[:, dim] over the positions", r.w);
+    // A learned table's columns, scaled so the largest |value| of the three reaches the +-1 lines.
+    char title[STAGE_ID_MAX + 48];
+    snprintf(title, sizeof title, "%s[:, dim] over the positions", learned(a) ? a->pe.learned : "PE");
+    ui_text_fit(ui, FONT_BOLD, ui->px, th->text, r.x, r.y, title, r.w);
     const int pair = a->pe.dim & ~1;
     Curve c[3] = {{pair, cmap_at(CMAP_DIVERGING, 0.04f)}, {pair + 1, cmap_at(CMAP_DIVERGING, 0.96f)},
                   {t->D - 2 != pair ? t->D - 2 : 0, cmap_at(CMAP_SEQUENTIAL, 0.55f)}};
     const int n = t->D > 2 ? 3 : 2;
+    float big = 0.0f;
+    for (int i = 0; learned(a) && i < n; i++)
+        for (int q = 0; q < t->P; q++) big = fmaxf(big, fabsf(t->pe[(size_t)q * t->D + c[i].dim]));
+    const float scale = learned(a) && big > 0.0f ? 1.0f / big : 1.0f;
     const int leg = legend(ui, a, t->D, c, n, (Rect){r.x, r.y + lh + 2, r.w, 3 * slh});
     const int label_w = gfx_text_width(ui->g, FONT_SANS, ui->small, "+1");
     Rect p = {r.x + label_w + 8, r.y + lh + 2 + leg + slh / 2, 0, 0};
@@ -269,7 +298,7 @@ static void curves(Ui *ui, const App *a, const PeTrace *t, Rect r) {
         int x = plot_x(p, a->pe.position, t->P);
         gfx_rect(ui->g, (Rect){x - thick, p.y, 2 * thick + 1, p.h}, th->lit);
     }
-    for (int i = n - 1; i >= 0; i--) polyline(ui, p, t, c[i].dim, c[i].colour, thick);
+    for (int i = n - 1; i >= 0; i--) polyline(ui, p, t, c[i].dim, scale, c[i].colour, thick);
     gfx_unclip(ui->g);
 }
 
@@ -318,7 +347,9 @@ static void numbers(Ui *ui, const App *a, const PeTrace *t, Rect r, int n_lines)
     for (int j = 0; j < t->D; j++) sum += (double)t->pe[(size_t)pos * t->D + j] * t->pe[(size_t)pos * t->D + j];
     const bool ok = fabs(sum - t->D / 2.0) < 1e-3 * t->D;
     char check[200];
-    snprintf(check, sizeof check,
+    if (learned(a))
+        snprintf(check, sizeof check, "\xe2\x80\x96row %d\xe2\x80\x96\xc2\xb2 = %.4f  (learned: no length is fixed)", pos, sum);
+    else snprintf(check, sizeof check,
              "\xe2\x80\x96PE[%d]\xe2\x80\x96\xc2\xb2 = d/2 = %d:  \xce\xa3 PE[%d, j]\xc2\xb2 = %.4f %s  "
              "(every sin\xc2\xb2 + cos\xc2\xb2 pair adds 1)",
              pos, t->D / 2, pos, sum, ok ? "\xe2\x9c\x93" : "\xe2\x9c\x97");
@@ -338,7 +369,9 @@ static int heat_height(Ui *ui, int rows, int cols, int w) {
 }
 
 void view_pe(Ui *ui, const App *a, Rect r) {
-    Rect in = ui_panel(ui, r, "Positions: the sinusoidal positional encoding");
+    Rect in = ui_panel(ui, r, learned(a) ? "Positions: the model's learned positions"
+                              : a->pe.source == PE_SOURCE_ROPE ? "Positions: the angles RoPE turns each pair by"
+                                                                : "Positions: the sinusoidal positional encoding");
     PeTrace t;
     if (!pe_trace(a, &t)) {
         ui_text_wrap(ui, FONT_SANS, ui->px, ui->th->muted, in, "The positional-encoding table has not been built.");
@@ -346,7 +379,8 @@ void view_pe(Ui *ui, const App *a, Rect r) {
     }
     const int lh = lh_of(ui, FONT_SANS, ui->px), slh = lh_of(ui, FONT_SANS, ui->small), gap = ui->pad;
     // First, what the lesson's own model does (up to two lines): bold where it is not this table.
-    const bool other = a->pe.source != PE_SOURCE_STORED && a->pe.source != PE_SOURCE_COMPUTED;
+    const bool other = a->pe.source != PE_SOURCE_STORED && a->pe.source != PE_SOURCE_COMPUTED && !learned(a) &&
+                       a->pe.source != PE_SOURCE_ROPE;
     const int about_h = ui_text_wrap(ui, other ? FONT_BOLD : FONT_SANS, ui->px, other ? ui->th->text : ui->th->muted,
                                      (Rect){in.x, in.y, in.w, 2 * lh}, a->pe.about);
     in.y += about_h + gap / 2, in.h -= about_h + gap / 2;
