@@ -11,6 +11,7 @@
 
 #include "dispatch.h"
 #include "check.h"
+#include "kernels_llm.h"
 #include "scene.h"
 #include "events.h"
 #include "heat.h"
@@ -538,6 +539,7 @@ static void test_pe_from_program(void) {
         {"forward-pass.md", PE_SOURCE_STORED, 10000, "@positional_encoding.pos_embedding"},
         {"gpt-block.md", PE_SOURCE_LEARNED, 10000, "@pos_emb.weight"},
         {"mistake-no-positions.md", PE_SOURCE_NONE, 10000, "adds no positions"},
+        {"gpt2.md", PE_SOURCE_LEARNED, 10000, "@wpe.weight"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         App a;
@@ -550,8 +552,33 @@ static void test_pe_from_program(void) {
                   a.pe.d_model == a.session.model.cfg.d_model && strstr(a.pe.about, cases[k].names),
               "%s: %s; source %d, base %d, d_model %d: '%s'", cases[k].lesson, e.msg, (int)a.pe.source, a.pe.base,
               a.pe.d_model, a.pe.about);
+        // A learned table is shown itself: the explorer's "pe" holds the weight's rows.
+        const int pe_stage = ok && a.pe.it ? interp_find(a.pe.it, "pe") : -1;
+        const StEntry *w = ok && cases[k].source == PE_SOURCE_LEARNED ? model_weight(&a.session.model, a.pe.learned) : NULL;
+        if (cases[k].source == PE_SOURCE_LEARNED)
+            CHECK(w && pe_stage >= 0 && shape_numel(&interp_stage(a.pe.it, pe_stage)->shape) == shape_numel(&w->shape) &&
+                      !memcmp(interp_output(a.pe.it, pe_stage), w->data, sizeof(float) * (size_t)shape_numel(&w->shape)),
+                  "%s: the Positions view's table is the learned weight itself", cases[k].lesson);
         if (ok) app_free(&a);
     }
+    // RoPE: the explorer's table at the head's width and rope_theta holds the angles each pair
+    // turns by: column 2i at position p is sin(p / theta^(2i/d)), as rope_angle gives it.
+    App a;
+    memset(&a, 0, sizeof a);
+    Err e = {{0}};
+    const bool ok = app_open(&a, &(SessionSpec){.lesson_path = LESSONS "/llama.md"}, &e);
+    const int pe_stage = ok ? interp_find(a.pe.it, "pe") : -1;
+    CHECK(ok && a.pe.source == PE_SOURCE_ROPE && a.pe.d_model == 8 && a.pe.base == 10000 && pe_stage >= 0 &&
+              strstr(a.pe.about, "rope_theta 10000, d = head width 8"),
+          "llama.md: RoPE at the head width 8 and rope_theta: %s; %s", e.msg, a.pe.about);
+    if (pe_stage >= 0) {
+        const float *t = interp_output(a.pe.it, pe_stage);
+        double worst = 0;
+        for (int p = 0; p < 10; p++)
+            for (int i = 0; i < 4; i++) worst = fmax(worst, fabs(t[p * 8 + 2 * i] - sin(rope_angle(p, i, 8, 10000.0f))));
+        CHECK(worst < 1e-5, "the table's sin columns are RoPE's angles (%.3g)", worst);
+    }
+    if (ok) app_free(&a);
 }
 
 // The colour bar's bounds: the signed map is symmetric about 0, probabilities' and other
