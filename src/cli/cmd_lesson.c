@@ -29,7 +29,7 @@ static const char lesson_usage[] =
     "  --max-len N     greedy decoding: at most N tokens\n"
     "  --temperature T, --top-k K, --top-p P, --seed N, --beam K   sample, or search with a beam,\n"
     "                  instead of greedy decoding (as for `run`; Z in the window switches)\n"
-    "  --model FILE    run the lesson's program on these weights\n"
+    "  --model FILE    run the lesson's program on these weights (a file, or a hub folder)\n"
     "  --against-correct   a mistake lesson: run its correct program (its `correct:`) on the\n"
     "                  same model and input, and print the first stage where the two differ\n"
     "                  (by more than 1e-5), the largest difference there, and each output\n"

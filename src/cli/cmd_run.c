@@ -13,7 +13,7 @@ static const char run_usage[] =
     "program (--program; a decode loop and no encoder) continues its prompt, the --input or\n"
     "--src-ids: output_ids holds only the new tokens.\n"
     "\n"
-    "  --model FILE       weights (.safetensors)\n"
+    "  --model FILE       weights (.safetensors), or a model folder as the hub ships it\n"
     "  --input TEXT       source text, split as the model's vocabulary says (characters or words)\n"
     "  --src-ids LIST     source token ids, comma separated\n"
     "  --max-len N        generate at most N tokens\n"
