@@ -242,6 +242,17 @@ static void bad_folders(void) {
     snprintf(p, sizeof p, "%s/model.safetensors.index.json", d), unlink(p);
     code = run("run --model '%s' --src-ids 1,2", d);
     EXPECT(code, 1, err, "no model.safetensors");
+    // Weights too large for the machine are refused from the header, before anything is read.
+    const char *header = "{\"wte.weight\":{\"dtype\":\"BF16\",\"shape\":[1048576,1048576],\"data_offsets\":[0,2]}}";
+    snprintf(p, sizeof p, "%s/model.safetensors", d);
+    FILE *f = fopen(p, "wb");
+    if (f) {
+        const unsigned long long n = strlen(header);
+        for (int i = 0; i < 8; i++) fputc((int)(n >> (8 * i)) & 0xFF, f);
+        fputs(header, f), fputs("xx", f), fclose(f);
+    }
+    code = run("run --model '%s' --src-ids 1,2", d);
+    CHECK(code == 1 && strstr(err, "1099512 million numbers") && strstr(err, "GB free"), "the estimate refuses it: %s", err);
 }
 
 // A folder made here: `init` writes random weights for lessons/LESSON (its config line replaced

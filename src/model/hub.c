@@ -172,6 +172,51 @@ static bool merge(StFile *all, StFile *part, const char *what, Err *e) {
     return st_index(all) || err_code(e, ERR_MEMORY, "%s: out of memory", what);
 }
 
+// The numbers a safetensors file holds, read off its header alone (0 when it cannot be read:
+// st_load then says what is wrong).
+static double header_numbers(const char *path) {
+    FILE *f = fopen(path, "rb");
+    unsigned char b[8];
+    double total = 0;
+    if (f && fread(b, 1, 8, f) == 8) {
+        unsigned long long n = 0;
+        for (int i = 7; i >= 0; i--) n = (n << 8) | b[i];
+        char *h = n < (1ull << 30) ? malloc((size_t)n + 1) : NULL;
+        cJSON *root = h && fread(h, 1, (size_t)n, f) == n ? cJSON_ParseWithLength(h, (size_t)n) : NULL;
+        for (const cJSON *t = root ? root->child : NULL; t; t = t->next) {
+            double k = 1;
+            const cJSON *shape = cJSON_GetObjectItemCaseSensitive(t, "shape");
+            for (const cJSON *d = cJSON_IsArray(shape) ? shape->child : NULL; d; d = d->next) k *= cJSON_IsNumber(d) ? d->valuedouble : 0;
+            total += cJSON_IsArray(shape) ? k : 0;
+        }
+        cJSON_Delete(root);
+        free(h);
+    }
+    if (f) fclose(f);
+    return total;
+}
+
+// The memory the machine has free now (MemAvailable), in bytes; 0 when it cannot tell.
+static double available_bytes(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb * 1024.0;
+}
+
+// Refuses, before anything is read, weights that would not fit: 4 bytes a number in the model,
+// and the file's copy while it loads (8 in all), against the memory the machine has free.
+static bool fits(const HubFolder *h, double numbers, Err *e) {
+    const double need = numbers * 8.0, have = available_bytes();
+    if (have <= 0 || need <= have) return true;
+    return err_set(e, "%s: the weights hold %.0f million numbers, which need about %.1f GB while they load (4 bytes "
+                   "each in the model, and the file's copy), but the machine has %.1f GB free", h->dir, numbers / 1e6,
+                   need / 1e9, have / 1e9);
+}
+
 static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e) {
     char *text;
     size_t n;
@@ -181,6 +226,15 @@ static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e
     const cJSON *map = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;
     bool ok = cJSON_IsObject(map) || err_set(e, "%s: no \"weight_map\" object", index);
     memset(f, 0, sizeof *f);
+    double numbers = 0;  // every shard's, before any is read
+    for (const cJSON *it = ok ? map->child : NULL; it; it = it->next) {
+        bool seen = false;
+        for (const cJSON *p = map->child; p != it && !seen; p = p->next) seen = cJSON_IsString(p) && cJSON_IsString(it) && !strcmp(p->valuestring, it->valuestring);
+        char path[4400];
+        if (!seen && cJSON_IsString(it) && !strchr(it->valuestring, '/'))
+            numbers += (snprintf(path, sizeof path, "%s/%s", h->dir, it->valuestring), header_numbers(path));
+    }
+    ok = ok && fits(h, numbers, e);
     for (const cJSON *it = ok ? map->child : NULL; it && ok; it = it->next) {
         if (!cJSON_IsString(it) || strchr(it->valuestring, '/')) {
             ok = err_set(e, "%s: weight_map's '%s' is not a file name in the folder", index, it->string);
@@ -236,7 +290,7 @@ bool hub_read_weights(const HubFolder *h, StFile *f, Err *e) {
     snprintf(one, sizeof one, "%s/model.safetensors", h->dir);
     snprintf(index, sizeof index, "%s/model.safetensors.index.json", h->dir);
     bool ok;
-    if (exists(one)) ok = st_load(f, one, e);
+    if (exists(one)) ok = fits(h, header_numbers(one), e) && st_load(f, one, e);
     else if (exists(index)) ok = read_shards(h, index, f, e);
     else return err_set(e, "%s: no model.safetensors and no model.safetensors.index.json in the folder", h->dir);
     if (ok && !canonical_names(h->family, f, h->dir, e)) st_free(f), ok = false;
