@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # web_libs.sh: builds the C libraries the browser build links (SDL2, SDL2_ttf with freetype,
-# SDL2_image for PNG only, cJSON, md4c, and the tokenizers' PCRE2 and utf8proc) for WebAssembly from Debian's own sources, since
+# SDL2_image for PNG only, cJSON, md4c) for WebAssembly from Debian's own sources, since
 # emscripten's ports download from outside. Prints the prefix they are installed in.
 #
 # The prefix is cached outside the clone, keyed by emcc's version, the Debian versions of the
@@ -11,8 +11,8 @@ export NODE_PATH=/usr/share/nodejs   # emcc needs Debian's node modules (acorn)
 
 # The -dev packages pin the versions whose sources we build (a source version equals its
 # binary's); the native build installs them anyway.
-pkgs=(libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libfreetype-dev libcjson-dev libmd4c-dev libpcre2-dev libutf8proc-dev)
-srcs=(libsdl2 libsdl2-ttf libsdl2-image freetype cjson md4c pcre2 utf8proc)
+pkgs=(libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev libfreetype-dev libcjson-dev libmd4c-dev)
+srcs=(libsdl2 libsdl2-ttf libsdl2-image freetype cjson md4c)
 key=$( { emcc --version | head -n 1
          for p in "${pkgs[@]}"; do dpkg-query -W -f='${Package} ${Version}\n' "$p"; done
          cat "$0"; } | sha256sum | cut -c1-16)
@@ -69,11 +69,6 @@ cm "$work"/SDL2_image-*/ sdl2_image -DCMAKE_POSITION_INDEPENDENT_CODE=OFF -DSDL2
    -DSDL2IMAGE_VENDORED=OFF -DSDL2IMAGE_DEPS_SHARED=OFF -DSDL2IMAGE_BACKEND_STB=ON -DSDL2IMAGE_PNG=ON \
    "${no_formats[@]}"
 
-# PCRE2: 8-bit, with Unicode properties (the tokenizers' \p{L}), no JIT (none in WebAssembly).
-cm "$work"/pcre2-*/ pcre2 -DPCRE2_BUILD_PCRE2_8=ON -DPCRE2_BUILD_PCRE2_16=OFF -DPCRE2_BUILD_PCRE2_32=OFF \
-   -DPCRE2_SUPPORT_UNICODE=ON -DPCRE2_SUPPORT_JIT=OFF -DPCRE2_BUILD_PCRE2GREP=OFF -DPCRE2_BUILD_TESTS=OFF \
-   -DPCRE2_SUPPORT_LIBZ=OFF -DPCRE2_SUPPORT_LIBBZ2=OFF -DPCRE2_SUPPORT_LIBEDIT=OFF -DPCRE2_SUPPORT_LIBREADLINE=OFF
-
 one_file_lib() {  # one_file_lib NAME SOURCE HEADER_DEST VERSION: a library of one C file, with a .pc
   local name=$1 src=$2 hdest=$3 version=$4
   step "building $name"
@@ -86,7 +81,6 @@ one_file_lib() {  # one_file_lib NAME SOURCE HEADER_DEST VERSION: a library of o
 }
 one_file_lib cjson "$(echo "$work"/cJSON-*/cJSON.c)" cjson/cJSON.h 1.7.15
 one_file_lib md4c "$(echo "$work"/md4c-*/src/md4c.c)" md4c.h 0.4.8
-one_file_lib utf8proc "$(echo "$work"/utf8proc-*/utf8proc.c)" utf8proc.h 2.8.0  # (it includes utf8proc_data.c)
 mv "$prefix/lib/pkgconfig/libmd4c.pc" "$prefix/lib/pkgconfig/md4c.pc"
 touch "$prefix/.done"
 echo "$prefix"
