@@ -46,7 +46,7 @@ static const char *pattern_of(const cJSON *j, bool *regex) {
 static bool read_vocab(Tokenizer *t, const cJSON *vocab, Err *e) {
     int top = -1;
     for (const cJSON *v = vocab->child; v; v = v->next) {
-        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 16777216)
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= TOKENIZER_MAX_IDS || v->valuedouble != (int)v->valuedouble)
             return err_set(e, "%s: the vocabulary's '%s' has no valid id", t->path, v->string);
         top = v->valueint > top ? v->valueint : top;
     }
@@ -101,7 +101,8 @@ static bool read_added(Tokenizer *t, const cJSON *list, Err *e) {
     for (const cJSON *a = list->child; a; a = a->next) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
         const char *content = str_of(a, "content");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 16777216 || !content || !*content)
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= TOKENIZER_MAX_IDS ||
+            id->valuedouble != (int)id->valuedouble || !content || !*content)
             return err_set(e, "%s: an added token has no id or content", t->path);
         if (flag_of(a, "single_word", false)) return unsupported(t, "the added token option", "single_word", e);
         t->added[t->n_added++] = (Added){tok_dup(content), id->valueint, flag_of(a, "lstrip", false), flag_of(a, "rstrip", false),
@@ -266,19 +267,24 @@ static bool read_all(Tokenizer *t, const cJSON *root, Err *e) {
     return true;
 }
 
+Tokenizer *tokenizer_parse(const char *json, size_t n, const char *what, Err *e) {
+    cJSON *root = cJSON_ParseWithLength(json, n);
+    Tokenizer *t = calloc(1, sizeof *t);
+    bool ok = t != NULL || err_code(e, ERR_MEMORY, "out of memory");
+    if (ok) snprintf(t->path, sizeof t->path, "%s", what);
+    if (ok && !cJSON_IsObject(root)) ok = err_set(e, "%s: not a JSON object", what);
+    ok = ok && read_all(t, root, e);
+    cJSON_Delete(root);
+    if (!ok) tokenizer_free(t), t = NULL;
+    return t;
+}
+
 Tokenizer *tokenizer_load(const char *path, Err *e) {
     char *text;
     size_t n;
     if (!file_read_all(path, "the tokenizer", &text, &n, e)) return NULL;
-    cJSON *root = cJSON_ParseWithLength(text, n);
+    Tokenizer *t = tokenizer_parse(text, n, path, e);
     free(text);
-    Tokenizer *t = calloc(1, sizeof *t);
-    bool ok = t != NULL || err_code(e, ERR_MEMORY, "out of memory");
-    if (ok) snprintf(t->path, sizeof t->path, "%s", path);
-    if (ok && !cJSON_IsObject(root)) ok = err_set(e, "%s: not a JSON object", path);
-    ok = ok && read_all(t, root, e);
-    cJSON_Delete(root);
-    if (!ok) tokenizer_free(t), t = NULL;
     return t;
 }
 

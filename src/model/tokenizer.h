@@ -22,6 +22,10 @@ typedef struct Tokenizer Tokenizer;
 
 // Reads and checks path (a tokenizer.json). NULL with one line in e on failure.
 Tokenizer *tokenizer_load(const char *path, Err *e);
+// The same from the file's text (n bytes); `what` names it in messages.
+Tokenizer *tokenizer_parse(const char *json, size_t n, const char *what, Err *e);
+// Ids run from 0 to below this (a file with a larger id is refused).
+#define TOKENIZER_MAX_IDS (1 << 22)
 void tokenizer_free(Tokenizer *t);
 
 // One more than the largest id (the vocabulary's and the added tokens').

@@ -11,6 +11,11 @@ Tokenizer *tokenizer_load(const char *path, Err *e) {
     return NULL;
 }
 
+Tokenizer *tokenizer_parse(const char *json, size_t n, const char *what, Err *e) {
+    (void)json, (void)n;
+    return tokenizer_load(what, e);
+}
+
 void tokenizer_free(Tokenizer *t) { (void)t; }
 int tokenizer_size(const Tokenizer *t) { return (void)t, 0; }
 const char *tokenizer_piece(const Tokenizer *t, int id) { return (void)t, (void)id, NULL; }
