@@ -375,6 +375,14 @@ static void ties_follow_switches(void) {
     }
 }
 
+// The backward pass of GPT-2's lesson drawn whole: a chunk of a weight stored [in, out] (c_attn's
+// q, k, v) is shown, and its gradient kept, as the whole weight (its share was written past a
+// chunk-sized buffer before; the sanitizer build catches any such write).
+static void backward_drawn(void) {
+    const int code = run("export " LESSONS "/gpt2.md --out '%s/gpt2-backward' --size 640x480 --backward", dir);
+    CHECK(code == 0 && strstr(out, "PNGs"), "export --backward of gpt2.md: %s %s", out, err);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return 1;
     fixture("gpt2", "h.0.attn.bias");  // the mask buffers are noted and left
@@ -391,6 +399,7 @@ int main(void) {
     bad_folders();
     text_input();
     ties_follow_switches();
+    backward_drawn();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0, "removing %s", dir);

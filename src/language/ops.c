@@ -497,3 +497,10 @@ StageWhere stage_where(const Stage *st) {
     snprintf(w.name, sizeof w.name, "%s", last ? last + 1 : s);
     return w;
 }
+
+bool stage_input_strided(const Stage *st, int j, Shape *whole, size_t *col) {
+    if (st->op != OP_LINEAR || !st->attr.w_in_out || j != 1 || st->attr.w_ld == shape_last(&st->in_shape[1])) return false;
+    *whole = shape2(st->in_shape[1].dim[0], st->attr.w_ld);
+    *col = st->in[1].offset;
+    return true;
+}

@@ -172,6 +172,11 @@ AxisTokens axes_none(void);
 // packed: linear's W packed by sgemm_pack (packs.h), or NULL.
 void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *packed, float *out, int B);
 
+// Whether input j is a strided view of its tensor: a chunk of a weight stored [in, out], whose
+// rows are w_ld apart. Such an input is shown, and its gradient kept, as the whole tensor
+// (*whole), the view's columns starting *col floats in.
+bool stage_input_strided(const Stage *st, int j, Shape *whole, size_t *col);
+
 // Floats between one example and the next in input j: 0 for a (shared) weight.
 size_t op_in_stride(const Stage *st, int j);
 

@@ -455,6 +455,9 @@ static void stage_backward(Grads *g, const Interp *it, int i) {
 
 size_t backward_input_floats(const Interp *it, int i, int j) {
     const Stage *st = interp_stage(it, i);
+    Shape whole;
+    size_t col;
+    if (stage_input_strided(st, j, &whole, &col)) return (size_t)shape_numel(&whole);  // the whole weight's layout
     const size_t n = (size_t)shape_numel(&st->in_shape[j]);
     return st->in[j].kind == REF_STAGE ? n * (size_t)interp_batch(it) : n;
 }
@@ -473,6 +476,9 @@ bool backward_contributions(const Grads *g, const Interp *it, int i, float *cons
     for (int j = 0; j < st->n_in; j++) {
         dst[j] = backward_input_takes(it, i, j) ? out[j] : NULL;
         if (dst[j]) memset(dst[j], 0, sizeof(float) * backward_input_floats(it, i, j));
+        Shape whole;
+        size_t col;
+        if (dst[j] && stage_input_strided(st, j, &whole, &col)) dst[j] += col;  // written in place in the whole
     }
     run_kernel(it, i, dst, fresh, dy, g->mistake);
     return true;

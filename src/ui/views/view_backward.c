@@ -121,8 +121,11 @@ static void kernel_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
         if (r->kind == REF_INPUT || (!values && !s->share[j])) continue;
         const char *name = stage_short_name(st->in_name[j], st->id, r->kind == REF_WEIGHT);
         snprintf(names[n], sizeof names[n], values ? "%s" : "d%s", name);
+        Shape shape = st->in_shape[j];
+        size_t col = 0;
+        const bool whole = stage_input_strided(st, j, &shape, &col);  // a chunk of [in, out]: the whole weight
         below[n] = (Panel){names[n], values ? NULL : r->kind == REF_WEIGHT ? "dW: this kernel's part" : "dX: sent by this kernel",
-                           values ? interp_input(it, s->stage, j) : s->share[j], st->in_shape[j],
+                           values ? interp_input(it, s->stage, j) - (whole ? col : 0) : s->share[j], shape,
                            values && r->kind == REF_STAGE ? interp_stage(it, r->index)->kind : TK_VALUES,
                            r->kind == REF_STAGE ? r->index : -1, (unsigned)j + 1,
                            r->kind == REF_WEIGHT ? st->in_name[j] : NULL};

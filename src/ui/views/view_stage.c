@@ -42,6 +42,8 @@ static Operand operand(const App *a, int i, int slot) {
         o.is_weight = true;
         o.key[0] = 0x80000000u | (unsigned)ref->index, o.key[1] = (unsigned)ref->offset;
         o.key[3] = a->model_serial;
+        size_t col;
+        if (stage_input_strided(st, slot, &o.shape, &col)) o.data -= col;  // a chunk of [in, out]: the whole weight
         if (st->op == OP_ADD_POSITIONS) {  // only the table's first T rows are added: show those
             o.shape = shape2(st->shape.dim[0], st->shape.dim[1]);
             o.key[2] = (unsigned)st->shape.dim[0] << 8;
@@ -136,6 +138,10 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
         const Ref *ref = &st->in[slot];
         if (st->op == OP_ADD_POSITIONS)
             snprintf(sub, sizeof sub, "rows 0-%d of the %d-row table", st->shape.dim[0] - 1, st->in_shape[slot].dim[0]);
+        else if (st->op == OP_LINEAR && st->attr.w_in_out && st->attr.chunks > 1)
+            snprintf(sub, sizeof sub, "stored [in, out]; columns %d-%d are this part", (int)ref->offset,
+                     (int)ref->offset + shape_last(&st->shape) - 1);
+        else if (st->op == OP_LINEAR && st->attr.w_in_out) snprintf(sub, sizeof sub, "weights, stored [in, out]");
         else if (ref->offset || (st->op == OP_LINEAR && st->attr.chunks > 1))
             snprintf(sub, sizeof sub, "weights, part %d of %d", st->attr.chunk + 1, st->attr.chunks);
         else snprintf(sub, sizeof sub, "weights");
