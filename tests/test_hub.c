@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,6 +384,32 @@ static void backward_drawn(void) {
     CHECK(code == 0 && strstr(out, "PNGs"), "export --backward of gpt2.md: %s %s", out, err);
 }
 
+// The whole GPT-2 small configuration (12 layers, 768 wide, 50257 tokens, 124M weights, random)
+// as a hub folder with GPT-2's tokenizer: it runs, and the window draws its last attention map.
+// The peak memory is printed, not asserted. (Skipped under the sanitizers: their shadow memory
+// triples it.)
+static void full_gpt2(void) {
+#if defined(__SANITIZE_ADDRESS__)
+    puts("full GPT-2: skipped under AddressSanitizer");
+#else
+    const char *g = made_folder("gpt2-full", "gpt2.md", "n_layer",
+                                "n_layer=12 n_head=12 n_embd=768 n_positions=1024 vocab_size=50257",
+                                "{\"model_type\": \"gpt2\", \"n_layer\": 12, \"n_head\": 12, \"n_embd\": 768, \"n_positions\": "
+                                "1024, \"vocab_size\": 50257, \"layer_norm_epsilon\": 1e-5, \"activation_function\": "
+                                "\"gelu_new\", \"bos_token_id\": 50256, \"eos_token_id\": 50256}",
+                                "gpt2");
+    int code = run("run --model '%s' --input 'The capital of France is' --max-len 2 --json", g);
+    const int ids[] = {464, 3139, 286, 4881, 318};
+    CHECK(code == 0 && input_ids_are(ids, 5), "GPT-2 small runs on its own tokens: %s %s", out, err);
+    code = run("export --model '%s' --input 'The capital of France is' --out '%s/full-png' --size 1280x720 --view attention "
+               "--stages step.0.decoder.layers.11.self_attn.weights " LESSONS "/gpt2.md", g, dir);
+    CHECK(code == 0, "the window draws GPT-2 small's last attention: %s %s", out, err);
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    printf("full GPT-2 small: peak resident memory of a command %.2f GB\n", ru.ru_maxrss / 1048576.0);
+#endif
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return 1;
     fixture("gpt2", "h.0.attn.bias");  // the mask buffers are noted and left
@@ -400,6 +427,7 @@ int main(void) {
     text_input();
     ties_follow_switches();
     backward_drawn();
+    full_gpt2();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0, "removing %s", dir);
