@@ -12,6 +12,7 @@
 
 #include "views.h"
 #include "heat.h"
+#include "kernels_llm.h"
 
 #define TWO_PI 6.283185307179586
 
@@ -171,6 +172,75 @@ static void similarity_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
                   .key = {0x50450002u, a->model_serial, (unsigned)(t->P << 16 | t->D), a->pe.generation, (unsigned)a->pe.base}};
     Rect cells = heat_draw(ui, &h, r);
     mark_cells(ui, cells, (ZoomBox){0, 0, 1, 1}, t->P, t->P, a->pe.position, -1);
+}
+
+// ---- RoPE: a turned q . k depends only on how far apart the two positions are ----
+
+enum { ROPE_MAX_P = 48 };
+
+// The first two rope stages (q's, then k's) of the layer on screen, or of the first layer.
+static bool rope_pair_stages(const App *a, int *q, int *k) {
+    const Interp *it = a->session.it;
+    const int cursor = a->cursor < interp_n_done(it) ? a->cursor : interp_n_done(it) - 1;
+    const int layer = cursor >= 0 && interp_stage(it, cursor)->where.has_layer ? interp_stage(it, cursor)->where.layer : 0;
+    *q = *k = -1;
+    for (int pass = 0; pass < 2 && *k < 0; pass++)  // the layer on screen, else any layer
+        for (int i = 0; i < interp_n_done(it) && *k < 0; i++) {
+            const Stage *st = interp_stage(it, i);
+            if (st->op != OP_ROPE || st->in[0].kind != REF_STAGE || (pass == 0 && st->where.layer != layer)) continue;
+            if (*q < 0) *q = i;
+            else *k = i;
+        }
+    return *k >= 0;
+}
+
+// M[p][p'] = R(p) q . R(p') k for the model's own q (last position) and k (first position) of
+// head h before they were turned, with one pairing or the other.
+static void rope_dots(float *m, int P, const float *q, const float *k, int D, float theta, bool adjacent) {
+    float rq[ROPE_MAX_P][512], rk[ROPE_MAX_P][512];
+    for (int p = 0; p < P; p++) rope_forward(rq[p], q, 1, 1, D, p, theta, adjacent), rope_forward(rk[p], k, 1, 1, D, p, theta, adjacent);
+    for (int p = 0; p < P; p++)
+        for (int r = 0; r < P; r++) {
+            double s = 0;
+            for (int c = 0; c < D; c++) s += (double)rq[p][c] * rk[r][c];
+            m[p * P + r] = (float)s;
+        }
+}
+
+static void rope_panel(Ui *ui, const App *a, Rect r) {
+    int qs, ks;
+    if (!rope_pair_stages(a, &qs, &ks)) {
+        ui_text_wrap(ui, FONT_SANS, ui->small, ui->th->muted, r, "Step to the first attention: its q and k are turned there.");
+        return;
+    }
+    const Interp *it = a->session.it;
+    const Stage *qst = interp_stage(it, qs), *kst = interp_stage(it, ks);
+    const Shape *qs_shape = &qst->in_shape[0], *ks_shape = &kst->in_shape[0];  // [H, T, D] before the turn
+    const int H = qs_shape->dim[0], T = qs_shape->dim[1], D = qs_shape->dim[2];
+    const int h = a->head < H ? a->head : 0, kh = h * ks_shape->dim[0] / H;  // the key head it reads (groups)
+    if (D > 512) return;
+    const float *q = interp_input(it, qs, 0) + ((size_t)h * T + (T - 1)) * D;
+    const float *k = interp_input(it, ks, 0) + ((size_t)kh * ks_shape->dim[1]) * D;
+    const int P = a->pe.positions < ROPE_MAX_P ? a->pe.positions : ROPE_MAX_P;
+    static float m[2][ROPE_MAX_P * ROPE_MAX_P];  // drawn at once; only the frame's own numbers
+    char head[200];
+    snprintf(head, sizeof head, "R(p) q \xc2\xb7 R(p') k: this model's q and k (head %d, layer %d), the same along each "
+             "diagonal: only p - p' counts", h + 1, qst->where.layer);
+    const int hh = ui_text_wrap(ui, FONT_BOLD, ui->small, ui->th->text, (Rect){r.x, r.y, r.w, r.h / 3}, head);
+    r.y += hh + 2, r.h -= hh + 2;
+    const int gap = ui->pad, w = (r.w - gap) / 2;
+    for (int adj = 0; adj < 2; adj++) {
+        rope_dots(m[adj], P, q, k, D, qst->attr.theta, adj == 1);
+        char title[64];
+        snprintf(title, sizeof title, "%s%s", adj ? "pairs 2i, 2i+1" : "pairs i, i+d/2",
+                 (adj == 1) == qst->attr.adjacent ? " (its own)" : "");
+        const char *subtitle = NULL;
+        HeatSpec hs = {.title = title, .subtitle = subtitle, .shape = shape2(P, P), .kind = TK_VALUES, .data = m[adj],
+                       .rows = P, .cols = P, .row_name = "q position", .col_name = "k position",
+                       .key = {0x50450003u + (unsigned)adj, a->model_serial, (unsigned)(qs << 8 | h), a->generation,
+                               (unsigned)P}};
+        heat_draw(ui, &hs, (Rect){r.x + adj * (w + gap), r.y, w, r.h});
+    }
 }
 
 // ---- curves ----
@@ -404,7 +474,8 @@ void view_pe(Ui *ui, const App *a, Rect r) {
     // The similarity map is square: as wide as its cells are high, plus labels and colour bar.
     const int side = bot_h - lh * 2 - slh * 2 - 8;
     int sim_w = side + gfx_text_width(ui->g, FONT_SANS, ui->small, "0000") + 6 + ui->small * 5;
-    if (sim_w > in.w * 11 / 20) sim_w = in.w * 11 / 20;
+    if (a->pe.source == PE_SOURCE_ROPE) sim_w *= 2;  // two maps side by side: each pairing
+    if (sim_w > in.w * (a->pe.source == PE_SOURCE_ROPE ? 13 : 11) / 20) sim_w = in.w * (a->pe.source == PE_SOURCE_ROPE ? 13 : 11) / 20;
     Rect sim = {in.x + in.w - sim_w, in.y + top_h + gap, sim_w, bot_h};
     Rect curve = {in.x, sim.y, in.w - sim_w - gap * 2, bot_h};
     gfx_clip(ui->g, set);
@@ -412,6 +483,7 @@ void view_pe(Ui *ui, const App *a, Rect r) {
     gfx_unclip(ui->g);
     table_heat(ui, a, &t, table);
     curves(ui, a, &t, curve);
-    similarity_heat(ui, a, &t, sim);
+    if (a->pe.source == PE_SOURCE_ROPE) rope_panel(ui, a, sim);  // the live proof, in the model's own q and k
+    else similarity_heat(ui, a, &t, sim);
     numbers(ui, a, &t, num, n_lines);
 }
