@@ -220,10 +220,10 @@ class LlamaAttention(torch.nn.Module):
 class LlamaMLP(torch.nn.Module):
     def __init__(self, c):
         super().__init__()
-        C, F = c["hidden_size"], c["intermediate_size"]
-        self.gate_proj = torch.nn.Linear(C, F, bias=False)
-        self.up_proj = torch.nn.Linear(C, F, bias=False)
-        self.down_proj = torch.nn.Linear(F, C, bias=False)
+        C, F, bias = c["hidden_size"], c["intermediate_size"], c.get("mlp_bias", False)
+        self.gate_proj = torch.nn.Linear(C, F, bias=bias)
+        self.up_proj = torch.nn.Linear(C, F, bias=bias)
+        self.down_proj = torch.nn.Linear(F, C, bias=bias)
 
     def forward(self, x):
         return self.down_proj(torch.nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
@@ -384,6 +384,8 @@ def main():
     make("llama-gqa-bf16", llama_config(), LlamaForCausalLM, 3, dtype="BF16", keep_lm_head=True, shards=2)
     make("llama-mha-tied", llama_config(num_key_value_heads=4, tie_word_embeddings=True, rope_theta=500000.0,
                                         _name_or_path="stepformer/tiny-llama-tied"), LlamaForCausalLM, 4)
+    make("llama-mlp-bias", llama_config(mlp_bias=True, attention_bias=True, num_key_value_heads=1,
+                                        _name_or_path="stepformer/tiny-llama-biases"), LlamaForCausalLM, 6, keep_lm_head=True)
     make("qwen2", llama_config(model_type="qwen2", architectures=["Qwen2ForCausalLM"], tie_word_embeddings=True,
                                rope_theta=1000000.0, use_sliding_window=False, sliding_window=32,
                                max_window_layers=2, _name_or_path="stepformer/tiny-qwen2"), LlamaForCausalLM, 5)

@@ -233,6 +233,10 @@ static void bad_folders(void) {
                         "\"vocab_size\": 96, \"layer_norm_epsilon\": 1e-5, \"activation_function\": \"gelu\"}", -1);
     code = run("run --model '%s' --src-ids 1,2", d);
     EXPECT(code, 1, err, "\"activation_function\" is \"gelu\"");
+    d = folder("inverse", "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_head\": 4, \"n_embd\": 32, \"n_positions\": 32, "
+                          "\"vocab_size\": 96, \"scale_attn_by_inverse_layer_idx\": true}", -1);
+    code = run("run --model '%s' --src-ids 1,2", d);
+    EXPECT(code, 1, err, "\"scale_attn_by_inverse_layer_idx\" is true, which stepformer does not compute");
     char p[500];
     d = folder("shards", gpt2, -1);
     snprintf(p, sizeof p, "%s/model.safetensors", d), unlink(p);
@@ -417,11 +421,13 @@ int main(void) {
     fixture("llama-gqa-bf16", NULL);
     fixture("llama-mha-tied", NULL);
     fixture("qwen2", NULL);
+    fixture("llama-mlp-bias", NULL);  // attention_bias and mlp_bias: every projection has a bias
     gradients("gpt2", "h.0.ln_2.weight");
     gradients("gpt2-prefixed-f16", "h.1.attn.c_attn.weight");
     gradients("llama-gqa-bf16", "model.layers.0.input_layernorm.weight");
     gradients("llama-mha-tied", "model.layers.1.mlp.gate_proj.weight");
     gradients("qwen2", "model.layers.0.self_attn.k_proj.bias");
+    gradients("llama-mlp-bias", "model.layers.1.mlp.down_proj.bias");
     mistakes_fail();
     bad_folders();
     text_input();

@@ -51,6 +51,23 @@ static bool check_strings(const HubFolder *h, const cJSON *root, Err *e) {
             return err_set(e, "%s: \"%s\" is \"%s\", which stepformer does not compute (%s: %s)", h->conf_from,
                            needs[k].field, v->valuestring, needs[k].why, needs[k].allowed);
     }
+    // Switches whose other setting the programs do not compute: refused, not run wrong.
+    static const struct {
+        const char *field;
+        bool value;  // the one the programs compute
+        const char *why;
+    } switches[] = {
+        {"scale_attn_weights", true, "GPT-2's program divides the scores by sqrt(head width)"},
+        {"scale_attn_by_inverse_layer_idx", false, "GPT-2's program does not scale by the layer's index"},
+        {"reorder_and_upcast_attn", false, "GPT-2's program computes attention in float32 as it is"},
+        {"use_sliding_window", false, "the LLaMA family's program attends to every earlier position"},
+    };
+    for (size_t k = 0; k < sizeof switches / sizeof switches[0]; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, switches[k].field);
+        if (cJSON_IsBool(v) && cJSON_IsTrue(v) != switches[k].value)
+            return err_set(e, "%s: \"%s\" is %s, which stepformer does not compute (%s)", h->conf_from, switches[k].field,
+                           switches[k].value ? "false" : "true", switches[k].why);
+    }
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
     if (rs && !cJSON_IsNull(rs))
         return err_set(e, "%s: \"rope_scaling\" is set; stepformer computes plain RoPE only (rope_scaling null)",
