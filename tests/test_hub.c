@@ -141,6 +141,33 @@ static void gradients(const char *name, const char *checked) {
     st_free(&c);
 }
 
+// Mixing the pairings: Meta's (adjacent) on a hub file made for rotate_half is right at the first
+// position, which turns by no angle, and wrong after it.
+static void pairing_mixed(void) {
+    StFile c, d;
+    char ids[256], dump[400];
+    if (!load_case("llama-mha-tied", &c, ids, sizeof ids)) return;
+    snprintf(dump, sizeof dump, "%s/mixed.safetensors", dir);
+    const int code = run("trace --model '" HUB "/llama-mha-tied' --config rope_adjacent=1 --src-ids %s --dump '%s'", ids, dump);
+    Err e = {{0}};
+    CHECK(code == 0 && st_load(&d, dump, &e), "trace with rope_adjacent=1: %s %s", err, e.msg);
+    if (code != 0 || !d.n_entries) {
+        st_free(&c);
+        return;
+    }
+    const StEntry *got = st_find(&d, "logits"), *want = st_find(&c, "logits");
+    const int V = want->shape.dim[1], T = want->shape.dim[0];
+    double first = 0, later = 0;
+    for (int t = 0; got && t < T; t++)
+        for (int v = 0; v < V; v++) {
+            const double diff = fabs((double)got->data[t * V + v] - want->data[t * V + v]);
+            if (t == 0) first = fmax(first, diff);
+            else later = fmax(later, diff);
+        }
+    CHECK(got && first < 1e-4 && later > 1e-2, "mixed pairings: position 0 right (%.3g), later ones wrong (%.3g)", first, later);
+    st_free(&d), st_free(&c);
+}
+
 // A copy of lessons/NAME.md with the line that starts with `start` replaced by `line`.
 static void variant_line(const char *lesson, const char *start, const char *line, char *path, size_t n) {
     char src[300], buf[4096];
@@ -166,7 +193,7 @@ static void mistakes_fail(void) {
         {"gpt2", "gpt2.md", "gelu_tanh(", "gelu(", "the exact GELU in GPT-2's MLP", 1.1e-4},
         {"gpt2", "gpt2.md", "[n_embd, n_embd] normal(0.02) in_out", "[n_embd, n_embd] normal(0.02)",
          "GPT-2's attention c_proj read [out, in]", 1e-3},
-        {"llama-mha-tied", "llama.md", "theta=rope_theta)", "theta=rope_theta, adjacent=1)", "RoPE on adjacent pairs", 1e-3},
+        {"llama-mha-tied", "llama.md", "default rope_adjacent = 0", "default rope_adjacent = 1", "RoPE on adjacent pairs", 1e-3},
         {"qwen2", "llama.md", "q = linear(x, @q_proj.weight, @q_proj.bias)", "q = linear(x, @q_proj.weight)",
          "Qwen2 without its q bias", 1e-3},
     };
@@ -429,6 +456,7 @@ int main(void) {
     gradients("qwen2", "model.layers.0.self_attn.k_proj.bias");
     gradients("llama-mlp-bias", "model.layers.1.mlp.down_proj.bias");
     mistakes_fail();
+    pairing_mixed();
     bad_folders();
     text_input();
     ties_follow_switches();
