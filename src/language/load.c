@@ -151,6 +151,8 @@ static bool load_folder(Model *m, const char *dir, const Program *p, const ConfS
     ConfSpec all = cs ? *cs : none;
     conf_spec_add_file(&all, h.conf_text, h.conf_from);
     bool ok = model_from_file(m, &f, dir, p, &all, e);
+    static const char no_tokenizer[] = "the model folder has no tokenizer.json, so it takes no text: give ids (--src-ids)";
+    if (ok && !h.tokenizer[0]) m->src_vocab.no_text = m->tgt_vocab.no_text = no_tokenizer;
     if (ok && h.tokenizer[0]) {  // all or nothing: a tokenizer that fails to load fails the model
         Tokenizer *t = tokenizer_load(h.tokenizer, e);
         ok = t && model_use_tokenizer(m, t, e);

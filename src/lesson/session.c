@@ -176,8 +176,6 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     const Vocab *v = session_source_vocab(s);
     const char *what = gpt ? "prompt" : "source";
     if (gpt && spec->score_last) return score_last_inputs(s, spec, v, P, e);
-    if (!ids && m->family[0] && !v->tok)
-        return err_set(e, "%s has no tokenizer.json, so it takes no text: give the prompt as ids with --src-ids", m->source);
     if (ids) {
         if (!vocab_parse_ids(v, ids, what, s->src, P, &s->run.S, e)) return false;
         vocab_decode(v, s->src, s->run.S, s->input_text, sizeof s->input_text);

@@ -168,6 +168,7 @@ bool vocab_encode(const Vocab *v, const char *text, const char *side, float *ids
                   int *n, Err *e) {
     *n = 0;
     if (v->tok) return encode_tokenized(v, text, side, ids, max, n, e);
+    if (v->no_text) return err_set(e, "%s", v->no_text);
     const char *p = text;
     int pos = 0;
     while (*p) {

@@ -20,6 +20,8 @@ typedef struct {
     bool by_char;
     const struct Tokenizer *tok;  // a model folder's tokenizer.json (not owned), or NULL: then text
                                   // is encoded and ids decoded by it, and tokens[] are its labels
+    const char *no_text;          // why text cannot be split into these tokens (a model folder
+                                  // without tokenizer.json), or NULL
 } Vocab;
 
 // The special tokens every vocabulary stepformer makes starts with, at these ids.
