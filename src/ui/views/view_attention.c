@@ -135,9 +135,13 @@ static void grid(Ui *ui, const App *a, int k, const Labels *L, Rect r) {
     const int cw = r.w / cols, ch = r.h / rows;
     for (int h = 0; h < H; h++) {
         Rect cell = {r.x + (h % cols) * cw, r.y + (h / cols) * ch, cw - ui->pad, ch - ui->pad};
-        char sub[64];
+        char sub[64], title[24];
         HeatSpec s = head_spec(a, k, h, L, sub, sizeof sub);
         s.compact = cell.w < 12 * ui->px;  // small maps: cells only; the large view has the labels
+        if (s.compact) {  // the head's number is what a small map's title must keep (not "weights  h...")
+            snprintf(title, sizeof title, "head %d", h + 1);
+            s.title = title, s.subtitle = NULL;
+        }
         Rect drawn = heat_draw(ui, &s, cell);
         ui_hot(ui, drawn.w ? drawn : cell, CMD_HEAD, h);
     }
