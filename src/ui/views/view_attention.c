@@ -67,7 +67,8 @@ static void step_label(const Stage *st, bool mask_off, char *label, size_t n) {
         break;
     case ROLE_MASKED:
         if (mask_off) snprintf(label, n, "masked  off (M)");
-        else snprintf(label, n, "masked  %s", st->attr.causal ? "padding + causal" : "padding");
+        else snprintf(label, n, "masked  %s", st->attr.has_pad && st->attr.causal ? "padding + causal"  // what it hides
+                                              : st->attr.causal ? "causal" : st->attr.has_pad ? "padding" : "nothing");
         break;
     default: snprintf(label, n, "weights  softmax"); break;
     }
