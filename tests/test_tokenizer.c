@@ -119,10 +119,33 @@ static void refuses(const char *json, const char *want) {
     unlink(path);
 }
 
+// Whitespace keeps words and symbols apart; WhitespaceSplit only cuts at spaces. With the merge
+// ", c" ranked first, "ab,cd" is ab | , | cd under the first and ab | ,c | d under the second.
+static void whitespace(void) {
+    static const char *const types[2] = {"Whitespace", "WhitespaceSplit"};
+    static const int want[2][3] = {{0, 2, 1}, {0, 7, 6}};
+    for (int k = 0; k < 2; k++) {
+        char json[600];
+        snprintf(json, sizeof json,
+                 "{\"pre_tokenizer\": {\"type\": \"%s\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"ab\": 0, \"cd\": 1, "
+                 "\",\": 2, \"a\": 3, \"b\": 4, \"c\": 5, \"d\": 6, \",c\": 7}, \"merges\": [\", c\", \"a b\", \"c d\"]}}",
+                 types[k]);
+        Err e = {{0}};
+        Tokenizer *t = tokenizer_parse(json, strlen(json), "ws.json", &e);
+        int *ids = NULL, n = 0;
+        const bool ok = t && tokenizer_encode(t, "ab,cd", false, &ids, &n, &e);
+        CHECK(ok && n == 3 && ids[0] == want[k][0] && ids[1] == want[k][1] && ids[2] == want[k][2],
+              "%s: 'ab,cd' is %d %d %d (%s; got %d ids)", types[k], want[k][0], want[k][1], want[k][2], e.msg, n);
+        free(ids);
+        tokenizer_free(t);
+    }
+}
+
 int main(void) {
     against_reference(ASSETS "/gpt2/tokenizer.json", FIXTURES "/tokenizers/gpt2.ref.json");
     against_reference(ASSETS "/licences-bpe/tokenizer.json", FIXTURES "/tokenizers/licences-bpe.ref.json");
     labels_and_bos();
+    whitespace();
     const char *model = "\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2, \"ba\": 3, \"abab\": 4}, ";
     char buf[600];
     snprintf(buf, sizeof buf, "{%s\"merges\": [[\"a\", \"b\"], [\"ab\", \"ab\"]]}}", model);

@@ -169,7 +169,7 @@ static bool read_pre(Tokenizer *t, const cJSON *j, Err *e) {
         if (!pat || !behavior) return err_set(e, "%s: a Split pre_tokenizer has no pattern or behavior", t->path);
         if (flag_of(j, "invert", false)) return unsupported(t, "the Split option", "invert", e);
         if (strcmp(behavior, "Isolated") && strcmp(behavior, "Removed")) return unsupported(t, "the Split behavior", behavior, e);
-        p->kind = PRE_SPLIT, p->removed = !strcmp(behavior, "Removed");
+        p->kind = PRE_SPLIT, p->keep = !strcmp(behavior, "Removed") ? KEEP_GAPS : KEEP_BOTH;
         char quoted[1024];
         if (!regex) {  // a literal string: \Q...\E
             if (strstr(pat, "\\E")) return unsupported(t, "a Split string containing", "\\E", e);
@@ -177,6 +177,9 @@ static bool read_pre(Tokenizer *t, const cJSON *j, Err *e) {
             pat = quoted;
         }
         if (!compile(t, p, pat, e)) return false;
+    } else if (!strcmp(type, "Whitespace") || !strcmp(type, "WhitespaceSplit")) {  // words and symbols; or runs of non-space
+        p->kind = PRE_SPLIT, p->keep = KEEP_MATCHES;
+        if (!compile(t, p, !strcmp(type, "Whitespace") ? "\\w+|[^\\w\\s]+" : "\\S+", e)) return false;
     } else if (!strcmp(type, "Digits")) {
         p->kind = PRE_SPLIT;
         if (!compile(t, p, flag_of(j, "individual_digits", false) ? "\\p{N}" : "\\p{N}+", e)) return false;

@@ -6,7 +6,8 @@
 //   added tokens   split off first, longest first (special tokens inside a text: <|endoftext|>)
 //   normalizer     NFC (utf8proc), Prepend, Replace (a string), Lowercase, Sequence, or none
 //   pre_tokenizer  ByteLevel (GPT-2's split pattern), Split (a regex, PCRE2 with Unicode
-//                  properties; Isolated or Removed), Digits, Metaspace, Sequence, or none
+//                  properties; Isolated or Removed), Whitespace, WhitespaceSplit, Digits,
+//                  Metaspace, Sequence, or none
 //   decoder        ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, Sequence
 //   post_processor TemplateProcessing (a BOS before the text), ByteLevel, Sequence, or none
 // Unicode categories and the split patterns are PCRE2's; NFC is utf8proc's.

@@ -18,10 +18,13 @@ typedef struct {
 } Norm;
 
 typedef enum { PRE_BYTELEVEL, PRE_SPLIT, PRE_METASPACE } PreKind;
+// What a split keeps: the matches and the text between them (Split's Isolated), only the text
+// between (Removed), or only the matches (Whitespace: words and punctuation, spaces dropped).
+typedef enum { KEEP_BOTH, KEEP_GAPS, KEEP_MATCHES } SplitKeep;
 typedef struct {
     PreKind kind;
     pcre2_code *re;     // ByteLevel (use_regex) and Split: the pattern pieces are cut by, or NULL
-    bool removed;       // Split: matches dropped (Removed), not kept as pieces (Isolated)
+    int keep;           // Split: what becomes pieces (SplitKeep)
     bool prefix_space;  // ByteLevel: add_prefix_space
     char *replacement;  // Metaspace: the character a space becomes ("▁")
     int prepend;        // Metaspace: 0 never, 1 the first piece of the text, 2 always

@@ -87,7 +87,7 @@ static char *normalize(const Tokenizer *t, const char *s, size_t n) {
 // ---- pre-tokenizers: each turns the list of pieces into a new one ----
 
 // Cuts s at the pattern's matches: matches kept as pieces of their own, or dropped.
-static bool split(const pcre2_code *re, bool removed, const char *s, List *out) {
+static bool split(const pcre2_code *re, SplitKeep keep, const char *s, List *out) {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     if (!md) return false;
     const size_t n = strlen(s);
@@ -101,11 +101,12 @@ static bool split(const pcre2_code *re, bool removed, const char *s, List *out) 
             at = ov[0] + (ov[0] < n ? (size_t)utf8_len(s + ov[0]) : 1);
             continue;
         }
-        ok = list_add(out, s + gap, ov[0] - gap) && (removed || list_add(out, s + ov[0], ov[1] - ov[0]));
+        ok = (keep == KEEP_MATCHES || list_add(out, s + gap, ov[0] - gap)) &&
+             (keep == KEEP_GAPS || list_add(out, s + ov[0], ov[1] - ov[0]));
         gap = at = ov[1];
     }
     pcre2_match_data_free(md);
-    return ok && list_add(out, s + gap, n - gap);
+    return ok && (keep == KEEP_MATCHES || list_add(out, s + gap, n - gap));
 }
 
 // Each byte as a character of GPT-2's alphabet.
@@ -151,11 +152,11 @@ static bool pre_tokenize(const Tokenizer *t, const char *s, bool first, List *pi
             if (p->kind == PRE_BYTELEVEL && p->prefix_space && i == 0 && piece[0] != ' ' && (spaced = malloc(strlen(piece) + 2)))
                 piece = strcat(strcpy(spaced, " "), piece);
             if (p->kind == PRE_METASPACE) ok = metaspace(p, piece, first && i == 0, &next);
-            else if (p->kind == PRE_SPLIT) ok = split(p->re, p->removed, piece, &next);
+            else if (p->kind == PRE_SPLIT) ok = split(p->re, (SplitKeep)p->keep, piece, &next);
             else if (!p->re) ok = byte_map(piece, &next);
             else {
                 List cut = {0};
-                ok = split(p->re, false, piece, &cut);
+                ok = split(p->re, KEEP_BOTH, piece, &cut);
                 for (int c = 0; c < cut.n && ok; c++) ok = byte_map(cut.s[c], &next);
                 list_free(&cut);
             }
