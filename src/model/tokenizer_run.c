@@ -149,7 +149,8 @@ static bool pre_tokenize(const Tokenizer *t, const char *s, bool first, List *pi
         for (int i = 0; i < pieces->n && ok; i++) {
             const char *piece = pieces->s[i];
             char *spaced = NULL;
-            if (p->kind == PRE_BYTELEVEL && p->prefix_space && i == 0 && piece[0] != ' ' && (spaced = malloc(strlen(piece) + 2)))
+            // add_prefix_space: every piece the byte level receives, as Hugging Face's does
+            if (p->kind == PRE_BYTELEVEL && p->prefix_space && piece[0] != ' ' && (spaced = malloc(strlen(piece) + 2)))
                 piece = strcat(strcpy(spaced, " "), piece);
             if (p->kind == PRE_METASPACE) ok = metaspace(p, piece, first && i == 0, &next);
             else if (p->kind == PRE_SPLIT) ok = split(p->re, (SplitKeep)p->keep, piece, &next);
