@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rng.h"
 #include "scene.h"
@@ -345,7 +346,8 @@ static void press_z(Scene *s, const char *lesson, const DecodeChoice *want, cons
 
 // A copy of gpt_tiny.md with `keys` added to its lesson block.
 static void lesson_with(const char *keys, char *path, size_t n) {
-    snprintf(path, n, "/tmp/stepformer-decoding-%d.md", (int)strlen(keys));
+    // The process id too: test_decoding and its AVX2 twin run side by side under ctest -j.
+    snprintf(path, n, "/tmp/stepformer-decoding-%d-%d.md", (int)getpid(), (int)strlen(keys));
     FILE *in = fopen(gpt, "r"), *out = fopen(path, "w");
     char line[600];
     while (in && out && fgets(line, sizeof line, in)) {

@@ -207,6 +207,10 @@ static bool split_lines(Lesson *l, Err *e) {
 
 bool lesson_setup_parse(LessonSetup *s, const Lesson *l, int first, int last, Err *e);
 
+// The fenced blocks a lesson reads; every other tag is shown, not run.
+static const char *const cell_tags[] = {"program", "lesson", "question", "steps"};
+enum { N_CELL_TAGS = (int)(sizeof cell_tags / sizeof cell_tags[0]) };
+
 // A `question` block: parsed, and tied to the cell after it (the one whose narration holds it).
 static bool add_question(Lesson *l, int block, int first, int last, Err *e) {
     Question *nq = realloc(l->questions, sizeof *nq * (size_t)(l->n_questions + 1));
@@ -283,10 +287,9 @@ static bool build_program(Lesson *l, Err *e) {
             ok = add_attachment(l, i, first, last, e);
             continue;
         }
-        static const char *const tags[] = {"program", "lesson", "question", "steps"};
-        const char *near = err_closest(r->lang, tags, 4), *cased = NULL;
-        for (int t = 0; t < 4 && !cased; t++)
-            if (!strcasecmp(r->lang, tags[t])) cased = tags[t];
+        const char *near = err_closest(r->lang, cell_tags, N_CELL_TAGS), *cased = NULL;
+        for (int t = 0; t < N_CELL_TAGS && !cased; t++)
+            if (!strcasecmp(r->lang, cell_tags[t])) cased = cell_tags[t];
         const bool exact = !strcmp(r->lang, "program");
         if (!exact && (near || cased))
             ok = err_set(e, "%s:%d: a code block tagged `%s`: did you mean `%s`? (only `program`, `lesson`, "
@@ -321,14 +324,12 @@ static void copy_lines(char *dst, const char *src) {
     *dst = '\0';
 }
 
-// Whether a fence's info string (from s) names a cell of a lesson: program, lesson, question,
-// steps.
+// Whether a fence's info string (from s) names a block a lesson reads (cell_tags).
 static bool cell_tag(const char *s) {
-    static const char *const tags[] = {"program", "lesson", "question", "steps"};
     while (*s == ' ') s++;
-    for (int k = 0; k < 4; k++) {
-        const size_t n = strlen(tags[k]);
-        if (!strncmp(s, tags[k], n) && (!s[n] || s[n] == ' ')) return true;
+    for (int k = 0; k < N_CELL_TAGS; k++) {
+        const size_t n = strlen(cell_tags[k]);
+        if (!strncmp(s, cell_tags[k], n) && (!s[n] || s[n] == ' ')) return true;
     }
     return false;
 }

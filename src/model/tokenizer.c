@@ -114,15 +114,19 @@ static bool read_added(Tokenizer *t, const cJSON *list, Err *e) {
 
 // ---- normalizers, pre-tokenizers, decoders, post-processors: each a list of steps ----
 
+// A Sequence: each entry of its list `key`, read by the reader of that part.
+static bool read_each(Tokenizer *t, const cJSON *j, const char *key, bool (*read)(Tokenizer *, const cJSON *, Err *),
+                      Err *e) {
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(j, key);
+    for (const cJSON *n = cJSON_IsArray(list) ? list->child : NULL; n; n = n->next)
+        if (!read(t, n, e)) return false;
+    return true;
+}
+
 static bool read_normalizer(Tokenizer *t, const cJSON *j, Err *e) {
     if (!j || cJSON_IsNull(j)) return true;
     const char *type = type_of(j);
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *list = cJSON_GetObjectItemCaseSensitive(j, "normalizers");
-        for (const cJSON *n = cJSON_IsArray(list) ? list->child : NULL; n; n = n->next)
-            if (!read_normalizer(t, n, e)) return false;
-        return true;
-    }
+    if (!strcmp(type, "Sequence")) return read_each(t, j, "normalizers", read_normalizer, e);
     if (t->n_norm == TOK_MAX_STEPS) return unsupported(t, "a normalizer with", "more than 8 steps", e);
     Norm *n = &t->norm[t->n_norm];
     bool regex = false;
@@ -152,12 +156,7 @@ static const char *const gpt2_pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p
 static bool read_pre(Tokenizer *t, const cJSON *j, Err *e) {
     if (!j || cJSON_IsNull(j)) return true;
     const char *type = type_of(j);
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *list = cJSON_GetObjectItemCaseSensitive(j, "pretokenizers");
-        for (const cJSON *n = cJSON_IsArray(list) ? list->child : NULL; n; n = n->next)
-            if (!read_pre(t, n, e)) return false;
-        return true;
-    }
+    if (!strcmp(type, "Sequence")) return read_each(t, j, "pretokenizers", read_pre, e);
     if (t->n_pre == TOK_MAX_STEPS) return unsupported(t, "a pre_tokenizer with", "more than 8 steps", e);
     Pre *p = &t->pre[t->n_pre];
     if (!strcmp(type, "ByteLevel")) {
@@ -197,12 +196,7 @@ static bool read_pre(Tokenizer *t, const cJSON *j, Err *e) {
 static bool read_decoder(Tokenizer *t, const cJSON *j, Err *e) {
     if (!j || cJSON_IsNull(j)) return true;
     const char *type = type_of(j);
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *list = cJSON_GetObjectItemCaseSensitive(j, "decoders");
-        for (const cJSON *n = cJSON_IsArray(list) ? list->child : NULL; n; n = n->next)
-            if (!read_decoder(t, n, e)) return false;
-        return true;
-    }
+    if (!strcmp(type, "Sequence")) return read_each(t, j, "decoders", read_decoder, e);
     if (t->n_dec == TOK_MAX_STEPS) return unsupported(t, "a decoder with", "more than 8 steps", e);
     Dec *d = &t->dec[t->n_dec];
     bool regex = false;
@@ -229,12 +223,7 @@ static bool read_post(Tokenizer *t, const cJSON *j, Err *e) {
     if (!j || cJSON_IsNull(j)) return true;
     const char *type = type_of(j);
     if (!strcmp(type, "ByteLevel")) return true;  // offsets only
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *list = cJSON_GetObjectItemCaseSensitive(j, "processors");
-        for (const cJSON *n = cJSON_IsArray(list) ? list->child : NULL; n; n = n->next)
-            if (!read_post(t, n, e)) return false;
-        return true;
-    }
+    if (!strcmp(type, "Sequence")) return read_each(t, j, "processors", read_post, e);
     if (strcmp(type, "TemplateProcessing")) return unsupported(t, "the post_processor", *type ? type : "(no type)", e);
     const cJSON *single = cJSON_GetObjectItemCaseSensitive(j, "single"), *special = cJSON_GetObjectItemCaseSensitive(j, "special_tokens");
     bool after = false;

@@ -197,7 +197,7 @@ static bool rope_pair_stages(const App *a, int *q, int *k) {
 // M[p][p'] = R(p) q . R(p') k for the model's own q (last position) and k (first position) of
 // head h before they were turned, with one pairing or the other.
 static void rope_dots(float *m, int P, const float *q, const float *k, int D, float theta, bool adjacent) {
-    float rq[ROPE_MAX_P][512], rk[ROPE_MAX_P][512];
+    static float rq[ROPE_MAX_P][512], rk[ROPE_MAX_P][512];  // scratch for one draw (192 KB: not on the stack)
     for (int p = 0; p < P; p++) rope_forward(rq[p], q, 1, 1, D, p, theta, adjacent), rope_forward(rk[p], k, 1, 1, D, p, theta, adjacent);
     for (int p = 0; p < P; p++)
         for (int r = 0; r < P; r++) {
