@@ -9,6 +9,7 @@
 #include "check.h"
 #include "session.h"
 #include "model.h"
+#include "rng.h"
 
 static char dir[] = "/tmp/stepformer-formats-XXXXXX";
 
@@ -115,6 +116,78 @@ static void test_roundtrip(void) {
           memcmp(eb->data, b, sizeof b) == 0, "tensors survive a round trip");
     CHECK(st_meta(&f, "note") && strcmp(st_meta(&f, "note"), "hello \"world\"") == 0, "metadata too");
     st_free(&f);
+}
+
+// The value of the 2-byte format nearest x, found by trying every finite value of it (ties:
+// the even bit pattern): the reference st_f32_to_f16 and st_f32_to_bf16 must agree with.
+static uint16_t nearest_by_search(float x, bool bf16) {
+    uint16_t best = 0;
+    double best_d = INFINITY;
+    for (uint32_t h = 0; h < 0x10000u; h++) {
+        const float v = bf16 ? st_bf16_to_f32((uint16_t)h) : st_f16_to_f32((uint16_t)h);
+        if (!isfinite(v)) continue;
+        const double d = fabs((double)v - (double)x);
+        if (d < best_d || (d == best_d && !(h & 1u)))
+            best_d = d, best = (uint16_t)h;
+    }
+    return best;
+}
+
+// F16 and BF16 written: rounded to the nearest value, ties to even, read back as written.
+static void test_two_byte_save(void) {
+    Rng rng = {99};
+    int wrong[2] = {0, 0};
+    float probe[400];
+    for (int i = 0; i < 400; i++) {  // magnitudes from 2^-26 (below the smallest half) to 2^16
+        const double u = (double)(rng_u64(&rng) >> 11) / 9007199254740992.0;
+        probe[i] = (float)((i & 1 ? -1 : 1) * exp2(-26.0 + 42.0 * u));
+    }
+    probe[0] = 65519.0f, probe[1] = 1.0f + 0x1p-11f, probe[2] = 0x1p-25f, probe[3] = 1.0f + 0x1p-8f;  // ties
+    for (int i = 0; i < 400; i++)
+        for (int b = 0; b < 2; b++) {
+            const float x = probe[i];
+            const bool bf16 = b == 1;
+            if (!bf16 && fabsf(x) >= 65520.0f) continue;  // past the largest half: infinity, below
+            const uint16_t got = bf16 ? st_f32_to_bf16(x) : st_f32_to_f16(x);
+            const float gv = bf16 ? st_bf16_to_f32(got) : st_f16_to_f32(got);
+            const float wv = bf16 ? st_bf16_to_f32(nearest_by_search(x, true)) : st_f16_to_f32(nearest_by_search(x, false));
+            if (gv != wv && wrong[b]++ < 3)
+                fprintf(stderr, "  %s(%.9g) = %.9g, the nearest is %.9g\n", bf16 ? "bf16" : "f16", x, gv, wv);
+        }
+    CHECK(!wrong[0] && !wrong[1], "the nearest value: %d F16 and %d BF16 roundings wrong", wrong[0], wrong[1]);
+    CHECK(st_f32_to_f16(65520.0f) == 0x7C00 && st_f32_to_f16(-1e9f) == 0xFC00 && st_f32_to_f16(65504.0f) == 0x7BFF,
+          "past 65504 rounds to infinity, 65504 stays");
+    CHECK(st_f32_to_f16(1.0f + 0x1p-11f) == 0x3C00 && st_f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3C02 &&
+          st_f32_to_bf16(1.0f + 0x1p-8f) == 0x3F80 && st_f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3F82,
+          "a tie goes to the even value");
+    CHECK(isnan(st_f16_to_f32(st_f32_to_f16(NAN))) && isnan(st_bf16_to_f32(st_f32_to_bf16(NAN))), "NaN stays NaN");
+    float a[5] = {1.0f, -0.333333343f, 1e-6f, 70000.0f, 3.14159274f};
+    StTensor t[1] = {{"w", shape1(5), a}};
+    Err e = {{0}};
+    for (int d = ST_F16; d <= ST_BF16; d++) {
+        const char *p = tmp("two-byte.safetensors");
+        CHECK(st_save_as(p, t, 1, NULL, 0, (StDtype)d, &e), "save as %s: %s", st_dtype_names[d], e.msg);
+        StFile f;
+        const bool ok = st_load(&f, p, &e);
+        CHECK(ok, "load %s: %s", st_dtype_names[d], e.msg);
+        if (!ok) continue;
+        const StEntry *w = st_find(&f, "w");
+        int same = 0;
+        for (int i = 0; w && i < 5; i++)
+            same += w->data[i] == (d == ST_F16 ? st_f16_to_f32(st_f32_to_f16(a[i])) : st_bf16_to_f32(st_f32_to_bf16(a[i])));
+        CHECK(same == 5, "%s: the file holds each value rounded (%d of 5)", st_dtype_names[d], same);
+        FILE *fp = fopen(p, "rb");
+        unsigned char len8[8] = {0};
+        const bool head = fp && fread(len8, 1, 8, fp) == 8;
+        long header = 0;
+        for (int i = 7; i >= 0; i--) header = header << 8 | len8[i];
+        if (fp) fseek(fp, 0, SEEK_END);
+        const long size = fp ? ftell(fp) : -1;
+        if (fp) fclose(fp);
+        CHECK(head && size == 8 + header + 10, "%s: 2 bytes a value (file %ld bytes, header %ld)", st_dtype_names[d],
+              size, header);
+        st_free(&f);
+    }
 }
 
 // st_load reads each tensor straight from the file into its place; st_parse copies it from the
@@ -367,6 +440,7 @@ int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     test_bad_safetensors();
     test_roundtrip();
+    test_two_byte_save();
     test_load_matches_parse();
     test_models();
     test_large_headers();

@@ -354,7 +354,35 @@ const char *st_meta(const StFile *f, const char *key) {
     return NULL;
 }
 
-static char *build_header(const StTensor *ts, int n, const StMeta *meta, int n_meta) {
+const char *const st_dtype_names[3] = {[ST_F32] = "F32", [ST_F16] = "F16", [ST_BF16] = "BF16"};
+
+uint16_t st_f32_to_bf16(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)(bits >> 16 | 0x40u);  // NaN stays quiet NaN
+    bits += 0x7FFFu + (bits >> 16 & 1u);  // to nearest, ties to even
+    return (uint16_t)(bits >> 16);
+}
+
+uint16_t st_f32_to_f16(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    const uint16_t sign = (uint16_t)(bits >> 16 & 0x8000u);
+    const uint32_t a = bits & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return sign | 0x7E00u;               // NaN
+    if (a >= 0x477FF000u) return sign | 0x7C00u;              // rounds past 65504: infinity
+    if (a < 0x38800000u) {                                    // below 2^-14: a subnormal half (or 0)
+        if (a < 0x33000000u) return sign;                     // below half the smallest: zero
+        const uint32_t man = (a & 0x7FFFFFu) | 0x800000u;     // the value is man * 2^(e - 150)
+        const int shift = 126 - (int)(a >> 23);               // so man >> (shift - 1 + ...) in 2^-24 units
+        const uint32_t q = man >> (shift), rest = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        return sign | (uint16_t)(q + (rest > half || (rest == half && (q & 1u))));
+    }
+    const uint32_t r = a + 0xFFFu + (a >> 13 & 1u) - 0x38000000u;  // rebias 127 -> 15, to nearest even
+    return sign | (uint16_t)(r >> 13);
+}
+
+static char *build_header(const StTensor *ts, int n, const StMeta *meta, int n_meta, StDtype dtype) {
     cJSON *root = cJSON_CreateObject();
     if (n_meta > 0) {
         cJSON *m = cJSON_AddObjectToObject(root, "__metadata__");
@@ -363,11 +391,11 @@ static char *build_header(const StTensor *ts, int n, const StMeta *meta, int n_m
     uint64_t at = 0;
     for (int i = 0; i < n; i++) {
         cJSON *t = cJSON_AddObjectToObject(root, ts[i].name);
-        cJSON_AddStringToObject(t, "dtype", "F32");
+        cJSON_AddStringToObject(t, "dtype", st_dtype_names[dtype]);
         cJSON *shape = cJSON_AddArrayToObject(t, "shape");
         for (int d = 0; d < ts[i].shape.ndim; d++)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber(ts[i].shape.dim[d]));
-        uint64_t bytes = (uint64_t)shape_numel(&ts[i].shape) * 4;
+        uint64_t bytes = (uint64_t)shape_numel(&ts[i].shape) * (dtype == ST_F32 ? 4 : 2);
         cJSON *offs = cJSON_AddArrayToObject(t, "data_offsets");
         cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)at));
         cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(at + bytes)));
@@ -378,9 +406,29 @@ static char *build_header(const StTensor *ts, int n, const StMeta *meta, int n_m
     return s;
 }
 
-bool st_save(const char *path, const StTensor *ts, int n, const StMeta *meta, int n_meta,
-             Err *e) {
-    char *header = build_header(ts, n, meta, n_meta);
+// One tensor's numbers as `dtype`, little-endian, in blocks.
+static bool write_values(FILE *fp, const float *x, size_t cnt, StDtype dtype) {
+    if (dtype == ST_F32) return fwrite(x, sizeof(float), cnt, fp) == cnt;
+    unsigned char buf[8192];
+    for (size_t at = 0; at < cnt;) {
+        const size_t k = cnt - at < sizeof buf / 2 ? cnt - at : sizeof buf / 2;
+        for (size_t i = 0; i < k; i++) {
+            const uint16_t h = dtype == ST_F16 ? st_f32_to_f16(x[at + i]) : st_f32_to_bf16(x[at + i]);
+            buf[2 * i] = (unsigned char)(h & 0xFF), buf[2 * i + 1] = (unsigned char)(h >> 8);
+        }
+        if (fwrite(buf, 2, k, fp) != k) return false;
+        at += k;
+    }
+    return true;
+}
+
+bool st_save(const char *path, const StTensor *ts, int n, const StMeta *meta, int n_meta, Err *e) {
+    return st_save_as(path, ts, n, meta, n_meta, ST_F32, e);
+}
+
+bool st_save_as(const char *path, const StTensor *ts, int n, const StMeta *meta, int n_meta, StDtype dtype,
+                Err *e) {
+    char *header = build_header(ts, n, meta, n_meta, dtype);
     if (!header) return err_set(e, "%s: out of memory building the header", path);
     size_t hlen = strlen(header);
     size_t padded = (hlen + 8 + 7) / 8 * 8 - 8;  // data section starts 8-byte aligned
@@ -394,8 +442,7 @@ bool st_save(const char *path, const StTensor *ts, int n, const StMeta *meta, in
     bool ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(header, 1, hlen, fp) == hlen;
     for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
     for (int i = 0; ok && i < n; i++) {
-        size_t cnt = (size_t)shape_numel(&ts[i].shape);
-        ok = fwrite(ts[i].data, sizeof(float), cnt, fp) == cnt;
+        ok = write_values(fp, ts[i].data, (size_t)shape_numel(&ts[i].shape), dtype);
     }
     free(header);
     if (fclose(fp) != 0) ok = false;

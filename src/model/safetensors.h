@@ -1,6 +1,6 @@
 // safetensors.h: reading and writing .safetensors files (tensors + string metadata). F32, F16 and
 // BF16 tensors are read, each widened to float32 (4 bytes a number in memory, whatever the file
-// holds); files are written as F32.
+// holds); files are written as F32, or as F16 or BF16 (rounded to nearest, ties to even).
 //
 // Layout: 8-byte little-endian header length N, N bytes of JSON, then the data section.
 // The JSON maps each tensor name to {"dtype", "shape", "data_offsets": [begin, end]} with
@@ -50,6 +50,13 @@ const char *st_meta(const StFile *f, const char *key);
 // IEEE half precision and bfloat16 to float32 (exact: every such value is a float32).
 float st_f16_to_f32(uint16_t h);
 float st_bf16_to_f32(uint16_t h);
+// Float32 to the nearest half precision or bfloat16 value, ties to even (as PyTorch's .half() and
+// .bfloat16() round); past the largest finite half, infinity; NaN stays NaN.
+uint16_t st_f32_to_f16(float f);
+uint16_t st_f32_to_bf16(float f);
+
+typedef enum { ST_F32, ST_F16, ST_BF16 } StDtype;
+extern const char *const st_dtype_names[3];  // "F32", "F16", "BF16": the files' own words
 
 typedef struct {
     const char *name;
@@ -57,8 +64,11 @@ typedef struct {
     const float *data;  // [shape]
 } StTensor;
 
-// Writes tensors (in the given order) and metadata pairs to `path`.
+// Writes tensors (in the given order) and metadata pairs to `path`, as F32.
 bool st_save(const char *path, const StTensor *tensors, int n, const StMeta *meta, int n_meta,
              Err *e);
+// The same with every tensor stored as `dtype`.
+bool st_save_as(const char *path, const StTensor *tensors, int n, const StMeta *meta, int n_meta,
+                StDtype dtype, Err *e);
 
 #endif
