@@ -32,6 +32,8 @@ typedef struct {
     const char *data;  // --task text: the file
     int block;         // --task text: characters a window
     bool shuffle;      // --task text: shuffle the lines first
+    const char *tokenizer;  // --task text: read the text as this tokenizer.json's tokens
+    const char *dtype;      // --task text --tokenizer: how model.safetensors stores the weights
     int steps, batch, warmup, d_model, layers, enc_layers, dec_layers, d_ff, eval_every;
     bool has_warmup, has_eval_every;
     float lr, label_smoothing, stop_at;

@@ -91,6 +91,8 @@ static const struct {
     {{"data", required_argument, 0, 1050}, OPT_TRAIN},
     {{"block", required_argument, 0, 1051}, OPT_TRAIN},
     {{"shuffle", no_argument, 0, 1052}, OPT_TRAIN},
+    {{"tokenizer", required_argument, 0, 1053}, OPT_TRAIN},
+    {{"dtype", required_argument, 0, 1054}, OPT_TRAIN},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -176,6 +178,8 @@ static bool take_plain(CliOptions *o, int c, const char *arg) {
     case 1036: o->no_cache = true; return true;
     case 1050: o->train.data = arg; return true;
     case 1052: o->train.shuffle = true; return true;
+    case 1053: o->train.tokenizer = arg; return true;
+    case 1054: o->train.dtype = arg; return true;
     }
     return false;
 }

@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +28,11 @@ static const char train_usage[] =
     "STEPFORMER_MAX_TEXT_MB; at most 1000 distinct characters; a line break is <eos>). Every\n"
     "10th line is held out; training draws windows of --block characters from the others. It\n"
     "reports the held-out loss (nats a character, and perplexity) beside a bigram baseline's.\n"
+    "With --tokenizer tokenizer.json the text is read as that tokenizer's tokens instead: each line\n"
+    "as tokenizer(line) gives it, then eos_id (given in --config), for a family's own program\n"
+    "(--program lessons/gpt2.md or lessons/llama.md, sized by --config with its config.json\n"
+    "names); --out is then a folder in the hub's layout (config.json, model.safetensors,\n"
+    "tokenizer.json) that --model DIR opens.\n"
     "\n"
     "  --steps N            optimisation steps (default 3000)\n"
     "  --seed S             seed of the weights, the batches and the held-out set (default 1)\n"
@@ -49,7 +56,9 @@ static const char train_usage[] =
     "  --data FILE          the text task's text\n"
     "  --block N            the text task: characters a window feeds the model (32; at most 1024)\n"
     "  --shuffle            the text task: shuffle the lines (by --seed) before the split, for a list\n"
-    "                       whose order means nothing, such as a sorted word list\n";
+    "                       whose order means nothing, such as a sorted word list\n"
+    "  --tokenizer FILE     the text task: read the text as this tokenizer.json's tokens\n"
+    "  --dtype f32|f16|bf16 with --tokenizer: how model.safetensors stores the weights (f32)\n";
 
 static volatile sig_atomic_t interrupted;
 
@@ -64,8 +73,18 @@ static double now(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-// Fails early if the model could not be written, so no training is lost to a bad path.
-static bool writable(const char *path, Err *e) {
+// Fails early if the model could not be written, so no training is lost to a bad path. A hub
+// folder (folder) is made now if it is missing.
+static bool writable(const char *path, bool folder, Err *e) {
+    if (folder) {
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return err_set(e, "%s: cannot make the model's folder: %s", path, strerror(errno));
+        struct stat st;
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            return err_set(e, "%s: not a folder: with --tokenizer, --out names the folder the model is saved in", path);
+        if (access(path, W_OK) != 0) return err_set(e, "%s: cannot write the model there: %s", path, strerror(errno));
+        return true;
+    }
     if (access(path, F_OK) == 0) {
         if (access(path, W_OK) != 0) return err_set(e, "%s: cannot write the model there: %s", path, strerror(errno));
         return true;
@@ -88,6 +107,9 @@ static void progress(FILE *out, int step, int total, const StepStats *s, double 
     fflush(out);
 }
 
+// What the text task predicts: a character, or a token of --tokenizer.
+static const char *unit_of(const Trainer *t) { return trainer_text(t)->tokens ? "token" : "character"; }
+
 typedef struct {
     int eval_every;
     double stop_at;
@@ -100,8 +122,8 @@ static bool check(Trainer *t, int n, double *acc, const char *lead, int step, do
     size_t labels;
     if (trainer_text(t)) {
         if (!trainer_text_loss(t, &nats, &labels, e)) return false;
-        fprintf(stderr, "%sstep %d: held-out loss %.4f nats a character (perplexity %.3f) after %.1f s\n", lead, step,
-                nats, exp(nats), seconds);
+        fprintf(stderr, "%sstep %d: held-out loss %.4f nats a %s (perplexity %.3f) after %.1f s\n", lead, step,
+                nats, unit_of(t), exp(nats), seconds);
         return true;
     }
     if (!trainer_eval(t, n, acc, e)) return false;
@@ -133,8 +155,10 @@ static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
 // What only the text task takes (--data, --block) and what it does not (--stop-at,
 // --enc-layers): -1 to go on, else a usage error.
 static int text_flags(const TrainFlags *f, bool text) {
-    if (!text && (f->data || f->block || f->shuffle))
-        return cli_usage_error("train", "--data, --block and --shuffle are for --task text");
+    if (!text && (f->data || f->block || f->shuffle || f->tokenizer))
+        return cli_usage_error("train", "--data, --block, --shuffle and --tokenizer are for --task text");
+    if (f->dtype && !f->tokenizer)
+        return cli_usage_error("train", "--dtype sets how a hub folder stores the weights: it goes with --tokenizer");
     if (!text) return -1;
     if (!f->data) return cli_usage_error("train", "--task text needs --data FILE: the UTF-8 text to learn");
     if (f->stop_at > 0)
@@ -162,6 +186,14 @@ static int configure(const CliOptions *o, TrainConfig *c, char *config, size_t c
     *c = text ? train_text_defaults(f->data) : train_defaults(task);
     if (f->block) c->block = f->block;
     c->shuffle = f->shuffle;
+    c->tokenizer = f->tokenizer;
+    if (f->dtype) {
+        int which = -1;
+        for (int i = ST_F32; i <= ST_BF16; i++)
+            if (!strcasecmp(f->dtype, st_dtype_names[i])) which = i;
+        if (which < 0) return cli_usage_error("train", "--dtype is f32, f16 or bf16, not '%s'", f->dtype);
+        c->dtype = (StDtype)which;
+    }
     if (f->steps) c->steps = f->steps;
     if (f->batch) c->batch = f->batch;
     if (f->lr > 0) c->lr = f->lr;
@@ -212,8 +244,9 @@ static int finish(Trainer *t, const char *out, int how, double seconds, Err *e) 
     size_t labels;
     if (text) {
         if (!trainer_text_loss(t, &nats, &labels, e) || !text_bigram_loss(text, &bigram, e)) return cli_fail(e);
-        printf("held-out loss: %.4f nats a character (perplexity %.3f) on %zu characters never trained on; the bigram "
-               "baseline's: %.4f (perplexity %.3f) (%s)\n", nats, exp(nats), labels, bigram, exp(bigram), out);
+        printf("held-out loss: %.4f nats a %s (perplexity %.3f) on %zu %ss never trained on; the bigram "
+               "baseline's: %.4f (perplexity %.3f) (%s)\n", nats, unit_of(t), exp(nats), labels, unit_of(t), bigram,
+               exp(bigram), out);
         return how == 2 ? 130 : EXIT_OK;
     }
     if (!trainer_eval(t, 0, &acc, e)) return cli_fail(e);
@@ -233,12 +266,17 @@ static bool text_header(const Trainer *t, const TrainConfig *c, long long number
     fprintf(stderr, "training text (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, vocab %d, "
             "block %d, batch %d, %d steps, seed %llu\n", base ? base + 1 : program, m->d_model, m->nhead,
             m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c->block, c->batch, c->steps, c->seed);
-    fprintf(stderr, "%s: %zu characters (%d distinct) in %zu lines%s; training on %zu lines (%zu characters), holding "
-            "out every %dth: %zu lines (%zu characters)\n", c->data, x->n, x->n_chars, x->lines, c->shuffle ? ", shuffled" : "",
-            x->lines - x->held_lines,
-            x->n_train, TEXT_HOLD_EVERY, x->held_lines, x->n - x->n_train);
-    fprintf(stderr, "bigram baseline (add-one counts over the training lines): held-out loss %.4f nats a character "
-            "(perplexity %.3f)\n", bigram, exp(bigram));
+    const char *u = unit_of(t);
+    if (x->tokens)
+        fprintf(stderr, "%s: %zu tokens of %s (%d ids; each line ends in eos %d) in %zu lines%s; ", c->data, x->n,
+                c->tokenizer, x->n_chars, m->eos_id.id, x->lines, c->shuffle ? ", shuffled" : "");
+    else
+        fprintf(stderr, "%s: %zu characters (%d distinct) in %zu lines%s; ", c->data, x->n, x->n_chars, x->lines,
+                c->shuffle ? ", shuffled" : "");
+    fprintf(stderr, "training on %zu lines (%zu %ss), holding out every %dth: %zu lines (%zu %ss)\n",
+            x->lines - x->held_lines, x->n_train, u, TEXT_HOLD_EVERY, x->held_lines, x->n - x->n_train, u);
+    fprintf(stderr, "bigram baseline (add-one counts over the training lines): held-out loss %.4f nats a %s "
+            "(perplexity %.3f)\n", bigram, u, exp(bigram));
     return true;
 }
 
@@ -267,7 +305,7 @@ int cmd_train(int argc, char **argv) {
     struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};  // a second Ctrl-C kills
     sigaction(SIGINT, &sa, NULL);
     Err e = {{0}};
-    if (!writable(o.out, &e)) return cli_fail(&e);
+    if (!writable(o.out, c.tokenizer != NULL, &e)) return cli_fail(&e);
     Trainer *t = trainer_new(&c, &e);
     if (!t) return cli_fail(&e);
     const Model *model = trainer_model(t);

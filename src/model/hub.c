@@ -11,16 +11,30 @@
 #include "bounds.h"
 #include "conf.h"
 
+#define LLAMA_FIELDS                                                                                          \
+    "num_hidden_layers num_attention_heads num_key_value_heads hidden_size intermediate_size head_dim "       \
+    "max_position_embeddings vocab_size rms_norm_eps rope_theta"
 const HubFamily hub_families[] = {
-    {"gpt2", "gpt2.md", "", "transformer.", "", "lm_head."},
-    {"llama", "llama.md", "", "", "model.", "lm_head."},
-    {"qwen2", "llama.md", "qkv_bias=1 o_bias=0", "", "model.", "lm_head."},  // biases on q, k and v; none on o_proj
+    {"gpt2", "gpt2.md", "", "transformer.", "", "lm_head.", "GPT2LMHeadModel",
+     "n_layer n_head n_embd n_inner n_positions vocab_size layer_norm_epsilon", "", "activation_function", "gelu_new"},
+    {"llama", "llama.md", "", "", "model.", "lm_head.", "LlamaForCausalLM", LLAMA_FIELDS,
+     "tie_word_embeddings attention_bias mlp_bias", "hidden_act", "silu"},
+    {"qwen2", "llama.md", "qkv_bias=1 o_bias=0", "", "model.", "lm_head.",  // biases on q, k and v; none on o_proj
+     "Qwen2ForCausalLM", LLAMA_FIELDS, "tie_word_embeddings", "hidden_act", "silu"},
 };
 const int hub_n_families = (int)(sizeof hub_families / sizeof hub_families[0]);
 
 bool hub_is_folder(const char *path) {
     struct stat s;
     return path && stat(path, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+const HubFamily *hub_family_of_program(const char *program) {
+    const char *base = program ? strrchr(program, '/') : NULL;
+    base = base ? base + 1 : program;
+    for (int k = 0; base && k < hub_n_families; k++)
+        if (!strcmp(hub_families[k].program, base)) return &hub_families[k];
+    return NULL;
 }
 
 static bool exists(const char *path) {

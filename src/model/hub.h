@@ -20,6 +20,13 @@ typedef struct {
     const char *strip;       // a prefix taken off the keys that have it ("transformer."), or ""
     const char *add;         // a prefix given to the keys that lack it ("model."), or ""
     const char *top;         // keys that stay as they are ("lm_head."), or ""
+    // What a folder saved for this family writes in its config.json (hub_save): the class,
+    // the config.json fields its program reads (numbers; `bools` written true/false), and the
+    // activation field with the value the program computes.
+    const char *architecture;  // "GPT2LMHeadModel"
+    const char *fields;        // "n_layer n_head ..."
+    const char *bools;         // "tie_word_embeddings ...", or ""
+    const char *act_field, *act;  // "activation_function", "gelu_new"
 } HubFamily;
 
 extern const HubFamily hub_families[];
@@ -37,6 +44,8 @@ typedef struct {
 
 // Whether path is a folder (a hub snapshot), not a file.
 bool hub_is_folder(const char *path);
+// The family whose program is the lesson file `program` names ("lessons/gpt2.md": gpt2), or NULL.
+const HubFamily *hub_family_of_program(const char *program);
 // Reads DIR/config.json: the family and the configuration. Fails with one line naming the file
 // and what is wrong (no config.json, a model_type with no program: naming those there are).
 bool hub_read_config(HubFolder *h, const char *dir, Err *e);

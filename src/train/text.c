@@ -57,7 +57,8 @@ typedef struct {
 } Census;
 
 // The first pass: every byte checked, the code points that occur marked in seen[].
-static bool census(const unsigned char *b, size_t size, const char *path, uint8_t *seen, Census *c, Err *e) {
+static bool census(const unsigned char *b, size_t size, const char *path, uint8_t *seen, int max_distinct, Census *c,
+                   Err *e) {
     *c = (Census){0};
     for (size_t i = 0; i < size;) {
         uint32_t cp;
@@ -71,7 +72,7 @@ static bool census(const unsigned char *b, size_t size, const char *path, uint8_
         c->chars++, c->lines += cp == '\n', i += (size_t)len;
     }
     c->lines += b[size - 1] != '\n';  // a last line with no line break after it
-    if (c->distinct > TEXT_MAX_CHARS)
+    if (c->distinct > max_distinct)
         return err_set(e, "%s: %d distinct characters, more than the %d the text task takes", path, c->distinct,
                        TEXT_MAX_CHARS);
     return true;
@@ -133,7 +134,7 @@ static void encode(TextData *t, const unsigned char *b, const Lines *l, const ui
         for (size_t i = l->at[l->order[p]], end = l->at[l->order[p] + 1]; i < end;) {
             uint32_t cp;
             i += (size_t)utf8_decode(b + i, end - i, &cp);
-            t->ids[(*at)++] = (uint16_t)symbol_of(t, cp);
+            t->ids[(*at)++] = (uint32_t)symbol_of(t, cp);
         }
     }
 }
@@ -143,36 +144,108 @@ static bool check_split(const TextData *t, const char *path, Err *e) {
     if (t->lines < HOLD_EVERY)
         return err_set(e, "%s: %zu line%s: the text task holds out every %dth line and trains on the others, so it "
                        "needs at least %d lines", path, t->lines, t->lines == 1 ? "" : "s", HOLD_EVERY, HOLD_EVERY);
+    const char *unit = t->tokens ? "token" : "character";
     if (t->n_train < 2)
-        return err_set(e, "%s: the training lines hold %zu character%s; they need at least 2", path, t->n_train,
+        return err_set(e, "%s: the training lines hold %zu %s%s; they need at least 2", path, t->n_train, unit,
                        t->n_train == 1 ? "" : "s");
     if (t->n - t->n_train < 2)
-        return err_set(e, "%s: the held-out lines (every %dth) hold %zu character%s; they need at least 2", path,
-                       HOLD_EVERY, t->n - t->n_train, t->n - t->n_train == 1 ? "" : "s");
+        return err_set(e, "%s: the held-out lines (every %dth) hold %zu %s%s; they need at least 2", path,
+                       HOLD_EVERY, t->n - t->n_train, unit, t->n - t->n_train == 1 ? "" : "s");
     return true;
+}
+
+// Reads path whole and checks it (census): the bytes, and its lines in split order.
+static bool read_text(const char *path, bool shuffle, uint64_t seed, int max_distinct, char **buf, size_t *size,
+                      uint8_t **seen, Census *c, Lines *l, Err *e) {
+    *seen = NULL, *l = (Lines){0};
+    if (!file_read_within(path, "the text", LIMIT_TEXT_MB, buf, size, e)) return false;
+    if (*size == 0) return err_set(e, "%s: the file is empty: the text task needs text to learn from", path);
+    *seen = calloc(CODE_POINTS / 8, 1);
+    if (!*seen) return err_code(e, ERR_MEMORY, "out of memory");
+    if (!census((const unsigned char *)*buf, *size, path, *seen, max_distinct, c, e)) return false;
+    return find_lines(l, (const unsigned char *)*buf, *size, c->lines, shuffle, seed) ||
+           err_code(e, ERR_MEMORY, "%s: out of memory for %zu lines", path, c->lines);
 }
 
 bool text_load(TextData *t, const char *path, bool shuffle, uint64_t seed, Err *e) {
     memset(t, 0, sizeof *t);
-    char *buf;
-    size_t size;
-    if (!file_read_within(path, "the text", LIMIT_TEXT_MB, &buf, &size, e)) return false;
-    if (size == 0) return free(buf), err_set(e, "%s: the file is empty: the text task needs text to learn from", path);
-    const unsigned char *b = (const unsigned char *)buf;
-    uint8_t *seen = calloc(CODE_POINTS / 8, 1);
+    char *buf = NULL;
+    size_t size = 0;
+    uint8_t *seen;
     Census c = {0};
-    Lines l = {0};
-    bool ok = seen ? census(b, size, path, seen, &c, e) : err_code(e, ERR_MEMORY, "out of memory");
+    Lines l;
+    bool ok = read_text(path, shuffle, seed, TEXT_MAX_CHARS, &buf, &size, &seen, &c, &l, e);
     if (ok) {
         t->n = c.chars, t->lines = c.lines, t->held_lines = c.lines / HOLD_EVERY;
         t->chars = malloc(sizeof *t->chars * (size_t)c.distinct);
         t->ids = malloc(sizeof *t->ids * c.chars);
-        ok = (t->chars && t->ids && find_lines(&l, b, size, c.lines, shuffle, seed)) ||
+        ok = (t->chars && t->ids) ||
              err_code(e, ERR_MEMORY, "%s: out of memory for %zu characters in %zu lines", path, c.chars, c.lines);
     }
-    if (ok) encode(t, b, &l, seen);
+    if (ok) encode(t, (const unsigned char *)buf, &l, seen);
     ok = ok && check_split(t, path, e);
     free(seen), free(buf), free(l.at), free(l.order);
+    if (!ok) text_free(t);
+    return ok;
+}
+
+typedef struct {
+    uint32_t *ids;
+    size_t n, cap;
+} IdList;
+
+static bool id_append(IdList *a, const int *ids, int n, int eos) {
+    if (a->n + (size_t)n + 1 > a->cap) {
+        const size_t cap = (a->n + (size_t)n + 1) * 2;
+        uint32_t *p = realloc(a->ids, sizeof *p * cap);
+        if (!p) return false;
+        a->ids = p, a->cap = cap;
+    }
+    for (int i = 0; i < n; i++) a->ids[a->n++] = (uint32_t)ids[i];
+    a->ids[a->n++] = (uint32_t)eos;
+    return true;
+}
+
+// One line (its line break and a carriage return before it taken off) as tk(line) gives its
+// ids, then eos, appended to a; an empty line adds nothing.
+static bool encode_line(const Tokenizer *tk, const char *line, size_t len, int eos, IdList *a, const char *path,
+                        size_t lineno, Err *e) {
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+    if (!len) return true;
+    char *s = malloc(len + 1);
+    if (!s) return err_code(e, ERR_MEMORY, "out of memory");
+    memcpy(s, line, len), s[len] = '\0';
+    int *ids = NULL, n = 0;
+    bool ok = tokenizer_encode(tk, s, true, &ids, &n, e) || err_prefix(e, "%s: line %zu", path, lineno);
+    ok = ok && (id_append(a, ids, n, eos) || err_code(e, ERR_MEMORY, "out of memory for the tokens of %s", path));
+    free(s), free(ids);
+    return ok;
+}
+
+bool text_load_tokens(TextData *t, const char *path, bool shuffle, uint64_t seed, const Tokenizer *tk, int eos,
+                      Err *e) {
+    memset(t, 0, sizeof *t);
+    char *buf = NULL;
+    size_t size = 0;
+    uint8_t *seen;
+    Census c = {0};
+    Lines l;
+    IdList part[2] = {{0}};  // the training lines', the held-out lines'
+    bool ok = read_text(path, shuffle, seed, CODE_POINTS, &buf, &size, &seen, &c, &l, e);
+    t->lines = c.lines, t->held_lines = c.lines / HOLD_EVERY, t->n_chars = tokenizer_size(tk), t->tokens = true;
+    for (size_t p = 0; ok && p < c.lines; p++) {
+        const size_t k = l.order[p];
+        ok = encode_line(tk, buf + l.at[k], l.at[k + 1] - l.at[k], eos, &part[held_line(p)], path, k + 1, e);
+    }
+    if (ok) {
+        t->n_train = part[0].n, t->n = part[0].n + part[1].n;
+        t->ids = malloc(sizeof *t->ids * (t->n + 1));
+        ok = t->ids || err_code(e, ERR_MEMORY, "out of memory for the tokens of %s", path);
+    }
+    if (ok && t->n) memcpy(t->ids, part[0].ids, sizeof *t->ids * part[0].n);
+    if (ok && part[1].n) memcpy(t->ids + t->n_train, part[1].ids, sizeof *t->ids * part[1].n);
+    ok = ok && check_split(t, path, e);
+    free(seen), free(buf), free(l.at), free(l.order), free(part[0].ids), free(part[1].ids);
     if (!ok) text_free(t);
     return ok;
 }
@@ -195,6 +268,12 @@ bool text_vocab(const TextData *t, Vocab *v, Err *e) {
 }
 
 bool text_token_ids(const TextData *t, const Vocab *v, int eos, float *tok, Err *e) {
+    if (t->tokens) {  // the symbols are the tokenizer's ids
+        if (t->n_chars > v->n)
+            return err_set(e, "the model has %d tokens, but the tokenizer's ids run to %d", v->n, t->n_chars - 1);
+        for (int i = 0; i < t->n_chars; i++) tok[i] = (float)i;
+        return true;
+    }
     for (int i = 0; i < t->n_chars; i++) {
         char s[5];
         const int len = utf8_encode(t->chars[i], s);
@@ -230,17 +309,39 @@ size_t text_held_windows(const TextData *t, int block) {
     return (labels + (size_t)block - 1) / (size_t)block;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+// How many of the sorted keys equal key.
+static size_t count_of(const uint64_t *keys, size_t n, uint64_t key) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t k = lo;
+    while (k < n && keys[k] == key) k++;
+    return k - lo;
+}
+
+// The pairs are counted by sorting them (a dense table of V x V counts would take 20 GB for
+// GPT-2's 50,257 tokens).
 bool text_bigram_loss(const TextData *t, double *nats, Err *e) {
-    const size_t V = (size_t)t->n_chars;
-    size_t *pairs = calloc(V * V, sizeof *pairs), *from = calloc(V, sizeof *from);
-    if (!pairs || !from) return free(pairs), free(from), err_code(e, ERR_MEMORY, "out of memory for the bigram counts");
-    for (size_t i = 0; i + 1 < t->n_train; i++) pairs[t->ids[i] * V + t->ids[i + 1]]++, from[t->ids[i]]++;
+    const size_t V = (size_t)t->n_chars, pairs = t->n_train - 1;
+    uint64_t *key = malloc(sizeof *key * pairs);
+    size_t *from = calloc(V, sizeof *from);
+    if (!key || !from) return free(key), free(from), err_code(e, ERR_MEMORY, "out of memory for the bigram counts");
+    for (size_t i = 0; i < pairs; i++) key[i] = (uint64_t)t->ids[i] * V + t->ids[i + 1], from[t->ids[i]]++;
+    qsort(key, pairs, sizeof *key, cmp_u64);
     double sum = 0;
     for (size_t j = t->n_train + 1; j < t->n; j++) {
         const size_t a = t->ids[j - 1], b = t->ids[j];
-        sum -= log((pairs[a * V + b] + 1.0) / ((double)from[a] + (double)V));
+        sum -= log(((double)count_of(key, pairs, (uint64_t)a * V + b) + 1.0) / ((double)from[a] + (double)V));
     }
     *nats = sum / (double)(t->n - t->n_train - 1);
-    free(pairs), free(from);
+    free(key), free(from);
     return true;
 }

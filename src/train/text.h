@@ -31,6 +31,7 @@
 
 #include "err.h"
 #include "rng.h"
+#include "tokenizer.h"
 #include "vocab.h"
 
 enum { TEXT_MAX_CHARS = 1000 };  // the most distinct characters a text may use
@@ -39,9 +40,11 @@ enum { TEXT_HOLD_EVERY = 10 };   // every 10th line is held out
 
 typedef struct {
     uint32_t *chars;  // [n_chars] the distinct code points, ascending
-    int n_chars;
-    uint16_t *ids;    // [n] the training part, then the held-out part: each character as its index into chars
-    size_t n;         // characters in the text
+    int n_chars;      // (tokens: the tokenizer's ids, 0 to n_chars - 1; chars is NULL)
+    bool tokens;      // read by text_load_tokens
+    uint32_t *ids;    // [n] the training part, then the held-out part: each character as its index into chars
+                      // (tokens: each token's id)
+    size_t n;         // characters in the text (tokens: its tokens)
     size_t n_train;   // ids[0, n_train) are the training part, ids[n_train, n) the held-out part
     size_t lines, held_lines;  // lines in the text, and in the held-out part
 } TextData;
@@ -49,13 +52,19 @@ typedef struct {
 // Reads and checks `path` (messages name it), shuffles its lines if asked (from `seed`), then
 // splits it. On failure nothing is kept.
 bool text_load(TextData *t, const char *path, bool shuffle, uint64_t seed, Err *e);
+// The same split, the text read as tokens: each line (its line break taken off) as tk(line)
+// gives its ids (the post-processor's BOS included, as Hugging Face's tokenizer(line) gives
+// them), then `eos`; an empty line gives nothing. The symbols are then the tokenizer's ids.
+bool text_load_tokens(TextData *t, const char *path, bool shuffle, uint64_t seed, const Tokenizer *tk, int eos,
+                      Err *e);
 void text_free(TextData *t);
 
 // The vocabulary of a model for this text: the special tokens (vocab.h), then every character
 // but the line break, one token each, in the order of t->chars.
 bool text_vocab(const TextData *t, Vocab *v, Err *e);
 // The token id of every symbol in v ([n_chars]): the line break is `eos`, each other character
-// its token in v. False, naming the first character v lacks, when v is another model's.
+// its token in v (tokens: each id itself). False, naming the first character v lacks, when v is
+// another model's.
 bool text_token_ids(const TextData *t, const Vocab *v, int eos, float *tok, Err *e);
 
 // One window, as a row of teacher forcing: inputs ids[start, start + block) and labels ids[start
@@ -74,7 +83,7 @@ size_t text_draw_start(const TextData *t, Rng *rng, int block);
 size_t text_held_windows(const TextData *t, int block);
 
 // The bigram baseline: P(b | a) = (count(a b) + 1) / (count(a) + n_chars), from the pairs of
-// neighbouring characters in the training part (count(a): the pairs that start with a).
+// neighbouring characters (tokens) in the training part (count(a): the pairs that start with a).
 // Returns its mean cross-entropy, in nats, over the same labels as the held-out windows: each
 // held-out character but the first, given the one before it. False only when memory runs out.
 bool text_bigram_loss(const TextData *t, double *nats, Err *e);

@@ -71,6 +71,9 @@ typedef struct {
     const char *data;      // the text task: the UTF-8 file it models (then `task` is not read); else NULL
     int block;             // the text task: characters a window feeds the model (its positions)
     bool shuffle;          // the text task: shuffle the lines (from `seed`) before the split
+    const char *tokenizer; // the text task: a tokenizer.json whose tokens the text is read as
+                           // (NULL: characters); the model is then saved as a hub folder
+    StDtype dtype;         // how that folder's model.safetensors stores the weights
     Schedule schedule;
     ModelConfig model;     // sizes; vocabulary sizes and special ids are set from the task
     const char *init;      // start from this model file instead of random weights (or NULL)
@@ -106,6 +109,8 @@ bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
 // held-out windows (text.h: each held-out character but the first); *labels gets their count.
 bool trainer_text_loss(Trainer *t, double *nats, size_t *labels, Err *e);
 const TextData *trainer_text(const Trainer *t);  // the text task's data; NULL for a generated task
+// Saves the model: a .safetensors file with its configuration and vocabulary, or, when the text
+// was read as a tokenizer's tokens, a folder as the hub lays one out (hub_save).
 bool trainer_save(const Trainer *t, const char *path, Err *e);
 const Model *trainer_model(const Trainer *t);
 const TrainConfig *trainer_config(const Trainer *t);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hub_save.h"
 #include "session.h"
 #include "train.h"
 
@@ -13,7 +14,8 @@ struct Trainer {
     Lesson program;       // the standard lesson whose program is trained
     TrainState *ts;
     TaskHeldOut *held;    // a generated task's held-out examples
-    TextData text;        // the text task's characters (c.data set)
+    TextData text;        // the text task's characters (c.data set), or tokens (c.tokenizer set)
+    Tokenizer *tk;        // c.tokenizer read, until the model takes it over
     float *tok;           // [text.n_chars] the text task: each symbol's token id in the model
     Rng rng;
     int step;
@@ -83,6 +85,9 @@ static bool load_text_program(Trainer *t, Err *e) {
     if (program_input(p, "src") >= 0)
         return err_set(e, "%s reads a source (input src), but the text task gives none: train a decoder-only program, "
                        "whose only input is the one its decode loop grows (lessons/text-model.md)", p->file);
+    if (t->c.tokenizer && !hub_family_of_program(p->file))
+        return err_set(e, "%s: with --tokenizer the model is saved as a hub folder, whose config.json names a family: "
+                       "train a family's own program (--program lessons/gpt2.md or lessons/llama.md)", p->file);
     return true;
 }
 
@@ -157,8 +162,43 @@ static bool make_text_model(Trainer *t, Err *e) {
     return ok && text_fits(t, t->program.program.file, e);
 }
 
+// The smallest id the text never uses: the label that counts for nothing (padding), unless the
+// configuration names a pad_id.
+static int unused_id(const TextData *x) {
+    bool *used = calloc((size_t)x->n_chars + 1, sizeof *used);
+    int id = 0;
+    if (!used) return 0;
+    for (size_t i = 0; i < x->n; i++) used[x->ids[i]] = true;
+    while (id < x->n_chars && used[id]) id++;
+    free(used);
+    return id;
+}
+
+// The text read as a tokenizer's tokens: the vocabulary is the tokenizer's, the configuration the
+// program's own names (--config), and the labels the tokenizer's pieces.
+static bool make_token_model(Trainer *t, Err *e) {
+    const TrainConfig *c = &t->c;
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, c->config, "the training configuration", false);
+    if (c->init) {
+        if (!model_load(&t->m, c->init, &t->program.program, &cs, e)) return false;
+    } else {
+        char vocab[160];
+        double pad;
+        const int n = snprintf(vocab, sizeof vocab, "vocab_size=%d", t->text.n_chars);
+        if (!conf_spec_get(&cs, "pad_id", &pad)) snprintf(vocab + n, sizeof vocab - (size_t)n, " pad_id=%d", unused_id(&t->text));
+        conf_spec_add(&cs, vocab, c->tokenizer, false);
+        if (!model_init_random(&t->m, &t->program.program, &cs, c->seed, e)) return false;
+    }
+    Tokenizer *tk = t->tk;
+    t->tk = NULL;
+    if (!model_use_tokenizer(&t->m, tk, e)) return false;
+    return text_fits(t, c->init ? c->init : t->program.program.file, e);
+}
+
 static bool make_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
+    if (c->tokenizer) return make_token_model(t, e);
     if (c->data) return make_text_model(t, e);
     Vocab v;
     if (!task_vocab(c->task, &v, e)) return false;
@@ -191,6 +231,21 @@ static bool make_model(Trainer *t, Err *e) {
     return ok;
 }
 
+// The text as the tokenizer's tokens, each line ending in the configuration's eos_id.
+static bool load_tokens(Trainer *t, Err *e) {
+    const TrainConfig *c = &t->c;
+    ConfSpec cs = {0};
+    conf_spec_add(&cs, c->config, "the training configuration", false);
+    double eos;
+    if (!conf_spec_get(&cs, "eos_id", &eos) || eos < 0 || eos != floor(eos))
+        return err_set(e, "--tokenizer: name the token that ends a line in --config (eos_id=ID: GPT-2's <|endoftext|> is "
+                       "50256, Llama's </s> 2)");
+    if (!(t->tk = tokenizer_load(c->tokenizer, e))) return false;
+    if (eos >= tokenizer_size(t->tk))
+        return err_set(e, "eos_id=%.0f, but %s's ids run to %d", eos, c->tokenizer, tokenizer_size(t->tk) - 1);
+    return text_load_tokens(&t->text, c->data, c->shuffle, c->seed, t->tk, (int)eos, e);
+}
+
 // The shapes of a batch, the program, the model, and the data the task draws from.
 static bool trainer_setup(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
@@ -200,7 +255,7 @@ static bool trainer_setup(Trainer *t, Err *e) {
         ok = (c->block >= 1 && c->block <= TEXT_MAX_BLOCK) ||
              err_set(e, "the block must be 1 to %d characters (got %d)", TEXT_MAX_BLOCK, c->block);
         t->S = 0, t->T = c->block;
-        ok = ok && text_load(&t->text, c->data, c->shuffle, c->seed, e);
+        ok = ok && (c->tokenizer ? load_tokens(t, e) : text_load(&t->text, c->data, c->shuffle, c->seed, e));
     } else {
         t->classes = task_classes(c->task);
         t->S = task_max_src_len(c->task), t->T = t->classes ? 1 : task_max_tgt_len(c->task) + 1;
@@ -243,6 +298,7 @@ void trainer_free(Trainer *t) {
     train_state_free(t->ts);
     task_held_out_free(t->held);
     text_free(&t->text);
+    tokenizer_free(t->tk);
     if (t->program.path) lesson_free(&t->program);
     model_free(&t->m);
     free(t->src), free(t->tgt_in), free(t->tgt_out), free(t->backup), free(t->tok);
@@ -312,7 +368,13 @@ const TrainConfig *trainer_config(const Trainer *t) { return &t->c; }
 const Program *trainer_program(const Trainer *t) { return &t->program.program; }
 Model *trainer_model_mut(Trainer *t) { return &t->m; }
 
-bool trainer_save(const Trainer *t, const char *path, Err *e) { return model_save(&t->m, path, e); }
+bool trainer_save(const Trainer *t, const char *path, Err *e) {
+    if (!t->c.tokenizer) return model_save(&t->m, path, e);
+    const char *base = strrchr(path, '/');
+    char name[256];
+    snprintf(name, sizeof name, "stepformer/%s", base && base[1] ? base + 1 : path);
+    return hub_save(&t->m, &t->program.program, path, t->c.dtype, t->c.tokenizer, name, e);
+}
 
 // A classifier's answers: the largest of each example's class scores.
 static bool class_answers(Trainer *t, const Interp *it, int from, int n, int *right, Err *e) {

@@ -1,0 +1,18 @@
+// hub_save.h: a model saved as a folder in the hub's layout, which `--model DIR` opens as it
+// opens a download: config.json (the family's model_type and class, the config.json fields its
+// program reads, the bos and eos ids, torch_dtype), model.safetensors (every weight under the
+// program's names, F32, F16 or BF16; the second name of a tie that is on is left out, as
+// transformers leaves out a tied lm_head) and tokenizer.json (a copy of the one given).
+#ifndef STEPFORMER_HUB_SAVE_H
+#define STEPFORMER_HUB_SAVE_H
+
+#include "hub.h"
+#include "program.h"
+
+// Writes the folder `dir` (made if missing; files in it are replaced) for m, which runs p: p
+// must be a family's program (hub_family_of_program). `name` is config.json's _name_or_path;
+// tokenizer (or NULL) the tokenizer.json copied in.
+bool hub_save(const Model *m, const Program *p, const char *dir, StDtype dtype, const char *tokenizer,
+              const char *name, Err *e);
+
+#endif
