@@ -50,8 +50,6 @@ static const Floor floors[] = {
 static const char *const alternatives[][2] = {
     {"platform_desktop.c", "platform_web.c"},
     {"fonts_fc.c", "fonts_web.c"},
-    {"tokenizer.c", "tokenizer_none.c"},  // the page's build has no tokenizer.json reader
-    {"tokenizer_run.c", "tokenizer_none.c"},
 };
 static const FloorPlan plan = {floors, sizeof floors / sizeof *floors, alternatives,
                                sizeof alternatives / sizeof *alternatives};

@@ -224,7 +224,7 @@ static void bad_inputs(void) {
 static void bad_flags(void) {
     const char *m = path_in("flags.safetensors");
     CHECK(run("train --task text --out '%s'", m) == 2 && strstr(err, "--task text needs --data FILE"), "%s", err);
-    CHECK(run("train --task copy --data x.txt --out '%s'", m) == 2 && strstr(err, "--data, --block and --shuffle are for --task text"),
+    CHECK(run("train --task copy --data x.txt --out '%s'", m) == 2 && strstr(err, "--data, --block, --shuffle and --tokenizer are for --task text"),
           "%s", err);
     CHECK(run("train --task text --data x.txt --block 0 --out '%s'", m) == 2 && strstr(err, "--block needs a whole number"),
           "%s", err);

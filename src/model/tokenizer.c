@@ -140,6 +140,7 @@ static bool read_normalizer(Tokenizer *t, const cJSON *j, Err *e) {
 }
 
 static bool compile(Tokenizer *t, Pre *p, const char *pattern, Err *e) {
+#if STEPFORMER_TOKENIZER_ENCODES
     int code;
     PCRE2_SIZE at;
     p->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
@@ -147,6 +148,11 @@ static bool compile(Tokenizer *t, Pre *p, const char *pattern, Err *e) {
     PCRE2_UCHAR msg[200];
     pcre2_get_error_message(code, msg, sizeof msg);
     return err_set(e, "%s: the split pattern '%s' does not compile at %zu: %s", t->path, pattern, (size_t)at, (char *)msg);
+#else
+    (void)t, (void)pattern, (void)e;  // the page cuts no text (tokenizer_run.c)
+    p->re = NULL;
+    return true;
+#endif
 }
 
 // GPT-2's pattern: contractions, letters, numbers, other symbols (each with one leading
@@ -286,7 +292,12 @@ void tokenizer_free(Tokenizer *t) {
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     free(t->added);
     for (int i = 0; i < t->n_norm; i++) free(t->norm[i].a), free(t->norm[i].b);
-    for (int i = 0; i < t->n_pre; i++) pcre2_code_free(t->pre[i].re), free(t->pre[i].replacement);
+    for (int i = 0; i < t->n_pre; i++) {
+#if STEPFORMER_TOKENIZER_ENCODES
+        pcre2_code_free(t->pre[i].re);
+#endif
+        free(t->pre[i].replacement);
+    }
     for (int i = 0; i < t->n_dec; i++) free(t->dec[i].a), free(t->dec[i].b);
     free(t);
 }

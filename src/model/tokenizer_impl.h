@@ -3,8 +3,12 @@
 #ifndef STEPFORMER_TOKENIZER_IMPL_H
 #define STEPFORMER_TOKENIZER_IMPL_H
 
+// The desktop program encodes text (PCRE2 cuts it, utf8proc composes it); the page only reads
+// the pieces and decodes them (tokenizer_run.c).
+#if STEPFORMER_TOKENIZER_ENCODES
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#endif
 
 #include "bpe.h"
 #include "tokenizer.h"
@@ -23,7 +27,8 @@ typedef enum { PRE_BYTELEVEL, PRE_SPLIT, PRE_METASPACE } PreKind;
 typedef enum { KEEP_BOTH, KEEP_GAPS, KEEP_MATCHES } SplitKeep;
 typedef struct {
     PreKind kind;
-    pcre2_code *re;     // ByteLevel (use_regex) and Split: the pattern pieces are cut by, or NULL
+    struct pcre2_real_code_8 *re;  // ByteLevel (use_regex) and Split: the pattern pieces are cut by
+                                   // (PCRE2's pcre2_code), or NULL; NULL on the page
     int keep;           // Split: what becomes pieces (SplitKeep)
     bool prefix_space;  // ByteLevel: add_prefix_space
     char *replacement;  // Metaspace: the character a space becomes ("▁")

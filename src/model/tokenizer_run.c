@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if STEPFORMER_TOKENIZER_ENCODES
 #include <utf8proc.h>
+#endif
+
+#include "utf8.h"
 
 // ---- a growable string, and a list of them ----
 
@@ -66,6 +70,7 @@ static char *replace_all(const char *s, const char *from, const char *to) {
     return b.s;
 }
 
+#if STEPFORMER_TOKENIZER_ENCODES
 // ---- normalizers ----
 
 static char *normalize(const Tokenizer *t, const char *s, size_t n) {
@@ -238,6 +243,16 @@ bool tokenizer_encode(const Tokenizer *t, const char *text, bool special, int **
     return ok;
 }
 
+#else
+// The page reads tokenizer.json for its pieces and decodes them, but cuts no text into tokens:
+// PCRE2's and utf8proc's tables would take its first load past 4 MB.
+bool tokenizer_encode(const Tokenizer *t, const char *text, bool special, int **ids, int *n, Err *e) {
+    (void)text, (void)special, *ids = NULL, *n = 0;
+    return err_set(e, "%s: the page shows this tokenizer's pieces but does not tokenize text: give the ids "
+                   "(src_ids), or run the desktop program", t->path);
+}
+#endif
+
 // ---- decoding ----
 
 static int hex_byte(const char *s) {  // "<0xAB>" -> 0xAB, else -1
@@ -247,7 +262,10 @@ static int hex_byte(const char *s) {  // "<0xAB>" -> 0xAB, else -1
 }
 
 static bool valid_utf8(const unsigned char *s, size_t n) {
-    return utf8proc_decompose(s, (utf8proc_ssize_t)n, NULL, 0, 0) >= 0;
+    uint32_t cp;
+    for (size_t i = 0, len; i < n; i += len)
+        if (!(len = (size_t)utf8_decode(s + i, n - i, &cp))) return false;
+    return true;
 }
 
 // One decoder step over the tokens.
