@@ -27,6 +27,12 @@ Writes tests/fixtures/hub/NAME/ for each case:
                                 logits against `labels`, for every weight, under the names the
                                 folder's family gives them (a tied weight once: the sum)
 
+And, for the models lessons/gpt2.md and lessons/llama.md run (assets/models/*-licences, made in
+C by scripts/train_hub_models.sh), PyTorch's answers on each lesson's prompt, computed by the same
+modules from the folder's own config.json and model.safetensors:
+
+  lesson-NAME.safetensors       `ids` [T] the lesson's src_ids, `logits` [T, V], `generated` [N]
+
   /usr/bin/python3 scripts/make_hub_fixtures.py
 
 Seeds are fixed and torch runs on one thread. Needs Debian's python3-torch.
@@ -377,6 +383,61 @@ def make(name, config, model_class, seed, dtype="F32", drop_prefix="", keep_lm_h
     print("%-24s %s  max|logit| %.2f  generated %s" % (name, dtype, float(logits.abs().max()), generated))
 
 
+def read_safetensors(path):
+    """A safetensors file's tensors as float32 (F16 and BF16 widened)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    head = json.loads(raw[8:8 + n])
+    out = {}
+    for k, v in head.items():
+        if k == "__metadata__":
+            continue
+        b, e = v["data_offsets"]
+        data = raw[8 + n + b:8 + n + e]
+        if v["dtype"] == "F32":
+            a = np.frombuffer(data, dtype="<f4")
+        elif v["dtype"] == "F16":
+            a = np.frombuffer(data, dtype="<f2").astype(np.float32)
+        else:
+            a = (np.frombuffer(data, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        out[k] = torch.from_numpy(a.copy()).reshape(v["shape"])
+    return out
+
+
+def lesson_ids(lesson):
+    with open(os.path.join(ROOT, "lessons", lesson)) as f:
+        for line in f:
+            if line.startswith("src_ids:"):
+                return [int(x) for x in line.split(":", 1)[1].split(",")]
+    raise SystemExit("%s has no src_ids" % lesson)
+
+
+def lesson_case(name, lesson, N=8):
+    """PyTorch's logits and greedy ids for a lesson's model folder, on the lesson's prompt."""
+    folder = os.path.join(ROOT, "assets", "models", name)
+    with open(os.path.join(folder, "config.json")) as f:
+        conf = json.load(f)
+    gpt2 = conf["model_type"] == "gpt2"
+    model = (GPT2LMHeadModel if gpt2 else LlamaForCausalLM)((gpt2_config if gpt2 else llama_config)(**conf))
+    tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+    if gpt2:
+        tensors = {("transformer." + k if not k.startswith("lm_head.") else k): v for k, v in tensors.items()}
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    allowed = {"lm_head.weight"} if gpt2 or conf.get("tie_word_embeddings") else set()
+    missing = [k for k in missing if k not in allowed and not k.endswith(("attn.bias", "attn.masked_bias"))]
+    if missing or unexpected:
+        raise SystemExit("%s: missing %s, unexpected %s" % (name, missing, unexpected))
+    ids = torch.tensor(lesson_ids(lesson))
+    with torch.no_grad():
+        logits = model(ids)
+    generated = greedy(model, ids.tolist(), N)
+    write_safetensors(os.path.join(OUT, "lesson-%s.safetensors" % name),
+                      {"ids": ids.to(torch.float32), "logits": logits,
+                       "generated": torch.tensor(generated, dtype=torch.float32)})
+    print("lesson-%-17s max|logit| %.2f  generated %s" % (name, float(logits.abs().max()), generated))
+
+
 def main():
     make("gpt2", gpt2_config(), GPT2LMHeadModel, 1, drop_prefix="transformer.")
     make("gpt2-prefixed-f16", gpt2_config(n_layer=3, _name_or_path="stepformer/tiny-gpt2-f16"), GPT2LMHeadModel, 2,
@@ -389,6 +450,8 @@ def main():
     make("qwen2", llama_config(model_type="qwen2", architectures=["Qwen2ForCausalLM"], tie_word_embeddings=True,
                                rope_theta=1000000.0, use_sliding_window=False, sliding_window=32,
                                max_window_layers=2, _name_or_path="stepformer/tiny-qwen2"), LlamaForCausalLM, 5)
+    lesson_case("gpt2-licences", "gpt2.md")
+    lesson_case("llama-licences", "llama.md")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ train_prenorm
 scripts/train_mistake_models.sh "$bin"
 # The text lesson's model (lessons/text-model.md): the word list of Debian's wamerican.
 scripts/train_text_model.sh "$bin"
+# The models of lessons/gpt2.md and lessons/llama.md: folders in the hub's layout.
+scripts/train_hub_models.sh "$bin"
 # The decoder-only dates model (lessons/causal-self-attention.md, gpt-block.md): the dates task
 # written as text lines SOURCE=TARGET, learned as a language model of those lines.
 dates_text=$(mktemp)

@@ -55,6 +55,7 @@ build() {
   cp src/web/index.html src/web/wasm_madd.js "$out/cmake/stepformer.js" "$out/cmake/stepformer.wasm" \
     "$out/cmake/stepformer.data" "$out/site/"
   cp assets/models/*.safetensors "$out/site/assets/models/"
+  for d in assets/models/*/; do cp -r "${d%/}" "$out/site/assets/models/"; done  # hub folders (gpt2.md, llama.md)
   echo "$(pwd)/$out/site"
 }
 

@@ -287,16 +287,15 @@ static void bad_folders(void) {
     CHECK(code == 1 && strstr(err, "1099512 million numbers") && strstr(err, "GB free"), "the estimate refuses it: %s", err);
 }
 
-// A folder made here: `init` writes random weights for lessons/LESSON (its config line replaced
-// by `config`), beside config.json's text and, when given, one of assets/tokenizers/.
-static const char *made_folder(const char *name, const char *lesson, const char *first_key, const char *config,
-                               const char *config_json, const char *tokenizer) {
+// A folder made here: `init` writes random weights for lessons/LESSON (its model line replaced
+// by random weights of `config`), beside config.json's text and, when given, one of
+// assets/tokenizers/.
+static const char *made_folder(const char *name, const char *lesson, const char *config, const char *config_json,
+                               const char *tokenizer) {
     static char path[400];
     char program[400], p[600], line[300];
-    snprintf(line, sizeof line, "config: %s", config);
-    char from[64];
-    snprintf(from, sizeof from, "config: %s", first_key);
-    variant_line(lesson, from, line, program, sizeof program);
+    snprintf(line, sizeof line, "model: random\nconfig: %s", config);
+    variant_line(lesson, "model: ", line, program, sizeof program);
     snprintf(path, sizeof path, "%s/%s", dir, name);
     mkdir(path, 0755);
     const int code = run("init --program '%s' --out '%s/model.safetensors'", program, path);
@@ -323,7 +322,7 @@ static bool input_ids_are(const int *want, int n) {
 // --input goes through the folder's own tokenizer, as tokenizer(TEXT) does; a folder without
 // one takes ids only; text past the positions is refused, and generation past them stops.
 static void text_input(void) {
-    const char *g = made_folder("gpt2-tok", "gpt2.md", "n_layer", "n_layer=1 n_head=2 n_embd=16 n_positions=8 vocab_size=50257",
+    const char *g = made_folder("gpt2-tok", "gpt2.md", "n_layer=1 n_head=2 n_embd=16 n_positions=8 vocab_size=50257",
                                 "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_head\": 2, \"n_embd\": 16, \"n_positions\": 8, "
                                 "\"vocab_size\": 50257, \"layer_norm_epsilon\": 1e-5, \"_name_or_path\": \"tiny/gpt2\"}",
                                 "gpt2");
@@ -353,8 +352,7 @@ static void text_input(void) {
     code = run("run --model '%s' --input 'a b c d e f g h' --max-len 3 --json", g);  // exactly 8: one token, then the end
     CHECK(code == 0 && strstr(out, "\"stop\":\"positions\"") && strstr(err, "last position"),
           "8 tokens in 8 positions: one token made, the stop said: %s %s", out, err);
-    const char *l = made_folder("llama-tok", "llama.md", "num_hidden_layers",
-                                "num_hidden_layers=1 num_attention_heads=2 num_key_value_heads=1 hidden_size=16 "
+    const char *l = made_folder("llama-tok", "llama.md", "num_hidden_layers=1 num_attention_heads=2 num_key_value_heads=1 hidden_size=16 "
                                 "intermediate_size=32 max_position_embeddings=32 vocab_size=1000 rms_norm_eps=1e-5",
                                 "{\"model_type\": \"llama\", \"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
                                 "\"num_key_value_heads\": 1, \"hidden_size\": 16, \"intermediate_size\": 32, "
@@ -367,7 +365,7 @@ static void text_input(void) {
     CHECK(code == 0 && cJSON_GetArraySize(ids) >= 2 && cJSON_GetArrayItem(ids, 0)->valueint == 1,
           "the Llama-form tokenizer's template puts BOS (1) first: %s %s", out, err);
     cJSON_Delete(j);
-    const char *bare = made_folder("gpt2-bare", "gpt2.md", "n_layer", "n_layer=1 n_head=2 n_embd=16 n_positions=8 vocab_size=64",
+    const char *bare = made_folder("gpt2-bare", "gpt2.md", "n_layer=1 n_head=2 n_embd=16 n_positions=8 vocab_size=64",
                                    "{\"model_type\": \"gpt2\", \"n_layer\": 1, \"n_head\": 2, \"n_embd\": 16, \"n_positions\": 8, "
                                    "\"vocab_size\": 64, \"layer_norm_epsilon\": 1e-5}", NULL);
     code = run("run --model '%s' --input 'hello' --json", bare);
@@ -423,8 +421,7 @@ static void full_gpt2(void) {
 #if defined(__SANITIZE_ADDRESS__)
     puts("full GPT-2: skipped under AddressSanitizer");
 #else
-    const char *g = made_folder("gpt2-full", "gpt2.md", "n_layer",
-                                "n_layer=12 n_head=12 n_embd=768 n_positions=1024 vocab_size=50257",
+    const char *g = made_folder("gpt2-full", "gpt2.md", "n_layer=12 n_head=12 n_embd=768 n_positions=1024 vocab_size=50257",
                                 "{\"model_type\": \"gpt2\", \"n_layer\": 12, \"n_head\": 12, \"n_embd\": 768, \"n_positions\": "
                                 "1024, \"vocab_size\": 50257, \"layer_norm_epsilon\": 1e-5, \"activation_function\": "
                                 "\"gelu_new\", \"bos_token_id\": 50256, \"eos_token_id\": 50256}",

@@ -568,14 +568,14 @@ static void test_pe_from_program(void) {
     Err e = {{0}};
     const bool ok = app_open(&a, &(SessionSpec){.lesson_path = LESSONS "/llama.md"}, &e);
     const int pe_stage = ok ? interp_find(a.pe.it, "pe") : -1;
-    CHECK(ok && a.pe.source == PE_SOURCE_ROPE && a.pe.d_model == 8 && a.pe.base == 10000 && pe_stage >= 0 &&
-              strstr(a.pe.about, "rope_theta 10000, d = head width 8"),
-          "llama.md: RoPE at the head width 8 and rope_theta: %s; %s", e.msg, a.pe.about);
+    CHECK(ok && a.pe.source == PE_SOURCE_ROPE && a.pe.d_model == 16 && a.pe.base == 10000 && pe_stage >= 0 &&
+              strstr(a.pe.about, "rope_theta 10000, d = head width 16"),
+          "llama.md: RoPE at the head width 16 and rope_theta: %s; %s", e.msg, a.pe.about);
     if (pe_stage >= 0) {
         const float *t = interp_output(a.pe.it, pe_stage);
         double worst = 0;
         for (int p = 0; p < 10; p++)
-            for (int i = 0; i < 4; i++) worst = fmax(worst, fabs(t[p * 8 + 2 * i] - sin(rope_angle(p, i, 8, 10000.0f))));
+            for (int i = 0; i < 8; i++) worst = fmax(worst, fabs(t[p * 16 + 2 * i] - sin(rope_angle(p, i, 16, 10000.0f))));
         CHECK(worst < 1e-5, "the table's sin columns are RoPE's angles (%.3g)", worst);
     }
     if (ok) app_free(&a);

@@ -170,7 +170,11 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
                        .pack_weights = true,  // a session never changes its model's weights
                        .choice = session_decode_choice(spec, ls), .cached = spec->cached};
-    const char *ids = spec->src_ids ? spec->src_ids : spec->input ? NULL : ls->src_ids[0] ? ls->src_ids : NULL;
+    // A lesson's ids are its own model's tokens: a model given in its place (a folder the user
+    // brings) tokenizes the lesson's text instead, where the lesson gives one.
+    const bool replaced = spec->model_path && (ls->model_random || ls->model_path[0]) && ls->input[0];
+    const char *ids = spec->src_ids ? spec->src_ids : spec->input || replaced ? NULL
+                    : ls->src_ids[0] ? ls->src_ids : NULL;
     const char *text = spec->input ? spec->input : ls->input;
     const bool gpt = program_decoder_only(&s->lesson.program);
     const Vocab *v = session_source_vocab(s);

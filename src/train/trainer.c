@@ -180,16 +180,14 @@ static bool make_token_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
     ConfSpec cs = {0};
     conf_spec_add(&cs, c->config, "the training configuration", false);
-    if (c->init) {
-        if (!model_load(&t->m, c->init, &t->program.program, &cs, e)) return false;
-    } else {
-        char vocab[160];
-        double pad;
-        const int n = snprintf(vocab, sizeof vocab, "vocab_size=%d", t->text.n_chars);
-        if (!conf_spec_get(&cs, "pad_id", &pad)) snprintf(vocab + n, sizeof vocab - (size_t)n, " pad_id=%d", unused_id(&t->text));
-        conf_spec_add(&cs, vocab, c->tokenizer, false);
-        if (!model_init_random(&t->m, &t->program.program, &cs, c->seed, e)) return false;
-    }
+    char vocab[160] = "";
+    double pad;
+    const int n = c->init ? 0 : snprintf(vocab, sizeof vocab, "vocab_size=%d", t->text.n_chars);
+    if (!conf_spec_get(&cs, "pad_id", &pad)) snprintf(vocab + n, sizeof vocab - (size_t)n, " pad_id=%d", unused_id(&t->text));
+    conf_spec_add(&cs, vocab, c->tokenizer, false);
+    if (!(c->init ? model_load(&t->m, c->init, &t->program.program, &cs, e)
+                  : model_init_random(&t->m, &t->program.program, &cs, c->seed, e)))
+        return false;
     Tokenizer *tk = t->tk;
     t->tk = NULL;
     if (!model_use_tokenizer(&t->m, tk, e)) return false;

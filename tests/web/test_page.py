@@ -19,7 +19,7 @@
 5. Bad links give the error title, a message drawn on the canvas (not a blank page) and no
    markup from the link in the page.
 6. The page asks for nothing outside 127.0.0.1; what it fetches before the first frame of a
-   lesson is at most 4 MB, the site folder at most 10 MB. The time to the first frame is printed
+   lesson is at most 4 MB, the site folder at most 20 MB. The time to the first frame is printed
    (the budget is 2 s), not asserted: the machines here are shared and their speed varies.
 
 7. The program as browsers without relaxed SIMD get it (each multiply-add rewritten into a
@@ -50,7 +50,7 @@ from browser import Browser, Server, click, key_event, wheel  # noqa: E402
 PIXEL_TOLERANCE = 24     # per channel, 0-255
 MAX_DIFFERENT = 0.001    # of the pixels
 FIRST_LOAD_MAX = 4_000_000
-SITE_MAX = 10_000_000
+SITE_MAX = 20 * 1000 * 1000  # the lessons of real families bring folders in the hub's layout (issue 43: at most 20 MB)
 
 # lesson, stage, view, size: every view at least once, across the course.
 PLACES = [

@@ -20,6 +20,24 @@ void app_set_course(App *a, const char *dir, const char *open_path) {
     a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0;
 }
 
+// Whether a model a lesson names can be opened now: a .safetensors file, or a folder in the
+// hub's layout, whose config.json, model.safetensors and tokenizer.json are fetched together.
+static bool model_ready(const char *path, double *progress, Err *e) {
+    const size_t n = strlen(path), ext = strlen(".safetensors");
+    if (n >= ext && !strcmp(path + n - ext, ".safetensors")) return platform_file_ready(path, progress, e);
+    static const char *const files[] = {"config.json", "model.safetensors", "tokenizer.json"};
+    bool ready = true;
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char file[600];
+        double got = 1.0;
+        snprintf(file, sizeof file, "%s/%s", path, files[k]);
+        ready = platform_file_ready(file, &got, e) && ready;
+        if (e->msg[0]) return *progress = -1.0, false;
+        if (k == 1) *progress = got;  // the weights are most of the bytes
+    }
+    return ready;
+}
+
 // Whether the files spec needs can be opened now: its model, named by the spec or by its
 // lesson, and a mistake lesson's correct program's own weights (`correct_model:`, which the
 // Compare view runs). In the browser one that is not there yet is fetched meanwhile
@@ -28,12 +46,12 @@ void app_set_course(App *a, const char *dir, const char *open_path) {
 static bool files_ready(const SessionSpec *spec, double *progress, Err *e) {
     *progress = 1.0;
     if (!platform_fetches_files()) return true;
-    if (spec->model_path) return platform_file_ready(spec->model_path, progress, e);
+    if (spec->model_path) return model_ready(spec->model_path, progress, e);
     if (!spec->lesson_path) return true;
     Lesson l;
     Err parse = {{0}};
     if (!lesson_load(&l, spec->lesson_path, &parse)) return true;  // opening it reports what is wrong
-    bool ready = !l.setup.model_path[0] || platform_file_ready(l.setup.model_path, progress, e);
+    bool ready = !l.setup.model_path[0] || model_ready(l.setup.model_path, progress, e);
     if (ready && l.setup.correct_model[0]) ready = platform_file_ready(l.setup.correct_model, progress, e);
     lesson_free(&l);
     return ready;
