@@ -8,6 +8,8 @@
 // - Every number the narration states: the held-out loss and the bigram baseline's on the
 //   licence texts (as the trainer splits them), the greedy continuation, the first round's
 //   probabilities.
+// - lessons/four-ways.md: each of its maps against a closed form or a loop over the folder's
+//   weights, and every number it states.
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -176,12 +178,103 @@ static void lesson_case(const Case *c, const char *licences) {
     free(text);
 }
 
+// ---- lessons/four-ways.md: its maps against closed forms and loops over the folder's weights ----
+
+// The values of `lesson four-ways.md --print STAGE --json` (at most n).
+static int printed(const char *stage, double *v, int n) {
+    if (run("lesson '%s/four-ways.md' --print %s --json", LESSONS, stage) != 0) return 0;
+    const char *p = strstr(out, "\"values\"");
+    int k = 0;
+    for (p = p ? strchr(p, '[') : NULL; p && k < n;) {
+        char *end;
+        p++;
+        v[k++] = strtod(p, &end);
+        p = *end == ',' ? end : NULL;
+    }
+    return k;
+}
+
+// The sentence the lesson must hold, with the number written to 4 decimals.
+static void states(const char *lesson, const char *fmt, double value) {
+    char want[200];
+    snprintf(want, sizeof want, fmt, value);
+    CHECK(strstr(lesson, want) != NULL, "four-ways.md states '%s'", want);
+}
+
+static void four_ways(void) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/gpt2-licences/model.safetensors", MODELS);
+    StFile f;
+    Err e = {{0}};
+    const bool loaded = st_load(&f, path, &e);
+    CHECK(loaded, "%s", e.msg);
+    if (!loaded) return;
+    snprintf(path, sizeof path, "%s/four-ways.md", LESSONS);
+    char *lesson = read_all(path);
+    const int d = 64, T = 12;
+    const float *x = st_find(&f, "wte.weight")->data + 262 * d, *wpe = st_find(&f, "wpe.weight")->data;
+    static double got[4 * 12 * 12];
+    // None: |x|^2 everywhere.
+    double xx = 0;
+    for (int j = 0; j < d; j++) xx += (double)x[j] * x[j];
+    int n = printed("none.dots_none", got, T * T), off = 0;
+    for (int i = 0; i < n; i++) off += fabs(got[i] - xx) > 1e-5;
+    CHECK(n == T * T && !off, "dots_none is |x|^2 = %.6f everywhere (%d of %d differ)", xx, off, n);
+    states(lesson, "the same number, %.4f.", xx);
+    // Sinusoidal: PE(p) . PE(p') = sum_i cos((p - p') w_i), and (x + PE(p)) . (x + PE(p')).
+    double table1 = 0;
+    for (int i = 0; i < d / 2; i++) table1 += cos(pow(10000.0, -2.0 * i / d));
+    n = printed("sinusoidal.table_dots", got, T * T);
+    CHECK(n == T * T && fabs(got[0 * T + 1] - table1) < 1e-4 && fabs(got[5 * T + 6] - table1) < 1e-4,
+          "table_dots' neighbours are sum cos(w_i) = %.6f (%.6f, %.6f)", table1, got[1], got[5 * T + 6]);
+    states(lesson, "(neighbours: %.4f, at every `p`)", table1);
+    double with_sin[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        const int p = k ? 5 : 0;
+        for (int j = 0; j < d; j++) {
+            const double w = pow(10000.0, -(double)(j - j % 2) / d);
+            const double a = x[j] + (j % 2 ? cos(p * w) : sin(p * w)), b = x[j] + (j % 2 ? cos((p + 1) * w) : sin((p + 1) * w));
+            with_sin[k] += a * b;
+        }
+    }
+    n = printed("sinusoidal.dots_sin", got, T * T);
+    CHECK(n == T * T && fabs(got[1] - with_sin[0]) < 1e-4 && fabs(got[5 * T + 6] - with_sin[1]) < 1e-4,
+          "dots_sin by hand: %.6f, %.6f", with_sin[0], with_sin[1]);
+    char both[200];
+    snprintf(both, sizeof both, "neighbours 0 and 1 give %.4f, neighbours 5\nand 6 give %.4f", with_sin[0], with_sin[1]);
+    CHECK(strstr(lesson, both) != NULL, "four-ways.md states '%s'", both);
+    // Learned: rows of wpe.
+    double w01 = 0, w56 = 0;
+    for (int j = 0; j < d; j++) w01 += (double)wpe[j] * wpe[d + j], w56 += (double)wpe[5 * d + j] * wpe[6 * d + j];
+    n = printed("learned.wpe_dots", got, T * T);
+    CHECK(n == T * T && fabs(got[1] - w01) < 1e-5 && fabs(got[5 * T + 6] - w56) < 1e-5, "wpe_dots by hand: %.6f, %.6f",
+          w01, w56);
+    states(lesson, "a dot product of %.4f, and", w01);
+    states(lesson, "as close, have %.4f.", w56);
+    // Rotary, head 1 (columns 0-15), pairs (i, i + 8): the dot of two turned rows is
+    // sum_i (x_i^2 + x_{i+8}^2) cos((p - p') w_i), w_i = 10000^(-2i/16).
+    double dist[2] = {0, 0};
+    for (int i = 0; i < 8; i++) {
+        const double r2 = (double)x[i] * x[i] + (double)x[i + 8] * x[i + 8], w = pow(10000.0, -2.0 * i / 16);
+        dist[0] += r2, dist[1] += r2 * cos(3 * w);
+    }
+    n = printed("rotary.dots_rope", got, 4 * T * T);
+    CHECK(n == 4 * T * T && fabs(got[0 * T + 3] - dist[1]) < 1e-5 && fabs(got[5 * T + 8] - dist[1]) < 1e-5 &&
+          fabs(got[8 * T + 11] - dist[1]) < 1e-5 && fabs(got[4 * T + 7] - dist[1]) < 1e-5 && fabs(got[0] - dist[0]) < 1e-5,
+          "dots_rope by hand: distance 3 %.6f, distance 0 %.6f", dist[1], dist[0]);
+    states(lesson, "positions 0 and 3\ngive %.4f, and so do", dist[1]);
+    states(lesson, "(the token with itself, %.4f in head 1)", dist[0]);
+    free(lesson);
+    st_free(&f);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     char licences[400];
     snprintf(licences, sizeof licences, "%s/licences.txt", dir);
     CHECK(write_licences(licences), "%s: the licence texts (Debian's base-files) are missing", LICENCES);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) lesson_case(&cases[k], licences);
+    four_ways();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
