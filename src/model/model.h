@@ -121,7 +121,7 @@ extern const char *const layer_norm_names[LN_COUNT];
 bool model_missing_tensor(const StFile *f, const char *path, const char *name, const char *program_file, int line, Err *e);
 
 // Gives the model a tokenizer (taken over): its vocabularies become the tokenizer's labels, and
-// text is encoded and ids decoded through it.
+// text is encoded and ids decoded through it. One the model had (a folder's own) is freed.
 bool model_use_tokenizer(Model *m, struct Tokenizer *t, Err *e);
 
 #endif

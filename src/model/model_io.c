@@ -65,6 +65,7 @@ static bool tokenizer_vocab(Vocab *v, const Tokenizer *t, int n, Err *e) {
 }
 
 bool model_use_tokenizer(Model *m, Tokenizer *t, Err *e) {
+    if (m->tokenizer != t) tokenizer_free(m->tokenizer);  // a folder's own, replaced (train --init --tokenizer)
     m->tokenizer = t;
     const int n = m->cfg.tgt_vocab_size;
     if (!tokenizer_vocab(&m->tgt_vocab, t, n, e) || !tokenizer_vocab(&m->src_vocab, t, n, e)) return false;
