@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -229,11 +230,35 @@ static void bad_inputs(void) {
     EXPECT(code, 2, err, "--dtype");
 }
 
+// --tokenizer naming the tokenizer.json already in the --out folder: it is kept, not emptied by
+// being opened to be written over itself.
+static void tokenizer_in_the_folder(void) {
+    const char *corpus = path_in("corpus.txt"), *folder = path_in("own-tokenizer");
+    char tk[600], *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    Err e = {{0}};
+    snprintf(tk, sizeof tk, "%s/tokenizer.json", folder);
+    mkdir(folder, 0755);
+    CHECK(file_read_within(BPE, "t", LIMIT_TEXT_MB, &a, &na, &e), "%s", e.msg);
+    FILE *f = fopen(tk, "wb");
+    if (f) fwrite(a, 1, na, f), fclose(f);
+    write_corpus(corpus);
+    TrainConfig c = llama_config(corpus, ST_F32);
+    c.tokenizer = tk;
+    Trainer *t = trainer_new(&c, &e);
+    CHECK(t && trainer_save(t, folder, &e), "%s", e.msg);
+    trainer_free(t);
+    CHECK(file_read_within(tk, "t", LIMIT_TEXT_MB, &b, &nb, &e) && na == nb && !memcmp(a, b, na),
+          "the folder's own tokenizer.json is intact (%zu bytes, was %zu)", nb, na);
+    free(a), free(b);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     reads_tokens();
     saves_folder(ST_F32);
     saves_folder(ST_BF16);
+    tokenizer_in_the_folder();
     bad_inputs();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -1,9 +1,10 @@
 // hub_save.c: a model written as a folder in the hub's layout (hub_save.h).
+#define _XOPEN_SOURCE 700  // realpath
 #include "hub_save.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,11 @@ static bool write_text(const char *path, const char *text, Err *e) {
     return ok || err_set(e, "%s: write failed: %s", path, strerror(errno));
 }
 
+// A copy of `from` at `to`; nothing when the two are one file (the folder's own tokenizer.json
+// given as --tokenizer: opening it to write would empty it first).
 static bool copy_file(const char *from, const char *to, Err *e) {
+    char a[PATH_MAX], b[PATH_MAX];
+    if (realpath(from, a) && realpath(to, b) && !strcmp(a, b)) return true;
     FILE *in = fopen(from, "rb");
     if (!in) return err_set(e, "%s: cannot read: %s", from, strerror(errno));
     FILE *out = fopen(to, "wb");

@@ -211,7 +211,7 @@ bool text_load_tokens(TextData *t, const char *path, bool shuffle, uint64_t seed
         t->ids = malloc(sizeof *t->ids * (t->n + 1));
         ok = t->ids || err_code(e, ERR_MEMORY, "out of memory for the tokens of %s", path);
     }
-    if (ok && t->n) memcpy(t->ids, part[0].ids, sizeof *t->ids * part[0].n);
+    if (ok && part[0].n) memcpy(t->ids, part[0].ids, sizeof *t->ids * part[0].n);
     if (ok && part[1].n) memcpy(t->ids + t->n_train, part[1].ids, sizeof *t->ids * part[1].n);
     ok = ok && check_split(t, path, e);
     free(seen), free(buf), free(l.at), free(l.order), free(part[0].ids), free(part[1].ids);

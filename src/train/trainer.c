@@ -163,11 +163,11 @@ static bool make_text_model(Trainer *t, Err *e) {
 }
 
 // The smallest id the text never uses: the label that counts for nothing (padding), unless the
-// configuration names a pad_id.
+// configuration names a pad_id. n_chars when it uses them all; -1 when memory runs out.
 static int unused_id(const TextData *x) {
     bool *used = calloc((size_t)x->n_chars + 1, sizeof *used);
     int id = 0;
-    if (!used) return 0;
+    if (!used) return -1;
     for (size_t i = 0; i < x->n; i++) used[x->ids[i]] = true;
     while (id < x->n_chars && used[id]) id++;
     free(used);
@@ -183,7 +183,14 @@ static bool make_token_model(Trainer *t, Err *e) {
     char vocab[160] = "";
     double pad;
     const int n = c->init ? 0 : snprintf(vocab, sizeof vocab, "vocab_size=%d", t->text.n_chars);
-    if (!conf_spec_get(&cs, "pad_id", &pad)) snprintf(vocab + n, sizeof vocab - (size_t)n, " pad_id=%d", unused_id(&t->text));
+    if (!conf_spec_get(&cs, "pad_id", &pad)) {
+        const int unused = unused_id(&t->text);
+        if (unused < 0) return err_code(e, ERR_MEMORY, "out of memory");
+        if (unused >= t->text.n_chars)
+            return err_set(e, "%s: the text uses every id of %s, so none is left to pad with: give --config pad_id=ID",
+                           c->data, c->tokenizer);
+        snprintf(vocab + n, sizeof vocab - (size_t)n, " pad_id=%d", unused);
+    }
     conf_spec_add(&cs, vocab, c->tokenizer, false);
     if (!(c->init ? model_load(&t->m, c->init, &t->program.program, &cs, e)
                   : model_init_random(&t->m, &t->program.program, &cs, c->seed, e)))
