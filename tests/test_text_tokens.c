@@ -221,6 +221,7 @@ static void bad_inputs(void) {
         EXPECT(code, cases[k].code, err, cases[k].says);
         CHECK(strchr(err, '\n') == strrchr(err, '\n') || cases[k].code == 2, "one line: %s", err);
     }
+    CHECK(access(path_in("bad-out"), F_OK) != 0, "a run refused before training leaves no folder behind");
     FILE *f = fopen(path_in("a-file"), "w");
     fclose(f);
     int code = run("train --task text --data %s --tokenizer %s --program %s/llama.md --config eos_id=2 --steps 1 --out %s",

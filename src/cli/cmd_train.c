@@ -74,15 +74,20 @@ static double now(void) {
 }
 
 // Fails early if the model could not be written, so no training is lost to a bad path. A hub
-// folder (folder) is made now if it is missing.
+// folder (folder) that is missing must have a parent it can be made in (it is made on saving).
 static bool writable(const char *path, bool folder, Err *e) {
     if (folder) {
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return err_set(e, "%s: cannot make the model's folder: %s", path, strerror(errno));
         struct stat st;
-        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", path);
+        char *slash = strrchr(parent, '/');
+        while (slash && slash > parent && slash[1] == '\0') *slash = '\0', slash = strrchr(parent, '/');
+        if (slash) *(slash == parent ? slash + 1 : slash) = '\0';
+        const char *where = stat(path, &st) == 0 ? path : slash ? parent : ".";
+        if (where == path && !S_ISDIR(st.st_mode))
             return err_set(e, "%s: not a folder: with --tokenizer, --out names the folder the model is saved in", path);
-        if (access(path, W_OK) != 0) return err_set(e, "%s: cannot write the model there: %s", path, strerror(errno));
+        if (access(where, W_OK) != 0)
+            return err_set(e, "%s: cannot write the model's folder there: %s", where, strerror(errno));
         return true;
     }
     if (access(path, F_OK) == 0) {
