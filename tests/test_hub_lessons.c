@@ -134,6 +134,12 @@ static void stated_losses(const Case *c, const char *lesson_text, const char *li
     snprintf(b, sizeof b, "loses %.4f", bigram);
     CHECK(strstr(lesson_text, a) && strstr(lesson_text, b), "%s states the held-out loss %s and the bigram's %s", c->lesson,
           a, b);
+    if (!strcmp(c->lesson, "gpt2.md")) {  // the course's list quotes the GPT-2 lesson's
+        char *readme = read_all(LESSONS "/README.md"), want[120];
+        snprintf(want, sizeof want, "(held-out loss %.4f nats a token, the bigram's %.4f)", nats, bigram);
+        CHECK(readme && strstr(readme, want), "lessons/README.md states '%s'", want);
+        free(readme);
+    }
     trainer_free(t);
 }
 
@@ -155,8 +161,11 @@ static void lesson_case(const Case *c, const char *licences) {
           out);
     char said[200];
     snprintf(said, sizeof said, "\"output_text\":\"%s\"", c->stated_text);
-    CHECK(strstr(out, said) && strstr(out, "\"stop\":\"eos\"") && strstr(text, c->stated_text),
-          "%s: writes '%s' and ends the line, as it says: %s", c->lesson, c->stated_text, out);
+    char *readme = read_all(LESSONS "/README.md");
+    CHECK(strstr(out, said) && strstr(out, "\"stop\":\"eos\"") && strstr(text, c->stated_text) && readme &&
+              strstr(readme, c->stated_text),
+          "%s: writes '%s' and ends the line, as it and the course's list say: %s", c->lesson, c->stated_text, out);
+    free(readme);
     // The first round's probability of the token it writes: the softmax of the dump's last row.
     snprintf(path, sizeof path, "%s/%s.safetensors", dir, c->folder);
     StFile d;
