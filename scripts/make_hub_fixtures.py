@@ -289,6 +289,182 @@ def llama_config(**kw):
     return c
 
 
+# ---------------------------------------------------------------- Marian
+
+def sinusoid_halves(n_pos, dim):
+    """MarianSinusoidalPositionalEmbedding's table: sin in the first half of the columns, cos in
+    the second, built in numpy float64 and rounded once."""
+    enc = np.array([[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)])
+    out = np.zeros((n_pos, dim))
+    half = dim // 2 if dim % 2 == 0 else dim // 2 + 1
+    out[:, 0:half] = np.sin(enc[:, 0::2])
+    out[:, half:] = np.cos(enc[:, 1::2])
+    return torch.tensor(out, dtype=torch.float32)
+
+
+class MarianAttention(torch.nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.h, self.scaling = heads, (d // heads) ** -0.5
+        self.q_proj, self.k_proj = torch.nn.Linear(d, d), torch.nn.Linear(d, d)
+        self.v_proj, self.out_proj = torch.nn.Linear(d, d), torch.nn.Linear(d, d)
+
+    def forward(self, x, kv, key_pad=None, causal=False):
+        T, C = x.shape
+        S = kv.shape[0]
+        q = (self.q_proj(x) * self.scaling).view(T, self.h, -1).transpose(0, 1)
+        k = self.k_proj(kv).view(S, self.h, -1).transpose(0, 1)
+        v = self.v_proj(kv).view(S, self.h, -1).transpose(0, 1)
+        w = q @ k.transpose(-1, -2)
+        lowest = torch.finfo(w.dtype).min
+        if causal:
+            w = w + torch.triu(torch.full((T, S), lowest), diagonal=1)
+        if key_pad is not None:
+            w = w.masked_fill(key_pad[None, None, :], lowest)
+        w = torch.softmax(w, dim=-1)
+        return self.out_proj((w @ v).transpose(0, 1).reshape(T, C))
+
+
+class MarianEncoderLayer(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d = c["d_model"]
+        self.self_attn = MarianAttention(d, c["encoder_attention_heads"])
+        self.self_attn_layer_norm = torch.nn.LayerNorm(d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, c["encoder_ffn_dim"]), torch.nn.Linear(c["encoder_ffn_dim"], d)
+        self.final_layer_norm = torch.nn.LayerNorm(d)
+
+    def forward(self, x, pad):
+        x = self.self_attn_layer_norm(x + self.self_attn(x, x, pad))
+        return self.final_layer_norm(x + self.fc2(torch.nn.functional.silu(self.fc1(x))))
+
+
+class MarianDecoderLayer(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d = c["d_model"]
+        self.self_attn = MarianAttention(d, c["decoder_attention_heads"])
+        self.self_attn_layer_norm = torch.nn.LayerNorm(d)
+        self.encoder_attn = MarianAttention(d, c["decoder_attention_heads"])
+        self.encoder_attn_layer_norm = torch.nn.LayerNorm(d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, c["decoder_ffn_dim"]), torch.nn.Linear(c["decoder_ffn_dim"], d)
+        self.final_layer_norm = torch.nn.LayerNorm(d)
+
+    def forward(self, x, memory, pad):
+        x = self.self_attn_layer_norm(x + self.self_attn(x, x, causal=True))
+        x = self.encoder_attn_layer_norm(x + self.encoder_attn(x, memory, pad))
+        return self.final_layer_norm(x + self.fc2(torch.nn.functional.silu(self.fc1(x))))
+
+
+class MarianStack(torch.nn.Module):
+    def __init__(self, c, layer, n, shared):
+        super().__init__()
+        self.embed_tokens = shared
+        self.embed_positions = torch.nn.Embedding(c["max_position_embeddings"], c["d_model"])
+        self.embed_positions.weight = torch.nn.Parameter(sinusoid_halves(c["max_position_embeddings"], c["d_model"]),
+                                                         requires_grad=False)
+        self.layers = torch.nn.ModuleList(layer(c) for _ in range(n))
+        self.scale = math.sqrt(c["d_model"]) if c.get("scale_embedding") else 1.0
+
+    def embed(self, ids):
+        return self.embed_tokens(ids) * self.scale + self.embed_positions(torch.arange(len(ids)))
+
+
+class MarianInner(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.shared = torch.nn.Embedding(c["vocab_size"], c["d_model"])
+        self.encoder = MarianStack(c, MarianEncoderLayer, c["encoder_layers"], self.shared)
+        self.decoder = MarianStack(c, MarianDecoderLayer, c["decoder_layers"], self.shared)
+
+
+class MarianMTModel(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.model = MarianInner(c)
+        self.lm_head = torch.nn.Linear(c["d_model"], c["vocab_size"], bias=False)
+        self.lm_head.weight = self.model.shared.weight  # tied
+        self.register_buffer("final_logits_bias", torch.zeros(1, c["vocab_size"]))
+
+    def forward(self, src, tgt):
+        pad = src == self.c["pad_token_id"]
+        x = self.model.encoder.embed(src)
+        for layer in self.model.encoder.layers:
+            x = layer(x, pad)
+        y = self.model.decoder.embed(tgt)
+        for layer in self.model.decoder.layers:
+            y = layer(y, x, pad)
+        return self.lm_head(y) + self.final_logits_bias
+
+
+def marian_config(**kw):
+    c = {"_name_or_path": "stepformer/tiny-marian", "activation_dropout": 0.0, "activation_function": "swish",
+         "add_bias_logits": False, "add_final_layer_norm": False, "architectures": ["MarianMTModel"],
+         "attention_dropout": 0.0, "bos_token_id": 0, "classif_dropout": 0.0, "classifier_dropout": 0.0,
+         "d_model": 32, "decoder_attention_heads": 4, "decoder_ffn_dim": 64, "decoder_layerdrop": 0.0,
+         "decoder_layers": 2, "decoder_start_token_id": 95, "decoder_vocab_size": 96, "dropout": 0.1,
+         "encoder_attention_heads": 4, "encoder_ffn_dim": 64, "encoder_layerdrop": 0.0, "encoder_layers": 2,
+         "eos_token_id": 0, "forced_eos_token_id": 0, "init_std": 0.02, "is_encoder_decoder": True,
+         "max_length": 512, "max_position_embeddings": 64, "model_type": "marian", "normalize_before": False,
+         "normalize_embedding": False, "num_beams": 4, "num_hidden_layers": 2, "pad_token_id": 95,
+         "scale_embedding": True, "share_encoder_decoder_embeddings": True, "static_position_embeddings": True,
+         "torch_dtype": "float32", "transformers_version": "4.46.0", "use_cache": True, "vocab_size": 96}
+    c.update(kw)
+    return c
+
+
+def marian_greedy(model, src, n, pad, eos, start):
+    """Greedy as generate() with bad_words_ids [[pad]]: pad never chosen; stops after eos."""
+    ids = [start]
+    with torch.no_grad():
+        for _ in range(n):
+            z = model(src, torch.tensor(ids))[-1].clone()
+            z[pad] = -float("inf")
+            nxt = int(z.argmax())
+            ids.append(nxt)
+            if nxt == eos:
+                break
+    return ids[1:]
+
+
+def make_marian(name, config, seed, T=6, S=7, N=6):
+    gen = torch.Generator().manual_seed(seed)
+    model = MarianMTModel(config)
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if "embed_positions" in pname:
+                continue
+            if p.ndim == 2 and "shared" in pname:
+                p.copy_(0.3 * torch.randn(p.shape, generator=gen))  # scaled by sqrt(d_model) when embedded
+            elif p.ndim == 2:
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]))
+            elif pname.endswith("bias"):
+                p.copy_(0.2 * torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen))
+        model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape, generator=gen))
+    folder = os.path.join(OUT, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    tensors = {k: v for k, v in model.state_dict().items()}
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, "F32", {"format": "pt"})
+    pad, eos = config["pad_token_id"], config["eos_token_id"]
+    src = torch.cat([torch.randint(3, config["vocab_size"] - 1, (S - 1,), generator=gen), torch.tensor([eos])])
+    tgt = torch.cat([torch.tensor([config["decoder_start_token_id"]]),
+                     torch.randint(3, config["vocab_size"] - 1, (T - 1,), generator=gen)])
+    with torch.no_grad():
+        logits = model(src, tgt)
+    generated = marian_greedy(model, src, N, pad, eos, config["decoder_start_token_id"])
+    write_safetensors(os.path.join(folder, "case.safetensors"),
+                      {"src": src.to(torch.float32), "tgt": tgt.to(torch.float32), "logits": logits,
+                       "generated": torch.tensor(generated, dtype=torch.float32)},
+                      "F32", {"max_new_tokens": str(N)})
+    print("%-24s F32  max|logit| %.2f  generated %s" % (name, float(logits.abs().max()), generated))
+
+
 # ---------------------------------------------------------------- making a case
 
 def randomize(model, gen):
@@ -450,6 +626,7 @@ def main():
     make("qwen2", llama_config(model_type="qwen2", architectures=["Qwen2ForCausalLM"], tie_word_embeddings=True,
                                rope_theta=1000000.0, use_sliding_window=False, sliding_window=32,
                                max_window_layers=2, _name_or_path="stepformer/tiny-qwen2"), LlamaForCausalLM, 5)
+    make_marian("marian", marian_config(), 7)
     lesson_case("gpt2-licences", "gpt2.md")
     lesson_case("llama-licences", "llama.md")
 

@@ -71,9 +71,10 @@ static void test_errors(void) {
                  "t.sfp:5:", "chunks=1e+10 must be a whole number");
     expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight, scale=1e39)\n", "t.sfp:2:",
                  "not a usable number");
-    expect_error("input src\nan_extremely_long_tensor_name_of_40_chars = softmax(src)\n", "t.sfp:2:",
-                 "longer than 31");
-    expect_error("input src\nfor a_loop_variable_named_at_great_length in 2\nend\n", "t.sfp:2:", "longer than 31");
+    expect_error("input src\nan_extremely_long_tensor_name_of_more_than_48_chars = softmax(src)\n", "t.sfp:2:",
+                 "longer than 47");
+    expect_error("input src\nfor a_loop_variable_named_at_very_great_length_indeed in 2\nend\n", "t.sfp:2:",
+                 "longer than 47");
     expect_error("input src\na = embedding(src, @src_tok_emb.embedding.weight)\nb = split_heads(a, heads=16)\n"
                  "c = merge_heads(b)\nd = positional_table(positions=0, width=4)\n", "t.sfp:5:", "positions >= 1");
     // 300 nested brackets: a message, not a blown stack.

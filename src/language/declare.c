@@ -44,7 +44,7 @@ typedef struct {
     Err *e;
 } Walk;
 
-const char *const init_names[INIT_COUNT] = {"xavier", "normal", "uniform", "zeros", "ones", "sinusoid"};
+const char *const init_names[INIT_COUNT] = {"xavier", "normal", "uniform", "zeros", "ones", "sinusoid", "sinusoid_halves"};
 
 static bool lookup(void *ctx, const char *name, double *out) {
     Walk *w = ctx;
@@ -188,7 +188,7 @@ static bool run_param(Walk *w, const Stmt *s) {
     while (init < INIT_COUNT && strcmp(init_names[init], s->text) != 0) init++;
     if (init == INIT_COUNT)
         return err_set(w->e, "%s:%d: '%s' is not a way to start a tensor (known: xavier, normal(STD), "
-                       "uniform(BOUND), zeros, ones, sinusoid)", w->p->file, s->line, s->text);
+                       "uniform(BOUND), zeros, ones, sinusoid, sinusoid_halves)", w->p->file, s->line, s->text);
     const bool takes = init == INIT_NORMAL || init == INIT_UNIFORM;
     const bool has = s->n_args && s->args[s->n_args - 1].kind == ARG_KEYWORD;
     if (takes != has)

@@ -53,7 +53,9 @@ static char *config_json(const Model *m, const HubFamily *fam, StDtype dtype, co
     each_word(fam->fields, write_field, &w);
     w.as_bool = true;
     each_word(fam->bools, write_field, &w);
-    cJSON_AddStringToObject(root, fam->act_field, fam->act);
+    char act[32];  // the first of the values the program computes
+    snprintf(act, sizeof act, "%.*s", (int)strcspn(fam->act, " "), fam->act);
+    cJSON_AddStringToObject(root, fam->act_field, act);
     if (m->cfg.bos_id.set) cJSON_AddNumberToObject(root, "bos_token_id", m->cfg.bos_id.id);
     if (m->cfg.eos_id.set) cJSON_AddNumberToObject(root, "eos_token_id", m->cfg.eos_id.id);
     cJSON_AddStringToObject(root, "torch_dtype", torch_dtypes[dtype]);

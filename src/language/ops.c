@@ -161,8 +161,9 @@ static bool infer_linear(Stage *st, const char *where, Err *e) {
     if (shape_last(x) != I)
         return shape_err(st, where, e, io ? "x's last dimension must equal W's first (W is stored [in x out])"
                                           : "x's last dimension must equal W's second (W is [out x in])");
-    if (st->n_in == 3 && (st->in_shape[2].ndim != 1 || st->in_shape[2].dim[0] != O))
-        return shape_err(st, where, e, "the bias must have one entry per output of W");
+    const Shape *b = &st->in_shape[2];  // [O], or a [1, O] row (Marian's final_logits_bias)
+    if (st->n_in == 3 && !((b->ndim == 1 && b->dim[0] == O) || (b->ndim == 2 && b->dim[0] == 1 && b->dim[1] == O)))
+        return shape_err(st, where, e, "the bias must have one entry per output of W ([O], or a [1, O] row)");
     st->shape = x->ndim == 1 ? shape1(O) : shape2(x->dim[0], O);
     return true;
 }

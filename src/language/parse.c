@@ -177,7 +177,7 @@ static bool parse_param(Lex *l, Stmt *st) {
         if (!expect(l, ',')) return fail(l, "expected ',' or ']' between dimensions");
     }
     if (!(st->text = word(l)))
-        return fail(l, "expected how it starts: xavier, normal(STD), uniform(BOUND), zeros, ones or sinusoid");
+        return fail(l, "expected how it starts: xavier, normal(STD), uniform(BOUND), zeros, ones, sinusoid or sinusoid_halves");
     if (expect(l, '(')) {
         char *a = expr_text(l);
         if (!a || !expect(l, ')')) return free(a), fail(l, "expected INIT(NUMBER)");

@@ -106,7 +106,7 @@ typedef struct {
 } SourceLine;
 
 #define PROGRAM_MAX_INPUTS 4
-#define PROGRAM_NAME_MAX 31  // characters in a name a program binds
+#define PROGRAM_NAME_MAX 47  // characters in a name a program binds (config.json's longest, 32, fits)
 
 typedef struct Program {
     char *file;

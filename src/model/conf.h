@@ -18,7 +18,7 @@
 #include "err.h"
 #include "safetensors.h"
 
-#define CONF_NAME_MAX 31
+#define CONF_NAME_MAX 47  // config.json's share_encoder_decoder_embeddings is 32
 #define CONF_MAX_ITEMS 4096  // names in one configuration: a file's metadata may not hold more
 
 typedef struct {

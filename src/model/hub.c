@@ -14,13 +14,20 @@
 #define LLAMA_FIELDS                                                                                          \
     "num_hidden_layers num_attention_heads num_key_value_heads hidden_size intermediate_size head_dim "       \
     "max_position_embeddings vocab_size rms_norm_eps rope_theta"
+#define SILU_WHY "the LLaMA family's program computes SwiGLU with SiLU"
 const HubFamily hub_families[] = {
     {"gpt2", "gpt2.md", "", "transformer.", "", "lm_head.", "GPT2LMHeadModel",
-     "n_layer n_head n_embd n_inner n_positions vocab_size layer_norm_epsilon", "", "activation_function", "gelu_new"},
+     "n_layer n_head n_embd n_inner n_positions vocab_size layer_norm_epsilon", "", "activation_function",
+     "gelu_new gelu_pytorch_tanh", "GPT-2's program computes GELU with the tanh approximation", "bos_token_id"},
     {"llama", "llama.md", "", "", "model.", "lm_head.", "LlamaForCausalLM", LLAMA_FIELDS,
-     "tie_word_embeddings attention_bias mlp_bias", "hidden_act", "silu"},
+     "tie_word_embeddings attention_bias mlp_bias", "hidden_act", "silu", SILU_WHY, "bos_token_id"},
     {"qwen2", "llama.md", "qkv_bias=1 o_bias=0", "", "model.", "lm_head.",  // biases on q, k and v; none on o_proj
-     "Qwen2ForCausalLM", LLAMA_FIELDS, "tie_word_embeddings", "hidden_act", "silu"},
+     "Qwen2ForCausalLM", LLAMA_FIELDS, "tie_word_embeddings", "hidden_act", "silu", SILU_WHY, "bos_token_id"},
+    {"marian", "marian.md", "", "", "model.", "lm_head. final_logits_bias", "MarianMTModel",
+     "d_model encoder_layers decoder_layers encoder_attention_heads decoder_attention_heads encoder_ffn_dim "
+     "decoder_ffn_dim max_position_embeddings vocab_size",
+     "scale_embedding share_encoder_decoder_embeddings tie_word_embeddings", "activation_function", "swish silu",
+     "Marian's program computes its feed-forward with SiLU (swish)", "decoder_start_token_id"},
 };
 const int hub_n_families = (int)(sizeof hub_families / sizeof hub_families[0]);
 
@@ -42,15 +49,6 @@ static bool exists(const char *path) {
     return stat(path, &s) == 0 && S_ISREG(s.st_mode);
 }
 
-// The string fields a family's program depends on, with the values it computes.
-typedef struct {
-    const char *field, *allowed, *why;
-} Needs;
-static const Needs needs[] = {
-    {"activation_function", "gelu_new gelu_pytorch_tanh", "GPT-2's program computes GELU with the tanh approximation"},
-    {"hidden_act", "silu", "the LLaMA family's program computes SwiGLU with SiLU"},
-};
-
 static bool word_in(const char *w, const char *list) {
     const size_t n = strlen(w);
     for (const char *s = strstr(list, w); s; s = strstr(s + 1, w))
@@ -59,12 +57,11 @@ static bool word_in(const char *w, const char *list) {
 }
 
 static bool check_strings(const HubFolder *h, const cJSON *root, Err *e) {
-    for (size_t k = 0; k < sizeof needs / sizeof needs[0]; k++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, needs[k].field);
-        if (cJSON_IsString(v) && !word_in(v->valuestring, needs[k].allowed))
-            return err_set(e, "%s: \"%s\" is \"%s\", which stepformer does not compute (%s: %s)", h->conf_from,
-                           needs[k].field, v->valuestring, needs[k].why, needs[k].allowed);
-    }
+    const HubFamily *f = h->family;  // the activation its program computes
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(root, f->act_field);
+    if (cJSON_IsString(act) && !word_in(act->valuestring, f->act))
+        return err_set(e, "%s: \"%s\" is \"%s\", which stepformer does not compute (%s: %s)", h->conf_from,
+                       f->act_field, act->valuestring, f->act_why, f->act);
     // Switches whose other setting the programs do not compute: refused, not run wrong.
     static const struct {
         const char *field;
@@ -75,6 +72,10 @@ static bool check_strings(const HubFolder *h, const cJSON *root, Err *e) {
         {"scale_attn_by_inverse_layer_idx", false, "GPT-2's program does not scale by the layer's index"},
         {"reorder_and_upcast_attn", false, "GPT-2's program computes attention in float32 as it is"},
         {"use_sliding_window", false, "the LLaMA family's program attends to every earlier position"},
+        {"normalize_before", false, "Marian's program normalises after each sublayer (post-norm)"},
+        {"add_final_layer_norm", false, "Marian's program has no final norm"},
+        {"normalize_embedding", false, "Marian's program does not normalise the embeddings"},
+        {"static_position_embeddings", true, "Marian's program adds the fixed sinusoidal table"},
     };
     for (size_t k = 0; k < sizeof switches / sizeof switches[0]; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, switches[k].field);
@@ -117,8 +118,8 @@ static bool conf_items(HubFolder *h, const cJSON *root, Err *e) {
         else if (cJSON_IsNumber(it) && isfinite(it->valuedouble))
             ok = append(&h->conf_text, &len, &cap, it->string, it->valuedouble);
     }
-    static const char *const ids[][2] = {{"bos_token_id", "bos_id"}, {"eos_token_id", "eos_id"}};
-    for (int k = 0; k < 2 && ok; k++) {
+    const char *const ids[][2] = {{h->family->start, "bos_id"}, {"eos_token_id", "eos_id"}, {"pad_token_id", "pad_id"}};
+    for (int k = 0; k < 3 && ok; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, ids[k][0]);
         if (cJSON_IsNumber(v)) ok = append(&h->conf_text, &len, &cap, ids[k][1], v->valuedouble);
     }
@@ -290,6 +291,17 @@ static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e
 
 static bool starts(const char *s, const char *p) { return *p && !strncmp(s, p, strlen(p)); }
 
+// Whether s starts with one of the space-separated prefixes of list.
+static bool starts_any(const char *s, const char *list) {
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        const size_t n = strcspn(p, " ");
+        if (n && !strncmp(s, p, n)) return true;
+        p += n;
+    }
+    return false;
+}
+
 static char *joined(const char *a, const char *b) {
     char *s = malloc(strlen(a) + strlen(b) + 1);
     return s ? strcat(strcpy(s, a), b) : NULL;
@@ -300,7 +312,7 @@ static char *joined(const char *a, const char *b) {
 static bool canonical_names(const HubFamily *fam, StFile *f, const char *what, Err *e) {
     for (int i = 0; i < f->n_entries; i++) {
         char *name = f->entries[i].name, *renamed = NULL;
-        if (starts(name, fam->top)) continue;
+        if (starts_any(name, fam->top)) continue;
         if (starts(name, fam->strip)) renamed = joined("", name + strlen(fam->strip));
         else if (*fam->add && !starts(name, fam->add)) renamed = joined(fam->add, name);
         else continue;

@@ -19,14 +19,16 @@ typedef struct {
     // usual files do, and a file saved from the other class is renamed to match.
     const char *strip;       // a prefix taken off the keys that have it ("transformer."), or ""
     const char *add;         // a prefix given to the keys that lack it ("model."), or ""
-    const char *top;         // keys that stay as they are ("lm_head."), or ""
+    const char *top;         // prefixes of keys that stay as they are ("lm_head. final_logits_bias"), or ""
     // What a folder saved for this family writes in its config.json (hub_save): the class,
-    // the config.json fields its program reads (numbers; `bools` written true/false), and the
-    // activation field with the value the program computes.
+    // the config.json fields its program reads (numbers; `bools` written true/false).
     const char *architecture;  // "GPT2LMHeadModel"
     const char *fields;        // "n_layer n_head ..."
     const char *bools;         // "tie_word_embeddings ...", or ""
-    const char *act_field, *act;  // "activation_function", "gelu_new"
+    // The activation: the config.json field, the values the program computes (a folder with
+    // another is refused; hub_save writes the first) and why.
+    const char *act_field, *act, *act_why;  // "activation_function", "gelu_new gelu_pytorch_tanh", ...
+    const char *start;         // the config.json field of the id decoding starts from (bos_id)
 } HubFamily;
 
 extern const HubFamily hub_families[];

@@ -41,7 +41,12 @@ typedef struct {
     OptId bos_id, eos_id, pad_id, unk_id;  // target side (pad also masks source keys)
 } ModelConfig;
 
-typedef enum { INIT_XAVIER, INIT_NORMAL, INIT_UNIFORM, INIT_ZEROS, INIT_ONES, INIT_SINUSOID, INIT_COUNT } InitKind;
+// INIT_SINUSOID: the paper's table, sin and cos interleaved; INIT_SINUSOID_HALVES: Marian's, sin
+// in the first half of the columns and cos in the second. A buffer started either way that the
+// file lacks is computed (model_copy_from): the formula is the tensor.
+typedef enum {
+    INIT_XAVIER, INIT_NORMAL, INIT_UNIFORM, INIT_ZEROS, INIT_ONES, INIT_SINUSOID, INIT_SINUSOID_HALVES, INIT_COUNT
+} InitKind;
 extern const char *const init_names[INIT_COUNT];
 
 // One declared tensor.

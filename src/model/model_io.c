@@ -98,6 +98,8 @@ bool model_allocate(Model *m, Err *e) {
     return st_index(w) || err_code(e, ERR_MEMORY, "out of memory");
 }
 
+static void init_tensor(float *x, const ParamDecl *d, Rng *rng);  // (fresh weights, below)
+
 // Notes the file's tensors that the program does not declare (buffers, other heads, ...).
 static void note_extra(Model *m, const StFile *f, const char *path) {
     int n = 0;
@@ -142,6 +144,10 @@ bool model_copy_from(Model *m, const StFile *f, const char *path, const char *pr
         const ParamDecl *d = &m->params[i];
         const StEntry *en = st_find(f, from && from[i] ? from[i] : d->name);
         if (!en && d->optional) return optional_mismatch(f, path, d, program_file, e);
+        if (!en && d->fixed && (d->init == INIT_SINUSOID || d->init == INIT_SINUSOID_HALVES)) {
+            init_tensor(m->weights.entries[i].data, d, NULL);  // a table the formula gives
+            continue;
+        }
         if (!en) return model_missing_tensor(f, path, d->name, program_file, d->line, e);
         if (!shape_eq(&en->shape, &d->shape))
             return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares %s %s", path, en->name,
@@ -160,6 +166,19 @@ static void sinusoid(float *out, const Shape *s) {
     const int d = s->dim[s->ndim - 1];
     const int P = (int)(shape_numel(s) / d);
     positional_encoding(out, P, d, 10000.0f);
+}
+
+// Marian's table ([P, d]): column j < h = ceil(d/2) is sin(p / 10000^(2j/d)), column h + j is
+// cos(p / 10000^(2j/d)); computed in double and rounded once, as Hugging Face builds it in numpy.
+static void sinusoid_halves(float *out, const Shape *s) {
+    const int d = s->dim[s->ndim - 1], h = (d + 1) / 2;
+    const int P = (int)(shape_numel(s) / d);
+    for (int p = 0; p < P; p++)
+        for (int j = 0; j < d; j++) {
+            const int i = j < h ? j : j - h;  // the frequency's index
+            const double angle = p / pow(10000.0, 2.0 * i / d);
+            out[(size_t)p * d + j] = (float)(j < h ? sin(angle) : cos(angle));
+        }
 }
 
 static void init_tensor(float *x, const ParamDecl *d, Rng *rng) {
@@ -182,6 +201,7 @@ static void init_tensor(float *x, const ParamDecl *d, Rng *rng) {
         for (size_t i = 0; i < n; i++) x[i] = rng_normal(rng) * a;
         return;
     case INIT_SINUSOID: sinusoid(x, s); return;
+    case INIT_SINUSOID_HALVES: sinusoid_halves(x, s); return;
     case INIT_ONES:
     case INIT_ZEROS:
     case INIT_COUNT:
