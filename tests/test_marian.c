@@ -1,0 +1,135 @@
+// test_marian.c: Marian (lessons/marian.md) opened from a folder in the hub's layout, against
+// PyTorch. The fixture (scripts/make_hub_fixtures.py) was made by modules written from the
+// structure of Hugging Face's MarianMTModel, with random weights and a random
+// final_logits_bias: `trace --src-ids --tgt-ids --dump` must hold its logits to 1e-4 of the
+// largest, and `run` write its greedy ids. The paper's interleaved positions, ReLU for swish, no
+// embedding scale and no final_logits_bias must each fail that check; the positional table left
+// out of the file is computed as Hugging Face computes it.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "cli_run.h"
+
+#define FOLDER FIXTURES "/hub/marian"
+
+static char src[128], tgt[128];
+
+static void ids_of(const StEntry *en, char *buf, size_t n) {
+    size_t k = 0;
+    for (int i = 0; i < en->shape.dim[0] && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", (int)en->data[i]);
+}
+
+// The largest difference of the dump's logits from the case's, over the largest |logit| (or
+// 1); -1 when the run failed.
+static double logits_error(const char *folder, const char *program, const StFile *c) {
+    const int code = run("trace --model '%s' %s%s --src-ids %s --tgt-ids %s --dump '%s/m.safetensors'", folder,
+                         program ? "--program " : "", program ? program : "", src, tgt, dir);
+    if (code != 0) return -1;
+    char path[400];
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    StFile d;
+    Err e = {{0}};
+    if (!st_load(&d, path, &e)) return -1;
+    const StEntry *got = st_find(&d, "logits"), *want = st_find(c, "logits");
+    double big = 1, diff = -1;
+    if (got && want && shape_eq(&got->shape, &want->shape)) {
+        diff = 0;
+        for (long i = 0; i < shape_numel(&want->shape); i++)
+            big = fmax(big, fabs(want->data[i])), diff = fmax(diff, fabs((double)got->data[i] - want->data[i]));
+    }
+    st_free(&d);
+    return diff < 0 ? -1 : diff / big;
+}
+
+// A copy of lessons/marian.md with the line that starts with `start` (after spaces) replaced.
+static const char *variant(const char *start, const char *line) {
+    static char path[400];
+    char buf[4096];
+    snprintf(path, sizeof path, "%s/marian-variant.md", dir);
+    FILE *f = fopen(LESSONS "/marian.md", "rb"), *o = fopen(path, "wb");
+    int replaced = 0;
+    while (f && o && fgets(buf, sizeof buf, f)) {
+        const char *s = buf + strspn(buf, " ");
+        if (!strncmp(s, start, strlen(start))) fprintf(o, "%.*s%s\n", (int)(s - buf), buf, line), replaced++;
+        else fputs(buf, o);
+    }
+    if (f) fclose(f);
+    if (o) fclose(o);
+    CHECK(replaced >= 1, "marian.md has a line starting '%s'", start);
+    return path;
+}
+
+// The fixture's folder without the two positional tables: the program computes them.
+static const char *without_positions(void) {
+    static char folder[400];
+    char path[500];
+    snprintf(folder, sizeof folder, "%s/marian-no-positions", dir);
+    mkdir(folder, 0755);
+    StFile f;
+    Err e = {{0}};
+    const bool loaded = st_load(&f, FOLDER "/model.safetensors", &e);
+    CHECK(loaded, "%s", e.msg);
+    if (!loaded) return folder;
+    StTensor *t = calloc((size_t)f.n_entries, sizeof *t);
+    int n = 0;
+    for (int i = 0; t && i < f.n_entries; i++)
+        if (!strstr(f.entries[i].name, "embed_positions"))
+            t[n++] = (StTensor){f.entries[i].name, f.entries[i].shape, f.entries[i].data};
+    snprintf(path, sizeof path, "%s/model.safetensors", folder);
+    CHECK(t && n == f.n_entries - 2 && st_save(path, t, n, NULL, 0, &e), "the copy without positions: %s", e.msg);
+    free(t);
+    st_free(&f);
+    snprintf(path, sizeof path, "cp '%s/config.json' '%s/'", FOLDER, folder);
+    CHECK(system(path) == 0, "config.json copied");
+    return folder;
+}
+
+int main(void) {
+    if (!mkdtemp(dir)) return 1;
+    StFile c;
+    Err e = {{0}};
+    if (!st_load(&c, FOLDER "/case.safetensors", &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+    ids_of(st_find(&c, "src"), src, sizeof src);
+    ids_of(st_find(&c, "tgt"), tgt, sizeof tgt);
+    double err_max = logits_error(FOLDER, NULL, &c);
+    CHECK(err_max >= 0 && err_max <= 1e-4, "Marian's logits are PyTorch's to 1e-4 of the largest (%.3g): %s", err_max, err);
+    int code = run("run --model '%s' --src-ids %s --max-len %s --json", FOLDER, src, st_meta(&c, "max_new_tokens"));
+    char want[200] = "\"output_ids\":[";
+    const StEntry *gen = st_find(&c, "generated");
+    for (int i = 0, k = (int)strlen(want); i < gen->shape.dim[0]; i++)
+        k += snprintf(want + k, sizeof want - (size_t)k, "%s%d", i ? "," : "", (int)gen->data[i]);
+    strcat(want, "]");
+    CHECK(code == 0 && strstr(out, want), "greedy ids %s in: %s %s", want, out, err);
+    // The table computed when the file lacks it: Marian's halves, as Hugging Face builds it.
+    const char *bare = without_positions();
+    err_max = logits_error(bare, NULL, &c);
+    CHECK(err_max >= 0 && err_max <= 1e-4, "without the tables in the file, the computed ones give the logits (%.3g): %s",
+          err_max, err);
+    // Each difference from the paper, undone, moves the logits far past the tolerance.
+    static const struct {
+        const char *start, *line, *what;
+        bool bare;  // run on the folder without the tables (the table's layout is then the program's)
+    } mistakes[] = {
+        {"buffer @model.encoder.embed_positions.weight",
+         "buffer @model.encoder.embed_positions.weight [max_position_embeddings, d_model] sinusoid", "the paper's "
+         "interleaved positions", true},
+        {"act = silu(fc1)", "act = activation(fc1)", "ReLU for swish", false},
+        {"default embed_scale", "default embed_scale = 1", "no embedding scale", false},
+        {"logits = linear(x, @lm_head.weight, @final_logits_bias)", "logits = linear(x, @lm_head.weight)",
+         "no final_logits_bias", false},
+    };
+    for (size_t k = 0; k < sizeof mistakes / sizeof mistakes[0]; k++) {
+        const char *program = variant(mistakes[k].start, mistakes[k].line);
+        err_max = logits_error(mistakes[k].bare ? bare : FOLDER, program, &c);
+        CHECK(err_max > 1e-3, "%s moves the logits past the tolerance (%.3g): %s", mistakes[k].what, err_max, err);
+    }
+    st_free(&c);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_finish("test_marian");
+}
