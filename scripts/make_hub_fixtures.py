@@ -444,6 +444,8 @@ def make_marian(name, config, seed, T=6, S=7, N=6):
             else:
                 p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen))
         model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape, generator=gen))
+        # The pad id the likeliest token unless it is banned: greedy must never write it.
+        model.final_logits_bias[0, config["pad_token_id"]] = 12.0
     folder = os.path.join(OUT, name)
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)

@@ -206,6 +206,23 @@ static void f_in_out(const Case *c, float *out) {  // columns 2..2+O of a [I, 9]
     linear_in_out_forward(out, c->in[0], c->in[1] + 2, c->in[2], c->ints[0], c->ints[1], c->ints[2], 9);
 }
 
+// ban: the forward is x with one column at -inf, exactly; the backward passes g but for that
+// column, exactly (finite differences would meet the -inf).
+static void test_ban(void) {
+    enum { rows = 3, n = 7, id = 4 };
+    float *x = rnd(rows * n, -2, 2), *g = rnd(rows * n, -1, 1), *y = zeros(rows * n), *dx = zeros(rows * n);
+    ban_forward(y, x, rows, n, id);
+    int wrong = 0;
+    for (int i = 0; i < rows * n; i++) wrong += i % n == id ? !(isinf(y[i]) && y[i] < 0) : y[i] != x[i];
+    for (int i = 0; i < rows * n; i++) dx[i] = 1.0f;  // accumulated onto: 1 + g, 1 in the banned column
+    ban_backward(dx, g, rows, n, id, false);
+    for (int i = 0; i < rows * n; i++) wrong += dx[i] != (i % n == id ? 1.0f : 1.0f + g[i]);
+    ban_backward(dx, g, rows, n, id, true);
+    for (int i = 0; i < rows * n; i++) wrong += dx[i] != (i % n == id ? 0.0f : g[i]);
+    CHECK(!wrong, "ban: column %d at -inf, its gradient 0, every other entry passed (%d wrong)", id, wrong);
+    free(x), free(g), free(y), free(dx);
+}
+
 // Each forward against its formula written out in double, and each backward against finite
 // differences.
 static void test_llm_ops(void) {
@@ -422,6 +439,7 @@ int main(void) {
     test_layernorm(LN_ANNOTATED);
     test_pointwise();
     test_llm_ops();
+    test_ban();
     test_embedding_and_mask();
     test_copies();
     test_fresh();

@@ -4,7 +4,8 @@
 // final_logits_bias: `trace --src-ids --tgt-ids --dump` must hold its logits to 1e-4 of the
 // largest, and `run` write its greedy ids. The paper's interleaved positions, ReLU for swish, no
 // embedding scale and no final_logits_bias must each fail that check; the positional table left
-// out of the file is computed as Hugging Face computes it.
+// out of the file is computed as Hugging Face computes it; and without its `ban` of the pad id
+// (bad_words_ids), greedy decoding would write pad.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,11 @@ int main(void) {
         err_max = logits_error(mistakes[k].bare ? bare : FOLDER, program, &c);
         CHECK(err_max > 1e-3, "%s moves the logits past the tolerance (%.3g): %s", mistakes[k].what, err_max, err);
     }
+    // Without the ban the pad id is the likeliest token (the fixture's final_logits_bias makes it
+    // so): greedy would write it, as generate() without bad_words_ids would.
+    const char *unbanned = variant("allowed = ban(logits, id=pad_id)", "allowed = scale(logits, by=1)");
+    code = run("run --model '%s' --program %s --src-ids %s --max-len 3 --json", FOLDER, unbanned, src);
+    CHECK(code == 0 && strstr(out, "\"output_ids\":[95"), "without the ban, greedy writes pad (95) first: %s %s", out, err);
     st_free(&c);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

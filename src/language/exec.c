@@ -111,6 +111,7 @@ void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *
     case OP_GELU: gelu_forward(out, in[0], n); return;
     case OP_GELU_TANH: gelu_tanh_forward(out, in[0], n); return;
     case OP_SILU: silu_forward(out, in[0], n); return;
+    case OP_BAN: ban_forward(out, in[0], n / (size_t)shape_last(s0), shape_last(s0), st->attr.id); return;
     case OP_RMS_NORM: rms_norm_forward(out, in[0], in[1], B * s0->dim[0], s0->dim[1], st->attr.eps); return;
     case OP_MUL:
         if (op_in_stride(st, 0) && op_in_stride(st, 1)) {

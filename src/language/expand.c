@@ -187,7 +187,7 @@ static void set_defaults(Stage *st, const Model *m) {
     const ModelConfig *c = &m->cfg;
     st->attr = (OpAttrs){.scale = NAN, .chunks = 1, .heads = c->nhead, .eps = c->layer_norm_eps,
                          .ln = c->layer_norm, .act = c->activation, .positions = model_max_len(m),
-                         .width = c->d_model, .base = 10000.0f, .interleave = true, .theta = 10000.0f};
+                         .width = c->d_model, .base = 10000.0f, .interleave = true, .theta = 10000.0f, .id = -1};
 }
 
 static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
@@ -200,7 +200,7 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     const char *k = a->key;
     const bool whole = !strcmp(k, "chunk") || !strcmp(k, "chunks") || !strcmp(k, "heads") ||
                        !strcmp(k, "positions") || !strcmp(k, "width") || !strcmp(k, "times") || !strcmp(k, "axis") ||
-                       !strcmp(k, "interleave") || !strcmp(k, "adjacent");
+                       !strcmp(k, "interleave") || !strcmp(k, "adjacent") || !strcmp(k, "id");
     if (whole && !(fabs(v) <= 1e8 && v == floor(v)))
         return err_set(e, "%s:%d: %s: %s=%g must be a whole number", file(x), st->line,
                        op_info[st->op].name, k, v);
@@ -222,6 +222,7 @@ static bool set_attr(Expander *x, Stage *st, const Arg *a, Err *e) {
     else if (!strcmp(k, "interleave")) st->attr.interleave = v != 0;
     else if (!strcmp(k, "theta")) st->attr.theta = (float)v;
     else if (!strcmp(k, "adjacent")) st->attr.adjacent = v != 0;
+    else if (!strcmp(k, "id")) st->attr.id = (int)v;
     return true;
 }
 

@@ -75,6 +75,8 @@ const OpInfo op_info[OP_COUNT] = {
     [OP_ROPE] = {"rope", 1, 1, "theta adjacent",
                  "pair i of position p turns by p / theta^(2i/D):  y_a = x_a cos - x_b sin,  y_b = x_b cos + x_a sin",
                  "rope_forward", "rotary positions: turns each pair of a head's columns by an angle that grows with the position"},
+    [OP_BAN] = {"ban", 1, 1, "id", "y = x, but y[.., id] = -inf", "ban_forward",
+                "a token that is never chosen: its score set to -inf (Marian's pad, bad_words_ids)"},
 };
 
 // Every op has a row: a missing one would leave a NULL name (checked by op_table_complete).
@@ -390,7 +392,10 @@ bool op_infer(Stage *st, const ModelConfig *cfg, const char *where, Err *e) {
     case OP_GELU:
     case OP_GELU_TANH:
     case OP_SILU:
+    case OP_BAN:
         if (!need_ndim(st, 0, 1, SHAPE_MAX_DIMS, where, e)) return false;
+        if (st->op == OP_BAN && (st->attr.id < 0 || st->attr.id >= shape_last(&st->in_shape[0])))
+            return shape_err(st, where, e, "id= must name a column of x (0 to its last dimension - 1)");
         st->shape = st->in_shape[0];
         if (st->op == OP_SOFTMAX) st->kind = TK_PROBS;
         return true;

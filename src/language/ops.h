@@ -41,6 +41,7 @@ typedef enum {
     OP_MUL,            // a, b (same shape)     -> a * b, element by element (SwiGLU's gate)
     OP_RMS_NORM,       // x [T, C], g [C]       -> g x / sqrt(mean(x^2) + eps)
     OP_ROPE,           // x [H, T, D]           -> each column pair turned by position * frequency
+    OP_BAN,            // x [.., V]             -> x with column `id` at -inf: a token never chosen
     OP_COUNT
 } Op;
 
@@ -95,6 +96,7 @@ typedef struct {
                        // the whole axis `times` times over (Tensor.repeat)
     float theta;       // rope: the base of the frequencies (rope_theta)
     bool adjacent;     // rope: pairs (2i, 2i+1), not (i, i + D/2)
+    int id;            // ban: the column set to -inf (Marian's pad: bad_words_ids)
 } OpAttrs;
 
 // Which input's tokens index each axis of a tensor (so a viewer can label rows and columns):

@@ -161,6 +161,7 @@ static bool row_wise_op(const Stage *st) {
     switch (st->op) {
     case OP_EMBEDDING: case OP_LINEAR: case OP_LAYER_NORM: case OP_ACTIVATION: case OP_RELU: case OP_GELU:
     case OP_ARGMAX: case OP_ADD_POSITIONS: case OP_ADD: case OP_GELU_TANH: case OP_SILU: case OP_MUL: case OP_RMS_NORM:
+    case OP_BAN:
         return true;
     case OP_SCALE: case OP_SOFTMAX: case OP_LOG_SOFTMAX: return st->shape.ndim == 2;
     default: return false;

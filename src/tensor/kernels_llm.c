@@ -36,6 +36,20 @@ void silu_backward(float *dx, const float *dy, const float *x, size_t n, bool fr
     }
 }
 
+void ban_forward(float *out, const float *x, size_t rows, int n, int id) {
+    for (size_t r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++) out[r * (size_t)n + (size_t)c] = c == id ? -INFINITY : x[r * (size_t)n + (size_t)c];
+}
+
+void ban_backward(float *dx, const float *dy, size_t rows, int n, int id, bool fresh) {
+    for (size_t r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++) {
+            const size_t k = r * (size_t)n + (size_t)c;
+            const float g = c == id ? 0.0f : dy[k];
+            dx[k] = fresh ? g : dx[k] + g;
+        }
+}
+
 void mul_forward(float *out, const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = a[i] * b[i];
 }

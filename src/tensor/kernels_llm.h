@@ -19,6 +19,15 @@ void gelu_tanh_backward(float *dx, const float *dy, const float *x, size_t n, bo
 void silu_forward(float *out, const float *x, size_t n);
 void silu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh);
 
+// A banned column: out = x with column id of every row at -inf (a token never chosen: softmax
+// gives it 0, argmax never picks it). Backward: dx = dy, but 0 in column id.
+void ban_forward(float *out,      // [rows, n]
+                 const float *x,  // [rows, n]
+                 size_t rows, int n, int id);
+void ban_backward(float *dx,       // [rows, n]
+                  const float *dy, // [rows, n]
+                  size_t rows, int n, int id, bool fresh);
+
 // out = a * b, element by element. da += dy * b, db += dy * a (either may be NULL).
 void mul_forward(float *out, const float *a, const float *b, size_t n);
 void mul_backward(float *da, float *db, const float *dy, const float *a, const float *b, size_t n, bool da_fresh,

@@ -48,6 +48,7 @@ const BackOpInfo back_op_info[OP_COUNT] = {
     [OP_GELU_TANH] = {"dx = g (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)),  t = tanh(sqrt(2/pi) (x + 0.044715 x^3))",
                       "gelu_tanh_backward"},
     [OP_SILU] = {"dx = g s (1 + x (1 - s)),  s = sigmoid(x)", "silu_backward"},
+    [OP_BAN] = {"dx = g, but 0 in the banned column", "ban_backward"},
     [OP_MUL] = {"da = g * b,   db = g * a", "mul_backward"},
     [OP_RMS_NORM] = {"dx = r (gain g) - x r^3 mean(gain g x),  r = 1 / sqrt(mean(x^2) + eps);  dgain = sum g x r",
                      "rms_norm_backward"},

@@ -212,7 +212,7 @@ static bool writes_fresh(Op op, int j) {
     case OP_ADD: case OP_MATMUL: case OP_MUL: return j <= 1;
     case OP_ADD_POSITIONS: case OP_LINEAR: case OP_RESHAPE: case OP_SCALE: case OP_SOFTMAX: case OP_LOG_SOFTMAX:
     case OP_LAYER_NORM: case OP_ACTIVATION: case OP_RELU: case OP_GELU: case OP_SPLIT_HEADS: case OP_MERGE_HEADS:
-    case OP_TRANSPOSE: case OP_MASK: case OP_GELU_TANH: case OP_SILU: case OP_RMS_NORM: case OP_ROPE:
+    case OP_TRANSPOSE: case OP_MASK: case OP_GELU_TANH: case OP_SILU: case OP_RMS_NORM: case OP_ROPE: case OP_BAN:
         return j == 0;
     default: return false;
     }
@@ -385,6 +385,9 @@ static void run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], 
     case OP_SILU:
         if (dst[0]) silu_backward(dst[0], dy, in[0], n, fresh[0]);
         return;
+    case OP_BAN:
+        if (dst[0]) ban_backward(dst[0], dy, n / (size_t)shape_last(s0), shape_last(s0), st->attr.id, fresh[0]);
+        return;
     case OP_RMS_NORM:
         rms_norm_backward(dst[0], dst[1], dy, in[0], in[1], B * s0->dim[0], s0->dim[1], st->attr.eps, fresh[0]);
         return;
@@ -411,7 +414,7 @@ static bool reads_output(const Stage *st) {
     case OP_EMBEDDING: case OP_LINEAR: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE: case OP_LAYER_NORM: case OP_GELU:
     case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_MATMUL:
     case OP_REPEAT: case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE: case OP_GELU_TANH:
-    case OP_SILU: case OP_MUL: case OP_RMS_NORM: case OP_ROPE:
+    case OP_SILU: case OP_MUL: case OP_RMS_NORM: case OP_ROPE: case OP_BAN:
         return false;
     default: return true;
     }
@@ -425,7 +428,7 @@ static bool reads_input(const Stage *st, int j) {
     case OP_ACTIVATION: return st->attr.act == ACT_GELU;
     case OP_GELU: case OP_GELU_TANH: case OP_SILU: case OP_MUL: return true;
     case OP_RMS_NORM: return j <= 1;  // x and g
-    case OP_ROPE: return false;
+    case OP_ROPE: case OP_BAN: return false;
     case OP_RELU: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MASK: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE:
     case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_REPEAT:
     case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE:
