@@ -133,6 +133,12 @@ int main(void) {
     const char *unbanned = variant("allowed = ban(logits, id=pad_id)", "allowed = scale(logits, by=1)");
     code = run("run --model '%s' --program %s --src-ids %s --max-len 3 --json", FOLDER, unbanned, src);
     CHECK(code == 0 && strstr(out, "\"output_ids\":[95"), "without the ban, greedy writes pad (95) first: %s %s", out, err);
+    // The decoder reads the ids given, the start id first; other ids first are refused.
+    code = run("trace --model '%s' --src-ids %s --tgt-ids 5,6 --dump '%s/x.safetensors'", FOLDER, src, dir);
+    EXPECT(code, 1, err, "the first id is 5, but marian's decoder starts from 95 (decoder_start_token_id)");
+    CHECK(!strchr(err, '\n') || strchr(err, '\n') == strrchr(err, '\n'), "one line: %s", err);
+    code = run("run --model '%s' --src-ids 3,96 --json", FOLDER);
+    EXPECT(code, 1, err, "96");
     st_free(&c);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -130,7 +130,16 @@ static bool open_standard(Session *s, const SessionSpec *spec, Err *e) {
 static bool make_target(Session *s, const char *text, const char *ids, Err *e) {
     const Model *m = &s->model;
     const int P = model_max_len(m);
-    if (ids) return vocab_parse_ids(&m->tgt_vocab, ids, "target", s->tgt, P, &s->run.T, e);
+    if (ids) {
+        if (!vocab_parse_ids(&m->tgt_vocab, ids, "target", s->tgt, P, &s->run.T, e)) return false;
+        // A folder's encoder-decoder (Marian) reads exactly the ids given: the first must be the
+        // id its decoding starts from, as Hugging Face's decoder_input_ids begin.
+        if (m->family[0] && !program_decoder_only(&s->lesson.program) && m->cfg.bos_id.set && s->run.T > 0 &&
+            s->tgt[0] != (float)m->cfg.bos_id.id)
+            return err_set(e, "--tgt-ids: the first id is %d, but %s's decoder starts from %d "
+                           "(decoder_start_token_id): give it first", (int)s->tgt[0], m->family, m->cfg.bos_id.id);
+        return true;
+    }
     if (!m->cfg.bos_id.set)
         return err_set(e, "a target text is fed after bos, but the model names no bos_id: pass "
                        "--bos ID or give --tgt-ids");
