@@ -139,6 +139,14 @@ int main(void) {
     CHECK(!strchr(err, '\n') || strchr(err, '\n') == strrchr(err, '\n'), "one line: %s", err);
     code = run("run --model '%s' --src-ids 3,96 --json", FOLDER);
     EXPECT(code, 1, err, "96");
+    // A decoder unlike the encoder is refused, not run wrong.
+    char odd[400], cmd2[900];
+    snprintf(odd, sizeof odd, "%s/marian-odd", dir);
+    snprintf(cmd2, sizeof cmd2, "mkdir -p '%s' && cp '%s/model.safetensors' '%s/' && sed 's/\"decoder_ffn_dim\": 64/"
+             "\"decoder_ffn_dim\": 128/' '%s/config.json' > '%s/config.json'", odd, FOLDER, odd, FOLDER, odd);
+    CHECK(system(cmd2) == 0, "made %s", odd);
+    code = run("run --model '%s' --src-ids %s --json", odd, src);
+    EXPECT(code, 1, err, "\"encoder_ffn_dim\" is 64 and \"decoder_ffn_dim\" 128");
     st_free(&c);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -83,6 +83,16 @@ static bool check_strings(const HubFolder *h, const cJSON *root, Err *e) {
             return err_set(e, "%s: \"%s\" is %s, which stepformer does not compute (%s)", h->conf_from, switches[k].field,
                            switches[k].value ? "false" : "true", switches[k].why);
     }
+    // Pairs the programs read as one number (Marian's encoder and decoder are alike).
+    static const char *const same[][2] = {{"encoder_attention_heads", "decoder_attention_heads"},
+                                          {"encoder_ffn_dim", "decoder_ffn_dim"}};
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, same[k][0]),
+                    *b = cJSON_GetObjectItemCaseSensitive(root, same[k][1]);
+        if (cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble != b->valuedouble)
+            return err_set(e, "%s: \"%s\" is %g and \"%s\" %g: stepformer's Marian program takes them equal", h->conf_from,
+                           same[k][0], a->valuedouble, same[k][1], b->valuedouble);
+    }
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
     if (rs && !cJSON_IsNull(rs))
         return err_set(e, "%s: \"rope_scaling\" is set; stepformer computes plain RoPE only (rope_scaling null)",
