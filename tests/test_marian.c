@@ -98,6 +98,10 @@ int main(void) {
     ids_of(st_find(&c, "tgt"), tgt, sizeof tgt);
     double err_max = logits_error(FOLDER, NULL, &c);
     CHECK(err_max >= 0 && err_max <= 1e-4, "Marian's logits are PyTorch's to 1e-4 of the largest (%.3g): %s", err_max, err);
+    // The same state_dict saved by torch.save (pytorch_model.bin, the embedding one storage
+    // under its three names), read without running its pickle.
+    err_max = logits_error(FIXTURES "/hub/marian-bin", NULL, &c);
+    CHECK(err_max >= 0 && err_max <= 1e-4, "from pytorch_model.bin, the same logits (%.3g): %s", err_max, err);
     int code = run("run --model '%s' --src-ids %s --max-len %s --json", FOLDER, src, st_meta(&c, "max_new_tokens"));
     char want[200] = "\"output_ids\":[";
     const StEntry *gen = st_find(&c, "generated");

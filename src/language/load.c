@@ -144,7 +144,8 @@ static bool load_folder(Model *m, const char *dir, const Program *p, const ConfS
     HubFolder h;
     StFile f;
     if (!hub_read_config(&h, dir, e)) return false;
-    if (!hub_read_weights(&h, &f, e)) return hub_free(&h), false;
+    bool from_bin;
+    if (!hub_read_weights(&h, &f, &from_bin, e)) return hub_free(&h), false;
     for (int i = 0; i < f.n_meta; i++) free(f.meta[i].name), free(f.meta[i].value);
     f.n_meta = 0;  // a folder's configuration is its config.json, whatever else wrote metadata
     static const ConfSpec none;
@@ -157,6 +158,11 @@ static bool load_folder(Model *m, const char *dir, const Program *p, const ConfS
         Tokenizer *t = tokenizer_load(h.tokenizer, e);
         ok = t && model_use_tokenizer(m, t, e);
         if (!t || !ok) tokenizer_free(t), m->tokenizer = NULL, model_free(m);
+    }
+    if (ok && from_bin) {  // which file was read: the folder has no safetensors
+        const size_t k = strlen(m->note);
+        snprintf(m->note + k, sizeof m->note - k, "%sread %s/pytorch_model.bin (no model.safetensors): its pickle was read "
+                 "as a state_dict, nothing in it run", k ? "; " : "", dir);
     }
     if (ok) {
         snprintf(m->family, sizeof m->family, "%s", h.model_type);

@@ -10,6 +10,7 @@
 
 #include "bounds.h"
 #include "conf.h"
+#include "torch_bin.h"
 
 #define LLAMA_FIELDS                                                                                          \
     "num_hidden_layers num_attention_heads num_key_value_heads hidden_size intermediate_size head_dim "       \
@@ -338,14 +339,20 @@ static bool canonical_names(const HubFamily *fam, StFile *f, const char *what, E
     return true;
 }
 
-bool hub_read_weights(const HubFolder *h, StFile *f, Err *e) {
+bool hub_read_weights(const HubFolder *h, StFile *f, bool *from_bin, Err *e) {
     char one[4200], index[4200];
     snprintf(one, sizeof one, "%s/model.safetensors", h->dir);
     snprintf(index, sizeof index, "%s/model.safetensors.index.json", h->dir);
     bool ok;
+    char bin[4200];
+    snprintf(bin, sizeof bin, "%s/pytorch_model.bin", h->dir);
+    *from_bin = false;
     if (exists(one)) ok = fits(h, header_numbers(one), e) && st_load(f, one, e);
     else if (exists(index)) ok = read_shards(h, index, f, e);
-    else return err_set(e, "%s: no model.safetensors and no model.safetensors.index.json in the folder", h->dir);
+    else if ((*from_bin = exists(bin))) ok = torch_bin_load(f, bin, e);  // PyTorch's pickle, never run
+    else
+        return err_set(e, "%s: no model.safetensors, model.safetensors.index.json or pytorch_model.bin in the folder",
+                       h->dir);
     if (ok && !canonical_names(h->family, f, h->dir, e)) st_free(f), ok = false;
     return ok;
 }

@@ -53,7 +53,9 @@ const HubFamily *hub_family_of_program(const char *program);
 bool hub_read_config(HubFolder *h, const char *dir, Err *e);
 // Reads the folder's weights (one file, or every shard its index names) into f, F16 and BF16
 // widened to float32, with the keys renamed to the family's prefix.
-bool hub_read_weights(const HubFolder *h, StFile *f, Err *e);
+// Without model.safetensors or its index, pytorch_model.bin is read (torch_bin.h: nothing in it
+// is run); *from_bin says so.
+bool hub_read_weights(const HubFolder *h, StFile *f, bool *from_bin, Err *e);
 void hub_free(HubFolder *h);
 
 #endif
