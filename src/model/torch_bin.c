@@ -392,6 +392,7 @@ static bool tensor_fits(Vm *m, const Value *t, const ZipEntry *z, const char *ke
     if (t->offset < 0) return err_set(m->e, "%s: '%s' starts at a negative offset", m->what, key);
     for (int k = 0; k < t->ndim; k++) {
         if (t->size[k] < 0 || t->stride[k] < 0) return err_set(m->e, "%s: '%s' has a negative size or stride", m->what, key);
+        if (t->size[k] > INT32_MAX) return err_set(m->e, "%s: '%s' has a dimension past 2^31", m->what, key);
         if (t->size[k] == 0) n = 0;
         else if (t->stride[k] > (INT64_MAX / 2) / t->size[k] || n > (INT64_MAX / 2) / t->size[k])
             return err_set(m->e, "%s: '%s' has a size or stride too large", m->what, key);
