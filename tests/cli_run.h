@@ -4,6 +4,7 @@
 #ifndef STEPFORMER_TEST_CLI_RUN_H
 #define STEPFORMER_TEST_CLI_RUN_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,27 @@ static int run(const char *fmt, ...) {
 static inline void ids_csv(const StEntry *en, char *buf, size_t n) {
     size_t k = 0;
     for (int i = 0; i < en->shape.dim[0]; i++) k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", (int)en->data[i]);
+}
+
+// The largest difference between a dump's logits and a case's, over the largest |logit| (or 1
+// when that is smaller): what the hub contract bounds by 1e-4. -1 when the dump is unreadable or
+// its logits are shaped otherwise.
+static inline double dump_logits_error(const char *dump, const StFile *c) {
+    StFile d;
+    Err e = {{0}};
+    if (!st_load(&d, dump, &e)) return -1;
+    const StEntry *got = st_find(&d, "logits"), *want = st_find(c, "logits");
+    double err_max = -1;
+    if (got && want && shape_eq(&got->shape, &want->shape)) {
+        double big = 1.0, diff = 0.0;
+        for (long i = 0; i < shape_numel(&want->shape); i++) {
+            big = fmax(big, fabs(want->data[i]));
+            diff = fmax(diff, fabs((double)got->data[i] - want->data[i]));
+        }
+        err_max = diff / big;
+    }
+    st_free(&d);
+    return err_max;
 }
 
 #define EXPECT(code, want_code, stream, text)                                                 \

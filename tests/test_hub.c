@@ -21,26 +21,6 @@
 
 #define HUB FIXTURES "/hub"
 
-// The largest difference between the dump's logits and the case's, over the largest |logit|
-// (or 1 when that is smaller): what the contract bounds by 1e-4. -1 when the dump is unreadable.
-static double logits_error(const char *dump, const StFile *c) {
-    StFile d;
-    Err e = {{0}};
-    if (!st_load(&d, dump, &e)) return -1;
-    const StEntry *got = st_find(&d, "logits"), *want = st_find(c, "logits");
-    double err_max = -1;
-    if (got && shape_eq(&got->shape, &want->shape)) {
-        double big = 1.0, diff = 0.0;
-        for (long i = 0; i < shape_numel(&want->shape); i++) {
-            big = fmax(big, fabs(want->data[i]));
-            diff = fmax(diff, fabs((double)got->data[i] - want->data[i]));
-        }
-        err_max = diff / big;
-    }
-    st_free(&d);
-    return err_max;
-}
-
 static bool load_case(const char *name, StFile *c, char *ids, size_t n) {
     char path[400];
     snprintf(path, sizeof path, HUB "/%s/case.safetensors", name);
@@ -61,7 +41,7 @@ static double trace_error(const char *name, const char *program, const StFile *c
     const int code = run("trace --model '" HUB "/%s' %s%s%s --src-ids %s --dump '%s'", name, *program ? "--program '" : "",
                          program, *program ? "'" : "", ids, dump);
     CHECK(code == 0, "%s: trace exits 0: %s", name, err);
-    return code == 0 ? logits_error(dump, c) : -1;
+    return code == 0 ? dump_logits_error(dump, c) : -1;
 }
 
 static void fixture(const char *name, const char *note) {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bounds.h"
 #include "check.h"
 #include "cli_run.h"
 #include "session.h"
@@ -36,36 +37,12 @@ static const Case cases[] = {
      "`▁convey` with 0.167", 0.167},
 };
 
+// A whole file (NUL after it) as the project reads one (bounds.h), or NULL.
 static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-// The largest |logit| difference over the largest |logit| (or 1), or -1 when unreadable.
-static double logits_error(const char *dump, const StFile *want_file) {
-    StFile d;
+    char *s = NULL;
+    size_t n;
     Err e = {{0}};
-    if (!st_load(&d, dump, &e)) return -1;
-    const StEntry *got = st_find(&d, "logits"), *want = st_find(want_file, "logits");
-    double err_max = -1;
-    if (got && want && shape_eq(&got->shape, &want->shape)) {
-        double big = 1.0, diff = 0.0;
-        for (long i = 0; i < shape_numel(&want->shape); i++) {
-            big = fmax(big, fabs(want->data[i]));
-            diff = fmax(diff, fabs((double)got->data[i] - want->data[i]));
-        }
-        err_max = diff / big;
-    }
-    st_free(&d);
-    return err_max;
+    return file_read_all(path, "a test's file", &s, &n, &e) ? s : NULL;
 }
 
 // PyTorch's logits and greedy ids for the folder, on the lesson's ids.
@@ -79,7 +56,7 @@ static void same_as_pytorch(const Case *c, const char *ids) {
     if (!loaded) return;
     int code = run("trace --model '%s/%s' --src-ids %s --dump '%s/%s.safetensors'", MODELS, c->folder, ids, dir, c->folder);
     snprintf(path, sizeof path, "%s/%s.safetensors", dir, c->folder);
-    const double err_max = code == 0 ? logits_error(path, &want) : -1;
+    const double err_max = code == 0 ? dump_logits_error(path, &want) : -1;
     CHECK(err_max >= 0 && err_max <= 1e-4, "%s: logits against PyTorch's: %.3g of the largest (exit %d: %s)", c->folder,
           err_max, code, err);
     code = run("run --model '%s/%s' --src-ids %s --max-len 8 --json", MODELS, c->folder, ids);
