@@ -123,37 +123,43 @@ static bool check_split(const TextData *t, const char *path, Err *e) {
     return true;
 }
 
-// Reads path whole and checks it (census): the bytes, and its lines in split order.
-static bool read_text(const char *path, bool shuffle, uint64_t seed, int max_distinct, char **buf, size_t *size,
-                      uint8_t **seen, Census *c, Lines *l, Err *e) {
-    *seen = NULL, *l = (Lines){0};
-    if (!file_read_within(path, "the text", LIMIT_TEXT_MB, buf, size, e)) return false;
-    if (*size == 0) return err_set(e, "%s: the file is empty: the text task needs text to learn from", path);
-    *seen = calloc(CODE_POINTS / 8, 1);
-    if (!*seen) return err_code(e, ERR_MEMORY, "out of memory");
-    if (!census((const unsigned char *)*buf, *size, path, *seen, max_distinct, c, e)) return false;
-    return find_lines(l, (const unsigned char *)*buf, *size, c->lines, shuffle, seed) ||
-           err_code(e, ERR_MEMORY, "%s: out of memory for %zu lines", path, c->lines);
+// A text file read whole and checked (census), with its lines in split order.
+typedef struct {
+    char *buf;
+    size_t size;
+    uint8_t *seen;  // [CODE_POINTS / 8] the code points that occur
+    Census c;
+    Lines l;
+} Source;
+
+static bool read_text(Source *x, const char *path, bool shuffle, uint64_t seed, int max_distinct, Err *e) {
+    *x = (Source){0};
+    if (!file_read_within(path, "the text", LIMIT_TEXT_MB, &x->buf, &x->size, e)) return false;
+    if (x->size == 0) return err_set(e, "%s: the file is empty: the text task needs text to learn from", path);
+    if (!(x->seen = calloc(CODE_POINTS / 8, 1))) return err_code(e, ERR_MEMORY, "out of memory");
+    const unsigned char *b = (const unsigned char *)x->buf;
+    if (!census(b, x->size, path, x->seen, max_distinct, &x->c, e)) return false;
+    return find_lines(&x->l, b, x->size, x->c.lines, shuffle, seed) ||
+           err_code(e, ERR_MEMORY, "%s: out of memory for %zu lines", path, x->c.lines);
 }
+
+static void source_free(Source *x) { free(x->seen), free(x->buf), free(x->l.at), free(x->l.order); }
 
 bool text_load(TextData *t, const char *path, bool shuffle, uint64_t seed, Err *e) {
     memset(t, 0, sizeof *t);
-    char *buf = NULL;
-    size_t size = 0;
-    uint8_t *seen;
-    Census c = {0};
-    Lines l;
-    bool ok = read_text(path, shuffle, seed, TEXT_MAX_CHARS, &buf, &size, &seen, &c, &l, e);
+    Source x;
+    bool ok = read_text(&x, path, shuffle, seed, TEXT_MAX_CHARS, e);
+    const Census *c = &x.c;
     if (ok) {
-        t->n = c.chars, t->lines = c.lines, t->held_lines = c.lines / HOLD_EVERY;
-        t->chars = malloc(sizeof *t->chars * (size_t)c.distinct);
-        t->ids = malloc(sizeof *t->ids * c.chars);
+        t->n = c->chars, t->lines = c->lines, t->held_lines = c->lines / HOLD_EVERY;
+        t->chars = malloc(sizeof *t->chars * (size_t)c->distinct);
+        t->ids = malloc(sizeof *t->ids * c->chars);
         ok = (t->chars && t->ids) ||
-             err_code(e, ERR_MEMORY, "%s: out of memory for %zu characters in %zu lines", path, c.chars, c.lines);
+             err_code(e, ERR_MEMORY, "%s: out of memory for %zu characters in %zu lines", path, c->chars, c->lines);
     }
-    if (ok) encode(t, (const unsigned char *)buf, &l, seen);
+    if (ok) encode(t, (const unsigned char *)x.buf, &x.l, x.seen);
     ok = ok && check_split(t, path, e);
-    free(seen), free(buf), free(l.at), free(l.order);
+    source_free(&x);
     if (!ok) text_free(t);
     return ok;
 }
@@ -194,17 +200,14 @@ static bool encode_line(const Tokenizer *tk, const char *line, size_t len, int e
 bool text_load_tokens(TextData *t, const char *path, bool shuffle, uint64_t seed, const Tokenizer *tk, int eos,
                       Err *e) {
     memset(t, 0, sizeof *t);
-    char *buf = NULL;
-    size_t size = 0;
-    uint8_t *seen;
-    Census c = {0};
-    Lines l;
+    Source x;
     IdList part[2] = {{0}};  // the training lines', the held-out lines'
-    bool ok = read_text(path, shuffle, seed, CODE_POINTS, &buf, &size, &seen, &c, &l, e);
-    t->lines = c.lines, t->held_lines = c.lines / HOLD_EVERY, t->n_chars = tokenizer_size(tk), t->tokens = true;
-    for (size_t p = 0; ok && p < c.lines; p++) {
-        const size_t k = l.order[p];
-        ok = encode_line(tk, buf + l.at[k], l.at[k + 1] - l.at[k], eos, &part[held_line(p)], path, k + 1, e);
+    bool ok = read_text(&x, path, shuffle, seed, CODE_POINTS, e);
+    const Lines *l = &x.l;
+    t->lines = x.c.lines, t->held_lines = x.c.lines / HOLD_EVERY, t->n_chars = tokenizer_size(tk), t->tokens = true;
+    for (size_t p = 0; ok && p < x.c.lines; p++) {
+        const size_t k = l->order[p];
+        ok = encode_line(tk, x.buf + l->at[k], l->at[k + 1] - l->at[k], eos, &part[held_line(p)], path, k + 1, e);
     }
     if (ok) {
         t->n_train = part[0].n, t->n = part[0].n + part[1].n;
@@ -214,7 +217,7 @@ bool text_load_tokens(TextData *t, const char *path, bool shuffle, uint64_t seed
     if (ok && part[0].n) memcpy(t->ids, part[0].ids, sizeof *t->ids * part[0].n);
     if (ok && part[1].n) memcpy(t->ids + t->n_train, part[1].ids, sizeof *t->ids * part[1].n);
     ok = ok && check_split(t, path, e);
-    free(seen), free(buf), free(l.at), free(l.order), free(part[0].ids), free(part[1].ids);
+    source_free(&x), free(part[0].ids), free(part[1].ids);
     if (!ok) text_free(t);
     return ok;
 }
