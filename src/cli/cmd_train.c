@@ -1,5 +1,6 @@
 // cmd_train.c: `train` teaches a model a task in C and saves it with its vocabulary.
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -78,13 +79,11 @@ static double now(void) {
 static bool writable(const char *path, bool folder, Err *e) {
     if (folder) {
         struct stat st;
-        char parent[4096];
-        snprintf(parent, sizeof parent, "%s", path);
-        char *slash = strrchr(parent, '/');
-        while (slash && slash > parent && slash[1] == '\0') *slash = '\0', slash = strrchr(parent, '/');
-        if (slash) *(slash == parent ? slash + 1 : slash) = '\0';
-        const char *where = stat(path, &st) == 0 ? path : slash ? parent : ".";
-        if (where == path && !S_ISDIR(st.st_mode))
+        char copy[4096];
+        snprintf(copy, sizeof copy, "%s", path);
+        const bool exists = stat(path, &st) == 0;
+        const char *where = exists ? path : dirname(copy);  // a missing folder is made in its parent
+        if (exists && !S_ISDIR(st.st_mode))
             return err_set(e, "%s: not a folder: with --tokenizer, --out names the folder the model is saved in", path);
         if (access(where, W_OK) != 0)
             return err_set(e, "%s: cannot write the model's folder there: %s", where, strerror(errno));
