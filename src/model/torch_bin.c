@@ -190,17 +190,17 @@ static bool tuple_of(Vm *m, int n) {
 // SETITEM, SETITEMS, APPEND, APPENDS: the values above the mark (or the top one or two) into the
 // container below them.
 static bool fill(Vm *m, bool many, bool pairs) {
-    const int from = many ? top_mark(m) : m->n_stack - (pairs ? 3 : 2);
-    if (from < 0) return fail(m, "SETITEMS or APPENDS without a mark");
-    const int c = m->stack[many ? from - 1 < 0 ? 0 : from - 1 : from];
-    if (many && from == 0) return fail(m, "SETITEMS or APPENDS with nothing below the mark");
-    const VKind want = pairs ? V_DICT : V_LIST;
-    if (m->v[c].kind != want) return fail(m, pairs ? "SETITEM(S) on what is not a dict" : "APPEND(S) on what is not a list");
-    const int first = many ? from + 1 : from + 1, n = m->n_stack - first;
-    if (pairs && n % 2) return fail(m, "SETITEMS with a key and no value");
+    const int mark = many ? top_mark(m) : -1;
+    if (many && mark < 0) return fail(m, "SETITEMS or APPENDS without a mark");
+    const int at = many ? mark - 1 : m->n_stack - (pairs ? 3 : 2);  // the container's place
+    if (at < 0) return fail(m, "SETITEM(S) or APPEND(S) with no container below its items");
+    const int c = m->stack[at], first = many ? mark + 1 : at + 1;
+    if (m->v[c].kind != (pairs ? V_DICT : V_LIST))
+        return fail(m, pairs ? "SETITEM(S) on what is not a dict" : "APPEND(S) on what is not a list");
+    if (pairs && (m->n_stack - first) % 2) return fail(m, "SETITEMS with a key and no value");
     for (int i = first; i < m->n_stack; i++)
         if (!add_item(m, c, m->stack[i])) return false;
-    m->n_stack = many ? from : from + 1;
+    m->n_stack = at + 1;
     return true;
 }
 
