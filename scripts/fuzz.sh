@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 secs=${1:-30}
-harnesses=(safetensors program lesson vocab tokenizer torch_bin replay cli)
+harnesses=(safetensors program lesson vocab tokenizer torch_bin spm replay cli)
 jobs=$(nproc)
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPFORMER_FUZZ=ON >/dev/null

@@ -38,12 +38,16 @@ modules from the folder's own config.json and model.safetensors:
 Seeds are fixed and torch runs on one thread. Needs Debian's python3-torch.
 """
 
+import copy
+import glob
 import json
 import math
 import os
 import shutil
 import struct
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -373,9 +377,15 @@ class MarianStack(torch.nn.Module):
 class MarianInner(torch.nn.Module):
     def __init__(self, c):
         super().__init__()
-        self.shared = torch.nn.Embedding(c["vocab_size"], c["d_model"])
-        self.encoder = MarianStack(c, MarianEncoderLayer, c["encoder_layers"], self.shared)
-        self.decoder = MarianStack(c, MarianDecoderLayer, c["decoder_layers"], self.shared)
+        shared = torch.nn.Embedding(c["vocab_size"], c["d_model"])
+        if c["share_encoder_decoder_embeddings"]:
+            self.shared = shared
+            enc = dec = shared
+        else:  # as transformers: two copies of the shared table, and no model.shared
+            self.shared = None
+            enc, dec = copy.deepcopy(shared), copy.deepcopy(shared)
+        self.encoder = MarianStack(c, MarianEncoderLayer, c["encoder_layers"], enc)
+        self.decoder = MarianStack(c, MarianDecoderLayer, c["decoder_layers"], dec)
 
 
 class MarianMTModel(torch.nn.Module):
@@ -383,9 +393,11 @@ class MarianMTModel(torch.nn.Module):
         super().__init__()
         self.c = c
         self.model = MarianInner(c)
-        self.lm_head = torch.nn.Linear(c["d_model"], c["vocab_size"], bias=False)
-        self.lm_head.weight = self.model.shared.weight  # tied
-        self.register_buffer("final_logits_bias", torch.zeros(1, c["vocab_size"]))
+        target = c["vocab_size"] if c["share_encoder_decoder_embeddings"] else c["decoder_vocab_size"]
+        self.lm_head = torch.nn.Linear(c["d_model"], target, bias=False)
+        if c.get("tie_word_embeddings", True):
+            self.lm_head.weight = self.model.decoder.embed_tokens.weight  # tied to the decoder's table
+        self.register_buffer("final_logits_bias", torch.zeros(1, target))
 
     def forward(self, src, tgt):
         pad = src == self.c["pad_token_id"]
@@ -428,14 +440,17 @@ def marian_greedy(model, src, n, pad, eos, start):
     return ids[1:]
 
 
-def make_marian(name, config, seed, T=6, S=7, N=6):
+def make_marian(name, config, seed, T=6, S=7, N=6, keys="all", src=None, extra=None):
+    """keys: "all" (every name of state_dict()), "shared" (model.shared.weight alone for the three
+    tied tables, as save_pretrained writes them) or "untied-head" (lm_head left out, tied to the
+    decoder's table). src: the source ids, else random. extra: files copied into the folder."""
     gen = torch.Generator().manual_seed(seed)
     model = MarianMTModel(config)
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if "embed_positions" in pname:
                 continue
-            if p.ndim == 2 and "shared" in pname:
+            if p.ndim == 2 and ("shared" in pname or "embed_tokens" in pname):
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))  # scaled by sqrt(d_model) when embedded
             elif p.ndim == 2:
                 p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]))
@@ -452,9 +467,19 @@ def make_marian(name, config, seed, T=6, S=7, N=6):
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     tensors = {k: v for k, v in model.state_dict().items()}
+    if keys == "shared":
+        for k in ("model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"):
+            del tensors[k]
+    if keys == "untied-head":
+        del tensors["lm_head.weight"]
     write_safetensors(os.path.join(folder, "model.safetensors"), tensors, "F32", {"format": "pt"})
+    for f in extra or []:
+        shutil.copy(f, folder)
     pad, eos = config["pad_token_id"], config["eos_token_id"]
-    src = torch.cat([torch.randint(3, config["vocab_size"] - 1, (S - 1,), generator=gen), torch.tensor([eos])])
+    if src is None:
+        src = torch.cat([torch.randint(3, config["vocab_size"] - 1, (S - 1,), generator=gen), torch.tensor([eos])])
+    else:
+        src = torch.tensor(src)
     tgt = torch.cat([torch.tensor([config["decoder_start_token_id"]]),
                      torch.randint(3, config["vocab_size"] - 1, (T - 1,), generator=gen)])
     with torch.no_grad():
@@ -465,6 +490,67 @@ def make_marian(name, config, seed, T=6, S=7, N=6):
                        "generated": torch.tensor(generated, dtype=torch.float32)},
                       "F32", {"max_new_tokens": str(N)})
     print("%-24s F32  max|logit| %.2f  generated %s" % (name, float(logits.abs().max()), generated))
+
+
+MARIAN_TEXT = "The black cat sleeps."
+
+
+def spm_pieces(model, lines):
+    out = subprocess.run(["spm_encode", "--model=" + model], input="".join(s + "\n" for s in lines),
+                         capture_output=True, text=True, check=True).stdout
+    return [line.split(" ") if line else [] for line in out.split("\n")[:len(lines)]]
+
+
+def marian_tokenizer_case():
+    """marian-tok: a Marian folder with its tokenizer as the hub ships one. source.spm (Unigram, the
+    default nmt_nfkc rules) and target.spm (BPE) are trained by spm_train on the licence texts; vocab.json
+    numbers </s> 0, <unk> 1, the source's pieces, the target's, <pad> last, and leaves out one source
+    piece (so a piece it lacks is read as <unk>). reference.json holds, for the hard strings and a few
+    sentences, the ids MarianTokenizer gives: spm_encode's pieces through vocab.json, </s> appended (`ids`
+    by source.spm; `target_ids` by target.spm, as text_target= would give them)."""
+    work = tempfile.mkdtemp()
+    corpus = os.path.join(work, "corpus.txt")
+    with open(corpus, "wb") as out:
+        for f in sorted(glob.glob("/usr/share/common-licenses/*")):
+            if os.path.isfile(f) and not os.path.islink(f):
+                out.write(open(f, "rb").read())
+    common = ["--input=" + corpus, "--vocab_size=300", "--num_threads=1", "--random_seed=1", "--unk_id=1",
+              "--eos_id=0", "--bos_id=-1", "--pad_id=-1", "--character_coverage=0.999"]
+    for side, kind in (("source", "unigram"), ("target", "bpe")):
+        subprocess.run(["spm_train", "--model_prefix=" + os.path.join(work, side), "--model_type=" + kind] + common,
+                       check=True, capture_output=True)
+        os.replace(os.path.join(work, side + ".model"), os.path.join(work, side + ".spm"))
+    vocab = {"</s>": 0, "<unk>": 1}
+    left_out = None
+    for side in ("source", "target"):
+        for line in open(os.path.join(work, side + ".vocab"), encoding="utf-8"):
+            piece = line.split("\t")[0]
+            if piece in ("<unk>", "<s>", "</s>"):
+                continue
+            if side == "source" and left_out is None and piece == "▁the":
+                left_out = piece
+                continue
+            vocab.setdefault(piece, len(vocab))
+    vocab["<pad>"] = len(vocab)
+    with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False, indent=1)
+    hard = json.load(open(os.path.join(ROOT, "scripts", "tokenizers", "hard_strings.json"), encoding="utf-8"))
+    strings = [s for s in hard if s.strip() and "\n" not in s and "</s>" not in s and "<unk>" not in s and "<pad>" not in s]
+    strings += [MARIAN_TEXT, "Every number on screen must be right.", "Füße  straße ﬁ ①② Ｈｅｌｌｏ　world",
+                "the THE The", "x" * 200]
+    unk, eos = vocab["<unk>"], vocab["</s>"]
+    ids = [[vocab.get(p, unk) for p in ps] + [eos] for ps in spm_pieces(os.path.join(work, "source.spm"), strings)]
+    target_ids = [[vocab.get(p, unk) for p in ps] + [eos] for ps in spm_pieces(os.path.join(work, "target.spm"), strings)]
+    pad = vocab["<pad>"]
+    config = marian_config(vocab_size=len(vocab), decoder_vocab_size=len(vocab), pad_token_id=pad,
+                           decoder_start_token_id=pad, max_position_embeddings=128,
+                           _name_or_path="stepformer/tiny-marian-tok")
+    files = [os.path.join(work, n) for n in ("source.spm", "target.spm", "vocab.json")]
+    make_marian("marian-tok", config, 10, src=ids[strings.index(MARIAN_TEXT)], extra=files)
+    with open(os.path.join(OUT, "marian-tok", "reference.json"), "w", encoding="utf-8") as f:
+        json.dump({"left_out": left_out, "strings": strings, "ids": ids, "target_ids": target_ids}, f, ensure_ascii=False,
+                  indent=0)
+    shutil.rmtree(work)
 
 
 # ---------------------------------------------------------------- making a case
@@ -629,6 +715,9 @@ def main():
                                rope_theta=1000000.0, use_sliding_window=False, sliding_window=32,
                                max_window_layers=2, _name_or_path="stepformer/tiny-qwen2"), LlamaForCausalLM, 5)
     make_marian("marian", marian_config(), 7)
+    make_marian("marian-shared-only", marian_config(), 8, keys="shared")
+    make_marian("marian-separate", marian_config(share_encoder_decoder_embeddings=False), 9, keys="untied-head")
+    marian_tokenizer_case()
     lesson_case("gpt2-licences", "gpt2.md")
     lesson_case("llama-licences", "llama.md")
 

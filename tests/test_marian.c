@@ -77,8 +77,37 @@ static const char *without_positions(void) {
     return folder;
 }
 
+// Another folder with its own case: its logits and greedy ids. (src and tgt are the main case's
+// again after.)
+static void other_case(const char *name, const char *what) {
+    char folder[300], path[400];
+    snprintf(folder, sizeof folder, "%s/hub/%s", FIXTURES, name);
+    snprintf(path, sizeof path, "%s/case.safetensors", folder);
+    StFile c;
+    Err e = {{0}};
+    CHECK(st_load(&c, path, &e), "%s", e.msg);
+    if (!c.n_entries) return;
+    char keep_src[128], keep_tgt[128], want[200] = "\"output_ids\":[";
+    memcpy(keep_src, src, sizeof src), memcpy(keep_tgt, tgt, sizeof tgt);
+    ids_of(st_find(&c, "src"), src, sizeof src);
+    ids_of(st_find(&c, "tgt"), tgt, sizeof tgt);
+    const double err_max = logits_error(folder, NULL, &c);
+    CHECK(err_max >= 0 && err_max <= 1e-4, "%s: the logits are PyTorch's to 1e-4 (%.3g): %s", what, err_max, err);
+    const int code = run("run --model '%s' --src-ids %s --max-len %s --json", folder, src, st_meta(&c, "max_new_tokens"));
+    ids_csv(st_find(&c, "generated"), want + strlen(want), sizeof want - strlen(want));
+    strcat(want, "]");
+    CHECK(code == 0 && strstr(out, want), "%s: greedy ids %s in: %s %s", what, want, out, err);
+    memcpy(src, keep_src, sizeof src), memcpy(tgt, keep_tgt, sizeof tgt);
+    st_free(&c);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return 1;
+    // model.shared.weight alone for the three tied tables, as save_pretrained writes them.
+    other_case("marian-shared-only", "model.shared.weight alone");
+    // share_encoder_decoder_embeddings false: the encoder's and the decoder's own tables, the head
+    // tied to the decoder's.
+    other_case("marian-separate", "separate embeddings");
     StFile c;
     Err e = {{0}};
     if (!st_load(&c, FOLDER "/case.safetensors", &e)) return fprintf(stderr, "%s\n", e.msg), 1;

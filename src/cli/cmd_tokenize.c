@@ -1,6 +1,7 @@
-// cmd_tokenize.c: `tokenize`: a text split into the tokens of a model folder's tokenizer.json,
-// as tokenizer.encode(text) gives them: no BOS or EOS added, special tokens inside the text
-// recognised.
+// cmd_tokenize.c: `tokenize`: a text split into the tokens of a model folder's tokenizer,
+// as Hugging Face's tokenizer gives them: tokenizer.json's with no BOS or EOS added, Marian's
+// with `</s>` appended (the source side, as MarianTokenizer(text) gives it); special tokens
+// inside the text recognised.
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,10 @@ static const char usage[] =
     "\n"
     "Splits TEXT into the tokens of the folder's tokenizer.json (DIR may also name the\n"
     "tokenizer.json itself), as Hugging Face's tokenizer.encode(TEXT) does: nothing added\n"
-    "before or after, special tokens inside the text recognised. Prints one token a line: its\n"
-    "id, its piece as the file writes it, and the piece as the window labels it.\n"
+    "before or after, special tokens inside the text recognised. A Marian folder's source side\n"
+    "(source.spm, its pieces numbered by vocab.json) gives the ids MarianTokenizer(TEXT) gives,\n"
+    "`</s>` last. Prints one token a line: its id, its piece as the file writes it, and the\n"
+    "piece as the window labels it.\n"
     "\n"
     "  --model DIR   a model folder as the hub ships it\n"
     "  --text TEXT   the text\n"
@@ -52,16 +55,16 @@ int cmd_tokenize(int argc, char **argv) {
     if (!o.text) return cli_usage_error("tokenize", "--text TEXT is required");
     Err e = {{0}};
     if (!*o.text) return err_set(&e, "--text is empty: give the text to split"), cli_fail(&e);
-    char path[4200];
-    snprintf(path, sizeof path, "%s%s", o.spec.model_path, hub_is_folder(o.spec.model_path) ? "/tokenizer.json" : "");
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(&e, "%s: the folder has no tokenizer.json", o.spec.model_path), cli_fail(&e);
-    fclose(f);
-    Tokenizer *t = tokenizer_load(path, &e);
+    Tokenizer *t = NULL, *tgt = NULL;
+    const bool folder = hub_is_folder(o.spec.model_path);
+    if (!folder) t = tgt = tokenizer_load(o.spec.model_path, &e);
+    else if (hub_tokenizers(o.spec.model_path, &t, &tgt, &e) && !t)
+        err_set(&e, "%s: the folder has no tokenizer: no tokenizer.json, and no source.spm with vocab.json", o.spec.model_path);
     if (!t) return cli_fail(&e);
+    const bool marian = tokenizer_is_marian(t);
     int *ids, n;
-    code = tokenizer_encode(t, o.text, false, &ids, &n, &e) ? print(t, ids, n, o.json) : cli_fail(&e);
+    code = tokenizer_encode(t, o.text, marian, &ids, &n, &e) ? print(t, ids, n, o.json) : cli_fail(&e);
     free(ids);
-    tokenizer_free(t);
+    hub_tokenizers_free(t, tgt);
     return code;
 }

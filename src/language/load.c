@@ -94,17 +94,25 @@ static bool resolve(Model *m, const Program *p, const ConfSpec *cs, const StFile
 }
 
 // For each declared tensor the file lacks, a name tied to it (`tie`) that the file holds, or
-// NULL: nanoGPT's checkpoints may hold transformer.wte.weight without lm_head.weight.
+// NULL: nanoGPT's checkpoints may hold transformer.wte.weight without lm_head.weight. Ties chain:
+// Marian's lm_head is tied to the decoder's table, which is tied to the encoder's, which the
+// file may hold alone.
 static const char **tied_sources(const Model *m, const Program *p, const StFile *f) {
     const char **from = calloc((size_t)m->n_params + 1, sizeof *from);
-    for (int i = 0; from && i < m->n_params; i++) {
-        if (st_find(f, m->params[i].name)) continue;
-        for (int s = 0; s < p->n && !from[i]; s++) {
-            const Stmt *t = &p->stmts[s];
-            bool named = false;
-            for (int k = 0; program_tie_on(t, &m->conf) && k < t->n_args; k++) named = named || !strcmp(t->args[k].text, m->params[i].name);
-            for (int k = 0; named && k < t->n_args && !from[i]; k++)
-                if (st_find(f, t->args[k].text)) from[i] = t->args[k].text;
+    for (bool found = true; from && found;) {
+        found = false;
+        for (int i = 0; i < m->n_params; i++) {
+            if (from[i] || st_find(f, m->params[i].name)) continue;
+            for (int s = 0; s < p->n && !from[i]; s++) {
+                const Stmt *t = &p->stmts[s];
+                bool named = false;
+                for (int k = 0; program_tie_on(t, &m->conf) && k < t->n_args; k++) named = named || !strcmp(t->args[k].text, m->params[i].name);
+                for (int k = 0; named && k < t->n_args && !from[i]; k++) {
+                    const int w = model_weight_index(m, t->args[k].text);
+                    from[i] = st_find(f, t->args[k].text) ? t->args[k].text : w >= 0 && w < m->n_params ? from[w] : NULL;
+                }
+                found = found || from[i];
+            }
         }
     }
     return from;
@@ -152,13 +160,12 @@ static bool load_folder(Model *m, const char *dir, const Program *p, const ConfS
     ConfSpec all = cs ? *cs : none;
     conf_spec_add_file(&all, h.conf_text, h.conf_from);
     bool ok = model_from_file(m, &f, dir, p, &all, e);
-    static const char no_tokenizer[] = "the model folder has no tokenizer.json, so it takes no text: give ids (--src-ids)";
-    if (ok && !h.tokenizer[0]) m->src_vocab.no_text = m->tgt_vocab.no_text = no_tokenizer;
-    if (ok && h.tokenizer[0]) {  // all or nothing: a tokenizer that fails to load fails the model
-        Tokenizer *t = tokenizer_load(h.tokenizer, e);
-        ok = t && model_use_tokenizer(m, t, e);
-        if (!t || !ok) tokenizer_free(t), m->tokenizer = NULL, model_free(m);
-    }
+    static const char no_tokenizer[] = "the model folder has no tokenizer.json (nor Marian's source.spm and vocab.json), so it "
+                                       "takes no text: give ids (--src-ids)";
+    Tokenizer *src = NULL, *tgt = NULL;
+    if (ok && !hub_tokenizers(dir, &src, &tgt, e)) ok = false, model_free(m);  // all or nothing: a tokenizer that fails fails the model
+    if (ok && !src) m->src_vocab.no_text = m->tgt_vocab.no_text = no_tokenizer;
+    if (ok && src && !model_use_tokenizers(m, src, tgt, e)) model_free(m), ok = false;  // the model holds them: model_free frees them
     if (ok && from_bin) {  // which file was read: the folder has no safetensors
         const size_t k = strlen(m->note);
         snprintf(m->note + k, sizeof m->note - k, "%sread %s/pytorch_model.bin (no model.safetensors): its pickle was read "

@@ -26,9 +26,10 @@ const HubFamily hub_families[] = {
      "Qwen2ForCausalLM", LLAMA_FIELDS, "tie_word_embeddings", "hidden_act", "silu", SILU_WHY, "bos_token_id"},
     {"marian", "marian.md", "", "", "model.", "lm_head. final_logits_bias", "MarianMTModel",
      "d_model encoder_layers decoder_layers encoder_attention_heads decoder_attention_heads encoder_ffn_dim "
-     "decoder_ffn_dim max_position_embeddings vocab_size",
+     "decoder_ffn_dim max_position_embeddings vocab_size decoder_vocab_size",
      "scale_embedding share_encoder_decoder_embeddings tie_word_embeddings", "activation_function", "swish silu",
-     "Marian's program computes its feed-forward with SiLU (swish)", "decoder_start_token_id"},
+     "Marian's program computes its feed-forward with SiLU (swish)", "decoder_start_token_id",
+     "model.shared.weight model.encoder.embed_tokens.weight"},
 };
 const int hub_n_families = (int)(sizeof hub_families / sizeof hub_families[0]);
 
@@ -174,9 +175,6 @@ bool hub_read_config(HubFolder *h, const char *dir, Err *e) {
     ok = ok && family_of(h, root, e) && check_strings(h, root, e) && conf_items(h, root, e);
     const cJSON *name = ok ? cJSON_GetObjectItemCaseSensitive(root, "_name_or_path") : NULL;
     if (cJSON_IsString(name)) snprintf(h->name_or_path, sizeof h->name_or_path, "%s", name->valuestring);
-    char tok[4200];
-    snprintf(tok, sizeof tok, "%s/tokenizer.json", dir);
-    if (ok && exists(tok)) snprintf(h->tokenizer, sizeof h->tokenizer, "%s", tok);
     cJSON_Delete(root);
     if (!ok) hub_free(h);
     return ok;
@@ -332,6 +330,16 @@ static bool canonical_names(const HubFamily *fam, StFile *f, const char *what, E
         f->entries[i].name = renamed;
     }
     if (!st_index(f)) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+    const size_t from_n = fam->alias ? strcspn(fam->alias, " ") : 0;
+    const char *to = fam->alias ? fam->alias + from_n + 1 : NULL;
+    for (int i = 0; to && !st_find(f, to) && i < f->n_entries; i++)
+        if (strlen(f->entries[i].name) == from_n && !strncmp(f->entries[i].name, fam->alias, from_n)) {
+            char *renamed = joined("", to);
+            if (!renamed) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+            free(f->entries[i].name), f->entries[i].name = renamed;
+            if (!st_index(f)) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+            break;
+        }
     for (int i = 1; i < f->n_entries; i++) {
         const char *a = f->entries[f->by_name[i - 1]].name, *b = f->entries[f->by_name[i]].name;
         if (!strcmp(a, b)) return err_set(e, "%s: the file holds '%s' both with and without the prefix", what, a);

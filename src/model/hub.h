@@ -10,6 +10,7 @@
 
 #include "err.h"
 #include "safetensors.h"
+#include "tokenizer.h"
 
 typedef struct {
     const char *model_type;  // config.json's "model_type"
@@ -29,6 +30,10 @@ typedef struct {
     // another is refused; hub_save writes the first) and why.
     const char *act_field, *act, *act_why;  // "activation_function", "gelu_new gelu_pytorch_tanh", ...
     const char *start;         // the config.json field of the id decoding starts from (bos_id)
+    // A key the files may hold in place of one the program names, renamed to it when the file
+    // lacks that one: "FROM TO" (Marian's model.shared.weight, which transformers saves in place
+    // of the three tied embeddings), or NULL.
+    const char *alias;
 } HubFamily;
 
 extern const HubFamily hub_families[];
@@ -41,7 +46,6 @@ typedef struct {
     const HubFamily *family;
     char *conf_text;         // "name=value ..." from config.json (malloc'd)
     char conf_from[4200];    // "DIR/config.json", for messages
-    char tokenizer[4200];    // DIR/tokenizer.json when the folder has one, else ""
 } HubFolder;
 
 // Whether path is a folder (a hub snapshot), not a file.
@@ -57,5 +61,14 @@ bool hub_read_config(HubFolder *h, const char *dir, Err *e);
 // is run); *from_bin says so.
 bool hub_read_weights(const HubFolder *h, StFile *f, bool *from_bin, Err *e);
 void hub_free(HubFolder *h);
+
+// The tokenizers of folder DIR (hub_tok.c), the source side's and the target side's:
+//   tokenizer.json: one tokenizer for both (*src == *tgt);
+//   Marian's files, as MarianTokenizer reads them: source.spm with vocab.json for the source,
+//     target.spm with vocab.json for the target, or with target_vocab.json when config.json sets
+//     share_encoder_decoder_embeddings false.
+// Both NULL (and true) when the folder has neither. Free with hub_tokenizers_free.
+bool hub_tokenizers(const char *dir, Tokenizer **src, Tokenizer **tgt, Err *e);
+void hub_tokenizers_free(Tokenizer *src, Tokenizer *tgt);
 
 #endif

@@ -83,6 +83,7 @@ void model_free(Model *m) {
     for (int i = 0; i < m->n_params + m->n_absent; i++) free(m->params[i].name);
     free(m->params);
     conf_free(&m->conf);
+    if (m->tgt_tokenizer != m->tokenizer) tokenizer_free(m->tgt_tokenizer);
     tokenizer_free(m->tokenizer);
     memset(m, 0, sizeof *m);
 }

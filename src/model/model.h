@@ -74,7 +74,8 @@ typedef struct {
     char source[256];            // the file path, or "random weights (seed N)"
     char family[64];             // a hub folder's model_type ("gpt2"), or ""
     char name_or_path[256];      // a hub folder's _name_or_path, or ""
-    struct Tokenizer *tokenizer; // a hub folder's tokenizer.json (owned), or NULL
+    struct Tokenizer *tokenizer; // a hub folder's tokenizer (owned), or NULL: the source side's
+    struct Tokenizer *tgt_tokenizer;  // the target side's: the same, or Marian's own (owned)
     char note[1024];             // what loading noticed but accepted (ignored tensors, unused
                                  // configuration names): one paragraph for stderr, or ""
     char program[128];           // the program it was made for (its file's name), saved as metadata
@@ -128,5 +129,7 @@ bool model_missing_tensor(const StFile *f, const char *path, const char *name, c
 // Gives the model a tokenizer (taken over): its vocabularies become the tokenizer's labels, and
 // text is encoded and ids decoded through it. One the model had (a folder's own) is freed.
 bool model_use_tokenizer(Model *m, struct Tokenizer *t, Err *e);
+// The same with a tokenizer for each side (Marian's source.spm and target.spm); tgt may be src.
+bool model_use_tokenizers(Model *m, struct Tokenizer *src, struct Tokenizer *tgt, Err *e);
 
 #endif

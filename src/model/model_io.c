@@ -64,14 +64,19 @@ static bool tokenizer_vocab(Vocab *v, const Tokenizer *t, int n, Err *e) {
     return true;
 }
 
-bool model_use_tokenizer(Model *m, Tokenizer *t, Err *e) {
-    if (m->tokenizer != t) tokenizer_free(m->tokenizer);  // a folder's own, replaced (train --init --tokenizer)
-    m->tokenizer = t;
-    const int n = m->cfg.tgt_vocab_size;
-    if (!tokenizer_vocab(&m->tgt_vocab, t, n, e) || !tokenizer_vocab(&m->src_vocab, t, n, e)) return false;
+bool model_use_tokenizers(Model *m, Tokenizer *src, Tokenizer *tgt, Err *e) {
+    if (m->tgt_tokenizer != m->tokenizer && m->tgt_tokenizer != tgt && m->tgt_tokenizer != src) tokenizer_free(m->tgt_tokenizer);
+    if (m->tokenizer != src && m->tokenizer != tgt) tokenizer_free(m->tokenizer);  // a folder's own, replaced (train --init --tokenizer)
+    m->tokenizer = src, m->tgt_tokenizer = tgt;
+    const int nt = m->cfg.tgt_vocab_size > 0 ? m->cfg.tgt_vocab_size : m->cfg.src_vocab_size;
+    const int ns = m->cfg.src_vocab_size > 0 ? m->cfg.src_vocab_size : nt;
+    if (!tokenizer_vocab(&m->tgt_vocab, tgt, nt, e) || !tokenizer_vocab(&m->src_vocab, src, ns, e))
+        return false;
     m->has_vocab = true;
     return true;
 }
+
+bool model_use_tokenizer(Model *m, Tokenizer *t, Err *e) { return model_use_tokenizers(m, t, t, e); }
 
 bool model_allocate(Model *m, Err *e) {
     double total_bytes = 0;  // checked before anything is allocated: a few bytes of config can ask for terabytes

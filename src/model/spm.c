@@ -230,6 +230,13 @@ void spm_free(Spm *s) {
     free(s);
 }
 
+int spm_size(const Spm *s) { return s->n; }
+
+const char *spm_piece(const Spm *s, int id, bool *normal) {
+    *normal = id >= 0 && id < s->n && s->type[id] == PIECE_NORMAL;
+    return id >= 0 && id < s->n ? s->piece[id] : NULL;
+}
+
 void spm_pieces_free(char **pieces, int n) {
     for (int i = 0; i < n; i++) free(pieces[i]);
     free(pieces);

@@ -32,6 +32,10 @@ void spm_free(Spm *s);
 bool spm_encode(const Spm *s, const char *text, char ***pieces, int *n, Err *e);
 void spm_pieces_free(char **pieces, int n);
 
+// The file's pieces, by id; *normal: the piece is a NORMAL one (text the model writes).
+int spm_size(const Spm *s);
+const char *spm_piece(const Spm *s, int id, bool *normal);
+
 // The file's normalizer on text (remove_extra_whitespaces, the rules, "▁" for spaces); malloc'd.
 char *spm_normalize(const Spm *s, const char *text);
 

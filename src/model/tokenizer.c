@@ -43,7 +43,7 @@ static const char *pattern_of(const cJSON *j, bool *regex) {
 
 // ---- the BPE model ----
 
-static bool read_vocab(Tokenizer *t, const cJSON *vocab, Err *e) {
+bool tok_read_vocab(Tokenizer *t, const cJSON *vocab, Err *e) {
     int top = -1;
     for (const cJSON *v = vocab->child; v; v = v->next) {
         if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= TOKENIZER_MAX_IDS || v->valuedouble != (int)v->valuedouble)
@@ -86,7 +86,7 @@ static bool read_model(Tokenizer *t, const cJSON *m, Err *e) {
     if (cJSON_IsNumber(drop) && drop->valuedouble > 0) return unsupported(t, "the BPE option", "dropout", e);
     t->bpe.byte_fallback = flag_of(m, "byte_fallback", false);
     t->bpe.ignore_merges = flag_of(m, "ignore_merges", false);
-    if (!read_vocab(t, vocab, e) || !read_merges(t, merges, e)) return false;
+    if (!tok_read_vocab(t, vocab, e) || !read_merges(t, merges, e)) return false;
     const char *unk = str_of(m, "unk_token");
     t->bpe.unk = unk ? strmap_get(&t->bpe.vocab, unk, strlen(unk)) : -1;
     return true;
@@ -288,6 +288,7 @@ Tokenizer *tokenizer_load(const char *path, Err *e) {
 
 void tokenizer_free(Tokenizer *t) {
     if (!t) return;
+    spm_free(t->spm);
     bpe_free(&t->bpe);
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     free(t->added);

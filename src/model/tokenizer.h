@@ -25,6 +25,13 @@ typedef struct Tokenizer Tokenizer;
 Tokenizer *tokenizer_load(const char *path, Err *e);
 // The same from the file's text (n bytes); `what` names it in messages.
 Tokenizer *tokenizer_parse(const char *json, size_t n, const char *what, Err *e);
+// One side of a Marian folder, as transformers' MarianTokenizer reads it: the SentencePiece
+// model `spm` (source.spm, target.spm) cuts the text into pieces, and `vocab` (vocab.json,
+// target_vocab.json) gives each piece its id, the unknown id for a piece it lacks. `</s>`,
+// `<unk>` and `<pad>` are special tokens, and tokenizer_encode with `special` appends `</s>`.
+Tokenizer *tokenizer_sentencepiece(const char *spm, const char *vocab, Err *e);
+// Whether t is such a side (made by tokenizer_sentencepiece).
+bool tokenizer_is_marian(const Tokenizer *t);
 // Ids run from 0 to below this (a file with a larger id is refused).
 #define TOKENIZER_MAX_IDS (1 << 22)
 void tokenizer_free(Tokenizer *t);

@@ -11,6 +11,7 @@
 #endif
 
 #include "bpe.h"
+#include "spm.h"
 #include "tokenizer.h"
 
 enum { TOK_MAX_STEPS = 8 };
@@ -51,7 +52,8 @@ typedef struct {
 
 struct Tokenizer {
     char path[4200];
-    Bpe bpe;
+    Bpe bpe;   // tokenizer.json's BPE model; for a SentencePiece side only its vocab, pieces and unk
+    Spm *spm;  // a SentencePiece side (tokenizer_sentencepiece): what cuts the text, or NULL
     Added *added;
     int n_added;
     Norm norm[TOK_MAX_STEPS];
@@ -67,5 +69,8 @@ struct Tokenizer {
 };
 
 char *tok_dup(const char *s);
+struct cJSON;
+// A vocabulary object (piece -> id) into t->bpe's vocab and pieces.
+bool tok_read_vocab(Tokenizer *t, const struct cJSON *vocab, Err *e);
 
 #endif

@@ -193,18 +193,6 @@ static int next_added(const Tokenizer *t, const char *text, size_t from, size_t 
 
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
-static bool encode_text(const Tokenizer *t, const char *s, size_t n, bool first, int **ids, int *count, int *cap, Err *e) {
-    if (!n) return true;
-    char *norm = normalize(t, s, n);
-    List pieces = {0};
-    bool ok = norm && pre_tokenize(t, norm, first, &pieces);
-    if (!ok) err_code(e, ERR_MEMORY, "out of memory");
-    for (int i = 0; i < pieces.n && ok; i++) ok = bpe_word(&t->bpe, pieces.s[i], strlen(pieces.s[i]), ids, count, cap, t->path, e);
-    list_free(&pieces);
-    free(norm);
-    return ok;
-}
-
 static bool push_id(int **ids, int *n, int *cap, int id) {
     if (*n == *cap) {
         const int c = *cap ? 2 * *cap : 64;
@@ -214,6 +202,37 @@ static bool push_id(int **ids, int *n, int *cap, int id) {
     }
     (*ids)[(*n)++] = id;
     return true;
+}
+
+// A SentencePiece side: the model's pieces, each numbered by vocab.json (or unknown).
+static bool encode_pieces(const Tokenizer *t, const char *s, size_t n, int **ids, int *count, int *cap, Err *e) {
+    char *text = malloc(n + 1);
+    char **pieces = NULL;
+    int np = 0;
+    bool ok = text != NULL;
+    if (ok) memcpy(text, s, n), text[n] = '\0';
+    ok = ok && spm_encode(t->spm, text, &pieces, &np, e);
+    for (int i = 0; ok && i < np; i++) {
+        const int id = strmap_get(&t->bpe.vocab, pieces[i], strlen(pieces[i]));
+        ok = push_id(ids, count, cap, id >= 0 ? id : t->bpe.unk);
+    }
+    if (!ok && text) err_code(e, ERR_MEMORY, "out of memory");
+    spm_pieces_free(pieces, np);
+    free(text);
+    return ok;
+}
+
+static bool encode_text(const Tokenizer *t, const char *s, size_t n, bool first, int **ids, int *count, int *cap, Err *e) {
+    if (!n) return true;
+    if (t->spm) return encode_pieces(t, s, n, ids, count, cap, e);
+    char *norm = normalize(t, s, n);
+    List pieces = {0};
+    bool ok = norm && pre_tokenize(t, norm, first, &pieces);
+    if (!ok) err_code(e, ERR_MEMORY, "out of memory");
+    for (int i = 0; i < pieces.n && ok; i++) ok = bpe_word(&t->bpe, pieces.s[i], strlen(pieces.s[i]), ids, count, cap, t->path, e);
+    list_free(&pieces);
+    free(norm);
+    return ok;
 }
 
 bool tokenizer_encode(const Tokenizer *t, const char *text, bool special, int **ids, int *n, Err *e) {

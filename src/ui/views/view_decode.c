@@ -362,6 +362,18 @@ static void draw_maps(Ui *ui, const App *a, const Round *R, Rect r) {
     if (both) attn_map(ui, a, (Rect){r.x + cw + ui->pad, r.y, r.w - cw - ui->pad, r.h}, self, self_title, false);
 }
 
+// The alignment strip of a generating round: the last cross-attention of the round that has run.
+static int align_strip(Ui *ui, const App *a, const Round *R, Rect r) {
+    const RoundMaps m = round_maps(R);
+    int stage = -1, layer = 0, layers = 0;
+    for (int k = 0; k < m.n; k++) {
+        if (!m.cross[k]) continue;
+        layers++;
+        if (decode_seen(a, m.stage[k])) stage = m.stage[k], layer = layers;
+    }
+    return stage < 0 ? 0 : view_align(ui, a, R, r, stage, layer, layers);
+}
+
 // ---- the whole view ----
 
 static int header(Ui *ui, const App *a, const Round *R, Rect r) {
@@ -461,6 +473,10 @@ void view_decode(Ui *ui, const App *a, Rect r) {
     int sel = decode_last_row(&R);
     if (!greedy) y += forced_chips(ui, a, &R, (Rect){body.x, y, body.w, (rows - 1) * (2 * h + ui->pad * 2) + lh + ui->pad}, &sel) + ui->pad;
     else if (R.mode != DECODING_BEAM) y += greedy_chips(ui, a, &R, (Rect){body.x, y, body.w, rows * (h + ui->pad / 2)}) + ui->pad;
+    if (greedy && R.mode != DECODING_BEAM && !R.before && body.y + body.h - y > 3 * heat_min) {
+        const int used = align_strip(ui, a, &R, (Rect){body.x, y, body.w, body.y + body.h - y});
+        y += used ? used + ui->pad : 0;
+    }
     Rect rest = {body.x, y, body.w, body.y + body.h - y};
     if (rest.h < 2 * lh) {
         gfx_unclip(ui->g);

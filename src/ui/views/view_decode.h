@@ -15,5 +15,8 @@ int view_sample(Ui *ui, const App *a, const Round *R, Rect r);
 // Beam search in r: the live hypotheses of the round on screen and the finished ones. Returns
 // the height used.
 int view_beam(Ui *ui, const App *a, const Round *R, Rect r);
+// The alignment strip (view_align.c): the new token's row of cross-attention map `stage` (layer
+// `layer` of `layers`) over the source tokens. Returns the height used (0: no room).
+int view_align(Ui *ui, const App *a, const Round *R, Rect r, int stage, int layer, int layers);
 
 #endif
