@@ -7,6 +7,8 @@
 //     the kept probabilities, and what the next round was fed;
 //   - beam search: every live hypothesis's tokens against the rows the next round ran on, its
 //     score against log-softmaxes summed by hand, the finished ones and the answer;
+//   - the alignment strip: the new token's row of cross-attention, the heads' mean or one head,
+//     against the map's numbers averaged here;
 //   - Z: the cycle greedy -> sampling -> beam -> greedy, each pass the same as a session opened
 //     with that choice, the lesson's own settings, the stage kept, switched-off pieces kept, and
 //     the errors for a teacher-forced pass and a program with no decoder; B after beam search.
@@ -482,7 +484,58 @@ static void test_choice_says(void) {
     }
 }
 
+// ---- the alignment strip ----
+
+// Whether a text drawn in the last frame is exactly `what`.
+static bool drew_exactly(const Scene *s, const char *what) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(notes[i].text, what)) return true;
+    return false;
+}
+
+// The strip under an encoder-decoder's tokens: the last row of the round's last cross-attention
+// map, the heads' mean (or the head picked), one number per source token, against a loop here.
+static void test_alignment(void) {
+    Scene s;
+    char path[600];
+    snprintf(path, sizeof path, "%s/greedy-decoding.md", LESSONS);
+    if (!open_at(&s, path, NULL)) return;
+    gfx_note_texts(s.g, true);
+    const Interp *it = s.a.session.it;
+    int cross = -1;
+    for (int i = 0; i < interp_n_stages(it); i++) {
+        const Stage *st = interp_stage(it, i);
+        if (st->in_decode && st->step == 3 && st->role == ROLE_WEIGHTS && st->axes.slot[1] != st->axes.slot[2]) cross = i;
+    }
+    CHECK(cross >= 0, "round 3 has a cross-attention map");
+    for (int pick = -1; cross >= 0 && pick < 2; pick += 2) {  // the mean, then head 2
+        s.a.all_heads = pick < 0, s.a.head = pick < 0 ? 0 : pick;
+        if (!draw_at(&s, "step.3.generator.next")) break;
+        const Stage *st = interp_stage(it, cross);
+        const int NH = st->shape.dim[0], T = st->shape.dim[1], S = st->shape.dim[2];
+        const float *x = interp_output(it, cross);
+        int found = 0;
+        for (int k = 0; k < S; k++) {
+            double w = 0;
+            for (int h = pick < 0 ? 0 : pick; h < (pick < 0 ? NH : pick + 1); h++) w += x[((size_t)h * T + T - 1) * S + k];
+            if (pick < 0) w /= NH;
+            char num[16];
+            snprintf(num, sizeof num, "%.2f", w);
+            found += drew_exactly(&s, num);
+        }
+        CHECK(found == S, "%s: all %d weights of the last row drawn (%d found)", pick < 0 ? "the mean" : "head 2", S, found);
+        char says[64];
+        if (pick < 0) snprintf(says, sizeof says, "the mean of its %d heads", NH);
+        else snprintf(says, sizeof says, "head 2 of %d", NH);
+        CHECK(scene_drew(&s, "reads the source here") && scene_drew(&s, says), "the caption says whose row: %s", says);
+    }
+    scene_close(&s);
+}
+
 int main(void) {
+    test_alignment();
     test_choice_says();
     test_greedy();
     test_sampling();

@@ -18,7 +18,7 @@ static const struct {
     {"train", cmd_train, "train a model on a task (copy, reverse, sort, dates) in C"},
     {"export", cmd_export, "write every stage as a PNG, drawn as the window draws it"},
     {"examples", cmd_examples, "print a task's examples as text lines, SOURCE=TARGET"},
-    {"tokenize", cmd_tokenize, "split a text into a model folder's tokens (its tokenizer.json)"},
+    {"tokenize", cmd_tokenize, "split a text into a model folder's tokens (tokenizer.json, or Marian's source.spm)"},
     {"init", cmd_init, "write a model with random weights from a config and a seed"},
     {"bench", cmd_bench, "time the base configuration"},
 };

@@ -473,7 +473,7 @@ void view_decode(Ui *ui, const App *a, Rect r) {
     int sel = decode_last_row(&R);
     if (!greedy) y += forced_chips(ui, a, &R, (Rect){body.x, y, body.w, (rows - 1) * (2 * h + ui->pad * 2) + lh + ui->pad}, &sel) + ui->pad;
     else if (R.mode != DECODING_BEAM) y += greedy_chips(ui, a, &R, (Rect){body.x, y, body.w, rows * (h + ui->pad / 2)}) + ui->pad;
-    if (greedy && R.mode != DECODING_BEAM && !R.before && body.y + body.h - y > 3 * heat_min) {
+    if (greedy && R.mode != DECODING_BEAM && !R.before && body.y + body.h - y > 2 * heat_min) {
         const int used = align_strip(ui, a, &R, (Rect){body.x, y, body.w, body.y + body.h - y});
         y += used ? used + ui->pad : 0;
     }
