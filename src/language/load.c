@@ -172,6 +172,7 @@ static bool load_folder(Model *m, const char *dir, const Program *p, const ConfS
                  "as a state_dict, nothing in it run", k ? "; " : "", dir);
     }
     if (ok) {
+        hub_generation(dir, m->generation, sizeof m->generation);
         snprintf(m->family, sizeof m->family, "%s", h.model_type);
         snprintf(m->name_or_path, sizeof m->name_or_path, "%s", h.name_or_path);
     }

@@ -330,13 +330,18 @@ static bool canonical_names(const HubFamily *fam, StFile *f, const char *what, E
         f->entries[i].name = renamed;
     }
     if (!st_index(f)) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+    // The alias: renamed when the file lacks the name it stands for, else dropped (a copy of a
+    // tied table: the numbers the program reads are under the other name).
     const size_t from_n = fam->alias ? strcspn(fam->alias, " ") : 0;
     const char *to = fam->alias ? fam->alias + from_n + 1 : NULL;
-    for (int i = 0; to && !st_find(f, to) && i < f->n_entries; i++)
+    for (int i = 0; to && i < f->n_entries; i++)
         if (strlen(f->entries[i].name) == from_n && !strncmp(f->entries[i].name, fam->alias, from_n)) {
-            char *renamed = joined("", to);
-            if (!renamed) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
-            free(f->entries[i].name), f->entries[i].name = renamed;
+            const bool drop = st_find(f, to) != NULL;
+            char *renamed = drop ? NULL : joined("", to);
+            if (!drop && !renamed) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+            free(f->entries[i].name);
+            if (renamed) f->entries[i].name = renamed;
+            else memmove(f->entries + i, f->entries + i + 1, sizeof *f->entries * (size_t)(f->n_entries - i - 1)), f->n_entries--;
             if (!st_index(f)) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
             break;
         }

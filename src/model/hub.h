@@ -70,5 +70,9 @@ void hub_free(HubFolder *h);
 // Both NULL (and true) when the folder has neither. Free with hub_tokenizers_free.
 bool hub_tokenizers(const char *dir, Tokenizer **src, Tokenizer **tgt, Err *e);
 void hub_tokenizers_free(Tokenizer *src, Tokenizer *tgt);
+// How the folder asks to be decoded, when it asks for a beam: "num_beams 4, forced_eos_token_id 0
+// (generation_config.json)", from generation_config.json or else config.json;
+// "" when neither sets num_beams above 1. stepformer shows it and decodes greedily unless asked.
+void hub_generation(const char *dir, char *buf, size_t n);
 
 #endif

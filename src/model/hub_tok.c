@@ -55,6 +55,28 @@ bool hub_tokenizers(const char *dir, Tokenizer **src, Tokenizer **tgt, Err *e) {
     return true;
 }
 
+void hub_generation(const char *dir, char *buf, size_t n) {
+    static const char *const files[] = {"generation_config.json", "config.json"};
+    static const char *const keys[] = {"num_beams", "forced_eos_token_id"};
+    buf[0] = '\0';
+    for (int f = 0; f < 2 && !buf[0]; f++) {
+        char path[4200], *text;
+        size_t len, k = 0;
+        Err ignored = {{0}};
+        snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+        if (!is_file(path) || !file_read_all(path, "the configuration", &text, &len, &ignored)) continue;
+        cJSON *root = cJSON_ParseWithLength(text, len);
+        free(text);
+        const cJSON *beams = cJSON_GetObjectItemCaseSensitive(root, "num_beams");
+        for (int i = 0; cJSON_IsNumber(beams) && beams->valuedouble > 1 && i < 2; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, keys[i]);
+            if (cJSON_IsNumber(v) && k < n) k += (size_t)snprintf(buf + k, n - k, "%s%s %d", k ? ", " : "", keys[i], v->valueint);
+        }
+        if (buf[0] && k < n) snprintf(buf + k, n - k, " (%s)", files[f]);
+        cJSON_Delete(root);
+    }
+}
+
 void hub_tokenizers_free(Tokenizer *src, Tokenizer *tgt) {
     if (tgt != src) tokenizer_free(tgt);
     tokenizer_free(src);

@@ -76,6 +76,7 @@ typedef struct {
     char name_or_path[256];      // a hub folder's _name_or_path, or ""
     struct Tokenizer *tokenizer; // a hub folder's tokenizer (owned), or NULL: the source side's
     struct Tokenizer *tgt_tokenizer;  // the target side's: the same, or Marian's own (owned)
+    char generation[160];        // how a hub folder asks to be decoded (hub_generation), or ""
     char note[1024];             // what loading noticed but accepted (ignored tensors, unused
                                  // configuration names): one paragraph for stderr, or ""
     char program[128];           // the program it was made for (its file's name), saved as metadata

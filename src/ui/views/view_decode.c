@@ -402,7 +402,13 @@ static int header(Ui *ui, const App *a, const Round *R, Rect r) {
     const int hw = gfx_text_width(ui->g, FONT_BOLD, ui->small, hint[R->mode]);
     if (R->greedy && w + hw + ui->pad <= r.w)
         gfx_text(ui->g, FONT_BOLD, ui->small, t->accent, r.x + r.w - hw, r.y + lh + 2 + (lhb - lh) / 2, hint[R->mode]);
-    return lh + 2 + lhb + ui->pad / 2;
+    const char *asks = a->session.model.generation;
+    if (!*asks || !R->greedy) return lh + 2 + lhb + ui->pad / 2;
+    char line[300];  // the folder's own decoding, which this pass follows only when asked (Z, --beam)
+    snprintf(line, sizeof line, "The folder asks for %s. %s", asks,
+             R->mode == DECODING_BEAM ? "This pass uses the beam chosen here." : "Z switches to beam search (run --beam K).");
+    ui_text_fit(ui, FONT_SANS, ui->small, t->muted, r.x, r.y + lh + 2 + lhb, line, r.w);
+    return 2 * lh + 2 + lhb + ui->pad / 2;
 }
 
 // A program without a decoder generates nothing: its result is a published row of scores (a
