@@ -158,9 +158,16 @@ static int loop(Trainer *t, const TrainConfig *c, const EvalPlan *sch, Err *e) {
 
 // What only the text task takes (--data, --block) and what it does not (--stop-at,
 // --enc-layers): -1 to go on, else a usage error.
-static int text_flags(const TrainFlags *f, bool text) {
+static int text_flags(const TrainFlags *f, bool text, bool translate) {
+    if (translate) {
+        if (!f->data || !f->tokenizer)
+            return cli_usage_error("train", "--task translate needs --data FILE (SOURCE<TAB>TARGET lines) and --tokenizer DIR "
+                                   "(a Marian folder's source.spm, target.spm and vocab.json)");
+        if (f->shuffle) return cli_usage_error("train", "--shuffle is for --task text: the translation task draws pairs at random");
+        return -1;
+    }
     if (!text && (f->data || f->block || f->shuffle || f->tokenizer))
-        return cli_usage_error("train", "--data, --block, --shuffle and --tokenizer are for --task text");
+        return cli_usage_error("train", "--data, --block, --shuffle and --tokenizer are for --task text and translate");
     if (f->dtype && !f->tokenizer)
         return cli_usage_error("train", "--dtype sets how a hub folder stores the weights: it goes with --tokenizer");
     if (!text) return -1;
@@ -179,15 +186,16 @@ static int configure(const CliOptions *o, TrainConfig *c, char *config, size_t c
     const TrainFlags *f = &o->train;
     Task task = TASK_COPY;
     if (!f->task)
-        return cli_usage_error("train", "--task is required (copy, reverse, sort, dates, majority, brackets or text)");
-    const bool text = !strcmp(f->task, "text");
-    if (!text && !task_from_name(f->task, &task))
+        return cli_usage_error("train", "--task is required (copy, reverse, sort, dates, majority, brackets, text or translate)");
+    const bool text = !strcmp(f->task, "text"), translate = !strcmp(f->task, "translate");
+    if (!text && !translate && !task_from_name(f->task, &task))
         return cli_usage_error("train", "unknown task '%s': the tasks are copy, reverse, sort, dates, majority, "
-                               "brackets and text", f->task);
-    int code = text_flags(f, text);
+                               "brackets, text and translate", f->task);
+    int code = text_flags(f, text, translate);
     if (code >= 0) return code;
     if (!o->out) return cli_usage_error("train", "--out FILE is required");
     *c = text ? train_text_defaults(f->data) : train_defaults(task);
+    if (translate) c->pairs = true, c->data = f->data, c->block = 32;
     if (f->block) c->block = f->block;
     c->shuffle = f->shuffle;
     c->tokenizer = f->tokenizer;
@@ -254,6 +262,11 @@ static int finish(Trainer *t, const char *out, int how, double seconds, Err *e) 
         return how == 2 ? 130 : EXIT_OK;
     }
     if (!trainer_eval(t, 0, &acc, e)) return cli_fail(e);
+    const PairData *d = trainer_pairs(t);
+    if (d) {
+        printf("held-out exact match: %.1f%% of %d pairs never seen in training (%s)\n", 100 * acc, d->n - d->n_train, out);
+        return how == 2 ? 130 : EXIT_OK;
+    }
     printf("held-out %s: %.1f%% of 1000 examples never seen in training (%s)\n",
            task_classes(trainer_config(t)->task) ? "accuracy" : "exact match", 100 * acc, out);
     return how == 2 ? 130 : EXIT_OK;
@@ -288,7 +301,14 @@ static bool text_header(const Trainer *t, const TrainConfig *c, long long number
 static void task_header(const Trainer *t, const TrainConfig *c, long long numbers) {
     const Model *model = trainer_model(t);
     const ModelConfig *m = &model->cfg;
-    if (task_classes(c->task))
+    const PairData *d = trainer_pairs(t);
+    if (d)
+        fprintf(stderr, "training translate (%s): d_model %d, %d heads, %d+%d layers, %lld weights in %d tensors, vocab %d, "
+                "batch %d, %d steps, seed %llu\n%s: %d pairs of at most %d tokens a side (%d longer left out); training on %d, "
+                "holding out every %dth: %d\n", trainer_program(t)->file, m->d_model, m->nhead, m->num_encoder_layers,
+                m->num_decoder_layers, numbers, model->n_params, m->tgt_vocab_size, c->batch, c->steps, c->seed, c->data, d->n,
+                c->block, d->skipped, d->n_train, PAIRS_HOLD_EVERY, d->n - d->n_train);
+    else if (task_classes(c->task))
         fprintf(stderr, "training %s (%s): d_model %d, %d heads, %d layers, %lld weights in %d tensors, %d classes, "
                 "batch %d, %d steps, seed %llu\n", task_names[c->task], trainer_program(t)->file, m->d_model, m->nhead,
                 m->num_encoder_layers, numbers, model->n_params, task_classes(c->task), c->batch, c->steps, c->seed);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "declare.h"
@@ -35,7 +36,9 @@ typedef struct {
 static void write_field(const char *name, void *arg) {
     const FieldWriter *w = arg;
     double v;
-    if (!conf_get(w->conf, name, &v)) return;
+    bool known = conf_get(w->conf, name, &v);
+    for (int k = 0; !known && k < hub_n_same; k++) known = !strcmp(name, hub_same[k][1]) && conf_get(w->conf, hub_same[k][0], &v);
+    if (!known) return;
     if (w->as_bool) cJSON_AddBoolToObject(w->root, name, v != 0);
     else cJSON_AddNumberToObject(w->root, name, v);
 }
@@ -56,8 +59,9 @@ static char *config_json(const Model *m, const HubFamily *fam, StDtype dtype, co
     char act[32];  // the first of the values the program computes
     snprintf(act, sizeof act, "%.*s", (int)strcspn(fam->act, " "), fam->act);
     cJSON_AddStringToObject(root, fam->act_field, act);
-    if (m->cfg.bos_id.set) cJSON_AddNumberToObject(root, "bos_token_id", m->cfg.bos_id.id);
+    if (m->cfg.bos_id.set) cJSON_AddNumberToObject(root, fam->start, m->cfg.bos_id.id);  // bos_token_id, decoder_start_token_id
     if (m->cfg.eos_id.set) cJSON_AddNumberToObject(root, "eos_token_id", m->cfg.eos_id.id);
+    if (m->cfg.pad_id.set && strcmp(fam->start, "bos_token_id")) cJSON_AddNumberToObject(root, "pad_token_id", m->cfg.pad_id.id);
     cJSON_AddStringToObject(root, "torch_dtype", torch_dtypes[dtype]);
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
@@ -142,6 +146,17 @@ bool hub_save(const Model *m, const Program *p, const char *dir, StDtype dtype, 
     free(json);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     ok = ok && save_weights(m, p, path, dtype, e);
-    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-    return ok && (!tokenizer || copy_file(tokenizer, path, e));
+    if (!ok || !tokenizer) return ok;
+    if (!hub_is_folder(tokenizer)) {
+        snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+        return copy_file(tokenizer, path, e);
+    }
+    static const char *const marian[] = {"source.spm", "target.spm", "vocab.json", "target_vocab.json"};
+    for (int i = 0; ok && i < 4; i++) {  // a Marian folder's tokenizer: its files (target_vocab.json when it has one)
+        char from[4200];
+        snprintf(from, sizeof from, "%s/%s", tokenizer, marian[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, marian[i]);
+        if (i < 3 || access(from, R_OK) == 0) ok = copy_file(from, path, e);
+    }
+    return ok;
 }

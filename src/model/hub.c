@@ -33,6 +33,9 @@ const HubFamily hub_families[] = {
 };
 const int hub_n_families = (int)(sizeof hub_families / sizeof hub_families[0]);
 
+const char *const hub_same[][2] = {{"encoder_attention_heads", "decoder_attention_heads"}, {"encoder_ffn_dim", "decoder_ffn_dim"}};
+const int hub_n_same = (int)(sizeof hub_same / sizeof hub_same[0]);
+
 bool hub_is_folder(const char *path) {
     struct stat s;
     return path && stat(path, &s) == 0 && S_ISDIR(s.st_mode);
@@ -85,15 +88,12 @@ static bool check_strings(const HubFolder *h, const cJSON *root, Err *e) {
             return err_set(e, "%s: \"%s\" is %s, which stepformer does not compute (%s)", h->conf_from, switches[k].field,
                            switches[k].value ? "false" : "true", switches[k].why);
     }
-    // Pairs the programs read as one number (Marian's encoder and decoder are alike).
-    static const char *const same[][2] = {{"encoder_attention_heads", "decoder_attention_heads"},
-                                          {"encoder_ffn_dim", "decoder_ffn_dim"}};
-    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, same[k][0]),
-                    *b = cJSON_GetObjectItemCaseSensitive(root, same[k][1]);
+    for (int k = 0; k < hub_n_same; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, hub_same[k][0]),
+                    *b = cJSON_GetObjectItemCaseSensitive(root, hub_same[k][1]);
         if (cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble != b->valuedouble)
             return err_set(e, "%s: \"%s\" is %g and \"%s\" %g: stepformer's Marian program takes them equal", h->conf_from,
-                           same[k][0], a->valuedouble, same[k][1], b->valuedouble);
+                           hub_same[k][0], a->valuedouble, hub_same[k][1], b->valuedouble);
     }
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
     if (rs && !cJSON_IsNull(rs))

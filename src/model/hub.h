@@ -38,6 +38,10 @@ typedef struct {
 
 extern const HubFamily hub_families[];
 extern const int hub_n_families;
+// Pairs of config.json fields the programs read as one number, the first: Marian's encoder and
+// decoder are alike. A folder where they differ is refused; hub_save writes the second as the first.
+extern const char *const hub_same[][2];
+extern const int hub_n_same;
 
 typedef struct {
     char dir[4096];

@@ -305,6 +305,12 @@ void tokenizer_free(Tokenizer *t) {
 
 int tokenizer_size(const Tokenizer *t) { return t->size; }
 
+int tokenizer_id(const Tokenizer *t, const char *piece) {
+    for (int i = 0; i < t->n_added; i++)
+        if (!strcmp(t->added[i].content, piece)) return t->added[i].id;
+    return strmap_get(&t->bpe.vocab, piece, strlen(piece));
+}
+
 const char *tokenizer_piece(const Tokenizer *t, int id) {
     for (int i = 0; i < t->n_added; i++)
         if (t->added[i].id == id) return t->added[i].content;

@@ -38,6 +38,8 @@ void tokenizer_free(Tokenizer *t);
 
 // One more than the largest id (the vocabulary's and the added tokens').
 int tokenizer_size(const Tokenizer *t);
+// The id of a piece as the file writes it ("</s>", "<pad>"), or -1.
+int tokenizer_id(const Tokenizer *t, const char *piece);
 // The piece of an id as the file writes it ("Ġthe", "▁the", "<0x0A>"), or NULL.
 const char *tokenizer_piece(const Tokenizer *t, int id);
 

@@ -16,6 +16,7 @@
 
 #include "backward.h"
 #include "optim.h"
+#include "pairs.h"
 #include "tasks.h"
 #include "text.h"
 
@@ -69,6 +70,8 @@ extern const char *const schedule_names[SCHED_COUNT];
 typedef struct {
     Task task;             // the generated task trained, unless `data` is set
     const char *data;      // the text task: the UTF-8 file it models (then `task` is not read); else NULL
+    bool pairs;            // the translation task: `data` holds SOURCE<TAB>TARGET lines, read by the Marian
+                           // folder `tokenizer`'s two tokenizers, each side at most `block` tokens
     int block;             // the text task: characters a window feeds the model (its positions)
     bool shuffle;          // the text task: shuffle the lines (from `seed`) before the split
     const char *tokenizer; // the text task: a tokenizer.json whose tokens the text is read as
@@ -109,6 +112,7 @@ bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
 // held-out windows (text.h: each held-out character but the first); *labels gets their count.
 bool trainer_text_loss(Trainer *t, double *nats, size_t *labels, Err *e);
 const TextData *trainer_text(const Trainer *t);  // the text task's data; NULL for a generated task
+const PairData *trainer_pairs(const Trainer *t);  // the translation task's pairs, or NULL
 // Saves the model: a .safetensors file with its configuration and vocabulary, or, when the text
 // was read as a tokenizer's tokens, a folder as the hub lays one out (hub_save).
 bool trainer_save(const Trainer *t, const char *path, Err *e);

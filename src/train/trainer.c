@@ -6,26 +6,7 @@
 
 #include "hub_save.h"
 #include "session.h"
-#include "train.h"
-
-struct Trainer {
-    TrainConfig c;
-    Model m;
-    Lesson program;       // the standard lesson whose program is trained
-    TrainState *ts;
-    TaskHeldOut *held;    // a generated task's held-out examples
-    TextData text;        // the text task's characters (c.data set), or tokens (c.tokenizer set)
-    Tokenizer *tk;        // c.tokenizer read, until the model takes it over
-    float *tok;           // [text.n_chars] the text task: each symbol's token id in the model
-    Rng rng;
-    int step;
-    int classes;          // a classification task's class count; 0 for sequence to sequence
-    int S, T;             // padded source and target lengths (T = 1 for a classifier: its label;
-                          // the text task: S = 0, no source, and T = block)
-    float *src, *tgt_in, *tgt_out;  // [B, S], [B, T], [B, T] (a classifier: tgt_out [B] classes)
-    float *backup;        // the last weights that gave a finite loss
-    size_t n_weights;
-};
+#include "trainer_impl.h"
 
 const char *const schedule_names[SCHED_COUNT] = {"peak", "paper", "constant"};
 
@@ -94,7 +75,7 @@ static bool load_text_program(Trainer *t, Err *e) {
 // The program: the lesson named, or the standard lesson for norm_first.
 static bool load_program(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
-    if (c->data) return load_text_program(t, e);
+    if (c->data && !c->pairs) return load_text_program(t, e);
     if (c->program) {
         if (!lesson_load(&t->program, c->program, e)) return false;
         const bool decoder = program_has_decoder(&t->program.program);
@@ -203,6 +184,7 @@ static bool make_token_model(Trainer *t, Err *e) {
 
 static bool make_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
+    if (c->pairs) return pairs_make_model(t, e);
     if (c->tokenizer) return make_token_model(t, e);
     if (c->data) return make_text_model(t, e);
     Vocab v;
@@ -256,7 +238,10 @@ static bool trainer_setup(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
     bool ok = (c->batch >= 1 || err_set(e, "the batch must hold at least one example (got %d)", c->batch)) &&
               (c->steps >= 0 || err_set(e, "the number of steps cannot be negative (got %d)", c->steps));
-    if (ok && c->data) {
+    if (ok && c->pairs) {
+        t->S = t->T = c->block;
+        ok = pairs_setup(t, e);
+    } else if (ok && c->data) {
         ok = (c->block >= 1 && c->block <= TEXT_MAX_BLOCK) ||
              err_set(e, "the block must be 1 to %d characters (got %d)", TEXT_MAX_BLOCK, c->block);
         t->S = 0, t->T = c->block;
@@ -266,7 +251,7 @@ static bool trainer_setup(Trainer *t, Err *e) {
         t->S = task_max_src_len(c->task), t->T = t->classes ? 1 : task_max_tgt_len(c->task) + 1;
     }
     ok = ok && load_program(t, e) && make_model(t, e);
-    if (ok && !c->data) ok = (t->held = task_held_out_new(c->task, c->seed + 1000003, c->held_out, e)) != NULL;
+    if (ok && !c->data && !c->pairs) ok = (t->held = task_held_out_new(c->task, c->seed + 1000003, c->held_out, e)) != NULL;
     return ok;
 }
 
@@ -303,7 +288,8 @@ void trainer_free(Trainer *t) {
     train_state_free(t->ts);
     task_held_out_free(t->held);
     text_free(&t->text);
-    tokenizer_free(t->tk);
+    pairs_free(&t->pairs);
+    hub_tokenizers_free(t->tk, t->tk_tgt);
     if (t->program.path) lesson_free(&t->program);
     model_free(&t->m);
     free(t->src), free(t->tgt_in), free(t->tgt_out), free(t->backup), free(t->tok);
@@ -323,6 +309,10 @@ static void next_batch(Trainer *t) {
     const ModelConfig *mc = &t->m.cfg;
     const int pad = mc->pad_id.id, bos = mc->bos_id.id, eos = mc->eos_id.id;
     char src[64], tgt[64];
+    if (t->c.pairs) {
+        pairs_batch(t);
+        return;
+    }
     for (int b = 0; b < t->c.batch && t->c.data; b++) {  // the text task: a window of the training lines
         const size_t start = text_draw_start(&t->text, &t->rng, t->T), row = (size_t)b * t->T;
         text_window(&t->text, start, t->text.n_train, t->T, t->tok, (float)pad, t->tgt_in + row, t->tgt_out + row);
@@ -427,7 +417,8 @@ static bool eval_batch(Trainer *t, int from, int n, int *right, Err *e) {
 }
 
 bool trainer_eval(Trainer *t, int n, double *exact, Err *e) {
-    if (t->c.data) return err_set(e, "the text task is scored by its held-out loss, not by exact matches");
+    if (t->c.pairs) return pairs_eval(t, n, exact, e);
+    if (t->c.data) return err_set(e, "the text task is scored by its held-out loss, not by exact matches");  // (pairs: above)
     const int total = task_held_out_count(t->held);
     if (n <= 0 || n > total) n = total;
     int right = 0;
@@ -437,7 +428,8 @@ bool trainer_eval(Trainer *t, int n, double *exact, Err *e) {
     return true;
 }
 
-const TextData *trainer_text(const Trainer *t) { return t->c.data ? &t->text : NULL; }
+const TextData *trainer_text(const Trainer *t) { return t->c.data && !t->c.pairs ? &t->text : NULL; }
+const PairData *trainer_pairs(const Trainer *t) { return t->c.pairs ? &t->pairs : NULL; }
 
 // The negative log-likelihood of each label that is not `ignore`, summed in double.
 static double nll_sum(const float *logits, const float *labels, size_t N, int V, float ignore) {
@@ -486,7 +478,7 @@ static bool text_loss_batch(Trainer *t, size_t from, int n, double *sum, size_t 
 // training step shares its halves; each batch's sum is kept apart and they are added in order,
 // so one core or two give the same number.
 bool trainer_text_loss(Trainer *t, double *nats, size_t *labels, Err *e) {
-    if (!t->c.data) return err_set(e, "only the text task has a held-out loss");
+    if (!trainer_text(t)) return err_set(e, "only the text task has a held-out loss");
     enum { WINDOWS = 64, THREADS = 2 };
     const size_t windows = text_held_windows(&t->text, t->T), batches = (windows + WINDOWS - 1) / WINDOWS;
     double *sum = calloc(batches, sizeof *sum);
