@@ -507,7 +507,9 @@ def marian_tokenizer_case():
     numbers </s> 0, <unk> 1, the source's pieces, the target's, <pad> last, and leaves out one source
     piece (so a piece it lacks is read as <unk>). reference.json holds, for the hard strings and a few
     sentences, the ids MarianTokenizer gives: spm_encode's pieces through vocab.json, </s> appended (`ids`
-    by source.spm; `target_ids` by target.spm, as text_target= would give them)."""
+    by source.spm; `target_ids` by target.spm, as text_target= would give them). unigram-tokenizer.json is
+    source.spm as a tokenizer.json of type Unigram (scripts/tokenizers/spm_to_unigram_json.py), and `spm_ids`
+    the library's own ids for the strings, </s> (0) appended, which that file must give."""
     work = tempfile.mkdtemp()
     corpus = os.path.join(work, "corpus.txt")
     with open(corpus, "wb") as out:
@@ -547,9 +549,17 @@ def marian_tokenizer_case():
                            _name_or_path="stepformer/tiny-marian-tok")
     files = [os.path.join(work, n) for n in ("source.spm", "target.spm", "vocab.json")]
     make_marian("marian-tok", config, 10, src=ids[strings.index(MARIAN_TEXT)], extra=files)
+    # The source model as a tokenizer.json of type Unigram (as converted copies ship it), and the
+    # ids the sentencepiece library gives (its own ids, </s> appended), which that file must give.
+    source = os.path.join(work, "source.spm")
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "tokenizers", "spm_to_unigram_json.py"), source,
+                    os.path.join(OUT, "marian-tok", "unigram-tokenizer.json")], check=True)
+    out = subprocess.run(["spm_encode", "--model=" + source, "--output_format=id"],
+                         input="".join(s + "\n" for s in strings), capture_output=True, text=True, check=True).stdout
+    spm_ids = [[int(x) for x in line.split()] + [0] for line in out.split("\n")[:len(strings)]]
     with open(os.path.join(OUT, "marian-tok", "reference.json"), "w", encoding="utf-8") as f:
-        json.dump({"left_out": left_out, "strings": strings, "ids": ids, "target_ids": target_ids}, f, ensure_ascii=False,
-                  indent=0)
+        json.dump({"left_out": left_out, "strings": strings, "ids": ids, "target_ids": target_ids, "spm_ids": spm_ids}, f,
+                  ensure_ascii=False, indent=0)
     shutil.rmtree(work)
 
 

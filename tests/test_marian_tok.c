@@ -3,7 +3,10 @@
 // (scripts/make_hub_fixtures.py, marian-tok) was trained by spm_train: a Unigram source model
 // with the default nmt_nfkc rules and a BPE target model. reference.json holds spm_encode's
 // pieces for the hard strings and a few sentences, mapped through vocab.json as MarianTokenizer
-// maps them (a piece vocab.json lacks is <unk>; `▁the` was left out on purpose), `</s>` last.
+// maps them (a piece vocab.json lacks is <unk>; `▁the` was left out on purpose), `</s>` last;
+// and the source model written as a tokenizer.json of type Unigram (a Precompiled normalizer
+// holding the model's character map, Metaspace, Viterbi in double precision) gives the
+// library's own ids.
 // Also: `tokenize --json`, `run --input` against PyTorch's greedy ids on those ids, and each
 // broken folder refused in one line.
 #include <cjson/cJSON.h>
@@ -28,7 +31,7 @@ static void against_reference(const Tokenizer *t, const cJSON *strings, const cJ
         const bool ok = tokenizer_encode(t, s, true, &got, &n, &e);
         bool same = ok && n == cJSON_GetArraySize(want);
         for (int i = 0; same && i < n; i++) same = got[i] == cJSON_GetArrayItem(want, i)->valueint;
-        for (int i = 0; same && i < n; i++) unknowns += got[i] == 1;
+        for (int i = 0; same && i < n; i++) unknowns += got[i] == 1;  // <unk>, 1 in both numberings
         CHECK(same, "%s: '%s' gives the reference's %d ids (got %d: %s)", side, s, cJSON_GetArraySize(want), n, e.msg);
         free(got);
         compared++;
@@ -52,6 +55,11 @@ static void reference(void) {
         const cJSON *strings = cJSON_GetObjectItem(ref, "strings");
         against_reference(src, strings, cJSON_GetObjectItem(ref, "ids"), "source.spm");
         against_reference(tgt, strings, cJSON_GetObjectItem(ref, "target_ids"), "target.spm");
+        // The same model as a tokenizer.json of type Unigram gives the library's own ids.
+        Tokenizer *uni = tokenizer_load(FOLDER "/unigram-tokenizer.json", &e);
+        CHECK(uni != NULL, "the Unigram tokenizer.json loads: %s", e.msg);
+        if (uni) against_reference(uni, strings, cJSON_GetObjectItem(ref, "spm_ids"), "unigram-tokenizer.json");
+        tokenizer_free(uni);
     }
     // Labels and decoding: the pieces as a person reads them, `▁` a space.
     char label[64];

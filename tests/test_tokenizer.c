@@ -152,7 +152,11 @@ int main(void) {
     refuses(buf, NULL);
     snprintf(buf, sizeof buf, "{%s\"merges\": [\"a b\", \"ab ab\"]}}", model);
     refuses(buf, NULL);
-    refuses("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}", "the model type Unigram is not implemented");
+    refuses("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}", "the Unigram model has no vocab");
+    refuses("{\"model\": {\"type\": \"Unigram\", \"vocab\": [[\"a\", 1], [\"b\"]]}}", "Unigram piece 1 is not [\"piece\", score]");
+    refuses("{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}", "the model type WordPiece is not implemented");
+    refuses("{\"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"AAA\"}, \"model\": {\"type\": \"Unigram\", "
+            "\"vocab\": [[\"a\", 1]]}}", "not a SentencePiece character map");
     snprintf(buf, sizeof buf, "{%s\"merges\": []}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}", model);
     refuses(buf, "the pre_tokenizer BertPreTokenizer is not implemented");
     snprintf(buf, sizeof buf, "{%s\"merges\": []}, \"normalizer\": {\"type\": \"NFKD\"}}", model);

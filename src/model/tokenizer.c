@@ -76,7 +76,38 @@ static bool read_merges(Tokenizer *t, const cJSON *merges, Err *e) {
     return true;
 }
 
+// Unigram: vocab is a list of [piece, score], an id each in order.
+static bool read_unigram(Tokenizer *t, const cJSON *m, Err *e) {
+    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(m, "vocab"), *unk = cJSON_GetObjectItemCaseSensitive(m, "unk_id");
+    const int n = cJSON_GetArraySize(vocab);
+    if (!cJSON_IsArray(vocab) || n < 1 || n >= TOKENIZER_MAX_IDS) return err_set(e, "%s: the Unigram model has no vocab", t->path);
+    Unigram *u = &t->uni;
+    u->score = malloc(sizeof *u->score * (size_t)n);
+    t->bpe.pieces = calloc((size_t)n + 1, sizeof(char *));
+    if (!u->score || !t->bpe.pieces) return err_code(e, ERR_MEMORY, "out of memory");
+    u->n = t->bpe.n_pieces = n;
+    double least = 0;
+    int id = 0;
+    for (const cJSON *v = vocab->child; v; v = v->next, id++) {
+        const cJSON *piece = cJSON_GetArrayItem(v, 0), *score = cJSON_GetArrayItem(v, 1);
+        if (!cJSON_IsArray(v) || !cJSON_IsString(piece) || !*piece->valuestring || !cJSON_IsNumber(score))
+            return err_set(e, "%s: Unigram piece %d is not [\"piece\", score]", t->path, id);
+        const size_t len = strlen(piece->valuestring);
+        if (strmap_get(&t->bpe.vocab, piece->valuestring, len) < 0 && !strmap_put(&t->bpe.vocab, piece->valuestring, len, id))
+            return err_code(e, ERR_MEMORY, "out of memory");
+        if (!(t->bpe.pieces[id] = tok_dup(piece->valuestring))) return err_code(e, ERR_MEMORY, "out of memory");
+        u->score[id] = score->valuedouble;
+        least = id == 0 || score->valuedouble < least ? score->valuedouble : least;
+        u->longest = (int)len > u->longest ? (int)len : u->longest;
+    }
+    u->unk_score = least - 10.0;
+    t->bpe.unk = cJSON_IsNumber(unk) && unk->valueint >= 0 && unk->valueint < n ? unk->valueint : -1;
+    t->bpe.byte_fallback = flag_of(m, "byte_fallback", false);
+    return true;
+}
+
 static bool read_model(Tokenizer *t, const cJSON *m, Err *e) {
+    if (!strcmp(type_of(m), "Unigram")) return read_unigram(t, m, e);
     if (strcmp(type_of(m), "BPE")) return unsupported(t, "the model type", *type_of(m) ? type_of(m) : "(none)", e);
     const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(m, "vocab"), *merges = cJSON_GetObjectItemCaseSensitive(m, "merges");
     if (!cJSON_IsObject(vocab) || !cJSON_IsArray(merges)) return err_set(e, "%s: the BPE model has no vocab or merges", t->path);
@@ -123,6 +154,40 @@ static bool read_each(Tokenizer *t, const cJSON *j, const char *key, bool (*read
     return true;
 }
 
+// Standard base64 (with = padding) into a malloc'd buffer; false when it is not.
+static bool base64(const char *s, unsigned char **out, size_t *n) {
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const size_t len = strlen(s);
+    *out = malloc(len / 4 * 3 + 3), *n = 0;
+    if (!*out || len % 4) return false;
+    unsigned bits = 0;
+    int have = 0;
+    for (size_t i = 0; i < len && s[i] != '='; i++) {
+        const char *d = strchr(digits, s[i]);
+        if (!d || !s[i]) return false;
+        bits = (bits << 6) | (unsigned)(d - digits), have += 6;
+        if (have >= 8) have -= 8, (*out)[(*n)++] = (unsigned char)(bits >> have), bits &= (1u << have) - 1;
+    }
+    return true;
+}
+
+// A regular expression (PCRE2, UTF and Unicode properties) into *re; on the page, nothing.
+static bool compile_pattern(Tokenizer *t, const char *pattern, const char *what, struct pcre2_real_code_8 **re, Err *e) {
+#if STEPFORMER_TOKENIZER_ENCODES
+    int code;
+    PCRE2_SIZE at;
+    *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
+    if (*re) return true;
+    PCRE2_UCHAR msg[200];
+    pcre2_get_error_message(code, msg, sizeof msg);
+    return err_set(e, "%s: %s '%s' does not compile at %zu: %s", t->path, what, pattern, (size_t)at, (char *)msg);
+#else
+    (void)t, (void)pattern, (void)what, (void)e;  // the page cuts no text (tokenizer_run.c)
+    *re = NULL;
+    return true;
+#endif
+}
+
 static bool read_normalizer(Tokenizer *t, const cJSON *j, Err *e) {
     if (!j || cJSON_IsNull(j)) return true;
     const char *type = type_of(j);
@@ -134,25 +199,22 @@ static bool read_normalizer(Tokenizer *t, const cJSON *j, Err *e) {
     else if (!strcmp(type, "Prepend") && str_of(j, "prepend")) n->kind = NORM_PREPEND, n->a = tok_dup(str_of(j, "prepend"));
     else if (!strcmp(type, "Replace") && pattern_of(j, &regex) && !regex && str_of(j, "content"))
         n->kind = NORM_REPLACE, n->a = tok_dup(pattern_of(j, &regex)), n->b = tok_dup(str_of(j, "content"));
-    else return unsupported(t, "the normalizer", *type ? type : "(no type)", e);
+    else if (!strcmp(type, "Replace") && pattern_of(j, &regex) && regex && str_of(j, "content")) {
+        n->kind = NORM_REGEX, n->b = tok_dup(str_of(j, "content"));
+        if (!compile_pattern(t, pattern_of(j, &regex), "the Replace pattern", &n->re, e)) return false;
+    } else if (!strcmp(type, "Strip"))
+        n->kind = NORM_STRIP, n->left = flag_of(j, "strip_left", flag_of(j, "left", true)), n->right = flag_of(j, "strip_right", flag_of(j, "right", true));
+    else if (!strcmp(type, "Precompiled") && str_of(j, "precompiled_charsmap")) {
+        n->kind = NORM_PRECOMPILED;
+        if (!base64(str_of(j, "precompiled_charsmap"), &n->map, &n->map_n) || !spm_charsmap_check(n->map, n->map_n))
+            return err_set(e, "%s: the Precompiled normalizer's precompiled_charsmap is not a SentencePiece character map", t->path);
+    } else return unsupported(t, "the normalizer", *type ? type : "(no type)", e);
     t->n_norm++;
     return true;
 }
 
 static bool compile(Tokenizer *t, Pre *p, const char *pattern, Err *e) {
-#if STEPFORMER_TOKENIZER_ENCODES
-    int code;
-    PCRE2_SIZE at;
-    p->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
-    if (p->re) return true;
-    PCRE2_UCHAR msg[200];
-    pcre2_get_error_message(code, msg, sizeof msg);
-    return err_set(e, "%s: the split pattern '%s' does not compile at %zu: %s", t->path, pattern, (size_t)at, (char *)msg);
-#else
-    (void)t, (void)pattern, (void)e;  // the page cuts no text (tokenizer_run.c)
-    p->re = NULL;
-    return true;
-#endif
+    return compile_pattern(t, pattern, "the split pattern", &p->re, e);
 }
 
 // GPT-2's pattern: contractions, letters, numbers, other symbols (each with one leading
@@ -292,7 +354,13 @@ void tokenizer_free(Tokenizer *t) {
     bpe_free(&t->bpe);
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     free(t->added);
-    for (int i = 0; i < t->n_norm; i++) free(t->norm[i].a), free(t->norm[i].b);
+    unigram_free(&t->uni);
+    for (int i = 0; i < TOK_MAX_STEPS; i++) {  // (a step that failed half-read holds memory too)
+#if STEPFORMER_TOKENIZER_ENCODES
+        pcre2_code_free(t->norm[i].re);
+#endif
+        free(t->norm[i].a), free(t->norm[i].b), free(t->norm[i].map);
+    }
     for (int i = 0; i < t->n_pre; i++) {
 #if STEPFORMER_TOKENIZER_ENCODES
         pcre2_code_free(t->pre[i].re);

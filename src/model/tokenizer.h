@@ -2,9 +2,11 @@
 //
 // What it implements (anything else in a file is refused with one line naming it, never
 // skipped):
-//   model          BPE: merges written "a b" or ["a", "b"], byte_fallback, unk_token, ignore_merges
+//   model          BPE: merges written "a b" or ["a", "b"], byte_fallback, unk_token, ignore_merges;
+//                  Unigram ([piece, score] pairs, unk_id, byte_fallback; unigram.h)
 //   added tokens   split off first, longest first (special tokens inside a text: <|endoftext|>)
-//   normalizer     NFC (utf8proc), Prepend, Replace (a string), Lowercase, Sequence, or none
+//   normalizer     NFC (utf8proc), Prepend, Replace (a string, or a regex), Strip, Precompiled
+//                  (SentencePiece's character map, spm.h), Sequence, or none
 //   pre_tokenizer  ByteLevel (GPT-2's split pattern), Split (a regex, PCRE2 with Unicode
 //                  properties; Isolated or Removed), Whitespace, WhitespaceSplit, Digits,
 //                  Metaspace, Sequence, or none

@@ -12,14 +12,19 @@
 
 #include "bpe.h"
 #include "spm.h"
+#include "unigram.h"
 #include "tokenizer.h"
 
 enum { TOK_MAX_STEPS = 8 };
 
-typedef enum { NORM_NFC, NORM_PREPEND, NORM_REPLACE } NormKind;
+typedef enum { NORM_NFC, NORM_PREPEND, NORM_REPLACE, NORM_REGEX, NORM_STRIP, NORM_PRECOMPILED } NormKind;
 typedef struct {
     NormKind kind;
-    char *a, *b;  // prepend: a; replace: a with b
+    char *a, *b;             // prepend: a; replace: a with b; regex: matches of `re` with b
+    struct pcre2_real_code_8 *re;  // regex: the pattern (NULL on the page)
+    bool left, right;        // strip: white space off the left, the right
+    unsigned char *map;      // precompiled: SentencePiece's character map (spm.h), map_n bytes
+    size_t map_n;
 } Norm;
 
 typedef enum { PRE_BYTELEVEL, PRE_SPLIT, PRE_METASPACE } PreKind;
@@ -53,6 +58,7 @@ typedef struct {
 struct Tokenizer {
     char path[4200];
     Bpe bpe;   // tokenizer.json's BPE model; for a SentencePiece side only its vocab, pieces and unk
+    Unigram uni;  // tokenizer.json's Unigram model (uni.score set), its pieces bpe's vocab
     Spm *spm;  // a SentencePiece side (tokenizer_sentencepiece): what cuts the text, or NULL
     Added *added;
     int n_added;

@@ -73,6 +73,51 @@ static char *replace_all(const char *s, const char *from, const char *to) {
 #if STEPFORMER_TOKENIZER_ENCODES
 // ---- normalizers ----
 
+// s with every match of re replaced by `to` (malloc'd).
+static char *replace_regex(const pcre2_code *re, const char *s, const char *to) {
+    PCRE2_SIZE n = strlen(s) * 2 + strlen(to) * 8 + 64;
+    for (int tries = 0; tries < 8; tries++, n *= 4) {
+        char *out = malloc(n);
+        if (!out) return NULL;
+        PCRE2_SIZE got = n;
+        const int rc = pcre2_substitute(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, PCRE2_SUBSTITUTE_GLOBAL |
+                                        PCRE2_SUBSTITUTE_LITERAL, NULL, NULL, (PCRE2_SPTR)to, PCRE2_ZERO_TERMINATED,
+                                        (PCRE2_UCHAR *)out, &got);
+        if (rc >= 0) return out;
+        free(out);
+        if (rc != PCRE2_ERROR_NOMEMORY) return NULL;
+    }
+    return NULL;
+}
+
+// Whether s starts with white space (Unicode's: Zs, Zl, Zp, and the controls \t to \r and U+0085);
+// *len: that character's length (1 for a byte that is no character).
+static bool white_at(const char *s, size_t *len) {
+    utf8proc_int32_t cp;
+    const utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s, -1, &cp);
+    *len = 1;
+    if (n <= 0) return false;
+    *len = (size_t)n;
+    return (cp >= 9 && cp <= 13) || cp == 0x85 || utf8proc_category(cp) == UTF8PROC_CATEGORY_ZS ||
+           utf8proc_category(cp) == UTF8PROC_CATEGORY_ZL || utf8proc_category(cp) == UTF8PROC_CATEGORY_ZP;
+}
+
+// s without the white space at its left or right end (malloc'd).
+static char *strip(const char *s, bool left, bool right) {
+    size_t from = 0, to = strlen(s), len;
+    while (left && from < to && white_at(s + from, &len)) from += len;
+    if (right) {  // the last character that is not white space ends the text
+        size_t end = from;
+        for (size_t i = from; i < to; i += len) {
+            if (!white_at(s + i, &len)) end = i + len;
+        }
+        to = end;
+    }
+    char *out = malloc(to - from + 1);
+    if (out) memcpy(out, s + from, to - from), out[to - from] = '\0';
+    return out;
+}
+
 static char *normalize(const Tokenizer *t, const char *s, size_t n) {
     char *cur = malloc(n + 1);
     if (!cur) return NULL;
@@ -82,6 +127,9 @@ static char *normalize(const Tokenizer *t, const char *s, size_t n) {
         char *next = NULL;
         if (nm->kind == NORM_NFC) next = (char *)utf8proc_NFC((const utf8proc_uint8_t *)cur);
         else if (nm->kind == NORM_REPLACE) next = replace_all(cur, nm->a, nm->b);
+        else if (nm->kind == NORM_REGEX) next = replace_regex(nm->re, cur, nm->b);
+        else if (nm->kind == NORM_PRECOMPILED) next = spm_charsmap_apply(nm->map, nm->map_n, cur);
+        else if (nm->kind == NORM_STRIP) next = strip(cur, nm->left, nm->right);
         else if ((next = malloc(strlen(nm->a) + strlen(cur) + 1)) != NULL) strcat(strcpy(next, nm->a), cur);
         free(cur);
         cur = next;
@@ -229,7 +277,9 @@ static bool encode_text(const Tokenizer *t, const char *s, size_t n, bool first,
     List pieces = {0};
     bool ok = norm && pre_tokenize(t, norm, first, &pieces);
     if (!ok) err_code(e, ERR_MEMORY, "out of memory");
-    for (int i = 0; i < pieces.n && ok; i++) ok = bpe_word(&t->bpe, pieces.s[i], strlen(pieces.s[i]), ids, count, cap, t->path, e);
+    for (int i = 0; i < pieces.n && ok; i++)
+        ok = t->uni.score ? unigram_word(&t->uni, &t->bpe, pieces.s[i], strlen(pieces.s[i]), ids, count, cap, t->path, e)
+                          : bpe_word(&t->bpe, pieces.s[i], strlen(pieces.s[i]), ids, count, cap, t->path, e);
     list_free(&pieces);
     free(norm);
     return ok;
