@@ -33,6 +33,12 @@ modules from the folder's own config.json and model.safetensors:
 
   lesson-NAME.safetensors       `ids` [T] the lesson's src_ids, `logits` [T, V], `generated` [N]
 
+and for lessons/marian.md's folder (scripts/train_marian_model.sh), the module above loading it:
+
+  lesson-marian-gettext-en-de.safetensors   `src` the lesson's src_ids, `generated` the greedy ids
+                                (pad never chosen, stopping after eos), `tgt` the start id and
+                                those ids but the last, `logits` [len(tgt), V]
+
   /usr/bin/python3 scripts/make_hub_fixtures.py
 
 Seeds are fixed and torch runs on one thread. Needs Debian's python3-torch.
@@ -712,6 +718,33 @@ def lesson_case(name, lesson, N=8):
     print("lesson-%-17s max|logit| %.2f  generated %s" % (name, float(logits.abs().max()), generated))
 
 
+def marian_lesson_case(name, lesson, N=16):
+    """PyTorch's greedy ids for a lesson's Marian folder on the lesson's source ids, and its logits with the
+    decoder fed the start id and those ids (`src`, `tgt`, `logits`, `generated`)."""
+    folder = os.path.join(ROOT, "assets", "models", name)
+    with open(os.path.join(folder, "config.json")) as f:
+        conf = json.load(f)
+    model = MarianMTModel(marian_config(**conf))
+    tensors = read_safetensors(os.path.join(folder, "model.safetensors"))
+    if "model.shared.weight" not in tensors:  # the folder keeps the first of the tied tables
+        tensors["model.shared.weight"] = tensors["model.encoder.embed_tokens.weight"]
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    allowed = {"model.decoder.embed_tokens.weight", "lm_head.weight", "model.encoder.embed_tokens.weight"}
+    missing = [k for k in missing if k not in allowed]
+    if missing or unexpected:
+        raise SystemExit("%s: missing %s, unexpected %s" % (name, missing, unexpected))
+    src = torch.tensor(lesson_ids(lesson))
+    start = conf["decoder_start_token_id"]
+    generated = marian_greedy(model, src, N, conf["pad_token_id"], conf["eos_token_id"], start)
+    tgt = torch.tensor([start] + generated[:-1])
+    with torch.no_grad():
+        logits = model(src, tgt)
+    write_safetensors(os.path.join(OUT, "lesson-%s.safetensors" % name),
+                      {"src": src.to(torch.float32), "tgt": tgt.to(torch.float32), "logits": logits,
+                       "generated": torch.tensor(generated, dtype=torch.float32)}, "F32", {"max_new_tokens": str(N)})
+    print("lesson-%-17s max|logit| %.2f  generated %s" % (name, float(logits.abs().max()), generated))
+
+
 def main():
     make("gpt2", gpt2_config(), GPT2LMHeadModel, 1, drop_prefix="transformer.")
     make("gpt2-prefixed-f16", gpt2_config(n_layer=3, _name_or_path="stepformer/tiny-gpt2-f16"), GPT2LMHeadModel, 2,
@@ -730,6 +763,7 @@ def main():
     marian_tokenizer_case()
     lesson_case("gpt2-licences", "gpt2.md")
     lesson_case("llama-licences", "llama.md")
+    marian_lesson_case("marian-gettext-en-de", "marian.md")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ const HubFamily hub_families[] = {
      "decoder_ffn_dim max_position_embeddings vocab_size decoder_vocab_size",
      "scale_embedding share_encoder_decoder_embeddings tie_word_embeddings", "activation_function", "swish silu",
      "Marian's program computes its feed-forward with SiLU (swish)", "decoder_start_token_id",
-     "model.shared.weight model.encoder.embed_tokens.weight"},
+     "model.shared.weight model.encoder.embed_tokens.weight", "source.spm target.spm vocab.json"},
 };
 const int hub_n_families = (int)(sizeof hub_families / sizeof hub_families[0]);
 

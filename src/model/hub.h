@@ -34,6 +34,8 @@ typedef struct {
     // lacks that one: "FROM TO" (Marian's model.shared.weight, which transformers saves in place
     // of the three tied embeddings), or NULL.
     const char *alias;
+    const char *tokenizer_files;  // the files its tokenizer is ("tokenizer.json"; Marian's three), which
+                                  // the page fetches with the weights; NULL: tokenizer.json
 } HubFamily;
 
 extern const HubFamily hub_families[];

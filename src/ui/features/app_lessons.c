@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "feature.h"
+#include "hub.h"
 #include "platform.h"
 
 void app_set_course(App *a, const char *dir, const char *open_path) {
@@ -21,19 +22,28 @@ void app_set_course(App *a, const char *dir, const char *open_path) {
 }
 
 // Whether a model a lesson names can be opened now: a .safetensors file, or a folder in the
-// hub's layout, whose config.json, model.safetensors and tokenizer.json are fetched together.
+// hub's layout: its config.json first, then, fetched together, model.safetensors and the files
+// of its family's tokenizer (tokenizer.json, or Marian's source.spm, target.spm, vocab.json).
 static bool model_ready(const char *path, double *progress, Err *e) {
     const size_t n = strlen(path), ext = strlen(".safetensors");
     if (n >= ext && !strcmp(path + n - ext, ".safetensors")) return platform_file_ready(path, progress, e);
-    static const char *const files[] = {"config.json", "model.safetensors", "tokenizer.json"};
+    char file[600];
+    double got = 0;
+    snprintf(file, sizeof file, "%s/config.json", path);
+    if (!platform_file_ready(file, &got, e)) return *progress = e->msg[0] ? -1.0 : 0.0, false;
+    HubFolder h;
+    if (!hub_read_config(&h, path, e)) return *progress = -1.0, false;
+    char files[200];
+    snprintf(files, sizeof files, "model.safetensors %s", h.family->tokenizer_files ? h.family->tokenizer_files : "tokenizer.json");
+    hub_free(&h);
     bool ready = true;
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char file[600];
-        double got = 1.0;
-        snprintf(file, sizeof file, "%s/%s", path, files[k]);
+    for (const char *f = files; *f;) {
+        const size_t len = strcspn(f, " ");
+        snprintf(file, sizeof file, "%s/%.*s", path, (int)len, f);
         ready = platform_file_ready(file, &got, e) && ready;
         if (e->msg[0]) return *progress = -1.0, false;
-        if (k == 1) *progress = got;  // the weights are most of the bytes
+        if (f == files) *progress = got;  // the weights are most of the bytes
+        f += len + (f[len] == ' ');
     }
     return ready;
 }
