@@ -113,6 +113,10 @@ bool trainer_eval(Trainer *t, int n, double *exact, Err *e);
 bool trainer_text_loss(Trainer *t, double *nats, size_t *labels, Err *e);
 const TextData *trainer_text(const Trainer *t);  // the text task's data; NULL for a generated task
 const PairData *trainer_pairs(const Trainer *t);  // the translation task's pairs, or NULL
+// The translation task's check, on any pairs: how many of pairs [from, from + n) of d greedy
+// decoding by m (running p, sources padded to S, at most T - 1 tokens written) translates
+// exactly, its target without `</s>`; added to *right.
+bool pairs_exact(const PairData *d, const Program *p, Model *m, int S, int T, int from, int n, int *right, Err *e);
 // Saves the model: a .safetensors file with its configuration and vocabulary, or, when the text
 // was read as a tokenizer's tokens, a folder as the hub lays one out (hub_save).
 bool trainer_save(const Trainer *t, const char *path, Err *e);

@@ -33,7 +33,7 @@ struct Trainer {
 // training pairs, and exact match on the held-out ones.
 bool pairs_setup(Trainer *t, Err *e);
 bool pairs_make_model(Trainer *t, Err *e);
-void pairs_batch(Trainer *t);
+void pairs_batch(Trainer *t);  // (pairs_exact, train.h, is the held-out check's core)
 bool pairs_eval(Trainer *t, int n, double *exact, Err *e);
 
 #endif

@@ -42,12 +42,11 @@ bool pairs_make_model(Trainer *t, Err *e) {
 
 // Pair i's source as a padded row of S, its target as the decoder's input (the start id, then
 // the target without its `</s>`) and labels (the target, `</s>` last), padded to T.
-static void pair_rows(const Trainer *t, int i, float *src, float *tgt_in, float *tgt_out) {
-    const PairData *d = &t->pairs;
-    const int pad = t->m.cfg.pad_id.id, start = t->m.cfg.bos_id.id;
+static void pair_rows(const PairData *d, const ModelConfig *mc, int S, int T, int i, float *src, float *tgt_in, float *tgt_out) {
+    const int pad = mc->pad_id.id, start = mc->bos_id.id;
     const int *s = d->ids + d->at[i], *g = s + d->src_n[i];
-    for (int k = 0; k < t->S; k++) src[k] = (float)(k < d->src_n[i] ? s[k] : pad);
-    for (int k = 0; tgt_in && k < t->T; k++) {
+    for (int k = 0; k < S; k++) src[k] = (float)(k < d->src_n[i] ? s[k] : pad);
+    for (int k = 0; tgt_in && k < T; k++) {
         tgt_in[k] = (float)(k == 0 ? start : k < d->tgt_n[i] ? g[k - 1] : pad);
         tgt_out[k] = (float)(k < d->tgt_n[i] ? g[k] : pad);
     }
@@ -55,21 +54,19 @@ static void pair_rows(const Trainer *t, int i, float *src, float *tgt_in, float 
 
 void pairs_batch(Trainer *t) {
     for (int b = 0; b < t->c.batch; b++)
-        pair_rows(t, rng_below(&t->rng, t->pairs.n_train), t->src + (size_t)b * t->S, t->tgt_in + (size_t)b * t->T,
-                  t->tgt_out + (size_t)b * t->T);
+        pair_rows(&t->pairs, &t->m.cfg, t->S, t->T, rng_below(&t->rng, t->pairs.n_train), t->src + (size_t)b * t->S,
+                  t->tgt_in + (size_t)b * t->T, t->tgt_out + (size_t)b * t->T);
 }
 
-// Greedy translations of held-out pairs [from, from + n): how many write the target exactly.
-static bool eval_batch(Trainer *t, int from, int n, int *right, Err *e) {
-    float *src = malloc(sizeof(float) * (size_t)n * t->S);
+bool pairs_exact(const PairData *d, const Program *p, Model *m, int S, int T, int from, int n, int *right, Err *e) {
+    float *src = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)S);
     if (!src) return err_code(e, ERR_MEMORY, "out of memory");
-    const PairData *d = &t->pairs;
-    for (int b = 0; b < n; b++) pair_rows(t, d->n_train + from + b, src + (size_t)b * t->S, NULL, NULL);
-    RunSpec spec = {src, t->S, NULL, 0, t->T, n};
-    Interp *it = interp_new(&t->program.program, &t->m, &spec, e);
+    for (int b = 0; b < n; b++) pair_rows(d, &m->cfg, S, T, from + b, src + (size_t)b * S, NULL, NULL);
+    RunSpec spec = {src, S, NULL, 0, T, n};
+    Interp *it = interp_new(p, m, &spec, e);
     const bool ok = it && interp_run(it, e);
     for (int b = 0; ok && b < n; b++) {
-        const int i = d->n_train + from + b, *g = d->ids + d->at[i] + d->src_n[i];
+        const int i = from + b, *g = d->ids + d->at[i] + d->src_n[i];
         int len;
         const float *got = interp_generated_row(it, b, &len);
         bool same = len == d->tgt_n[i] - 1;  // the target without its </s>
@@ -86,7 +83,9 @@ bool pairs_eval(Trainer *t, int n, double *exact, Err *e) {
     if (n <= 0 || n > total) n = total;
     int right = 0;
     for (int from = 0; from < n; from += 250)
-        if (!eval_batch(t, from, n - from < 250 ? n - from : 250, &right, e)) return false;
+        if (!pairs_exact(&t->pairs, &t->program.program, &t->m, t->S, t->T, t->pairs.n_train + from, n - from < 250 ? n - from : 250,
+                         &right, e))
+            return false;
     *exact = n ? (double)right / n : 0.0;
     return true;
 }
