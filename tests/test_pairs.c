@@ -2,7 +2,7 @@
 // folder's tokens (pairs.h), the split by the file's line (every 10th pair held out, a pair too
 // long left out of its part), each bad file refused in one line, and a short run that learns:
 // its loss falls, and it saves a folder that opens as Marian's (its SentencePiece files, its
-// decoder_start_token_id the pad id).
+// decoder_start_token_id the pad id, its three tied tables trained as one and saved once).
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,6 +93,16 @@ int main(void) {
     free(cfg);
     snprintf(path, sizeof path, "%s/m/target.spm", dir);
     CHECK(access(path, R_OK) == 0, "the folder has its SentencePiece files");
+    // The encoder's table, the decoder's and the head are one tensor (two ties sharing a name):
+    // trained as one, they are saved once, as transformers saves them, under model.shared.weight.
+    StFile f;
+    snprintf(path, sizeof path, "%s/m/model.safetensors", dir);
+    if (st_load(&f, path, &e)) {
+        CHECK(st_find(&f, "model.shared.weight") && !st_find(&f, "model.encoder.embed_tokens.weight") &&
+              !st_find(&f, "model.decoder.embed_tokens.weight") && !st_find(&f, "lm_head.weight"),
+              "after training, the three tied tables still hold one table's numbers");
+        st_free(&f);
+    } else CHECK(false, "%s", e.msg);
     code = run("train --task translate --data '%s' --program '%s/marian.md' --out '%s/x'", data, LESSONS, dir);
     EXPECT(code, 2, err, "needs --data FILE (SOURCE<TAB>TARGET lines) and --tokenizer DIR");
     code = run("train --task translate --data '%s' --tokenizer '%s' --out '%s/x'", data, TOK, dir);

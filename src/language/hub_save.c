@@ -112,13 +112,32 @@ static bool tied_copy(const Model *m, const Program *p, int i) {
     return false;
 }
 
-static bool save_weights(const Model *m, const Program *p, const char *path, StDtype dtype, Err *e) {
+// Whether weight i is the first name of a tie that is on whose other names are left out.
+static bool has_copies(const Model *m, const Program *p, int i) {
+    for (int s = 0; s < p->n; s++) {
+        const Stmt *st = &p->stmts[s];
+        if (!program_tie_on(st, &m->conf) || strcmp(st->args[0].text, m->weights.entries[i].name)) continue;
+        for (int k = 1; k < st->n_args; k++) {
+            const int w = model_weight_index(m, st->args[k].text);
+            if (w >= 0 && tied_copy(m, p, w)) return true;
+        }
+    }
+    return false;
+}
+
+static bool save_weights(const Model *m, const Program *p, const HubFamily *fam, const char *path, StDtype dtype, Err *e) {
     StTensor *t = calloc((size_t)m->weights.n_entries + 1, sizeof *t);
     if (!t) return err_code(e, ERR_MEMORY, "out of memory");
+    // The family's alias names a table that stands for its tied copies (Marian's model.shared.weight
+    // for the encoder's, the decoder's and the head's), as transformers saves it.
+    char alias[128] = "";
+    const char *to = fam->alias ? strchr(fam->alias, ' ') : NULL;
+    if (to) snprintf(alias, sizeof alias, "%.*s", (int)(to - fam->alias), fam->alias);
     int n = 0;
     for (int i = 0; i < m->weights.n_entries; i++) {
         const StEntry *en = &m->weights.entries[i];
-        if (!tied_copy(m, p, i)) t[n++] = (StTensor){en->name, en->shape, en->data};
+        const bool shared = to && !strcmp(en->name, to + 1) && has_copies(m, p, i);
+        if (!tied_copy(m, p, i)) t[n++] = (StTensor){shared ? alias : en->name, en->shape, en->data};
     }
     StMeta meta[1] = {{"format", "pt"}};  // what transformers' save_pretrained writes
     const bool ok = st_save_as(path, t, n, meta, 1, dtype, e);
@@ -145,7 +164,7 @@ bool hub_save(const Model *m, const Program *p, const char *dir, StDtype dtype, 
     bool ok = write_text(path, json, e);
     free(json);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    ok = ok && save_weights(m, p, path, dtype, e);
+    ok = ok && save_weights(m, p, fam, path, dtype, e);
     if (!ok || !tokenizer) return ok;
     if (!hub_is_folder(tokenizer)) {
         snprintf(path, sizeof path, "%s/tokenizer.json", dir);

@@ -110,6 +110,41 @@ static bool tie_group(Grads *g, const Program *p, const Stmt *s, int *untied, Er
     return true;
 }
 
+// Ties that share a name are one tensor, so their groups become one: Marian ties the encoder's
+// table to the decoder's and the decoder's to the head, and all three must get the sum of the
+// three gradients (summing each tie on its own would give the encoder's table only two).
+static bool merge_groups(Grads *g, Err *e) {
+    const int n = g->n_tied;
+    int *group = malloc(sizeof *group * (size_t)(n + 1)), *out = malloc(sizeof *out * (size_t)(n + 1));
+    if (!group || !out) return free(group), free(out), err_code(e, ERR_MEMORY, "out of memory");
+    for (int q = 0, k = 0; q < g->n_groups; q++)
+        for (; k < g->group_end[q]; k++) group[k] = q;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++)
+                if (g->tied[i] == g->tied[j] && group[i] != group[j]) {
+                    const int from = group[i] > group[j] ? group[i] : group[j], to = group[i] + group[j] - from;
+                    for (int k = 0; k < n; k++) group[k] = group[k] == from ? to : group[k];
+                    changed = true;
+                }
+    }
+    int m = 0, groups = 0;
+    for (int q = 0; q < g->n_groups; q++) {
+        const int start = m;
+        for (int k = 0; k < n; k++) {
+            bool seen = group[k] != q;
+            for (int j = start; !seen && j < m; j++) seen = out[j] == g->tied[k];
+            if (!seen) out[m++] = g->tied[k];
+        }
+        if (m > start) g->group_end[groups++] = m;
+    }
+    memcpy(g->tied, out, sizeof *out * (size_t)m);
+    g->n_tied = m, g->n_groups = groups;
+    free(group), free(out);
+    return true;
+}
+
 bool grads_tie(Grads *g, const Program *p, int *untied, Err *e) {
     int names = 0, groups = 0;
     if (untied) *untied = 0;
@@ -122,7 +157,7 @@ bool grads_tie(Grads *g, const Program *p, int *untied, Err *e) {
     if (!g->tied || !g->group_end) return err_code(e, ERR_MEMORY, "out of memory");
     for (int i = 0; i < p->n; i++)
         if (program_tie_on(&p->stmts[i], &g->m->conf) && !tie_group(g, p, &p->stmts[i], untied, e)) return false;
-    return true;
+    return merge_groups(g, e);
 }
 
 void grads_sum_ties(Grads *g) {
