@@ -73,4 +73,23 @@ static inline double dump_logits_error(const char *dump, const StFile *c) {
     CHECK((code) == (want_code) && strstr((stream), (text)), "exit %d (want %d), expected '%s' in: %s", \
           (code), (want_code), (text), (stream))
 
+// A copy of `lesson` (in dir, as variant.md) with every line that starts with `start` (after
+// its spaces) replaced by `line`, indented as it was: a program with one line changed.
+static inline const char *lesson_variant(const char *lesson, const char *start, const char *line) {
+    static char path[400];
+    char buf[4096];
+    snprintf(path, sizeof path, "%s/variant.md", dir);
+    FILE *f = fopen(lesson, "rb"), *o = fopen(path, "wb");
+    int replaced = 0;
+    while (f && o && fgets(buf, sizeof buf, f)) {
+        const char *s = buf + strspn(buf, " ");
+        if (!strncmp(s, start, strlen(start))) fprintf(o, "%.*s%s\n", (int)(s - buf), buf, line), replaced++;
+        else fputs(buf, o);
+    }
+    if (f) fclose(f);
+    if (o) fclose(o);
+    CHECK(replaced >= 1, "%s has a line starting '%s'", lesson, start);
+    return path;
+}
+
 #endif

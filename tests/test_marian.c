@@ -34,24 +34,6 @@ static double logits_error(const char *folder, const char *program, const StFile
     return code == 0 ? dump_logits_error(path, c) : -1;
 }
 
-// A copy of lessons/marian.md with the line that starts with `start` (after spaces) replaced.
-static const char *variant(const char *start, const char *line) {
-    static char path[400];
-    char buf[4096];
-    snprintf(path, sizeof path, "%s/marian-variant.md", dir);
-    FILE *f = fopen(LESSONS "/marian.md", "rb"), *o = fopen(path, "wb");
-    int replaced = 0;
-    while (f && o && fgets(buf, sizeof buf, f)) {
-        const char *s = buf + strspn(buf, " ");
-        if (!strncmp(s, start, strlen(start))) fprintf(o, "%.*s%s\n", (int)(s - buf), buf, line), replaced++;
-        else fputs(buf, o);
-    }
-    if (f) fclose(f);
-    if (o) fclose(o);
-    CHECK(replaced >= 1, "marian.md has a line starting '%s'", start);
-    return path;
-}
-
 // The fixture's folder without the two positional tables: the program computes them.
 static const char *without_positions(void) {
     static char folder[400];
@@ -145,13 +127,13 @@ int main(void) {
          "no final_logits_bias", false},
     };
     for (size_t k = 0; k < sizeof mistakes / sizeof mistakes[0]; k++) {
-        const char *program = variant(mistakes[k].start, mistakes[k].line);
+        const char *program = lesson_variant(LESSONS "/marian.md", mistakes[k].start, mistakes[k].line);
         err_max = logits_error(mistakes[k].bare ? bare : FOLDER, program, &c);
         CHECK(err_max > 1e-3, "%s moves the logits past the tolerance (%.3g): %s", mistakes[k].what, err_max, err);
     }
     // Without the ban the pad id is the likeliest token (the fixture's final_logits_bias makes it
     // so): greedy would write it, as generate() without bad_words_ids would.
-    const char *unbanned = variant("allowed = ban(logits, id=pad_id)", "allowed = scale(logits, by=1)");
+    const char *unbanned = lesson_variant(LESSONS "/marian.md", "allowed = ban(logits, id=pad_id)", "allowed = scale(logits, by=1)");
     code = run("run --model '%s' --program %s --src-ids %s --max-len 3 --json", FOLDER, unbanned, src);
     CHECK(code == 0 && strstr(out, "\"output_ids\":[95"), "without the ban, greedy writes pad (95) first: %s %s", out, err);
     // The decoder reads the ids given, the start id first; other ids first are refused.

@@ -102,7 +102,7 @@ static int pair_rank(const Bpe *b, const char *w, const Sym *x, const Sym *y) {
     return strmap_get(&b->merges, buf, (size_t)(x->len + y->len + 1));
 }
 
-static bool push(int **ids, int *n, int *cap, int id) {
+bool ids_push(int **ids, int *n, int *cap, int id) {
     if (*n == *cap) {
         const int c = *cap ? *cap * 2 : 64;
         int *g = realloc(*ids, sizeof(int) * (size_t)c);
@@ -113,29 +113,28 @@ static bool push(int **ids, int *n, int *cap, int id) {
     return true;
 }
 
-// One merged symbol's ids: itself, or its bytes (byte_fallback), or the unknown token.
-static bool emit(const Bpe *b, const char *s, int len, int **ids, int *n, int *cap, const char *what, Err *e) {
-    const int id = strmap_get(&b->vocab, s, (size_t)len);
-    if (id >= 0) return push(ids, n, cap, id) || err_code(e, ERR_MEMORY, "out of memory");
+bool bpe_emit(const Bpe *b, const char *s, int len, bool look_up, int **ids, int *n, int *cap, const char *what, Err *e) {
+    const int id = look_up ? strmap_get(&b->vocab, s, (size_t)len) : -1;
+    if (id >= 0) return ids_push(ids, n, cap, id) || err_code(e, ERR_MEMORY, "out of memory");
     if (b->byte_fallback) {
         for (int i = 0; i < len; i++) {
             char hex[8];
             snprintf(hex, sizeof hex, "<0x%02X>", (unsigned char)s[i]);
             const int bid = strmap_get(&b->vocab, hex, strlen(hex));
             if (bid < 0) return err_set(e, "%s: byte_fallback, but the vocabulary has no %s", what, hex);
-            if (!push(ids, n, cap, bid)) return err_code(e, ERR_MEMORY, "out of memory");
+            if (!ids_push(ids, n, cap, bid)) return err_code(e, ERR_MEMORY, "out of memory");
         }
         return true;
     }
     if (b->unk >= 0) {
         if (*n > 0 && (*ids)[*n - 1] == b->unk) return true;  // fuse_unk: one unknown for a run
-        return push(ids, n, cap, b->unk) || err_code(e, ERR_MEMORY, "out of memory");
+        return ids_push(ids, n, cap, b->unk) || err_code(e, ERR_MEMORY, "out of memory");
     }
     return err_set(e, "%s: '%.*s' is not in the vocabulary, and the model has no unk_token or byte_fallback", what, len, s);
 }
 
 bool bpe_word(const Bpe *b, const char *w, size_t len, int **ids, int *n, int *cap, const char *what, Err *e) {
-    if (b->ignore_merges && strmap_get(&b->vocab, w, len) >= 0) return emit(b, w, (int)len, ids, n, cap, what, e);
+    if (b->ignore_merges && strmap_get(&b->vocab, w, len) >= 0) return bpe_emit(b, w, (int)len, true, ids, n, cap, what, e);
     Sym *sy = malloc(sizeof *sy * (len + 1));
     if (!sy) return err_code(e, ERR_MEMORY, "out of memory");
     int ns = 0;
@@ -156,7 +155,7 @@ bool bpe_word(const Bpe *b, const char *w, size_t len, int **ids, int *n, int *c
         ns--;
     }
     bool ok = true;
-    for (int i = 0; i < ns && ok; i++) ok = emit(b, w + sy[i].start, sy[i].len, ids, n, cap, what, e);
+    for (int i = 0; i < ns && ok; i++) ok = bpe_emit(b, w + sy[i].start, sy[i].len, true, ids, n, cap, what, e);
     free(sy);
     return ok;
 }

@@ -39,6 +39,11 @@ typedef struct {
 // file in messages (a symbol neither in the vocabulary nor coverable by bytes or unk).
 bool bpe_word(const Bpe *b, const char *word, size_t len, int **ids, int *n, int *cap, const char *what, Err *e);
 void bpe_free(Bpe *b);
+// Appends the ids of one piece (len bytes): its id (looked up when look_up), else its bytes
+// <0xXX> with byte_fallback, else the unknown id, one for a run of unknowns (fuse_unk).
+bool bpe_emit(const Bpe *b, const char *s, int len, bool look_up, int **ids, int *n, int *cap, const char *what, Err *e);
+// Appends id to ids[*n], growing the array (*cap) by realloc; false when out of memory.
+bool ids_push(int **ids, int *n, int *cap, int id);
 
 // GPT-2's byte-level alphabet: each byte as a printable character (UTF-8, at most 2 bytes).
 // bytes_to_unicode: 33-126, 161-172 and 174-255 are themselves; the others, in order, 256 + k.

@@ -241,17 +241,6 @@ static int next_added(const Tokenizer *t, const char *text, size_t from, size_t 
 
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
-static bool push_id(int **ids, int *n, int *cap, int id) {
-    if (*n == *cap) {
-        const int c = *cap ? 2 * *cap : 64;
-        int *g = realloc(*ids, sizeof(int) * (size_t)c);
-        if (!g) return false;
-        *ids = g, *cap = c;
-    }
-    (*ids)[(*n)++] = id;
-    return true;
-}
-
 // A SentencePiece side: the model's pieces, each numbered by vocab.json (or unknown).
 static bool encode_pieces(const Tokenizer *t, const char *s, size_t n, int **ids, int *count, int *cap, Err *e) {
     char *text = malloc(n + 1);
@@ -262,7 +251,7 @@ static bool encode_pieces(const Tokenizer *t, const char *s, size_t n, int **ids
     ok = ok && spm_encode(t->spm, text, &pieces, &np, e);
     for (int i = 0; ok && i < np; i++) {
         const int id = strmap_get(&t->bpe.vocab, pieces[i], strlen(pieces[i]));
-        ok = push_id(ids, count, cap, id >= 0 ? id : t->bpe.unk);
+        ok = ids_push(ids, count, cap, id >= 0 ? id : t->bpe.unk);
     }
     if (!ok && text) err_code(e, ERR_MEMORY, "out of memory");
     spm_pieces_free(pieces, np);
@@ -289,7 +278,7 @@ bool tokenizer_encode(const Tokenizer *t, const char *text, bool special, int **
     *ids = NULL, *n = 0;
     int cap = 0;
     bool ok = true;
-    for (int i = 0; special && ok && i < t->n_post_before; i++) ok = push_id(ids, n, &cap, t->post_before[i]);
+    for (int i = 0; special && ok && i < t->n_post_before; i++) ok = ids_push(ids, n, &cap, t->post_before[i]);
     const size_t len = strlen(text);
     size_t from = 0;
     bool strip_next = false;
@@ -303,11 +292,11 @@ bool tokenizer_encode(const Tokenizer *t, const char *text, bool special, int **
             while (end > from && is_space(text[end - 1])) end--;
         ok = encode_text(t, text + from, end - from, from == 0, ids, n, &cap, e);
         if (a < 0 || !ok) break;
-        ok = push_id(ids, n, &cap, t->added[a].id) || err_code(e, ERR_MEMORY, "out of memory");
+        ok = ids_push(ids, n, &cap, t->added[a].id) || err_code(e, ERR_MEMORY, "out of memory");
         strip_next = t->added[a].rstrip;
         from = at + strlen(t->added[a].content);
     }
-    for (int i = 0; special && ok && i < t->n_post_after; i++) ok = push_id(ids, n, &cap, t->post_after[i]);
+    for (int i = 0; special && ok && i < t->n_post_after; i++) ok = ids_push(ids, n, &cap, t->post_after[i]);
     if (!ok) free(*ids), *ids = NULL, *n = 0;
     return ok;
 }

@@ -1,46 +1,13 @@
 // unigram.c: the Unigram model of a tokenizer.json (unigram.h).
 #include "unigram.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool push(int **ids, int *n, int *cap, int id) {
-    if (*n == *cap) {
-        const int c = *cap ? 2 * *cap : 64;
-        int *g = realloc(*ids, sizeof(int) * (size_t)c);
-        if (!g) return false;
-        *ids = g, *cap = c;
-    }
-    (*ids)[(*n)++] = id;
-    return true;
-}
 
 typedef struct {
     int id, start;  // the piece ending here on the best path, and where it starts (-1: none yet)
     double score;
 } Node;
-
-// The ids of a piece of the word: its id, or (unknown) the bytes with byte_fallback, else unk.
-static bool emit(const Bpe *b, const char *s, size_t len, bool unknown, int **ids, int *n, int *cap, const char *what, Err *e) {
-    const int id = unknown ? -1 : strmap_get(&b->vocab, s, len);
-    if (id >= 0) return push(ids, n, cap, id) || err_code(e, ERR_MEMORY, "out of memory");
-    bool bytes = b->byte_fallback;
-    int by[64];
-    for (size_t i = 0; bytes && i < len && i < 64; i++) {
-        char piece[8];
-        snprintf(piece, sizeof piece, "<0x%02X>", (unsigned char)s[i]);
-        by[i] = strmap_get(&b->vocab, piece, strlen(piece));
-        bytes = by[i] >= 0;
-    }
-    if (bytes && len <= 64) {
-        for (size_t i = 0; i < len; i++)
-            if (!push(ids, n, cap, by[i])) return err_code(e, ERR_MEMORY, "out of memory");
-        return true;
-    }
-    if (b->unk < 0) return err_set(e, "%s: '%.*s' is no piece and the model has no unk_id", what, (int)len, s);
-    return push(ids, n, cap, b->unk) || err_code(e, ERR_MEMORY, "out of memory");
-}
 
 bool unigram_word(const Unigram *u, const Bpe *b, const char *word, size_t len, int **ids, int *n, int *cap, const char *what,
                   Err *e) {
@@ -77,7 +44,7 @@ bool unigram_word(const Unigram *u, const Bpe *b, const char *word, size_t len, 
     if (!ok) err_code(e, ERR_MEMORY, "out of memory");
     for (int i = k - 1; ok && i >= 0; i--) {
         const size_t to = i > 0 ? cut[i - 1] : len;
-        ok = emit(b, word + cut[i], to - cut[i], unk[i], ids, n, cap, what, e);
+        ok = bpe_emit(b, word + cut[i], (int)(to - cut[i]), !unk[i], ids, n, cap, what, e);
     }
     free(cut), free(unk), free(best);
     return ok;
