@@ -534,7 +534,45 @@ static void test_alignment(void) {
     scene_close(&s);
 }
 
+// The Positions view on a Marian model: the paper's table beside Marian's stored one, and the
+// check that Marian's column j is the paper's 2j (sin) and its d/2 + j the paper's 2j + 1 (cos),
+// against the closed form computed here in double precision.
+static void test_marian_positions(void) {
+    Scene s;
+    SessionSpec spec = {.lesson_path = LESSONS "/marian.md", .model_path = FIXTURES "/hub/marian-tok",
+                        .input = "The black cat sleeps."};
+    if (!scene_open(&s, W, H, &spec)) return;
+    gfx_note_texts(s.g, true);
+    s.a.view = VIEW_PE;
+    app_draw(&s.ui, &s.a);
+    const StEntry *w = model_weight(&s.a.session.model, "model.encoder.embed_positions.weight");
+    double worst = 1;
+    if (w) {
+        const int P = w->shape.dim[0], D = w->shape.dim[1];
+        worst = 0;
+        for (int p = 0; p < P; p++)
+            for (int j = 0; j < D / 2; j++) {
+                const double angle = p / pow(10000.0, 2.0 * j / D);
+                worst = fmax(worst, fabs(w->data[(size_t)p * D + j] - sin(angle)));
+                worst = fmax(worst, fabs(w->data[(size_t)p * D + D / 2 + j] - cos(angle)));
+            }
+    }
+    CHECK(worst < 1e-5, "the stored table is sin in its first half, cos in its second (%.2g)", worst);
+    CHECK(s.a.pe.source == PE_SOURCE_HALVES && scene_drew(&s, "the paper's table (left) and Marian's (right)") &&
+          scene_drew(&s, "Marian's column j is the paper's 2j"), "the view sets the two tables side by side and says how");
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s.g, &notes);
+    double shown = -1;
+    for (int i = 0; i < n; i++) {
+        const char *at = strstr(notes[i].text, "PE's columns reordered, max diff ");
+        if (at) shown = atof(at + strlen("PE's columns reordered, max diff "));
+    }
+    CHECK(shown >= 0 && shown < 1e-5, "the view measures the reordered columns the same (%.2g)", shown);
+    scene_close(&s);
+}
+
 int main(void) {
+    test_marian_positions();
     test_alignment();
     test_choice_says();
     test_greedy();

@@ -27,14 +27,18 @@ extern const char *const pe_param_names[PE_PARAM_COUNT];
 // What the lesson's model does for positions, for the view's first line. The explorer shows the
 // sinusoidal formula, except for a learned table (GPT-2's wpe), which it shows itself; for RoPE
 // it starts on the model's head width and rope_theta, whose table holds the angles RoPE turns by.
-typedef enum { PE_SOURCE_NONE, PE_SOURCE_LEARNED, PE_SOURCE_STORED, PE_SOURCE_COMPUTED, PE_SOURCE_OTHER, PE_SOURCE_ROPE } PeSource;
+// Marian's table (sinusoid_halves) is shown beside the paper's: the same numbers, the columns in
+// another order.
+typedef enum { PE_SOURCE_NONE, PE_SOURCE_LEARNED, PE_SOURCE_STORED, PE_SOURCE_COMPUTED, PE_SOURCE_OTHER, PE_SOURCE_ROPE,
+               PE_SOURCE_HALVES } PeSource;
 
 typedef struct {
     int d_model, positions, base, dim, position;
     PeParam selected;
     PeSource source;  // the lesson's model's positions (pe_from_program)
     char about[400];  // one sentence on them
-    char learned[STAGE_ID_MAX];  // PE_SOURCE_LEARNED: the weight shown (its rows: the positions)
+    char learned[STAGE_ID_MAX];  // PE_SOURCE_LEARNED: the weight shown (its rows: the positions);
+                                 // PE_SOURCE_HALVES: Marian's stored table, shown beside the formula's
     Program program;  // the explorer's program: the table and its similarity matrix
     Interp *it;       // its trace (NULL until built)
     unsigned generation;  // changes with every rebuild (heatmap cache key)

@@ -50,6 +50,13 @@ void pe_from_program(PeExplorer *pe, const Interp *it, const Model *m) {
         pe->source = PE_SOURCE_COMPUTED;
         snprintf(pe->about, sizeof pe->about, "This lesson's model computes this table (positional_table, base %d).",
                  (int)table->attr.base);
+    } else if (w && w->init == INIT_SINUSOID_HALVES) {  // Marian's: the formula's numbers, the columns reordered
+        pe->source = PE_SOURCE_HALVES;
+        snprintf(pe->learned, sizeof pe->learned, "%s", w->name);
+        pe->selected = PE_POSITION;
+        snprintf(pe->about, sizeof pe->about, "%s",
+                 "Marian's column j is the paper's 2j, its column d/2+j the paper's 2j+1: sin in the first half, cos "
+                 "in the second (right, as the model stores it), where the paper interleaves them (left).");
     } else if (w && w->init == INIT_SINUSOID) {
         pe->source = PE_SOURCE_STORED;
         snprintf(pe->about, sizeof pe->about, "This lesson's model adds this table, stored with it as @%s.", w->name);
@@ -94,7 +101,13 @@ bool pe_rebuild(PeExplorer *pe, const Model *m, Err *e) {
     clamp_settings(pe);
     char text[512];
     const StEntry *w = pe->learned[0] ? model_weight(m, pe->learned) : NULL;
-    if (w && w->shape.ndim >= 2) {  // the learned rows as they are, [P, C]
+    if (w && w->shape.ndim >= 2 && pe->source == PE_SOURCE_HALVES) {  // the paper's table at its size, and the stored one
+        const int C = w->shape.dim[w->shape.ndim - 1], P = (int)(shape_numel(&w->shape) / C);
+        pe->d_model = C, pe->positions = P, pe->base = 10000;
+        pe->dim = pe->dim < C ? pe->dim : C - 1, pe->position = pe->position < P ? pe->position : P - 1;
+        snprintf(text, sizeof text, "pe = positional_table(positions=%d, width=%d, base=10000)\n"
+                 "similarity = matmul(pe, transpose(pe))\nstored = reshape(@%s, %d, %d)\n", P, C, pe->learned, P, C);
+    } else if (w && w->shape.ndim >= 2) {  // the learned rows as they are, [P, C]
         const int C = w->shape.dim[w->shape.ndim - 1], P = (int)(shape_numel(&w->shape) / C);
         pe->d_model = C, pe->positions = P;
         pe->dim = pe->dim < C ? pe->dim : C - 1, pe->position = pe->position < P ? pe->position : P - 1;

@@ -17,12 +17,15 @@
 #define TWO_PI 6.283185307179586
 
 // The model's own learned table is on screen (GPT-2's wpe), not the formula's.
-static bool learned(const App *a) { return a->pe.learned[0] != '\0'; }
+static bool learned(const App *a) { return a->pe.source == PE_SOURCE_LEARNED && a->pe.learned[0]; }
+// Marian's stored table is on screen beside the formula's.
+static bool halves(const App *a) { return a->pe.source == PE_SOURCE_HALVES && a->pe.learned[0]; }
 
 typedef struct {
     const float *pe, *sim;  // [P, D] and [P, P]
+    const float *stored;    // [P, D] Marian's table as the model stores it, or NULL
     int P, D;
-    const Stage *pe_stage, *sim_stage;
+    const Stage *pe_stage, *sim_stage, *stored_stage;
 } PeTrace;
 
 static bool pe_trace(const App *a, PeTrace *t) {
@@ -33,6 +36,9 @@ static bool pe_trace(const App *a, PeTrace *t) {
     t->pe_stage = interp_stage(it, i), t->sim_stage = interp_stage(it, j);
     t->pe = interp_output(it, i), t->sim = interp_output(it, j);
     t->P = t->pe_stage->shape.dim[0], t->D = t->pe_stage->shape.dim[1];
+    const int k = interp_find(it, "stored");
+    t->stored_stage = k >= 0 && k < interp_n_done(it) ? interp_stage(it, k) : NULL;
+    t->stored = t->stored_stage ? interp_output(it, k) : NULL;
     return t->pe && t->sim && t->P > 0 && t->D > 0;
 }
 
@@ -76,7 +82,7 @@ static void settings(Ui *ui, const App *a, Rect r) {
     const int bx = r.x + r.w - 2 * lh - ui->pad / 2;  // the [-] button; [+] follows
     const int vx = bx - ui->pad - gfx_text_width(ui->g, FONT_BOLD, ui->px, "100000");
     for (int p = 0; p < PE_PARAM_COUNT && y + row_h <= r.y + r.h; p++, y += row_h) {
-        if (learned(a) && p != PE_DIM && p != PE_POSITION) {  // the table's own size: shown, not set
+        if ((learned(a) || halves(a)) && p != PE_DIM && p != PE_POSITION) {  // the table's own size: shown, not set
             char v[64];
             snprintf(v, sizeof v, "%s %d", p == PE_D_MODEL ? "width" : p == PE_POSITIONS ? "positions" : "", p == PE_D_MODEL
                      ? a->pe.d_model : a->pe.positions);
@@ -163,6 +169,27 @@ static void table_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
                   .zoomable = true, .zoom = a->zoom};
     Rect cells = heat_draw(ui, &h, r);
     mark_cells(ui, cells, a->zoom, t->P, t->D, a->pe.position, a->pe.dim);
+}
+
+// Marian's table as stored, and the check that it is the paper's with its columns reordered:
+// column j < d/2 is the paper's 2j (sin), column d/2 + j the paper's 2j + 1 (cos).
+static void stored_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
+    const int H = t->D / 2;
+    double worst = 0;
+    for (int p = 0; p < t->P; p++)
+        for (int j = 0; j < t->D; j++) {
+            const int paper = j < H ? 2 * j : 2 * (j - H) + 1;
+            const double d = fabs((double)t->stored[(size_t)p * t->D + j] - t->pe[(size_t)p * t->D + paper]);
+            worst = d > worst ? d : worst;
+        }
+    char sub[160];
+    snprintf(sub, sizeof sub, "PE's columns reordered, max diff %.1e", worst);
+    HeatSpec h = {.title = a->pe.learned, .subtitle = sub, .shape = t->stored_stage->shape, .kind = t->stored_stage->kind,
+                  .data = t->stored, .rows = t->P, .cols = t->D, .row_name = "position", .col_name = "dimension",
+                  .key = {0x50450003u, a->model_serial, (unsigned)(t->P << 16 | t->D), a->pe.generation, (unsigned)a->pe.base}};
+    Rect cells = heat_draw(ui, &h, r);
+    const int col = a->pe.dim % 2 == 0 ? a->pe.dim / 2 : H + a->pe.dim / 2;  // where the dimension on the left went
+    mark_cells(ui, cells, (ZoomBox){0, 0, 1, 1}, t->P, t->D, a->pe.position, col);
 }
 
 static void similarity_heat(Ui *ui, const App *a, const PeTrace *t, Rect r) {
@@ -440,6 +467,7 @@ static int heat_height(Ui *ui, int rows, int cols, int w) {
 
 void view_pe(Ui *ui, const App *a, Rect r) {
     Rect in = ui_panel(ui, r, learned(a) ? "Positions: the model's learned positions"
+                              : halves(a) ? "Positions: the paper's table (left) and Marian's (right), the same numbers"
                               : a->pe.source == PE_SOURCE_ROPE ? "Positions: the angles RoPE turns each pair by"
                                                                 : "Positions: the sinusoidal positional encoding");
     PeTrace t;
@@ -450,7 +478,7 @@ void view_pe(Ui *ui, const App *a, Rect r) {
     const int lh = lh_of(ui, FONT_SANS, ui->px), slh = lh_of(ui, FONT_SANS, ui->small), gap = ui->pad;
     // First, what the lesson's own model does (up to two lines): bold where it is not this table.
     const bool other = a->pe.source != PE_SOURCE_STORED && a->pe.source != PE_SOURCE_COMPUTED && !learned(a) &&
-                       a->pe.source != PE_SOURCE_ROPE;
+                       a->pe.source != PE_SOURCE_ROPE && !halves(a);
     const int about_h = ui_text_wrap(ui, other ? FONT_BOLD : FONT_SANS, ui->px, other ? ui->th->text : ui->th->muted,
                                      (Rect){in.x, in.y, in.w, 2 * lh}, a->pe.about);
     in.y += about_h + gap / 2, in.h -= about_h + gap / 2;
@@ -474,8 +502,9 @@ void view_pe(Ui *ui, const App *a, Rect r) {
     // The similarity map is square: as wide as its cells are high, plus labels and colour bar.
     const int side = bot_h - lh * 2 - slh * 2 - 8;
     int sim_w = side + gfx_text_width(ui->g, FONT_SANS, ui->small, "0000") + 6 + ui->small * 5;
-    if (a->pe.source == PE_SOURCE_ROPE) sim_w *= 2;  // two maps side by side: each pairing
-    if (sim_w > in.w * (a->pe.source == PE_SOURCE_ROPE ? 13 : 11) / 20) sim_w = in.w * (a->pe.source == PE_SOURCE_ROPE ? 13 : 11) / 20;
+    const bool wide = a->pe.source == PE_SOURCE_ROPE || halves(a);  // two maps (RoPE's pairings), or a [P, D] table
+    if (wide) sim_w *= 2;
+    if (sim_w > in.w * (wide ? 13 : 11) / 20) sim_w = in.w * (wide ? 13 : 11) / 20;
     Rect sim = {in.x + in.w - sim_w, in.y + top_h + gap, sim_w, bot_h};
     Rect curve = {in.x, sim.y, in.w - sim_w - gap * 2, bot_h};
     gfx_clip(ui->g, set);
@@ -484,6 +513,7 @@ void view_pe(Ui *ui, const App *a, Rect r) {
     table_heat(ui, a, &t, table);
     curves(ui, a, &t, curve);
     if (a->pe.source == PE_SOURCE_ROPE) rope_panel(ui, a, sim);  // the live proof, in the model's own q and k
+    else if (halves(a) && t.stored) stored_heat(ui, a, &t, sim);  // Marian's layout beside the paper's
     else similarity_heat(ui, a, &t, sim);
     numbers(ui, a, &t, num, n_lines);
 }
