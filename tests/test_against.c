@@ -121,9 +121,9 @@ static void course_places(void) {
     const int l20 = course_index(&c, "attention-is-all-you-need-pytorch.md"), l8 = course_index(&c, "forward-pass.md");
     CHECK(mk >= 0 && l20 >= 0 && mk == l20 + 1 && l21 == mk + 1, "MISTAKES.md at %d, 20 at %d, 21 at %d", mk, l20, l21);
     char at[48];
-    CHECK(c.numbered == 36, "the README numbers %d lessons", c.numbered);
-    CHECK(mk >= 0 && !strcmp(course_place(&c, mk, at, sizeof at), "before 20/36"), "MISTAKES.md: '%s'", at);
-    CHECK(l8 >= 0 && !strcmp(course_place(&c, l8, at, sizeof at), "8/36") && !strcmp(c.items[l8].section, "The whole model"),
+    CHECK(c.numbered == 37, "the README numbers %d lessons", c.numbered);
+    CHECK(mk >= 0 && !strcmp(course_place(&c, mk, at, sizeof at), "before 20/37"), "MISTAKES.md: '%s'", at);
+    CHECK(l8 >= 0 && !strcmp(course_place(&c, l8, at, sizeof at), "8/37") && !strcmp(c.items[l8].section, "The whole model"),
           "forward-pass.md: '%s' in '%s'", at, l8 >= 0 ? c.items[l8].section : "");
     CHECK(l21 >= 0 && c.items[l21].number == 20 && mk >= 0 && c.items[mk].number == 0, "the numbers of 21 and MISTAKES.md");
     course_free(&c);
@@ -143,7 +143,7 @@ static void course_places(void) {
     app_open_lesson(&a, l8);
     char title[600];
     app_title(&a, title, sizeof title);
-    CHECK(!strcmp(title, "stepformer - 8/36 The whole model: The Transformer, one kernel at a time"), "title '%s'", title);
+    CHECK(!strcmp(title, "stepformer - 8/37 The whole model: The Transformer, one kernel at a time"), "title '%s'", title);
     app_free(&a);
 }
 

@@ -65,8 +65,8 @@ static void same_as_pytorch(const Case *c, const char *ids) {
     int k = (int)strlen(expect), n = 0;
     for (; gen && n < gen->shape.dim[0]; n++) {  // our run stops at eos, PyTorch's loop does not
         const int id = (int)gen->data[n];
-        if (id == atoi(strchr(c->eos, '=') + 1)) break;  // (eos is not written)
         k += snprintf(expect + k, sizeof expect - (size_t)k, "%s%d", n ? "," : "", id);
+        if (id == atoi(strchr(c->eos, '=') + 1)) break;  // (the eos that stopped it ends the ids, as generate() ends them)
     }
     snprintf(expect + k, sizeof expect - (size_t)k, "]");
     CHECK(code == 0 && strstr(out, expect), "%s: greedy ids %s in: %s", c->folder, expect, out);

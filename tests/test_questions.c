@@ -13,7 +13,8 @@
 
 static const char *const course[] = {"self-attention.md", "scaling.md", "multi-head.md", "positional-encoding.md",
                                      "encoder-layer.md", "masks.md", "cross-attention.md", "forward-pass.md",
-                                     "greedy-decoding.md", "cached-decoding.md", "gpt2.md", "llama.md", "four-ways.md"};
+                                     "greedy-decoding.md", "cached-decoding.md", "gpt2.md", "llama.md", "four-ways.md",
+                                     "marian.md"};
 
 static bool open_lesson(Session *s, const char *path) {
     SessionSpec spec = {.lesson_path = path};

@@ -234,7 +234,7 @@ static void bad_flags(void) {
           err);
     CHECK(run("train --task text --data x.txt --enc-layers 2 --out '%s'", m) == 2 && strstr(err, "decoder-only"),
           "%s", err);
-    CHECK(run("train --task texts --out '%s'", m) == 2 && strstr(err, "brackets and text"), "%s", err);
+    CHECK(run("train --task texts --out '%s'", m) == 2 && strstr(err, "brackets, text and translate"), "%s", err);
     // An encoder-decoder program cannot learn it: it reads a source the text task does not have.
     write_text(path_in("ten.txt"), "aa\nbb\ncc\ndd\nee\nff\ngg\nhh\nii\njj\n");
     CHECK(run("train --task text --data '%s' --program '%s/pre-norm.md' --out '%s'", path_in("ten.txt"), LESSONS, m) ==

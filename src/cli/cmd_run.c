@@ -27,7 +27,8 @@ static const char run_usage[] =
     "                     default each round computes only the new position (the cached\n"
     "                     decoder), the same bits; a stage it cannot cache runs whole\n"
     "  --json             print {\"output_ids\": [...], \"output_text\": \"...\", \"stop\": ...,\n"
-    "                     \"input\": \"...\", \"input_ids\": [...]}\n"
+    "                     \"input\": \"...\", \"input_ids\": [...]}; a model folder's output_ids end\n"
+    "                     with the eos that stopped them, as transformers' generate() returns them\n"
     "  --program FILE     run this lesson's program instead of the standard one\n"
     "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
     "  --activation relu|gelu, --eps X, --bos ID, --eos ID, --pad ID\n";
@@ -49,6 +50,8 @@ static int print_json(const Session *s, const float *ids, int n, StopReason why,
     cJSON *root = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(root, "output_ids");
     for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
+    // A model folder's ids end with the eos that stopped them, as transformers' generate() returns them.
+    if (s->model.family[0] && why == STOP_EOS) cJSON_AddItemToArray(arr, cJSON_CreateNumber(s->model.cfg.eos_id.id));
     cJSON_AddStringToObject(root, "output_text", text);
     cJSON_AddStringToObject(root, "stop", stop_names[why]);
     cJSON_AddStringToObject(root, "input", s->input_text);
