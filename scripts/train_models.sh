@@ -24,7 +24,7 @@ scripts/train_text_model.sh "$bin"
 # The models of lessons/gpt2.md and lessons/llama.md: folders in the hub's layout.
 scripts/train_hub_models.sh "$bin"
 # The model of lessons/marian.md: Marian's layout, on the gettext catalogues' English and German.
-scripts/train_marian_model.sh
+scripts/train_marian_model.sh "$bin"
 # The decoder-only dates model (lessons/causal-self-attention.md, gpt-block.md): the dates task
 # written as text lines SOURCE=TARGET, learned as a language model of those lines.
 dates_text=$(mktemp)

@@ -55,7 +55,11 @@ build() {
   cp src/web/index.html src/web/wasm_madd.js "$out/cmake/stepformer.js" "$out/cmake/stepformer.wasm" \
     "$out/cmake/stepformer.data" "$out/site/"
   cp assets/models/*.safetensors "$out/site/assets/models/"
-  for d in assets/models/*/; do cp -r "${d%/}" "$out/site/assets/models/"; done  # hub folders (gpt2.md, llama.md)
+  for d in assets/models/*/; do  # hub folders (gpt2.md, llama.md, marian.md): what the page reads, not the data notes
+    mkdir -p "$out/site/assets/models/$(basename "$d")"
+    cp "$d"*.json "$d"*.safetensors "$out/site/assets/models/$(basename "$d")/"
+    for f in "$d"*.spm; do if [ -e "$f" ]; then cp "$f" "$out/site/assets/models/$(basename "$d")/"; fi; done
+  done
   echo "$(pwd)/$out/site"
 }
 
