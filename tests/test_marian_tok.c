@@ -7,8 +7,8 @@
 // and the source model written as a tokenizer.json of type Unigram (a Precompiled normalizer
 // holding the model's character map, Metaspace, Viterbi in double precision) gives the
 // library's own ids.
-// Also: `tokenize --json`, `run --input` against PyTorch's greedy ids on those ids, and each
-// broken folder refused in one line.
+// Also: `tokenize --json`, `run --input` against PyTorch's greedy ids on those ids, a language
+// code (`>>fra<<`) read as one token, and each broken folder refused in one line.
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +113,13 @@ int main(void) {
     strcat(want, "]");
     CHECK(code == 0 && strstr(out, want), "run --input: %s in %s %s", want, out, err);
     if (loaded) st_free(&c);
+    // A multilingual model's language code is one token, never cut: then the text as before.
+    const char *multi = broken("multi", "sed -i '1s/{/{\\n \">>fra<<\": 443,/' vocab.json");
+    code = run("tokenize --model '%s' --text '>>fra<< The black cat sleeps.' --json", multi);
+    char with_code[440];
+    snprintf(with_code, sizeof with_code, "{\"ids\":[443,%s", ids + strlen("{\"ids\":["));
+    CHECK(code == 0 && !strncmp(out, with_code, strlen(with_code)), "'>>fra<<' is id 443, then the same ids: %s (want %s)", out,
+          with_code);
     // Broken folders: one line each, exit 1, nothing printed.
     refused("no-vocab", "rm vocab.json", "tokenize", "no vocab.json");
     refused("no-vocab-run", "rm vocab.json", "run", "no vocab.json");

@@ -30,7 +30,8 @@ Tokenizer *tokenizer_parse(const char *json, size_t n, const char *what, Err *e)
 // One side of a Marian folder, as transformers' MarianTokenizer reads it: the SentencePiece
 // model `spm` (source.spm, target.spm) cuts the text into pieces, and `vocab` (vocab.json,
 // target_vocab.json) gives each piece its id, the unknown id for a piece it lacks. `</s>`,
-// `<unk>` and `<pad>` are special tokens, and tokenizer_encode with `special` appends `</s>`.
+// `<unk>` and `<pad>` are special tokens, and so is a multilingual model's language code
+// (`>>fra<<`); tokenizer_encode with `special` appends `</s>`.
 Tokenizer *tokenizer_sentencepiece(const char *spm, const char *vocab, Err *e);
 // Whether t is such a side (made by tokenizer_sentencepiece).
 bool tokenizer_is_marian(const Tokenizer *t);

@@ -42,6 +42,22 @@ static bool read_vocab_file(Tokenizer *t, const char *path, Err *e) {
     return ok;
 }
 
+// One more token split off before the text is cut (tokenizer_run.c): a special one.
+static bool add_special(Tokenizer *t, const char *piece, int id, Err *e) {
+    Added *g = realloc(t->added, sizeof *g * (size_t)(t->n_added + 1));
+    if (!g) return err_code(e, ERR_MEMORY, "out of memory");
+    t->added = g;
+    t->added[t->n_added] = (Added){tok_dup(piece), id, false, false, true};
+    return t->added[t->n_added++].content || err_code(e, ERR_MEMORY, "out of memory");
+}
+
+// A multilingual model's target-language codes (`>>fra<<`), which MarianTokenizer reads as one
+// token each, never cut into pieces.
+static bool is_language_code(const char *piece) {
+    const size_t n = strlen(piece);
+    return n > 4 && !strncmp(piece, ">>", 2) && !strcmp(piece + n - 2, "<<");
+}
+
 Tokenizer *tokenizer_sentencepiece(const char *spm, const char *vocab, Err *e) {
     Tokenizer *t = calloc(1, sizeof *t);
     if (!t) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
@@ -51,17 +67,9 @@ Tokenizer *tokenizer_sentencepiece(const char *spm, const char *vocab, Err *e) {
     const int unk = eos >= 0 ? special_id(t, "<unk>", "Marian's tokenizer gives it to every piece the file lacks", e) : -1;
     ok = unk >= 0;
     const int pad = ok ? strmap_get(&t->bpe.vocab, "<pad>", 5) : -1;
-    t->added = ok ? calloc(3, sizeof *t->added) : NULL;
-    ok = ok && (t->added || err_code(e, ERR_MEMORY, "out of memory"));
-    const struct {
-        const char *piece;
-        int id;
-    } specials[] = {{"</s>", eos}, {"<unk>", unk}, {"<pad>", pad}};
-    for (int i = 0; ok && i < 3; i++)
-        if (specials[i].id >= 0) {
-            t->added[t->n_added++] = (Added){tok_dup(specials[i].piece), specials[i].id, false, false, true};
-            ok = t->added[t->n_added - 1].content || err_code(e, ERR_MEMORY, "out of memory");
-        }
+    ok = ok && add_special(t, "</s>", eos, e) && add_special(t, "<unk>", unk, e) && (pad < 0 || add_special(t, "<pad>", pad, e));
+    for (int id = 0; ok && id < t->bpe.n_pieces; id++)
+        if (t->bpe.pieces[id] && is_language_code(t->bpe.pieces[id])) ok = add_special(t, t->bpe.pieces[id], id, e);
     if (ok) {
         t->bpe.unk = unk;
         t->post_after[t->n_post_after++] = eos;
