@@ -11,6 +11,7 @@
 // Every other field is skipped by its wire type.
 #include "spm.h"
 
+#include <ctype.h>
 #include <float.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -181,7 +182,10 @@ static bool index_pieces(Spm *s, Err *e) {
         }
         unsigned byte;
         char close;
-        if (t == PIECE_BYTE && sscanf(s->piece[i], "<0x%2X%c", &byte, &close) == 2 && close == '>' && len == 6) s->bytes[byte] = i;
+        const char *b = s->piece[i];  // "<0xAB>": two hex digits, nothing else (sscanf alone would take "<0x-1>")
+        if (t == PIECE_BYTE && len == 6 && isxdigit((unsigned char)b[3]) && isxdigit((unsigned char)b[4]) &&
+            sscanf(b, "<0x%2X%c", &byte, &close) == 2 && close == '>' && byte < 256)
+            s->bytes[byte] = i;
         if (t != PIECE_NORMAL && t != PIECE_USER && t != PIECE_UNUSED) continue;
         if (strmap_get(&s->ids, s->piece[i], len) >= 0) return err_set(e, "%s: piece %d ('%s') is defined twice", s->what, i, s->piece[i]);
         if (!strmap_put(&s->ids, s->piece[i], len, i)) return err_code(e, ERR_MEMORY, "out of memory");

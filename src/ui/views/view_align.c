@@ -12,12 +12,12 @@
 
 enum { MAX_SOURCE = 512 };
 
-// The weights of row `row` of map `stage` over its S keys: the heads' mean, or head h's.
-static void strip_weights(const float *x, int H, int T, int S, int row, int h, float *w) {
-    for (int s = 0; s < S; s++) w[s] = 0;
+// The weights of row `row` of a map [H, T, keys] over its first n keys: the heads' mean, or head h's.
+static void strip_weights(const float *x, int H, int T, int keys, int n, int row, int h, float *w) {
+    for (int s = 0; s < n; s++) w[s] = 0;
     const int from = h < 0 ? 0 : h, to = h < 0 ? H : h + 1;
     for (int k = from; k < to; k++)
-        for (int s = 0; s < S; s++) w[s] += x[((size_t)k * T + row) * S + s] / (float)(to - from);
+        for (int s = 0; s < n; s++) w[s] += x[((size_t)k * T + row) * keys + s] / (float)(to - from);
 }
 
 static void caption(Ui *ui, const App *a, const Round *R, Rect r, const Stage *st, int h, int layer, int layers) {
@@ -37,7 +37,7 @@ int view_align(Ui *ui, const App *a, const Round *R, Rect r, int stage, int laye
     const int H = st->shape.dim[0], T = st->shape.dim[1], S = st->shape.dim[2] < MAX_SOURCE ? st->shape.dim[2] : MAX_SOURCE;
     const int h = a->all_heads ? -1 : a->head < H ? a->head : H - 1;
     float w[MAX_SOURCE];
-    strip_weights(interp_output(R->it, stage), H, T, st->shape.dim[2], T - 1, h, w);
+    strip_weights(interp_output(R->it, stage), H, T, st->shape.dim[2], S, T - 1, h, w);
     const char *label[MAX_SOURCE];
     const int n_labels = stage_axis_labels(a, stage, 2, label, MAX_SOURCE);
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small), ch = chip_h(ui, ui->small), gap = ui->pad / 4;
