@@ -49,7 +49,7 @@ const HubFamily *hub_family_of_program(const char *program) {
     return NULL;
 }
 
-static bool exists(const char *path) {
+bool hub_file_exists(const char *path) {
     struct stat s;
     return stat(path, &s) == 0 && S_ISREG(s.st_mode);
 }
@@ -163,7 +163,7 @@ bool hub_read_config(HubFolder *h, const char *dir, Err *e) {
     memset(h, 0, sizeof *h);
     snprintf(h->dir, sizeof h->dir, "%s", dir);
     snprintf(h->conf_from, sizeof h->conf_from, "%s/config.json", dir);
-    if (!exists(h->conf_from))
+    if (!hub_file_exists(h->conf_from))
         return err_set(e, "%s: a model folder needs config.json, and this one has none", dir);
     char *text;
     size_t n;
@@ -286,7 +286,7 @@ static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e
         if (seen) continue;
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", h->dir, it->valuestring);
-        if (!exists(path)) {
+        if (!hub_file_exists(path)) {
             ok = err_set(e, "%s: names %s, which the folder does not have", index, it->valuestring);
             break;
         }
@@ -360,9 +360,9 @@ bool hub_read_weights(const HubFolder *h, StFile *f, bool *from_bin, Err *e) {
     char bin[4200];
     snprintf(bin, sizeof bin, "%s/pytorch_model.bin", h->dir);
     *from_bin = false;
-    if (exists(one)) ok = fits(h, header_numbers(one), e) && st_load(f, one, e);
-    else if (exists(index)) ok = read_shards(h, index, f, e);
-    else if ((*from_bin = exists(bin))) ok = torch_bin_load(f, bin, e);  // PyTorch's pickle, never run
+    if (hub_file_exists(one)) ok = fits(h, header_numbers(one), e) && st_load(f, one, e);
+    else if (hub_file_exists(index)) ok = read_shards(h, index, f, e);
+    else if ((*from_bin = hub_file_exists(bin))) ok = torch_bin_load(f, bin, e);  // PyTorch's pickle, never run
     else
         return err_set(e, "%s: no model.safetensors, model.safetensors.index.json or pytorch_model.bin in the folder",
                        h->dir);

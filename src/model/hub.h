@@ -54,6 +54,8 @@ typedef struct {
     char conf_from[4200];    // "DIR/config.json", for messages
 } HubFolder;
 
+// Whether path is a regular file.
+bool hub_file_exists(const char *path);
 // Whether path is a folder (a hub snapshot), not a file.
 bool hub_is_folder(const char *path);
 // The family whose program is the lesson file `program` names ("lessons/gpt2.md": gpt2), or NULL.

@@ -3,35 +3,34 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "bounds.h"
 #include "hub.h"
 
-static bool is_file(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+// DIR/name into buf; whether that file is there.
+static bool file_in(const char *dir, const char *name, char *buf, size_t n) {
+    snprintf(buf, n, "%s/%s", dir, name);
+    return hub_file_exists(buf);
+}
+
+// DIR/name parsed, or NULL (no such file, or not JSON): what the folder says, when it says it.
+static cJSON *json_in(const char *dir, const char *name) {
+    char path[4200], *text;
+    size_t n;
+    Err ignored = {{0}};
+    if (!file_in(dir, name, path, sizeof path) || !file_read_all(path, "the configuration", &text, &n, &ignored)) return NULL;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    return root;
 }
 
 // Whether DIR/config.json sets share_encoder_decoder_embeddings false: then MarianTokenizer
 // numbers the target side by target_vocab.json (separate_vocabs).
 static bool separate_vocabs(const char *dir) {
-    char path[4200], *text;
-    size_t n;
-    Err ignored = {{0}};
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    if (!is_file(path) || !file_read_all(path, "the configuration", &text, &n, &ignored)) return false;
-    cJSON *root = cJSON_ParseWithLength(text, n);
-    free(text);
+    cJSON *root = json_in(dir, "config.json");
     const bool separate = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, "share_encoder_decoder_embeddings"));
     cJSON_Delete(root);
     return separate;
-}
-
-// DIR/name into buf; whether that file is there.
-static bool file_in(const char *dir, const char *name, char *buf, size_t n) {
-    snprintf(buf, n, "%s/%s", dir, name);
-    return is_file(buf);
 }
 
 bool hub_tokenizers(const char *dir, Tokenizer **src, Tokenizer **tgt, Err *e) {
@@ -60,13 +59,8 @@ void hub_generation(const char *dir, char *buf, size_t n) {
     static const char *const keys[] = {"num_beams", "forced_eos_token_id"};
     buf[0] = '\0';
     for (int f = 0; f < 2 && !buf[0]; f++) {
-        char path[4200], *text;
-        size_t len, k = 0;
-        Err ignored = {{0}};
-        snprintf(path, sizeof path, "%s/%s", dir, files[f]);
-        if (!is_file(path) || !file_read_all(path, "the configuration", &text, &len, &ignored)) continue;
-        cJSON *root = cJSON_ParseWithLength(text, len);
-        free(text);
+        size_t k = 0;
+        cJSON *root = json_in(dir, files[f]);
         const cJSON *beams = cJSON_GetObjectItemCaseSensitive(root, "num_beams");
         for (int i = 0; cJSON_IsNumber(beams) && beams->valuedouble > 1 && i < 2; i++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, keys[i]);
