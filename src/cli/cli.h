@@ -22,9 +22,10 @@ enum {
     OPT_DECODE = 1 << 21,   // --temperature --top-k --top-p --seed --beam: how a decoder generates
     OPT_EXAMPLES = 1 << 22, // examples: --task --count --seed
     OPT_TOKENIZE = 1 << 23, // tokenize: --text
+    OPT_TRACE_MB = 1 << 24, // --trace-mb: the trace's memory budget
 };
 // What every command that runs a model takes.
-enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS };
+enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_TRACE_MB };
 
 // train's settings, as given (0 or NULL: not given).
 typedef struct {

@@ -19,6 +19,7 @@ static const struct {
     {{"target", required_argument, 0, 't'}, OPT_TARGET},
     {{"tgt-ids", required_argument, 0, 'T'}, OPT_TGT_IDS},
     {{"max-len", required_argument, 0, 'n'}, OPT_MAX_LEN},
+    {{"trace-mb", required_argument, 0, 1040}, OPT_TRACE_MB},
     {{"json", no_argument, 0, 'j'}, OPT_JSON},
     {{"dump", required_argument, 0, 'd'}, OPT_DUMP},
     {{"to", required_argument, 0, 'o'}, OPT_TO},
@@ -311,6 +312,10 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
     case 'n':
         if (parse_whole(arg, 1, 100000, &v)) return o->spec.max_len = (int)v, true;
         *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);
+        return false;
+    case 1040:
+        if (parse_whole(arg, 1, 1L << 30, &v)) return o->spec.trace_mb = v, true;
+        *code = cli_usage_error(cmd, "--trace-mb needs a whole number of megabytes of at least 1, not '%s'", arg);
         return false;
     case 'r':
         if (parse_whole(arg, 1, 100000, &v)) return o->repeat = (int)v, true;

@@ -1,6 +1,9 @@
 // cmd_init.c: `init` writes a model with fresh random weights for a program, from a config
 // and a seed.
 #include "cli.h"
+#include "hub_save.h"
+
+#include <string.h>
 
 static const char init_usage[] =
     "usage: stepformer init --out FILE [--program LESSON.md] [--config \"k=v ...\"] [--seed N]\n"
@@ -12,7 +15,11 @@ static const char init_usage[] =
     "(--norm-first picks the pre-norm one). --config takes any name the program uses; for the\n"
     "standard lessons, names left out come from the base configuration (d_model 512, 8 heads,\n"
     "6+6 layers, d_ff 2048, vocabulary 1000, 128 positions). --vocab chars gives both sides a\n"
-    "character vocabulary (specials + printable ASCII, 99 tokens).\n";
+    "character vocabulary (specials + printable ASCII, 99 tokens).\n"
+    "\n"
+    "An --out ending in / is a folder in the hub's layout (config.json and model.safetensors,\n"
+    "F32, no tokenizer) for a program of a hub family (lessons/gpt2.md, lessons/llama.md,\n"
+    "lessons/marian.md): `init --program lessons/gpt2.md --config \"n_layer=12 ...\" --out g/`.\n";
 
 // The program must run on the model it declares: expanded on one source token (and bos).
 static bool runs(const Program *p, const Model *m, Err *e) {
@@ -54,7 +61,12 @@ int cmd_init(int argc, char **argv) {
     }
     if (ok && m.note[0]) fprintf(stderr, "stepformer: note: %s\n", m.note);
     ok = ok && runs(&l.program, &m, &e);
-    ok = ok && model_save(&m, o.out, &e);
+    const size_t out_len = strlen(o.out);
+    const bool folder = out_len > 0 && o.out[out_len - 1] == '/';
+    if (ok && folder && !hub_family_of_program(l.program.file))
+        ok = err_set(&e, "--out %s: a folder is written in the hub's layout, for a program of a hub family "
+                     "(lessons/gpt2.md, lessons/llama.md, lessons/marian.md); %s is none", o.out, l.program.file);
+    ok = ok && (folder ? hub_save(&m, &l.program, o.out, ST_F32, NULL, "stepformer/init", &e) : model_save(&m, o.out, &e));
     if (ok)
         printf("wrote %s: %d tensors of %s (d_model %d, seed %ld)\n", o.out, m.n_params, l.program.file,
                m.cfg.d_model, o.seed);

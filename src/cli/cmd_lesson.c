@@ -133,7 +133,7 @@ static int run_against(const CliOptions *o) {
 }
 
 enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_JSON | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
-                     OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW | OPT_AGAINST | OPT_DECODE };
+                     OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW | OPT_AGAINST | OPT_DECODE | OPT_TRACE_MB };
 
 int cmd_lesson(int argc, char **argv) {
     CliOptions o;

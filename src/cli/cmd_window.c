@@ -33,7 +33,7 @@ int cmd_window(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv,
                          OPT_WINDOW | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_PROGRAM | OPT_INPUT |
-                             OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_MAX_LEN | OPT_DECODE,
+                             OPT_SRC_IDS | OPT_TARGET | OPT_TGT_IDS | OPT_MAX_LEN | OPT_DECODE | OPT_TRACE_MB,
                          window_usage, &o);
     if (code >= 0) return code;
     if (!cli_take_choice(&o, "stepformer")) return EXIT_FAIL;
@@ -69,7 +69,7 @@ int cmd_export(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv,
                          OPT_EXPORT | OPT_MODEL | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_INPUT | OPT_TARGET |
-                             OPT_MAX_LEN | OPT_DECODE,
+                             OPT_MAX_LEN | OPT_DECODE | OPT_TRACE_MB,
                          export_usage, &o);
     if (code >= 0) return code;
     if (!cli_take_choice(&o, "export")) return EXIT_FAIL;

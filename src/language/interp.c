@@ -23,13 +23,39 @@ static bool grow_outputs(Interp *it) {
     if (ev) it->evicted = ev;
     RowsKind *kd = realloc(it->kind, sizeof *kd * (size_t)cap);
     if (kd) it->kind = kd;
-    if (!no || !ns || !ev || !kd) return false;
+    int *sg = realloc(it->seg, sizeof *sg * (size_t)cap);
+    if (sg) it->seg = sg;
+    bool *kp = realloc(it->keep, sizeof *kp * (size_t)cap), *pn = realloc(it->pinned, sizeof *pn * (size_t)cap);
+    if (kp) it->keep = kp;
+    if (pn) it->pinned = pn;
+    bool *mk = realloc(it->mark, sizeof *mk * (size_t)cap);
+    if (mk) it->mark = mk;
+    if (!no || !ns || !ev || !kd || !sg || !kp || !pn || !mk) return false;
     for (int i = it->out_cap; i < cap; i++) kd[i] = ROWS_WHOLE;
     memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
     memset(ns + it->out_cap, 0, sizeof *ns * (size_t)(cap - it->out_cap));
     memset(ev + it->out_cap, 0, sizeof *ev * (size_t)(cap - it->out_cap));
+    memset(pn + it->out_cap, 0, sizeof *pn * (size_t)(cap - it->out_cap));
+    memset(mk + it->out_cap, 0, sizeof *mk * (size_t)(cap - it->out_cap));
     it->out_cap = cap;
     return true;
+}
+
+// Room and an index (interp_evict.c) for the stages expanded since the last call.
+static bool take_new_stages(Interp *it) {
+    if (!grow_outputs(it)) return false;
+    interp_index_stages(it);
+    return true;
+}
+
+// A budget must hold what the pass keeps and the largest block (interp_min_trace_bytes).
+static bool budget_fits(const Interp *it, Err *e) {
+    const size_t least = interp_min_trace_bytes(it), mb = 1024 * 1024;
+    if (!it->budget_floats || it->budget_floats * sizeof(float) >= least) return true;
+    const long long need = (long long)((least + mb - 1) / mb);
+    return err_set(e, "a trace budget of %lld MB is too small for this pass: what it keeps and its largest block take "
+                   "%lld MB (--trace-mb %lld is the smallest that works)",
+                   (long long)(it->budget_floats * sizeof(float) / mb), need, need);
 }
 
 // Builds the stage list from scratch for the current inputs: everything before the decode
@@ -43,6 +69,8 @@ static bool expand_all(Interp *it, Err *e) {
     it->round = 0;
     it->phase = PH_FINISHED;
     it->n_rounds = 0, it->viewed_round = -1;
+    it->n_indexed = 0, it->evict_from = 0;
+    for (int r = 0; r < INTERP_RECENT; r++) it->recent[r] = -1;
     bool ok = expand_prelude(it->x, e);
     if (ok && it->p->decode < it->p->n) {
         if (it->greedy) it->round_start[0] = interp_n_stages(it);
@@ -50,15 +78,16 @@ static bool expand_all(Interp *it, Err *e) {
         if (it->greedy) it->phase = PH_ROUND, it->round_start[1] = interp_n_stages(it), it->n_rounds = 1;
         else ok = ok && expand_rest(it->x, e);
     }
-    if (ok && !grow_outputs(it)) ok = err_code(e, ERR_MEMORY, "out of memory");
-    for (int i = it->n_done; ok && i < it->out_cap; i++) it->evicted[i] = false;  // they run again
-    return ok;
+    if (ok && !take_new_stages(it)) ok = err_code(e, ERR_MEMORY, "out of memory");
+    for (int i = it->n_done; ok && i < it->out_cap; i++) it->evicted[i] = false, it->pinned[i] = false;  // they run again
+    return ok && budget_fits(it, e);
 }
 
 Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e) {
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
+    it->budget_floats = spec->trace_budget / sizeof(float);
     it->choice = spec->choice, it->rows_in = it->B;
     tune_init(&it->tune, omp_get_max_threads());
     if (spec->choice.beam >= 2) it->B = spec->choice.beam, it->rows_in = 1;  // one row per hypothesis
@@ -85,6 +114,7 @@ void interp_free(Interp *it) {
     free(it->out_size);
     free(it->evicted);
     free(it->kind);
+    free(it->seg), free(it->keep), free(it->pinned), free(it->mark);
     for (int k = 0; k < it->n_spare; k++) free(it->spare[k]);
     free(it->spare);
     free(it->spare_size);
@@ -100,12 +130,10 @@ void interp_free(Interp *it) {
     free(it);
 }
 
-static const float *stage_data(Interp *it, int i);
-
 static const float *ref_data(Interp *it, const Ref *r) {
     switch (r->kind) {
     case REF_STAGE: {
-        const float *d = stage_data(it, r->index);  // NULL when recomputing it ran out of memory
+        const float *d = interp_stage_data(it, r->index);  // NULL when recomputing it ran out of memory
         return d ? d + r->offset : NULL;
     }
     case REF_INPUT: return it->ids[r->index] + r->offset;
@@ -136,7 +164,7 @@ static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
         it->spare[best] = it->spare[--it->n_spare], it->spare_size[best] = it->spare_size[it->n_spare];
     }
     if (held < need) {
-        const size_t want = it->greedy ? need + need / 4 : need;  // later rounds are a row longer
+        const size_t want = interp_want_floats(it->greedy, need);
         if ((double)(it->trace_floats - held + want) * sizeof(float) > (double)limit_bytes(LIMIT_TRACE_MB)) {
             free(buf), it->trace_floats -= held, it->out[i] = NULL, it->out_size[i] = 0;
             return err_code(e, ERR_LIMIT, "%s: the pass's outputs would take more than the %lld MB a trace may take (set %s to "
@@ -157,7 +185,18 @@ static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX
                        const float *prev);
 
 // Runs stage i; `cached`: from the same stage of the round before, where it can (rows.h).
-static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
+// Whether stage i's weight is worth packing once and keeping (another copy of it): for a product
+// of a few rows, or in a greedy round after the first, which the cached decoder runs a row at a
+// time. A product of many rows packs its weight as it goes for a small part of its time, so a
+// long prompt's pass holds each weight once. Packed or not, the product has the same bits.
+static bool pays_to_pack(const Interp *it, int i, const Stage *st) {
+    enum { PACK_ROWS = 64 };
+    const Shape *in = &st->in_shape[0];
+    const int64_t cols = in->ndim > 0 ? in->dim[in->ndim - 1] : 1;
+    return interp_round_of(it, i) > 0 || shape_numel(in) / (cols > 0 ? cols : 1) * it->B <= PACK_ROWS;
+}
+
+bool interp_exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
     const Stage *st = &expander_stages(it->x, &n)[i];
     const float *in[STAGE_MAX_IN] = {0};
@@ -174,81 +213,15 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
     const int from = cached ? cached_from(it, i) : -1;  // the same stage, last round
     const float *prev = from >= 0 ? take_output(it, i, from, need) : NULL;  // grown in place
-    if (from >= 0 && !prev) prev = stage_data(it, from);  // NULL: it could not be recomputed
+    if (from >= 0 && !prev) prev = interp_stage_data(it, from);  // NULL: it could not be recomputed
     if (!give_buffer(it, i, need, e)) return false;
     it->evicted[i] = false;
-    const float *packed = it->pack ? packs_get(&it->packs, it->m, st) : NULL;
+    const float *packed = it->pack && pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;
     it->kind[i] = ROWS_WHOLE;
     if (prev) run_cached(it, i, from, in, packed, prev);
     else op_exec(st, in, packed, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
-}
-
-// ---- greedy rounds: evicting and recomputing ----
-
-enum { KEEP_FLOATS = 256 };  // outputs this small (1 KB) are kept in every round: cheap to hold
-
-static int round_of(const Interp *it, int i) {
-    if (!it->greedy || it->n_rounds == 0 || i < it->round_start[0] || i >= it->round_start[it->n_rounds]) return -1;
-    int lo = 0, hi = it->n_rounds - 1;  // the last round whose start is <= i
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (it->round_start[mid] <= i) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
-// Moves stage i's buffer to the spares, for a later stage to take; false when the list of
-// spares cannot grow (nothing changes then).
-static bool to_spares(Interp *it, int i) {
-    if (it->n_spare == it->spare_cap) {
-        const int cap = it->spare_cap ? 2 * it->spare_cap : 64;
-        float **sp = realloc(it->spare, sizeof *sp * (size_t)cap);
-        if (sp) it->spare = sp;
-        size_t *ss = realloc(it->spare_size, sizeof *ss * (size_t)cap);
-        if (ss) it->spare_size = ss;
-        if (!sp || !ss) return false;
-        it->spare_cap = cap;
-    }
-    it->spare[it->n_spare] = it->out[i], it->spare_size[it->n_spare++] = it->out_size[i];
-    it->out[i] = NULL, it->out_size[i] = 0;
-    return true;
-}
-
-// Drops round k's outputs (but the small ones), their buffers kept as spares.
-static void evict_round(Interp *it, int k) {
-    for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++) {
-        if (it->evicted[i] || !it->out[i] || it->out_size[i] <= KEEP_FLOATS) continue;
-        if (!to_spares(it, i)) return;  // then the rest of round k stays whole
-        it->evicted[i] = true;
-    }
-    if (it->viewed_round == k) it->viewed_round = -1;
-}
-
-// Runs round k's evicted stages again, in order, from the ids and the prelude: the same
-// kernels on the same inputs, so the same bits. The round looked at before is evicted.
-static bool recompute_round(Interp *it, int k) {
-    const int running = it->n_done > 0 ? round_of(it, it->n_done - 1) : -1;
-    if (it->viewed_round >= 0 && it->viewed_round != k && it->viewed_round != running) evict_round(it, it->viewed_round);
-    it->viewed_round = k;
-    Err e = {{0}};
-    for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++)
-        if (it->evicted[i]) {  // computed whole now, the same bits; how it was first computed is kept
-            const RowsKind kind = it->kind[i];
-            if (!exec_stage(it, i, false, &e)) return false;
-            it->kind[i] = kind;
-        }
-    return true;
-}
-
-// Stage i's output, recomputed first if it was evicted; NULL if that fails.
-static const float *stage_data(Interp *it, int i) {
-    if (it->evicted[i] && !recompute_round(it, round_of(it, i))) return NULL;
-    if (transient_gone(&it->transient, i)) return it->out[i];  // NULL once its last reader ran
-    assert(it->out[i]);
-    return it->out[i];
 }
 
 // What input j of stage i (in the round starting at `first`) is, next to last round's.
@@ -264,7 +237,7 @@ static RowsKind input_kind(const Interp *it, const Ref *r, int first) {
 // The same stage as i in the round before, when i can be computed from it (rows.h); -1 when
 // it cannot (the first round, a batch, an ablation, rounds that differ): then i runs whole.
 static int cached_from(const Interp *it, int i) {
-    const int k = round_of(it, i);
+    const int k = interp_round_of(it, i);
     if (k < 1 || it->B != 1 || ablation_any(&it->ablation)) return -1;
     const int j = i - (it->round_start[k] - it->round_start[k - 1]);
     const Stage *st = interp_stage(it, i), *was = interp_stage(it, j);
@@ -276,10 +249,10 @@ static int cached_from(const Interp *it, int i) {
 // NULL, handing nothing, when j's round is the one a reader looks at, its output is small
 // enough to keep in every round, it is already evicted, or its buffer is too short.
 static const float *take_output(Interp *it, int i, int j, size_t need) {
-    if (it->evicted[j] || round_of(it, j) == it->viewed_round || it->out_size[j] <= KEEP_FLOATS ||
+    if (it->evicted[j] || interp_round_of(it, j) == it->viewed_round || it->out_size[j] <= INTERP_KEEP_FLOATS || it->pinned[j] ||
         it->out_size[j] < need)
         return NULL;
-    if (it->out[i] && !to_spares(it, i)) return NULL;  // a buffer from an earlier run: a spare now
+    if (it->out[i] && !interp_to_spares(it, i)) return NULL;  // a buffer from an earlier run: a spare now
     it->out[i] = it->out[j], it->out_size[i] = it->out_size[j];
     it->out[j] = NULL, it->out_size[j] = 0, it->evicted[j] = true;
     return it->out[i];
@@ -291,7 +264,7 @@ static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX
                        const float *prev) {
     const Stage *st = interp_stage(it, i);
     RowsKind kin[STAGE_MAX_IN];
-    for (int q = 0; q < st->n_in; q++) kin[q] = input_kind(it, &st->in[q], it->round_start[round_of(it, i)]);
+    for (int q = 0; q < st->n_in; q++) kin[q] = input_kind(it, &st->in[q], it->round_start[interp_round_of(it, i)]);
     it->kind[i] = rows_exec(st, in, kin, packed, prev, &interp_stage(it, j)->shape, it->out[i]);
 }
 
@@ -329,7 +302,7 @@ static bool choose(Interp *it, const float *next, int T, bool *beam_done, Err *e
 
 static bool finish_rounds(Interp *it, Err *e) {
     it->phase = PH_FINISHED;
-    return expand_rest(it->x, e) && (grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory"));
+    return expand_rest(it->x, e) && (take_new_stages(it) || err_code(e, ERR_MEMORY, "out of memory"));
 }
 
 // After a round has run: each example appends its next token (or, once it has produced eos,
@@ -340,7 +313,9 @@ static bool next_round(Interp *it, Err *e) {
     const int T = interp_stage(it, it->next_stage)->shape.dim[0], B = it->B;
     const float fill = (float)(c->pad_id.set ? c->pad_id.id : c->eos_id.set ? c->eos_id.id : 0);
     bool all = true, beam_done;
-    if (!choose(it, it->out[it->next_stage], T, &beam_done, e)) return false;
+    const float *next = interp_stage_data(it, it->next_stage);
+    if (!next) return err_code(e, ERR_MEMORY, "%s: out of memory recomputing it", interp_stage(it, it->next_stage)->id);
+    if (!choose(it, next, T, &beam_done, e)) return false;
     const bool beam = it->choice.beam >= 2;
     for (int b = 0; b < B && !beam; b++) {
         if (!it->finished[b] && c->eos_id.set && it->tokens[b] == c->eos_id.id) it->finished[b] = true;
@@ -364,15 +339,16 @@ static bool next_round(Interp *it, Err *e) {
     expander_set_input(it->x, it->tgt, it->len[it->tgt], it->tgt_off);
     if (!expand_decode(it->x, true, it->round, &it->next_stage, e)) return false;
     it->round_start[++it->n_rounds] = interp_n_stages(it);
-    return grow_outputs(it) || err_code(e, ERR_MEMORY, "out of memory");
+    return take_new_stages(it) || err_code(e, ERR_MEMORY, "out of memory");
 }
 
 StepStatus interp_step(Interp *it, Err *e) {
     if (it->n_done == interp_n_stages(it) && it->phase == PH_ROUND && !next_round(it, e)) return STEP_FAILED;
     if (it->n_done == interp_n_stages(it)) return STEP_DONE;
-    const int k = round_of(it, it->n_done), keep = it->cached ? 2 : 1;  // the cached decoder reads the last round
-    if (k >= keep && it->round_start[k] == it->n_done) evict_round(it, k - keep);  // a round starts
-    if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
+    const int k = interp_round_of(it, it->n_done), keep = it->cached ? 2 : 1;  // the cached decoder reads the last round
+    if (k >= keep && it->round_start[k] == it->n_done) interp_evict_round(it, k - keep);  // a round starts
+    interp_make_room(it, (size_t)shape_numel(&interp_stage(it, it->n_done)->shape) * (size_t)it->B + 1, -1);
+    if (!interp_exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
     transient_release(&it->transient, it->n_done, interp_stage(it, it->n_done), it->out, it->out_size);
     it->n_done++;
     return STEP_RAN;
@@ -390,7 +366,7 @@ static bool run_tuned(Interp *it, Err *e) {
     double t0 = omp_get_wtime();
     StepStatus s;
     while ((s = interp_step(it, e)) == STEP_RAN) {
-        const int k = round_of(it, it->n_done - 1);
+        const int k = interp_round_of(it, it->n_done - 1);
         if (k == round) continue;
         const double t = omp_get_wtime();
         if (round >= 1) tune_record(&it->tune, t - t0);
@@ -430,6 +406,7 @@ bool interp_run_to(Interp *it, const char *id, Err *e) {
 void interp_rewind(Interp *it, int index) {
     if (index < 0) index = 0;
     if (index < it->n_done) it->n_done = index;  // later buffers stay allocated for re-use
+    for (int i = index; i < it->out_cap; i++) it->pinned[i] = false;
 }
 
 bool interp_set_values(Interp *it, int i, size_t first, const float *v, size_t n, Err *e) {
@@ -438,8 +415,11 @@ bool interp_set_values(Interp *it, int i, size_t first, const float *v, size_t n
     const size_t total = (size_t)shape_numel(&interp_stage(it, i)->shape) * (size_t)it->B;
     if (first > total || n > total - first)
         return err_set(e, "%s holds %zu values; %zu from %zu do not fit", interp_stage(it, i)->id, total, n, first);
-    memcpy(it->out[i] + first, v, sizeof(float) * n);
+    float *to = (float *)interp_stage_data(it, i);  // the trace's own buffer, back if it was dropped
+    if (!to) return err_code(e, ERR_MEMORY, "%s: out of memory recomputing it", interp_stage(it, i)->id);
+    memcpy(to + first, v, sizeof(float) * n);
     interp_rewind(it, i + 1);
+    it->pinned[i] = true;  // it can no longer be recomputed: the budget keeps it
     return true;
 }
 
@@ -518,7 +498,7 @@ const Stage *interp_stage(const Interp *it, int i) {
 
 // Reading may recompute an evicted round: the trace is the same to every reader, only held
 // differently, so the Interp stays const to them.
-const float *interp_output(const Interp *it, int i) { return i < it->n_done ? stage_data((Interp *)it, i) : NULL; }
+const float *interp_output(const Interp *it, int i) { return i < it->n_done ? interp_read_stage((Interp *)it, i) : NULL; }
 
 int interp_find(const Interp *it, const char *id) {
     int n;
@@ -532,6 +512,10 @@ const float *interp_input(const Interp *it, int i, int j) {
     const Stage *st = interp_stage(it, i);
     assert(j < st->n_in);
     if (st->in[j].kind == REF_STAGE && st->in[j].index >= it->n_done) return NULL;
+    if (st->in[j].kind == REF_STAGE) {
+        const float *d = interp_read_stage((Interp *)it, st->in[j].index);
+        return d ? d + st->in[j].offset : NULL;
+    }
     return ref_data((Interp *)it, &st->in[j]);
 }
 

@@ -34,6 +34,9 @@ typedef struct {
                         // round computes the new position's rows and copies the rest (rows.h)
     DecodeChoice choice;  // without a target: greedy (all zero), sampling or beam search (sample.h,
                           // choose.h); beam search runs its k hypotheses as the batch's rows
+    size_t trace_budget;  // bytes the trace's outputs may hold (0: no budget). Past it, outputs
+                          // read only inside their block (a layer, say) are dropped and
+                          // recomputed when read, the same bits; what blocks pass on is kept
 } RunSpec;
 
 typedef struct Interp Interp;
@@ -112,6 +115,12 @@ int interp_scores_of(const Interp *it, int argmax);
 // Greedy decoding: the ids the target started with, before the first generated one (1: [bos];
 // a decoder-only program's prompt: its length); 0 in a teacher-forced pass.
 int interp_start_len(const Interp *it);
+// The least trace budget this pass runs in: every output read across blocks (the residual
+// stream, the masks) and the largest block (of the prelude and the last greedy round: earlier
+// rounds are let go whole). interp_new refuses a budget below it.
+size_t interp_min_trace_bytes(const Interp *it);
+// Bytes the outputs hold now: what a trace budget bounds (interp_held_bytes adds the packed weights).
+size_t interp_trace_bytes(const Interp *it);
 // Bytes the trace's output buffers hold now. Greedy decoding keeps whole only the round being
 // run and the one read last; reading a stage of another round recomputes that round, the same
 // bits, so the memory grows with the rounds, not with their square.

@@ -12,6 +12,16 @@
 
 typedef enum { PH_ROUND, PH_FINISHED } Phase;
 
+enum { INTERP_KEEP_FLOATS = 256 };  // outputs this small (1 KB) are never dropped: cheap to hold
+
+// The floats a new buffer for an output of `need` floats takes: in greedy decoding a little more,
+// for the same stage of later rounds, a row longer (a quarter more for small outputs; for large
+// ones, whose rows are many, a sixty-fourth).
+static inline size_t interp_want_floats(bool greedy, size_t need) {
+    enum { SMALL = 1 << 20 };
+    return greedy ? need + (need < SMALL ? need / 4 : need / 64) : need;
+}
+
 struct Interp {
     const Program *p;
     const Model *m;
@@ -64,7 +74,38 @@ struct Interp {
     const float **rows;     // [B] scratch: each row's last scores
     float *gen;             // [B, max_new] scratch: the tokens generated so far
     ThreadTune tune;        // interp_run's thread count for each greedy round (par_tune.h)
+    // A trace budget (interp_evict.c): outputs read only within their block are dropped, oldest
+    // first, while the trace holds more than budget_floats, and recomputed when read.
+    size_t budget_floats;   // 0: no budget
+    int *seg;               // [out_cap] each stage's block: a run of stages of one round, part and layer
+    bool *keep;             // [out_cap] read by a stage of another block: never dropped for the budget
+    bool *pinned;           // [out_cap] changed by interp_set_values: it cannot be recomputed
+    bool *mark;             // [out_cap] scratch for recomputing (all false between calls)
+    int n_indexed;          // stages whose seg and keep are set
+    int evict_from;         // no stage before it holds an output the budget may drop
+#define INTERP_RECENT 2
+    int recent[INTERP_RECENT];  // the blocks read last, the latest first (-1: none)
 };
+
+// ---- interp_evict.c ----
+// Greedy round of stage i, or -1 outside the rounds.
+int interp_round_of(const Interp *it, int i);
+// Moves stage i's buffer to the spares, for a later stage to take; false when the list of
+// spares cannot grow (nothing changes then).
+bool interp_to_spares(Interp *it, int i);
+// Drops round k's outputs (but the small ones), their buffers kept as spares.
+void interp_evict_round(Interp *it, int k);
+// Sets seg and keep for the stages expanded since the last call (n_indexed on).
+void interp_index_stages(Interp *it);
+// With a budget, drops spares and then outputs until `need` more floats fit, sparing the block
+// being run, the block `protect` (-1: none), and, while it can, the last shown and read.
+void interp_make_room(Interp *it, size_t need, int protect);
+// Stage i's output, recomputed first if it was dropped; NULL if that fails.
+const float *interp_stage_data(Interp *it, int i);
+// The same for a reader (interp_output): its block counts as read, and the budget is kept.
+const float *interp_read_stage(Interp *it, int i);
+// Runs stage i (interp.c); `cached`: from the same stage of the round before, where it can.
+bool interp_exec_stage(Interp *it, int i, bool cached, Err *e);
 
 // Checks the spec's inputs against the program and the model, changing nothing.
 bool interp_check_inputs(const Interp *it, const RunSpec *s, Err *e);

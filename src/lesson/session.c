@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "data.h"
 #include "embedded.h"
 #include "hub.h"
@@ -169,6 +170,12 @@ static bool score_last_inputs(Session *s, const SessionSpec *spec, const Vocab *
     return true;
 }
 
+// The spec's trace budget in bytes (at most SIZE_MAX: a 32-bit size_t holds under 4096 MB).
+static size_t trace_budget(const SessionSpec *spec) {
+    const unsigned long long b = (unsigned long long)(spec->trace_mb > 0 ? spec->trace_mb : trace_budget_default_mb()) << 20;
+    return b > SIZE_MAX ? SIZE_MAX : (size_t)b;
+}
+
 static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     const LessonSetup *ls = &s->lesson.setup;
     const Model *m = &s->model;
@@ -178,7 +185,8 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
                        .pack_weights = true,  // a session never changes its model's weights
-                       .choice = session_decode_choice(spec, ls), .cached = spec->cached};
+                       .choice = session_decode_choice(spec, ls), .cached = spec->cached,
+                       .trace_budget = trace_budget(spec)};
     // A lesson's ids are its own model's tokens: a model given in its place (a folder the user
     // brings) tokenizes the lesson's text instead, where the lesson gives one.
     const bool replaced = spec->model_path && (ls->model_random || ls->model_path[0]) && ls->input[0];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const struct {
     const char *env;
@@ -32,6 +33,16 @@ size_t limit_bytes(LimitId id) {  // at most SIZE_MAX: a 32-bit size_t (WebAssem
 }
 
 const char *limit_env(LimitId id) { return limits[id].env; }
+
+long long trace_budget_default_mb(void) {
+#ifdef __EMSCRIPTEN__
+    return 1024;  // a quarter of the 4 GB a page may have at most
+#else
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    const long long mb = pages > 0 && size > 0 ? (long long)pages / 4 * size >> 20 : 0;
+    return mb >= 256 ? mb : 256;  // a quarter of the machine's memory
+#endif
+}
 
 bool file_read_all(const char *path, const char *what, char **out, size_t *n, Err *e) {
     return file_read_within(path, what, LIMIT_FILE_MB, out, n, e);

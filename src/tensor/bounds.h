@@ -31,6 +31,10 @@ size_t limit_bytes(LimitId id);
 // Its environment variable's name ("STEPFORMER_MAX_STAGES").
 const char *limit_env(LimitId id);
 
+// The trace budget (RunSpec.trace_budget) when none is given: a quarter of the machine's memory
+// (at least 256 MB), or in the browser a quarter of the 4 GB a page may have. --trace-mb sets it.
+long long trace_budget_default_mb(void);
+
 // Reads a whole regular file (a FIFO, a device or a folder is refused before any read) of at
 // most the file limit into *out (malloc'd, with a NUL after its *n bytes). `what` names it in
 // messages ("the lesson", "the model").

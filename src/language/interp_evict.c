@@ -1,0 +1,182 @@
+// interp_evict.c: what the trace holds, and getting back what it let go.
+//
+// Two things drop a stage's output. Greedy decoding keeps whole only the round being run and
+// the round looked at (evict_round). A trace budget (RunSpec.trace_budget) keeps, besides the
+// outputs small enough to keep always, the outputs read across blocks (the residual stream
+// between layers, the encoder's memory, the masks: keep[]) and the block being run; when the
+// outputs held pass the budget, the other outputs go, oldest first, the blocks read last
+// going last. A block (a segment) is a run of stages of one round, part and layer.
+//
+// An output that went is recomputed when read (interp_stage_data): the stages it needs that
+// went too, then it, in the pass's order, on the same kernels and the same inputs: the same
+// bits as if it had been kept.
+#include "interp_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int interp_round_of(const Interp *it, int i) {
+    if (!it->greedy || it->n_rounds == 0 || i < it->round_start[0] || i >= it->round_start[it->n_rounds]) return -1;
+    int lo = 0, hi = it->n_rounds - 1;  // the last round whose start is <= i
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (it->round_start[mid] <= i) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+bool interp_to_spares(Interp *it, int i) {
+    if (it->n_spare == it->spare_cap) {
+        const int cap = it->spare_cap ? 2 * it->spare_cap : 64;
+        float **sp = realloc(it->spare, sizeof *sp * (size_t)cap);
+        if (sp) it->spare = sp;
+        size_t *ss = realloc(it->spare_size, sizeof *ss * (size_t)cap);
+        if (ss) it->spare_size = ss;
+        if (!sp || !ss) return false;
+        it->spare_cap = cap;
+    }
+    it->spare[it->n_spare] = it->out[i], it->spare_size[it->n_spare++] = it->out_size[i];
+    it->out[i] = NULL, it->out_size[i] = 0;
+    return true;
+}
+
+void interp_evict_round(Interp *it, int k) {
+    for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++) {
+        if (it->evicted[i] || !it->out[i] || it->out_size[i] <= INTERP_KEEP_FLOATS) continue;
+        if (!interp_to_spares(it, i)) return;  // then the rest of round k stays whole
+        it->evicted[i] = true;
+    }
+    if (it->viewed_round == k) it->viewed_round = -1;
+}
+
+// Whether stage i is in the same block as stage i - 1.
+static bool same_segment(const Interp *it, int i) {
+    const StageWhere a = interp_stage(it, i - 1)->where, b = interp_stage(it, i)->where;
+    return interp_round_of(it, i - 1) == interp_round_of(it, i) && a.part == b.part && a.has_layer == b.has_layer &&
+           (!a.has_layer || a.layer == b.layer);
+}
+
+void interp_index_stages(Interp *it) {
+    const int n = interp_n_stages(it);
+    for (int i = it->n_indexed; i < n; i++) {
+        const Stage *st = interp_stage(it, i);
+        it->seg[i] = i == 0 ? 0 : it->seg[i - 1] + !same_segment(it, i);
+        it->keep[i] = false;
+        for (int q = 0; q < st->n_in; q++)
+            if (st->in[q].kind == REF_STAGE && it->seg[st->in[q].index] != it->seg[i]) it->keep[st->in[q].index] = true;
+    }
+    it->n_indexed = n;
+}
+
+// Floats stage i's buffer takes (give_buffer's `want`).
+static size_t stage_floats(const Interp *it, int i) {
+    const size_t need = (size_t)shape_numel(&interp_stage(it, i)->shape) * (size_t)it->B + 1;
+    return interp_want_floats(it->greedy, need);
+}
+
+size_t interp_min_trace_bytes(const Interp *it) {
+    size_t kept = 0, block = 0, most = 0;
+    const int n = interp_n_stages(it);
+    for (int i = 0; i < n; i++) {
+        const int r = interp_round_of(it, i);
+        if (r >= 0 && r != it->n_rounds - 1) continue;  // greedy rounds before the last are let go whole
+        const size_t f = stage_floats(it, i);
+        if (it->keep[i] || f <= INTERP_KEEP_FLOATS) {
+            kept += f;
+            continue;
+        }
+        block = i > 0 && it->seg[i] == it->seg[i - 1] ? block + f : f;
+        if (block > most) most = block;
+    }
+    return (kept + most) * sizeof(float);
+}
+
+static bool droppable(const Interp *it, int j) {
+    return !it->evicted[j] && it->out[j] && it->out_size[j] > INTERP_KEEP_FLOATS && !it->keep[j] && !it->pinned[j];
+}
+
+static bool read_lately(const Interp *it, int seg) {
+    for (int r = 0; r < INTERP_RECENT; r++)
+        if (it->recent[r] == seg) return true;
+    return false;
+}
+
+void interp_make_room(Interp *it, size_t need, int protect) {
+    if (!it->budget_floats || it->transient.last_reader) return;
+    while (it->trace_floats + need > it->budget_floats && it->n_spare > 0) {
+        it->trace_floats -= it->spare_size[--it->n_spare];
+        free(it->spare[it->n_spare]);
+    }
+    const int n = interp_n_stages(it);
+    const int running = it->n_done < n ? it->seg[it->n_done] : -1, shown = it->n_done > 0 ? it->seg[it->n_done - 1] : -1;
+    int first_held = it->evict_from;  // stays when no pass scans
+    for (int pass = 0; pass < 2 && it->trace_floats + need > it->budget_floats; pass++) {
+        first_held = it->n_done;
+        for (int j = it->evict_from; j < it->n_done; j++) {
+            if (!droppable(it, j)) continue;
+            const int s = it->seg[j];
+            if (s == running || s == protect || (pass == 0 && (s == shown || read_lately(it, s))) ||
+                it->trace_floats + need <= it->budget_floats) {
+                if (j < first_held) first_held = j;
+                continue;
+            }
+            it->trace_floats -= it->out_size[j];
+            free(it->out[j]);
+            it->out[j] = NULL, it->out_size[j] = 0, it->evicted[j] = true;
+        }
+    }
+    if (first_held > it->evict_from) it->evict_from = first_held;
+}
+
+// Recomputes stage i and the dropped stages it needs (it->mark is clear before and after).
+static bool materialize(Interp *it, int i) {
+    int pending = 1, lo = i;
+    it->mark[i] = true;
+    for (int j = i; j >= 0 && pending > 0; j--) {  // inputs come before their readers
+        if (!it->mark[j]) continue;
+        pending--, lo = j;
+        const Stage *st = interp_stage(it, j);
+        for (int q = 0; q < st->n_in; q++) {
+            const int x = st->in[q].index;
+            if (st->in[q].kind == REF_STAGE && it->evicted[x] && !it->mark[x]) it->mark[x] = true, pending++;
+        }
+    }
+    Err e = {{0}};
+    bool ok = true;
+    for (int j = lo; j <= i; j++) {
+        if (!it->mark[j]) continue;
+        it->mark[j] = false;
+        if (!ok) continue;
+        const RowsKind kind = it->kind[j];  // computed whole now, the same bits; how it first was is kept
+        ok = interp_exec_stage(it, j, false, &e);
+        it->kind[j] = kind;
+        if (j < it->evict_from) it->evict_from = j;
+    }
+    return ok;
+}
+
+const float *interp_stage_data(Interp *it, int i) {
+    if (it->evicted[i]) {
+        const int k = interp_round_of(it, i), running = it->n_done > 0 ? interp_round_of(it, it->n_done - 1) : -1;
+        if (k >= 0 && it->viewed_round >= 0 && it->viewed_round != k && it->viewed_round != running)
+            interp_evict_round(it, it->viewed_round);
+        if (k >= 0) it->viewed_round = k;
+        if (!materialize(it, i)) return NULL;
+    }
+    if (transient_gone(&it->transient, i)) return it->out[i];  // NULL once its last reader ran
+    return it->out[i];
+}
+
+const float *interp_read_stage(Interp *it, int i) {
+    const float *d = interp_stage_data(it, i);
+    if (!it->budget_floats || !d) return d;
+    if (!read_lately(it, it->seg[i])) {
+        memmove(it->recent + 1, it->recent, sizeof it->recent[0] * (INTERP_RECENT - 1));
+        it->recent[0] = it->seg[i];
+    }
+    interp_make_room(it, 0, it->seg[i]);  // what the read brought back may push others out, not its block
+    return d;
+}
+
+size_t interp_trace_bytes(const Interp *it) { return it->trace_floats * sizeof(float); }

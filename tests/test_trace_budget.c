@@ -1,0 +1,169 @@
+// test_trace_budget.c: a pass under a trace budget (RunSpec.trace_budget, --trace-mb) drops the
+// outputs read only inside their block and recomputes them when read. Held here to the same pass
+// without a budget, bit for bit, stage by stage, read in a shuffled order (so a block is
+// recomputed after others pushed it out), on models of the course:
+// - lessons/gpt2.md (its folder, GPT-2's layout): greedy decoding with the cached decoder after
+//   an 8-token prompt, and one round after a 63-token prompt, the longest its 64 positions take;
+// - lessons/forward-pass.md (the dates model, an encoder-decoder): teacher forcing, then a
+//   value changed in a dropped stage's block (patching), the pass re-run on it.
+// The budget is the least interp_min_trace_bytes allows; one megabyte less is refused, in a
+// message naming the least that works.
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "session.h"
+
+typedef struct {
+    float **out;  // [stages] each stage's output, copied
+    int n;
+} Copy;
+
+static size_t floats_of(const Interp *it, int i) {
+    return (size_t)shape_numel(&interp_stage(it, i)->shape) * (size_t)interp_batch(it);
+}
+
+static Copy copy_all(const Interp *it) {
+    Copy c = {calloc((size_t)interp_n_done(it), sizeof(float *)), interp_n_done(it)};
+    for (int i = 0; c.out && i < c.n; i++) {
+        const float *d = interp_output(it, i);
+        CHECK(d != NULL, "stage %d of the pass without a budget", i);
+        c.out[i] = malloc(sizeof(float) * floats_of(it, i));
+        if (d && c.out[i]) memcpy(c.out[i], d, sizeof(float) * floats_of(it, i));
+    }
+    return c;
+}
+
+static void copy_free(Copy *c) {
+    for (int i = 0; c->out && i < c->n; i++) free(c->out[i]);
+    free(c->out);
+}
+
+// Every stage of `it`, read in a shuffled order, has the bits of the copy.
+static void same_bits(const Interp *it, const Copy *c, const char *what) {
+    CHECK(interp_n_done(it) == c->n, "%s: %d stages with a budget, %d without", what, interp_n_done(it), c->n);
+    int *order = malloc(sizeof(int) * (size_t)c->n);
+    if (!order || interp_n_done(it) != c->n) {
+        free(order);
+        return;
+    }
+    for (int i = 0; i < c->n; i++) order[i] = i;
+    unsigned r = 12345;
+    for (int i = c->n - 1; i > 0; i--) {
+        r = r * 1103515245u + 12345u;
+        const int j = (int)((r >> 8) % (unsigned)(i + 1)), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+    int differ = 0;
+    for (int k = 0; k < c->n; k++) {
+        const int i = order[k];
+        const float *d = interp_output(it, i);
+        if (!d || memcmp(d, c->out[i], sizeof(float) * floats_of(it, i))) {
+            if (differ++ < 3) CHECK(false, "%s: %s differs from the pass without a budget", what, interp_stage(it, i)->id);
+        }
+    }
+    CHECK(differ == 0, "%s: %d of %d stages differ", what, differ, c->n);
+    free(order);
+    printf("  %s: %d stages, the same bits\n", what, c->n);
+}
+
+static bool open_run(Session *s, SessionSpec spec, long long mb, Err *e) {
+    spec.trace_mb = mb;
+    if (!session_open(s, &spec, e)) return false;
+    if (interp_run(s->it, e)) return true;
+    session_close(s);
+    return false;
+}
+
+// The session's pass again under a budget of `bytes`, run to its end; NULL (e set) if refused.
+static Interp *rerun(const Session *s, size_t bytes, Err *e) {
+    RunSpec r = s->run;
+    r.trace_budget = bytes;
+    Interp *it = interp_new(&s->lesson.program, &s->model, &r, e);
+    if (it && !interp_run(it, e)) interp_free(it), it = NULL;
+    return it;
+}
+
+// The pass of `spec` without a budget (*s, left open, copied into *c) and under the least
+// budget (returned), or NULL. A pass of one round: one byte less is refused, naming the least in
+// megabytes, and the budget holds. Greedy rounds grow past the least their first round was
+// checked against (a row each): the budget holds within a quarter.
+static Interp *budgeted(const SessionSpec *spec, const char *what, bool one_round, Session *s, Copy *c) {
+    Err e = {{0}};
+    if (!open_run(s, *spec, 1 << 20, &e)) {
+        CHECK(false, "%s: %s", what, e.msg);
+        return NULL;
+    }
+    const size_t least = interp_min_trace_bytes(s->it), held = interp_trace_bytes(s->it), mb = 1 << 20;
+    *c = copy_all(s->it);
+    char want[80];
+    snprintf(want, sizeof want, "--trace-mb %zu is the smallest that works", (least + mb - 1) / mb);
+    Err e2 = {{0}};
+    Interp *small = one_round ? rerun(s, least - 1, &e2) : NULL;
+    CHECK(!small, "%s: a budget of %zu bytes, one less than the least, runs", what, least - 1);
+    interp_free(small);
+    CHECK(!one_round || strstr(e2.msg, want) != NULL, "%s: the message '%s' names %s", what, e2.msg, want);
+    Interp *it = rerun(s, least, &e);
+    if (!it) {
+        CHECK(false, "%s, %zu bytes: %s", what, least, e.msg);
+        copy_free(c);
+        session_close(s);
+        return NULL;
+    }
+    const size_t with = interp_trace_bytes(it);
+    CHECK(!one_round || with < held, "%s: the budget of %zu bytes dropped nothing (%zu held, %zu without)", what, least,
+          with, held);
+    CHECK(with <= (one_round ? least : least + least / 4), "%s: %zu bytes held, over the budget of %zu", what, with, least);
+    printf("  %s: %zu KB held without a budget, %zu KB under the least budget, %zu KB\n", what, held >> 10, with >> 10,
+           least >> 10);
+    return it;
+}
+
+static void greedy_gpt2(int prompt, int new_tokens) {
+    char ids[1024] = "", what[64];
+    for (int i = 0, k = 0; i < prompt; i++) k += snprintf(ids + k, sizeof ids - (size_t)k, "%s%d", i ? "," : "", 100 + 37 * i);
+    SessionSpec spec = {.lesson_path = LESSONS "/gpt2.md", .src_ids = ids, .max_len = new_tokens, .cached = true};
+    snprintf(what, sizeof what, "gpt2.md, %d-token prompt, %d new", prompt, new_tokens);
+    Session s;
+    Copy c;
+    Interp *it = budgeted(&spec, what, new_tokens == 1, &s, &c);
+    if (!it) return;
+    same_bits(it, &c, what);
+    same_bits(it, &c, what);  // again, after the first reading pushed blocks out
+    copy_free(&c);
+    interp_free(it);
+    session_close(&s);
+}
+
+static void teacher_forced_patched(void) {
+    const SessionSpec spec = {.lesson_path = LESSONS "/forward-pass.md", .target = "2026-11-22"};
+    const char *what = "forward-pass.md, teacher forcing";
+    Session s;
+    Copy c;
+    Interp *it = budgeted(&spec, what, true, &s, &c);
+    if (!it) return;
+    same_bits(it, &c, what);
+    copy_free(&c);
+    // Patching: a value of the first layer's attention weights changed, the rest re-run.
+    Err e = {{0}};
+    const int k = interp_find(it, "encoder.layers.0.self_attn.weights");
+    CHECK(k >= 0, "the dates lesson has encoder.layers.0.self_attn.weights");
+    const float v = 0.5f;
+    const bool ok = k >= 0 && interp_set_values(it, k, 1, &v, 1, &e) && interp_set_values(s.it, k, 1, &v, 1, &e) &&
+                    interp_run(it, &e) && interp_run(s.it, &e);
+    CHECK(ok, "patching: %s", e.msg);
+    if (ok) {
+        c = copy_all(s.it);
+        same_bits(it, &c, "forward-pass.md, patched");
+        copy_free(&c);
+    }
+    interp_free(it);
+    session_close(&s);
+}
+
+int main(void) {
+    greedy_gpt2(8, 4);
+    greedy_gpt2(63, 1);
+    teacher_forced_patched();
+    return check_finish("test_trace_budget");
+}
