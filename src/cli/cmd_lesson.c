@@ -25,6 +25,7 @@ static const char lesson_usage[] =
     "  --json          with --print: the tensor as JSON, {\"id\", \"shape\", \"values\"}, every\n"
     "                  float exact (a masked -inf is null)\n"
     "  --input TEXT    replace the lesson's input\n"
+    "  --trace-mb N    the memory the pass's outputs may hold, in MB (as for `run`)\n"
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
     "  --temperature T, --top-k K, --top-p P, --seed N, --beam K   sample, or search with a beam,\n"

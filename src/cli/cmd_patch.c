@@ -22,7 +22,10 @@ static const char patch_usage[] =
     "whole difference, 0 when it carries none. A classifier takes its class as --target. A\n"
     "decoder-only model (a GPT) reads each input followed by the target as one text, all but\n"
     "its last token, and is scored on that token.\n"
-    "  --json             print the target, both logits and every effect as JSON\n";
+    "  --json             print the target, both logits and every effect as JSON\n"
+    "  --trace-mb N       the memory the pass's outputs may hold, in MB (default: a quarter\n"
+    "                     of this machine's memory). Past it, what is read only inside a block is\n"
+    "                     dropped and recomputed when read, the same numbers\n";
 
 typedef struct {
     Session s[2];  // clean, corrupted

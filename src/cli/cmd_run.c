@@ -29,6 +29,9 @@ static const char run_usage[] =
     "  --json             print {\"output_ids\": [...], \"output_text\": \"...\", \"stop\": ...,\n"
     "                     \"input\": \"...\", \"input_ids\": [...]}; a model folder's output_ids end\n"
     "                     with the eos that stopped them, as transformers' generate() returns them\n"
+    "  --trace-mb N       the memory the pass's outputs may hold, in MB (default: a quarter\n"
+    "                     of this machine's memory). Past it, what is read only inside a block is\n"
+    "                     dropped and recomputed when read, the same numbers\n"
     "  --program FILE     run this lesson's program instead of the standard one\n"
     "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
     "  --activation relu|gelu, --eps X, --bos ID, --eos ID, --pad ID\n";

@@ -23,6 +23,8 @@ static const char window_usage[] =
     "  --headless        no window: run the lesson in the terminal, one line per stage\n"
     "  --presenter       a lesson's questions take answers but grade them only when Right\n"
     "                    reveals them (T in the window switches it)\n"
+    "  --trace-mb N      the memory the pass's outputs may hold, in MB (default: a quarter of\n"
+    "                    this machine's memory); past it a block's stages are recomputed when shown\n"
     "  --temperature T, --top-k K, --top-p P, --seed N, --beam K\n"
     "                    how the decoder chooses each token it generates, as for `run`\n"
     "                    (Z in the window switches greedy, sampling, beam search)\n"
@@ -63,7 +65,8 @@ static const char export_usage[] =
     "first stage: the view in the centre of the window, so its text prints at 8 pt or more on A4\n"
     "(--whole-window: the whole window). --pdf FILE prints that page to a PDF with WeasyPrint (Debian's weasyprint;\n"
     "with --html DIR the page is kept there too); any browser prints the page as well.\n"
-    "--temperature, --top-k, --top-p, --seed and --beam choose the generated tokens as for `run`.\n";
+    "--temperature, --top-k, --top-p, --seed and --beam choose the generated tokens as for `run`;\n"
+    "--trace-mb N bounds the memory the pass's outputs hold, as for `run`.\n";
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;

@@ -130,10 +130,51 @@ void interp_free(Interp *it) {
     free(it);
 }
 
+static bool exec_stage(Interp *it, int i, bool cached, Err *e);
+
+// Runs the stages interp_plan_recompute marked, from `lo` to i, whole: the same bits as when they
+// first ran (how they were first computed is kept).
+static bool recompute(Interp *it, int lo, int i) {
+    Err e = {{0}};
+    bool ok = true;
+    for (int j = lo; j <= i; j++) {
+        if (!it->mark[j]) continue;
+        it->mark[j] = false;
+        const RowsKind kind = it->kind[j];
+        ok = ok && exec_stage(it, j, false, &e);
+        it->kind[j] = kind;
+        if (j < it->evict_from) it->evict_from = j;
+    }
+    return ok;
+}
+
+// Stage i's output, recomputed first if it was dropped (a greedy round let go, or a budget's
+// block: interp_evict.c); NULL if that fails.
+static const float *stage_data(Interp *it, int i) {
+    if (it->evicted[i]) {
+        const int k = interp_round_of(it, i), running = it->n_done > 0 ? interp_round_of(it, it->n_done - 1) : -1;
+        if (k >= 0 && it->viewed_round >= 0 && it->viewed_round != k && it->viewed_round != running)
+            interp_evict_round(it, it->viewed_round);
+        if (k >= 0) it->viewed_round = k;
+        if (!recompute(it, interp_plan_recompute(it, i), i)) return NULL;
+    }
+    assert(it->out[i] || transient_gone(&it->transient, i));  // a transient output: NULL once its last reader ran
+    return it->out[i];
+}
+
+// The same for a reader: its block counts as read, and the budget is kept (not by dropping it).
+static const float *read_stage(Interp *it, int i) {
+    const float *d = stage_data(it, i);
+    if (!d || !it->budget_floats) return d;
+    interp_note_read(it, i);
+    interp_make_room(it, 0, it->seg[i]);
+    return d;
+}
+
 static const float *ref_data(Interp *it, const Ref *r) {
     switch (r->kind) {
     case REF_STAGE: {
-        const float *d = interp_stage_data(it, r->index);  // NULL when recomputing it ran out of memory
+        const float *d = stage_data(it, r->index);  // NULL when recomputing it ran out of memory
         return d ? d + r->offset : NULL;
     }
     case REF_INPUT: return it->ids[r->index] + r->offset;
@@ -196,7 +237,7 @@ static bool pays_to_pack(const Interp *it, int i, const Stage *st) {
     return interp_round_of(it, i) > 0 || shape_numel(in) / (cols > 0 ? cols : 1) * it->B <= PACK_ROWS;
 }
 
-bool interp_exec_stage(Interp *it, int i, bool cached, Err *e) {
+static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
     const Stage *st = &expander_stages(it->x, &n)[i];
     const float *in[STAGE_MAX_IN] = {0};
@@ -213,7 +254,7 @@ bool interp_exec_stage(Interp *it, int i, bool cached, Err *e) {
     const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
     const int from = cached ? cached_from(it, i) : -1;  // the same stage, last round
     const float *prev = from >= 0 ? take_output(it, i, from, need) : NULL;  // grown in place
-    if (from >= 0 && !prev) prev = interp_stage_data(it, from);  // NULL: it could not be recomputed
+    if (from >= 0 && !prev) prev = stage_data(it, from);  // NULL: it could not be recomputed
     if (!give_buffer(it, i, need, e)) return false;
     it->evicted[i] = false;
     const float *packed = it->pack && pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;
@@ -313,7 +354,7 @@ static bool next_round(Interp *it, Err *e) {
     const int T = interp_stage(it, it->next_stage)->shape.dim[0], B = it->B;
     const float fill = (float)(c->pad_id.set ? c->pad_id.id : c->eos_id.set ? c->eos_id.id : 0);
     bool all = true, beam_done;
-    const float *next = interp_stage_data(it, it->next_stage);
+    const float *next = stage_data(it, it->next_stage);
     if (!next) return err_code(e, ERR_MEMORY, "%s: out of memory recomputing it", interp_stage(it, it->next_stage)->id);
     if (!choose(it, next, T, &beam_done, e)) return false;
     const bool beam = it->choice.beam >= 2;
@@ -348,7 +389,7 @@ StepStatus interp_step(Interp *it, Err *e) {
     const int k = interp_round_of(it, it->n_done), keep = it->cached ? 2 : 1;  // the cached decoder reads the last round
     if (k >= keep && it->round_start[k] == it->n_done) interp_evict_round(it, k - keep);  // a round starts
     interp_make_room(it, (size_t)shape_numel(&interp_stage(it, it->n_done)->shape) * (size_t)it->B + 1, -1);
-    if (!interp_exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
+    if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
     transient_release(&it->transient, it->n_done, interp_stage(it, it->n_done), it->out, it->out_size);
     it->n_done++;
     return STEP_RAN;
@@ -415,7 +456,7 @@ bool interp_set_values(Interp *it, int i, size_t first, const float *v, size_t n
     const size_t total = (size_t)shape_numel(&interp_stage(it, i)->shape) * (size_t)it->B;
     if (first > total || n > total - first)
         return err_set(e, "%s holds %zu values; %zu from %zu do not fit", interp_stage(it, i)->id, total, n, first);
-    float *to = (float *)interp_stage_data(it, i);  // the trace's own buffer, back if it was dropped
+    float *to = (float *)stage_data(it, i);  // the trace's own buffer, back if it was dropped
     if (!to) return err_code(e, ERR_MEMORY, "%s: out of memory recomputing it", interp_stage(it, i)->id);
     memcpy(to + first, v, sizeof(float) * n);
     interp_rewind(it, i + 1);
@@ -498,7 +539,7 @@ const Stage *interp_stage(const Interp *it, int i) {
 
 // Reading may recompute an evicted round: the trace is the same to every reader, only held
 // differently, so the Interp stays const to them.
-const float *interp_output(const Interp *it, int i) { return i < it->n_done ? interp_read_stage((Interp *)it, i) : NULL; }
+const float *interp_output(const Interp *it, int i) { return i < it->n_done ? read_stage((Interp *)it, i) : NULL; }
 
 int interp_find(const Interp *it, const char *id) {
     int n;
@@ -513,7 +554,7 @@ const float *interp_input(const Interp *it, int i, int j) {
     assert(j < st->n_in);
     if (st->in[j].kind == REF_STAGE && st->in[j].index >= it->n_done) return NULL;
     if (st->in[j].kind == REF_STAGE) {
-        const float *d = interp_read_stage((Interp *)it, st->in[j].index);
+        const float *d = read_stage((Interp *)it, st->in[j].index);
         return d ? d + st->in[j].offset : NULL;
     }
     return ref_data((Interp *)it, &st->in[j]);

@@ -7,9 +7,10 @@
 // outputs held pass the budget, the other outputs go, oldest first, the blocks read last
 // going last. A block (a segment) is a run of stages of one round, part and layer.
 //
-// An output that went is recomputed when read (interp_stage_data): the stages it needs that
-// went too, then it, in the pass's order, on the same kernels and the same inputs: the same
-// bits as if it had been kept.
+// An output that went is recomputed when read (interp.c's stage_data, on the plan of
+// interp_plan_recompute): the stages it needs that went too, then it, in the pass's order, on
+// the same kernels and the same inputs: the same bits as if it had been kept. This file plans;
+// interp.c runs.
 #include "interp_impl.h"
 
 #include <stdlib.h>
@@ -50,17 +51,28 @@ void interp_evict_round(Interp *it, int k) {
     if (it->viewed_round == k) it->viewed_round = -1;
 }
 
+static const Stage *stage_at(const Interp *it, int i) {
+    int n;
+    return &expander_stages(it->x, &n)[i];
+}
+
+static int n_stages(const Interp *it) {
+    int n;
+    expander_stages(it->x, &n);
+    return n;
+}
+
 // Whether stage i is in the same block as stage i - 1.
 static bool same_segment(const Interp *it, int i) {
-    const StageWhere a = interp_stage(it, i - 1)->where, b = interp_stage(it, i)->where;
+    const StageWhere a = stage_at(it, i - 1)->where, b = stage_at(it, i)->where;
     return interp_round_of(it, i - 1) == interp_round_of(it, i) && a.part == b.part && a.has_layer == b.has_layer &&
            (!a.has_layer || a.layer == b.layer);
 }
 
 void interp_index_stages(Interp *it) {
-    const int n = interp_n_stages(it);
+    const int n = n_stages(it);
     for (int i = it->n_indexed; i < n; i++) {
-        const Stage *st = interp_stage(it, i);
+        const Stage *st = stage_at(it, i);
         it->seg[i] = i == 0 ? 0 : it->seg[i - 1] + !same_segment(it, i);
         it->keep[i] = false;
         for (int q = 0; q < st->n_in; q++)
@@ -71,13 +83,13 @@ void interp_index_stages(Interp *it) {
 
 // Floats stage i's buffer takes (give_buffer's `want`).
 static size_t stage_floats(const Interp *it, int i) {
-    const size_t need = (size_t)shape_numel(&interp_stage(it, i)->shape) * (size_t)it->B + 1;
+    const size_t need = (size_t)shape_numel(&stage_at(it, i)->shape) * (size_t)it->B + 1;
     return interp_want_floats(it->greedy, need);
 }
 
 size_t interp_min_trace_bytes(const Interp *it) {
     size_t kept = 0, block = 0, most = 0;
-    const int n = interp_n_stages(it);
+    const int n = n_stages(it);
     for (int i = 0; i < n; i++) {
         const int r = interp_round_of(it, i);
         if (r >= 0 && r != it->n_rounds - 1) continue;  // greedy rounds before the last are let go whole
@@ -108,7 +120,7 @@ void interp_make_room(Interp *it, size_t need, int protect) {
         it->trace_floats -= it->spare_size[--it->n_spare];
         free(it->spare[it->n_spare]);
     }
-    const int n = interp_n_stages(it);
+    const int n = n_stages(it);
     const int running = it->n_done < n ? it->seg[it->n_done] : -1, shown = it->n_done > 0 ? it->seg[it->n_done - 1] : -1;
     int first_held = it->evict_from;  // stays when no pass scans
     for (int pass = 0; pass < 2 && it->trace_floats + need > it->budget_floats; pass++) {
@@ -129,54 +141,25 @@ void interp_make_room(Interp *it, size_t need, int protect) {
     if (first_held > it->evict_from) it->evict_from = first_held;
 }
 
-// Recomputes stage i and the dropped stages it needs (it->mark is clear before and after).
-static bool materialize(Interp *it, int i) {
+int interp_plan_recompute(Interp *it, int i) {
     int pending = 1, lo = i;
     it->mark[i] = true;
     for (int j = i; j >= 0 && pending > 0; j--) {  // inputs come before their readers
         if (!it->mark[j]) continue;
         pending--, lo = j;
-        const Stage *st = interp_stage(it, j);
+        const Stage *st = stage_at(it, j);
         for (int q = 0; q < st->n_in; q++) {
             const int x = st->in[q].index;
             if (st->in[q].kind == REF_STAGE && it->evicted[x] && !it->mark[x]) it->mark[x] = true, pending++;
         }
     }
-    Err e = {{0}};
-    bool ok = true;
-    for (int j = lo; j <= i; j++) {
-        if (!it->mark[j]) continue;
-        it->mark[j] = false;
-        if (!ok) continue;
-        const RowsKind kind = it->kind[j];  // computed whole now, the same bits; how it first was is kept
-        ok = interp_exec_stage(it, j, false, &e);
-        it->kind[j] = kind;
-        if (j < it->evict_from) it->evict_from = j;
-    }
-    return ok;
+    return lo;
 }
 
-const float *interp_stage_data(Interp *it, int i) {
-    if (it->evicted[i]) {
-        const int k = interp_round_of(it, i), running = it->n_done > 0 ? interp_round_of(it, it->n_done - 1) : -1;
-        if (k >= 0 && it->viewed_round >= 0 && it->viewed_round != k && it->viewed_round != running)
-            interp_evict_round(it, it->viewed_round);
-        if (k >= 0) it->viewed_round = k;
-        if (!materialize(it, i)) return NULL;
-    }
-    if (transient_gone(&it->transient, i)) return it->out[i];  // NULL once its last reader ran
-    return it->out[i];
-}
-
-const float *interp_read_stage(Interp *it, int i) {
-    const float *d = interp_stage_data(it, i);
-    if (!it->budget_floats || !d) return d;
-    if (!read_lately(it, it->seg[i])) {
-        memmove(it->recent + 1, it->recent, sizeof it->recent[0] * (INTERP_RECENT - 1));
-        it->recent[0] = it->seg[i];
-    }
-    interp_make_room(it, 0, it->seg[i]);  // what the read brought back may push others out, not its block
-    return d;
+void interp_note_read(Interp *it, int i) {
+    if (!it->budget_floats || read_lately(it, it->seg[i])) return;
+    memmove(it->recent + 1, it->recent, sizeof it->recent[0] * (INTERP_RECENT - 1));
+    it->recent[0] = it->seg[i];
 }
 
 size_t interp_trace_bytes(const Interp *it) { return it->trace_floats * sizeof(float); }

@@ -1,5 +1,6 @@
 // interp_impl.h: the interpreter's state, shared by its own files only (interp.c runs stages
-// and rounds; interp_inputs.c checks and stores a run's inputs). Nothing else includes it
+// and rounds; interp_inputs.c checks and stores a run's inputs; interp_evict.c decides what the
+// trace lets go and plans its recomputing). Nothing else includes it
 // (interp_transient.c neither: it knows only what interp_transient.h gives it).
 #ifndef STEPFORMER_INTERP_IMPL_H
 #define STEPFORMER_INTERP_IMPL_H
@@ -100,12 +101,11 @@ void interp_index_stages(Interp *it);
 // With a budget, drops spares and then outputs until `need` more floats fit, sparing the block
 // being run, the block `protect` (-1: none), and, while it can, the last shown and read.
 void interp_make_room(Interp *it, size_t need, int protect);
-// Stage i's output, recomputed first if it was dropped; NULL if that fails.
-const float *interp_stage_data(Interp *it, int i);
-// The same for a reader (interp_output): its block counts as read, and the budget is kept.
-const float *interp_read_stage(Interp *it, int i);
-// Runs stage i (interp.c); `cached`: from the same stage of the round before, where it can.
-bool interp_exec_stage(Interp *it, int i, bool cached, Err *e);
+// Marks (it->mark) stage i and the dropped stages it needs recomputed, and returns the first:
+// the caller runs the marked stages in order, clearing the marks.
+int interp_plan_recompute(Interp *it, int i);
+// A reader read stage i: its block counts as read last (spared while the budget allows).
+void interp_note_read(Interp *it, int i);
 
 // Checks the spec's inputs against the program and the model, changing nothing.
 bool interp_check_inputs(const Interp *it, const RunSpec *s, Err *e);

@@ -184,7 +184,7 @@ bool model_load(Model *m, const char *path, const Program *p, const ConfSpec *cs
     StFile f;
     memset(m, 0, sizeof *m);
     if (hub_is_folder(path)) return load_folder(m, path, p, cs, e);
-    if (!st_load(&f, path, e)) return false;
+    if (!st_open(&f, path, e)) return false;
     return model_from_file(m, &f, path, p, cs, e);
 }
 

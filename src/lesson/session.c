@@ -116,7 +116,7 @@ static bool open_folder(Session *s, const SessionSpec *spec, Err *e) {
 static bool open_standard(Session *s, const SessionSpec *spec, Err *e) {
     if (hub_is_folder(spec->model_path)) return open_folder(s, spec, e);
     StFile f;
-    if (!st_load(&f, spec->model_path, e)) return false;
+    if (!st_open(&f, spec->model_path, e)) return false;
     char from[600];
     ConfSpec cs;
     session_conf_spec(&cs, spec, NULL, from, sizeof from);

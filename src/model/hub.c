@@ -180,13 +180,14 @@ bool hub_read_config(HubFolder *h, const char *dir, Err *e) {
     return ok;
 }
 
-// Moves every entry of `part` into `all` (names must not repeat), copying the numbers into one
-// new arena.
+// Moves every entry of `part` into `all` (names must not repeat): numbers in memory copied into
+// one new arena, deferred entries (st_open) with their files.
 static bool merge(StFile *all, StFile *part, const char *what, Err *e) {
     size_t floats = 0;
     const StFile *both[2] = {all, part};
     for (int q = 0; q < 2; q++)
-        for (int i = 0; i < both[q]->n_entries; i++) floats += ((size_t)shape_numel(&both[q]->entries[i].shape) + 15) / 16 * 16;
+        for (int i = 0; i < both[q]->n_entries; i++)
+            if (both[q]->entries[i].data) floats += ((size_t)shape_numel(&both[q]->entries[i].shape) + 15) / 16 * 16;
     for (int i = 0; i < part->n_entries; i++)
         if (st_find(all, part->entries[i].name)) {
             err_set(e, "%s: tensor '%s' is in two shards", what, part->entries[i].name);
@@ -194,17 +195,28 @@ static bool merge(StFile *all, StFile *part, const char *what, Err *e) {
         }
     float *arena = calloc(floats ? floats : 1, sizeof(float));
     StEntry *entries = calloc((size_t)(all->n_entries + part->n_entries) + 1, sizeof *entries);
-    if (!arena || !entries) return free(arena), free(entries), err_code(e, ERR_MEMORY, "%s: out of memory", what);
+    char **sources = realloc(all->sources, sizeof *sources * (size_t)(all->n_sources + part->n_sources + 1));
+    if (sources) all->sources = sources;
+    if (!arena || !entries || !sources)
+        return free(arena), free(entries), st_free(part), err_code(e, ERR_MEMORY, "%s: out of memory", what);
+    const int first_source = all->n_sources;  // part's files follow all's
+    for (int k = 0; k < part->n_sources; k++) all->sources[all->n_sources++] = part->sources[k];
+    part->n_sources = 0;
     size_t at = 0;
     int n = 0;
     for (int q = 0; q < 2; q++)
         for (int i = 0; i < both[q]->n_entries; i++) {
             StEntry *src = &both[q]->entries[i];
-            const size_t k = (size_t)shape_numel(&src->shape);
-            memcpy(arena + at, src->data, sizeof(float) * k);
-            entries[n++] = (StEntry){src->name, src->shape, arena + at};
+            entries[n] = *src;
+            if (!src->data && q == 1) entries[n].source += first_source;
             src->name = NULL;
-            at += (k + 15) / 16 * 16;
+            if (src->data) {
+                const size_t k = (size_t)shape_numel(&src->shape);
+                memcpy(arena + at, src->data, sizeof(float) * k);
+                entries[n].data = arena + at;
+                at += (k + 15) / 16 * 16;
+            }
+            n++;
         }
     free(all->entries), free(all->arena);
     all->entries = entries, all->arena = arena, all->n_entries = n;
@@ -248,14 +260,13 @@ static double available_bytes(void) {
     return kb * 1024.0;
 }
 
-// Refuses, before anything is read, weights that would not fit: 4 bytes a number in the model,
-// and the file's copy while it loads (8 in all), against the memory the machine has free.
+// Refuses, before anything is read, weights that would not fit: 4 bytes a number in the model
+// (safetensors are read straight into it), against the memory the machine has free.
 static bool fits(const HubFolder *h, double numbers, Err *e) {
-    const double need = numbers * 8.0, have = available_bytes();
+    const double need = numbers * 4.0, have = available_bytes();
     if (have <= 0 || need <= have) return true;
-    return err_set(e, "%s: the weights hold %.0f million numbers, which need about %.1f GB while they load (4 bytes "
-                   "each in the model, and the file's copy), but the machine has %.1f GB free", h->dir, numbers / 1e6,
-                   need / 1e9, have / 1e9);
+    return err_set(e, "%s: the weights hold %.0f million numbers, which need about %.1f GB in memory (4 bytes each), "
+                   "but the machine has %.1f GB free", h->dir, numbers / 1e6, need / 1e9, have / 1e9);
 }
 
 static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e) {
@@ -291,7 +302,7 @@ static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e
             break;
         }
         StFile part;
-        ok = st_load(&part, path, e) && merge(f, &part, path, e);
+        ok = st_open(&part, path, e) && merge(f, &part, path, e);
     }
     cJSON_Delete(root);
     if (!ok) st_free(f);
@@ -360,7 +371,7 @@ bool hub_read_weights(const HubFolder *h, StFile *f, bool *from_bin, Err *e) {
     char bin[4200];
     snprintf(bin, sizeof bin, "%s/pytorch_model.bin", h->dir);
     *from_bin = false;
-    if (hub_file_exists(one)) ok = fits(h, header_numbers(one), e) && st_load(f, one, e);
+    if (hub_file_exists(one)) ok = fits(h, header_numbers(one), e) && st_open(f, one, e);
     else if (hub_file_exists(index)) ok = read_shards(h, index, f, e);
     else if ((*from_bin = hub_file_exists(bin))) ok = torch_bin_load(f, bin, e);  // PyTorch's pickle, never run
     else

@@ -158,7 +158,7 @@ bool model_copy_from(Model *m, const StFile *f, const char *path, const char *pr
             return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares %s %s", path, en->name,
                            shape_str(&en->shape, a, sizeof a), program_file, d->line, strcmp(en->name, d->name) ? d->name : "it",
                            shape_str(&d->shape, b, sizeof b));
-        memcpy(m->weights.entries[i].data, en->data, sizeof(float) * (size_t)shape_numel(&d->shape));
+        if (!st_read_entry(f, en, m->weights.entries[i].data, e)) return false;  // read once, straight into place
     }
     note_extra(m, f, path);
     return true;

@@ -150,6 +150,7 @@ typedef struct {
     const unsigned char *mem;  // the data section, or NULL
     FILE *fp;                  // else the file, whose data section starts `base` bytes in
     uint64_t base;
+    bool deferred;             // st_open: nothing read, each entry says where its bytes are
 } Source;
 
 float st_f16_to_f32(uint16_t h) {
@@ -186,20 +187,42 @@ static void widen(float *to, size_t n, Dtype dt) {
     }
 }
 
+// Bytes [begin, end) of the file (from its start) into `to`, widened to floats.
+static bool read_range(float *to, FILE *fp, uint64_t begin, uint64_t end, Dtype dt, const char *what, const char *name,
+                       Err *e) {
+    const size_t bytes = (size_t)(end - begin), n = bytes / (size_t)dtype_bytes[dt];
+    unsigned char *at = (unsigned char *)to + (dt == DT_F32 ? 0 : 2 * n);
+    if (fseeko(fp, (off_t)begin, SEEK_SET) != 0 || fread(at, 1, bytes, fp) != bytes)
+        return err_code(e, ERR_IO, "%s: tensor '%s' could not be read (the file changed while it was read?)", what, name);
+    if (dt != DT_F32) widen(to, n, dt);
+    return true;
+}
+
 static bool read_tensor(float *to, const Source *src, const Pending *p, const char *what, Err *e) {
+    if (src->fp) return read_range(to, src->fp, src->base + p->begin, src->base + p->end, p->dtype, what, p->name, e);
     const size_t bytes = (size_t)(p->end - p->begin), n = bytes / (size_t)dtype_bytes[p->dtype];
     unsigned char *at = (unsigned char *)to + (p->dtype == DT_F32 ? 0 : 2 * n);
-    if (src->mem) memcpy(at, src->mem + p->begin, bytes);  // little-endian host assumed (x86, arm)
-    else if (fseeko(src->fp, (off_t)(src->base + p->begin), SEEK_SET) != 0 || fread(at, 1, bytes, src->fp) != bytes)
-        return err_code(e, ERR_IO, "%s: tensor '%s' could not be read (the file changed while it was read?)", what,
-                        p->name);
+    memcpy(at, src->mem + p->begin, bytes);  // little-endian host assumed (x86, arm)
     if (p->dtype != DT_F32) widen(to, n, p->dtype);
     return true;
 }
 
+bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e) {
+    const size_t n = (size_t)shape_numel(&en->shape);
+    if (en->data) return memcpy(to, en->data, sizeof(float) * n), true;
+    const char *path = en->source >= 0 && en->source < f->n_sources ? f->sources[en->source] : NULL;
+    FILE *fp = path ? fopen(path, "rb") : NULL;
+    if (!fp)
+        return err_code(e, ERR_IO, "%s: tensor '%s' could not be read: %s", path ? path : "the weights", en->name,
+                        path ? strerror(errno) : "no file");
+    const bool ok = read_range(to, fp, en->begin, en->end, (Dtype)en->dtype, path, en->name, e);
+    fclose(fp);
+    return ok;
+}
+
 static bool fill_entries(StFile *f, const Pending *p, int n, const Source *src, const char *what, Err *e) {
     size_t total = 0;
-    for (int i = 0; i < n; i++) total += ((p[i].end - p[i].begin) / (uint64_t)dtype_bytes[p[i].dtype] + 15) / 16 * 16;
+    for (int i = 0; i < n && !src->deferred; i++) total += ((p[i].end - p[i].begin) / (uint64_t)dtype_bytes[p[i].dtype] + 15) / 16 * 16;
     f->arena = calloc(total ? total : 1, sizeof(float));  // the gaps too: they are read whole
     f->entries = calloc((size_t)n + 1, sizeof *f->entries);
     if (!f->arena || !f->entries) return err_set(e, "%s: out of memory for tensors", what);
@@ -209,8 +232,13 @@ static bool fill_entries(StFile *f, const Pending *p, int n, const Source *src, 
         StEntry *en = &f->entries[i];
         en->name = dup_str(p[i].name);
         en->shape = p[i].shape;
-        en->data = f->arena + at;
         f->n_entries++;
+        if (!en->name) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
+        if (src->deferred) {
+            *en = (StEntry){en->name, en->shape, NULL, 0, src->base + p[i].begin, src->base + p[i].end, (int)p[i].dtype};
+            continue;
+        }
+        en->data = f->arena + at;
         if (!read_tensor(en->data, src, &p[i], what, e)) return false;
         at += (nf + 15) / 16 * 16;
     }
@@ -277,7 +305,8 @@ bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what,
     return parse_json(f, (const char *)bytes + 8, hlen, &src, n - 8 - hlen, what, e);
 }
 
-bool st_load(StFile *f, const char *path, Err *e) {
+// The header of `path`, and with `deferred` nothing more (st_open), else every tensor (st_load).
+static bool load_file(StFile *f, const char *path, bool deferred, Err *e) {
     memset(f, 0, sizeof *f);
     size_t n;
     FILE *fp = file_open_within(path, "the weights file", LIMIT_FILE_MB, &n, e);
@@ -292,15 +321,23 @@ bool st_load(StFile *f, const char *path, Err *e) {
     if (ok && fread(header, 1, (size_t)hlen, fp) != hlen)
         ok = err_code(e, ERR_IO, "%s: the header could not be read (the file changed while it was read?)", path);
     if (ok) {
-        const Source src = {.fp = fp, .base = 8 + hlen};
-        ok = parse_json(f, header, hlen, &src, n - 8 - hlen, path, e);
+        const Source src = {.fp = fp, .base = 8 + hlen, .deferred = deferred};
+        f->sources = deferred ? malloc(sizeof *f->sources) : NULL;
+        if (f->sources && (f->sources[0] = dup_str(path))) f->n_sources = 1;
+        if (deferred && f->n_sources != 1) ok = err_code(e, ERR_MEMORY, "%s: out of memory", path);
+        ok = ok && parse_json(f, header, hlen, &src, n - 8 - hlen, path, e);
     }
     free(header);
     fclose(fp);
     return ok;
 }
 
+bool st_load(StFile *f, const char *path, Err *e) { return load_file(f, path, false, e); }
+bool st_open(StFile *f, const char *path, Err *e) { return load_file(f, path, true, e); }
+
 void st_free(StFile *f) {
+    for (int i = 0; i < f->n_sources; i++) free(f->sources[i]);
+    free(f->sources);
     for (int i = 0; i < f->n_entries; i++) free(f->entries[i].name);
     for (int i = 0; i < f->n_meta; i++) {
         free(f->meta[i].name);

@@ -16,7 +16,13 @@
 typedef struct {
     char *name;
     Shape shape;
-    float *data;  // [shape], inside StFile.arena
+    float *data;  // [shape], inside StFile.arena; NULL when the entry is only where its bytes
+                  // are (st_open): st_read_entry reads it
+    // Where a deferred entry's bytes are: StFile.sources[source], bytes [begin, end) of it,
+    // stored as `dtype` (a StDtype).
+    int source;
+    uint64_t begin, end;
+    int dtype;
 } StEntry;
 
 typedef struct {
@@ -31,11 +37,20 @@ typedef struct {
     int n_meta;
     float *arena;  // every tensor's data, one allocation
     int *by_name;  // [n_entries] the entries' indices in name order (st_index), or NULL
+    char **sources;  // [n_sources] the files deferred entries are read from (st_open)
+    int n_sources;
 } StFile;
 
 // Reads and validates `path`. On failure fills e with one line that names the file and,
 // where there is one, the tensor; the StFile is then left empty.
 bool st_load(StFile *f, const char *path, Err *e);
+// The same, reading only the header: every entry's name, shape and place, its data NULL. The
+// numbers are read by st_read_entry, each straight where the caller wants it: a model's weights
+// are held once, and a tensor the program does not declare (GPT-2's attn.bias) is never read.
+bool st_open(StFile *f, const char *path, Err *e);
+// Entry en's numbers into `to` [shape], widened to float32: copied when in memory, else read
+// from its file (which must still be as st_open found it).
+bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e);
 // The same, from bytes in memory (`what` names the source in messages).
 bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what, Err *e);
 void st_free(StFile *f);
