@@ -4,6 +4,8 @@
   /usr/bin/python3 scripts/bench_torch.py forward --len 32 [--runs N]
   /usr/bin/python3 scripts/bench_torch.py greedy --src-len 87 --new 120 [--runs N]
   /usr/bin/python3 scripts/bench_torch.py train [--runs N]
+  /usr/bin/python3 scripts/bench_torch.py gpt2-forward --model DIR --len 128 [--runs N]
+  /usr/bin/python3 scripts/bench_torch.py gpt2-generate --model DIR --len 128 --new 32 [--runs N]
 
 The model is the one of PyTorch's tutorial "Language Translation with nn.Transformer"
 (Seq2SeqTransformer: token embedding scaled by sqrt(d_model), the sinusoidal table,
@@ -16,6 +18,12 @@ nn.Transformer, a generator Linear), with dropout 0 and random weights:
            the decoder over the whole prefix and appends the argmax of the last row. It runs
            all --new rounds (no early stop at eos), as stepformer's side does, so both do the
            same work.
+  gpt2-forward   GPT-2 as Hugging Face's GPT2LMHeadModel computes it (Conv1D weights [in, out],
+           gelu_new, its eager attention with the causal mask, the head tied to wte), on
+           the weights of the hub folder DIR that `stepformer bench --only gpt2` wrote: logits of
+           every position of --len random ids, under torch.inference_mode()
+  gpt2-generate  the same model generating --new tokens greedily after a --len-token prompt with
+           its key-value cache, as generate() does: the prompt once, then one position a round
   train    one training step of the tiny configuration (d_model 64, 4 heads, 2+2 layers,
            d_ff 256, vocab 32, length 16, batch 64): forward with the tutorial's masks,
            CrossEntropyLoss(label_smoothing=0.1), backward, Adam (lr 1e-3, betas
@@ -47,7 +55,8 @@ CORES = os.cpu_count() or 1
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("path", choices=("forward", "greedy", "train"))
+    ap.add_argument("path", choices=("forward", "greedy", "train", "gpt2-forward", "gpt2-generate"))
+    ap.add_argument("--model", help="gpt2-*: the hub folder (config.json, model.safetensors F32)")
     ap.add_argument("--len", type=int, default=32, help="forward: source and target length")
     ap.add_argument("--src-len", type=int, default=87, help="greedy: source length")
     ap.add_argument("--new", type=int, default=120, help="greedy: tokens generated")
@@ -56,7 +65,9 @@ def parse_args():
     if min(args.len, args.src_len, args.new) < 1 or args.runs < 0:
         ap.error("lengths must be >= 1 and --runs >= 0")
     if not args.runs:
-        args.runs = {"forward": 20, "greedy": 3, "train": 50}[args.path]
+        args.runs = {"forward": 20, "greedy": 3, "train": 50, "gpt2-forward": 5, "gpt2-generate": 3}[args.path]
+    if args.path.startswith("gpt2") and not args.model:
+        ap.error("gpt2-forward and gpt2-generate need --model DIR")
     return args
 
 
@@ -210,6 +221,93 @@ def build_train():
     return run
 
 
+def read_folder(d):
+    """config.json and model.safetensors (F32) of a hub folder, as tensors by name."""
+    import json
+    import numpy as np
+    with open(os.path.join(d, "config.json")) as f:
+        conf = json.load(f)
+    with open(os.path.join(d, "model.safetensors"), "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        if t["dtype"] != "F32":
+            sys.exit("bench_torch: %s is %s; the benchmark's folder is F32" % (name, t["dtype"]))
+        b, e = t["data_offsets"]
+        out[name.removeprefix("transformer.")] = torch.from_numpy(
+            np.frombuffer(data, dtype=np.float32, count=(e - b) // 4, offset=b).reshape(t["shape"]).copy())
+    return conf, out
+
+
+class GPT2(nn.Module):
+    """GPT2LMHeadModel's forward, written from its structure; `cache` holds each layer's keys and
+    values ([1, H, T, D]) for generating."""
+
+    def __init__(self, conf, w):
+        super().__init__()
+        self.H, self.L, self.eps = conf["n_head"], conf["n_layer"], conf.get("layer_norm_epsilon", 1e-5)
+        self.w = w
+        self.head = w.get("lm_head.weight", w["wte.weight"])
+        P = conf["n_positions"]
+        self.causal = torch.tril(torch.ones(P, P, dtype=torch.bool))
+
+    def ln(self, x, name):
+        return torch.nn.functional.layer_norm(x, x.shape[-1:], self.w[name + ".weight"], self.w[name + ".bias"], self.eps)
+
+    def conv1d(self, x, name):  # Conv1D: x @ W [in, out] + b
+        return torch.addmm(self.w[name + ".bias"], x.view(-1, x.size(-1)), self.w[name + ".weight"]).view(
+            *x.shape[:-1], -1)
+
+    def forward(self, ids, cache=None, start=0):
+        F = torch.nn.functional
+        T = ids.size(1)
+        x = self.w["wte.weight"][ids] + self.w["wpe.weight"][start:start + T]
+        for i in range(self.L):
+            p = "h.%d." % i
+            q, k, v = self.conv1d(self.ln(x, p + "ln_1"), p + "attn.c_attn").split(x.size(-1), dim=2)
+            q, k, v = (t.view(1, T, self.H, -1).transpose(1, 2) for t in (q, k, v))
+            if cache is not None:
+                if len(cache) > i:
+                    k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+                    cache[i] = (k, v)
+                else:
+                    cache.append((k, v))
+            a = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))  # GPT2Attention._attn, eager
+            if T > 1:
+                a = torch.where(self.causal[:T, :T], a, torch.tensor(torch.finfo(a.dtype).min))
+            a = F.softmax(a, dim=-1) @ v
+            x = x + self.conv1d(a.transpose(1, 2).reshape(1, T, -1), p + "attn.c_proj")
+            h = F.gelu(self.conv1d(self.ln(x, p + "ln_2"), p + "mlp.c_fc"), approximate="tanh")
+            x = x + self.conv1d(h, p + "mlp.c_proj")
+        return self.ln(x, "ln_f") @ self.head.t()
+
+
+def build_gpt2(generate):
+    conf, w = read_folder(ARGS.model)
+    model = GPT2(conf, w).eval()
+    g = torch.Generator().manual_seed(4)
+    prompt = torch.randint(0, conf["vocab_size"], (1, ARGS.len), generator=g)
+
+    def forward():
+        with torch.inference_mode():
+            return model(prompt)
+
+    def generating():  # greedy, every round run: the prompt once, then a position a round
+        with torch.inference_mode():
+            cache = []
+            logits = model(prompt, cache)
+            ids = [int(logits[0, -1].argmax())]
+            for r in range(1, ARGS.new):
+                logits = model(torch.tensor([[ids[-1]]]), cache, ARGS.len + r - 1)
+                ids.append(int(logits[0, -1].argmax()))
+            return ids
+    return generating if generate else forward
+
+
 def timed(run, warmup, runs):
     for _ in range(warmup):
         run()
@@ -222,7 +320,8 @@ def timed(run, warmup, runs):
 
 
 def main():
-    run = {"forward": build_forward, "greedy": build_greedy, "train": build_train}[ARGS.path]()
+    run = {"forward": build_forward, "greedy": build_greedy, "train": build_train,
+           "gpt2-forward": lambda: build_gpt2(False), "gpt2-generate": lambda: build_gpt2(True)}[ARGS.path]()
     set_blas, blas = openblas_threads_setter()
     configs = [(1, CORES)]
     if CORES > 1:
@@ -233,14 +332,14 @@ def main():
         if set_blas and c[1] is not None:
             set_blas(c[1])
 
-    probe_runs = 1 if ARGS.path == "greedy" else 5
+    probe_runs = 1 if ARGS.path in ("greedy", "gpt2-generate") else 3 if ARGS.path == "gpt2-forward" else 5
     probe = {}
     for c in configs:
         use(c)
         probe[c] = timed(run, 1, probe_runs)[probe_runs // 2]
     best = min(configs, key=lambda c: probe[c])
     use(best)
-    times = timed(run, 1 if ARGS.path == "greedy" else 3, ARGS.runs)
+    times = timed(run, 1 if ARGS.path in ("greedy", "gpt2-generate", "gpt2-forward") else 3, ARGS.runs)
     median = times[len(times) // 2]
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print("bench_torch %s: BLAS %s; probed (torch threads, BLAS threads): %s; fastest %s" % (

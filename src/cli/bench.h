@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef enum { PATH_FORWARD, PATH_GREEDY, PATH_TRAIN, PATH_COUNT } BenchPath;
+#include "interp.h"
+
+typedef enum { PATH_FORWARD, PATH_GREEDY, PATH_TRAIN, PATH_GPT2_FORWARD, PATH_GPT2_GENERATE, PATH_COUNT } BenchPath;
 
 // One case: a path on one configuration.
 typedef struct {
@@ -20,6 +22,8 @@ typedef struct {
     bool cached;     // greedy: the cached decoder
     int runs;        // timed runs (0: the path's default)
     int d_model, layers;  // 0: the base configuration's (scale table)
+    const char *model_dir;  // the GPT-2 paths: the hub folder both sides read (bench_gpt2_folder);
+                            // len: the prompt's length, new_tokens: tokens generated after it
 } BenchCase;
 
 typedef struct {
@@ -83,5 +87,16 @@ void bench_cpu_name(char *out, size_t n);
 // false (all freed, set NULL) when memory runs out.
 bool bench_operands(const GemmShape *s, unsigned long long seed, float **a, float **b, float **c);
 double bench_median(double *t, int n);  // sorts t[0 .. n)
+// Multiply-adds x 2 of every stage of the pass as expanded (op_flops).
+double bench_pass_flops(const Interp *it);
+
+// ---- GPT-2 small (bench_gpt2.c) ----
+// Writes GPT-2 small's configuration with random weights as a hub folder in /tmp (its path into
+// dir), in a child process; false with why.
+bool bench_gpt2_folder(char *dir, size_t n, char *why, size_t wn);
+void bench_gpt2_remove(const char *dir);  // the folder and its two files
+// The children's tasks (bench_ours runs them): the forward over c->len ids; generating.
+void bench_task_gpt2_forward(const void *arg, BenchReply *r);
+void bench_task_gpt2_generate(const void *arg, BenchReply *r);
 
 #endif

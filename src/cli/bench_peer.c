@@ -17,13 +17,18 @@ static const char torch_missing[] =
 
 bool bench_torch(const BenchCase *c, Figure *out, char *why, size_t n) {
     memset(out, 0, sizeof *out);
-    char script[4096], args[128], cmd[4400];
+    char script[4096], args[256], cmd[4700];
     if (access("/usr/bin/python3", X_OK) != 0) return snprintf(why, n, "%s", torch_missing), false;
     if (!data_path("scripts/bench_torch.py", script, sizeof script) || strchr(script, '\''))
         return snprintf(why, n, "PyTorch not measured: scripts/bench_torch.py is not installed beside stepformer"), false;
     if (c->path == PATH_FORWARD) snprintf(args, sizeof args, "forward --len %d", c->len);
     else if (c->path == PATH_GREEDY) snprintf(args, sizeof args, "greedy --src-len %d --new %d", c->src_len, c->new_tokens);
-    else snprintf(args, sizeof args, "train");
+    else if (c->path == PATH_GPT2_FORWARD || c->path == PATH_GPT2_GENERATE) {
+        if (strchr(c->model_dir, '\'')) return snprintf(why, n, "PyTorch not measured: a quote in %s", c->model_dir), false;
+        snprintf(args, sizeof args, "%s --model '%s' --len %d", c->path == PATH_GPT2_FORWARD ? "gpt2-forward" : "gpt2-generate",
+                 c->model_dir, c->len);
+        if (c->path == PATH_GPT2_GENERATE) snprintf(args + strlen(args), sizeof args - strlen(args), " --new %d", c->new_tokens);
+    } else snprintf(args, sizeof args, "train");
     if (c->runs) snprintf(args + strlen(args), sizeof args - strlen(args), " --runs %d", c->runs);
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' %s 2>/dev/null", script, args);
     fflush(stdout);

@@ -98,7 +98,7 @@ static void random_ids(float *ids, int n, int vocab, Rng *rng) {
     for (int i = 0; i < n; i++) ids[i] = (float)(4 + rng_below(rng, (uint32_t)(vocab - 4)));
 }
 
-static double pass_flops(const Interp *it) {
+double bench_pass_flops(const Interp *it) {
     double f = 0;
     for (int i = 0; i < interp_n_stages(it); i++) f += op_flops(interp_stage(it, i));
     return f;
@@ -128,7 +128,7 @@ static void task_forward(const void *arg, BenchReply *r) {
         r->ok = interp_run(it, &e);
         if (k >= 0) t[k] = (bench_now() - t0) * 1e3;
     }
-    if (r->ok) r->v[0] = bench_median(t, runs), r->v[1] = t[0], r->v[2] = pass_flops(it) * 1e-9;
+    if (r->ok) r->v[0] = bench_median(t, runs), r->v[1] = t[0], r->v[2] = bench_pass_flops(it) * 1e-9;
     else snprintf(r->why, sizeof r->why, "%s", e.code != ERR_NONE ? e.msg : "out of memory");
     interp_free(it);
     free(t), free(ids);
@@ -154,7 +154,7 @@ static void task_greedy(const void *arg, BenchReply *r) {
         Interp *it = interp_new(&b.lesson.program, &b.model, &spec, &e);
         r->ok = it && interp_run(it, &e);
         if (k >= 0) t[k] = (bench_now() - t0) * 1e3;
-        if (r->ok && !c->cached) gflop = pass_flops(it) * 1e-9;  // the cached decoder does less than the stages say
+        if (r->ok && !c->cached) gflop = bench_pass_flops(it) * 1e-9;  // the cached decoder does less than the stages say
         if (r->ok && k >= 0) {
             int n, f;
             interp_threads_used(it, &n, &f);
@@ -219,7 +219,8 @@ static void task_train(const void *arg, BenchReply *r) {
 }
 
 bool bench_ours(const BenchCase *c, Figure *out, char *why, size_t n) {
-    static void (*const tasks[PATH_COUNT])(const void *, BenchReply *) = {task_forward, task_greedy, task_train};
+    static void (*const tasks[PATH_COUNT])(const void *, BenchReply *) = {
+        task_forward, task_greedy, task_train, bench_task_gpt2_forward, bench_task_gpt2_generate};
     BenchReply r;
     memset(out, 0, sizeof *out);
     if (!bench_in_child(tasks[c->path], c, &r, &out->rss_mb)) return snprintf(why, n, "%s", r.why), false;

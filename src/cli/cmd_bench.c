@@ -39,7 +39,10 @@ static const char bench_usage[] =
     "Each path also gets the least time its work could take at this machine's fused multiply-add\n"
     "peak, measured at the start of the run and again before each path (the highest counts).\n"
     "\n"
-    "  --only LIST   some of forward, greedy, train, matmul (comma-separated), or browser: the\n"
+    "  --only LIST   some of forward, greedy, train, matmul (comma-separated), or gpt2: GPT-2\n"
+    "                small's configuration with random weights (a hub folder in /tmp, both sides\n"
+    "                read it): the forward at 128 and 1024 tokens, 32 tokens generated after a\n"
+    "                128-token prompt; or browser: the\n"
     "                two passes the browser's benchmark page times (index.html?bench=1), here on\n"
     "                one thread, to compare with the page (scripts/web.sh bench)\n"
     "  --repeat N    timed runs of each path (default: forward 20, greedy 3, train 50)\n"
@@ -51,10 +54,10 @@ static const char bench_usage[] =
     "  --ui          the window: frame times of the busiest views at 1920x1080, off screen\n";
 
 enum { SECTION_FORWARD = 1, SECTION_GREEDY = 2, SECTION_TRAIN = 4, SECTION_MATMUL = 8, SECTION_ALL = 15,
-       SECTION_BROWSER = 16 };  // only when asked for
+       SECTION_BROWSER = 16, SECTION_GPT2 = 32 };  // the last two only when asked for
 
 static bool parse_only(const char *list, unsigned *out) {
-    static const char *const names[] = {"forward", "greedy", "train", "matmul", "browser"};
+    static const char *const names[] = {"forward", "greedy", "train", "matmul", "browser", "gpt2"};
     enum { N_NAMES = sizeof names / sizeof names[0] };
     *out = 0;
     for (const char *p = list; *p;) {
@@ -434,6 +437,28 @@ static double peak_again(double peak, cJSON *json) {
     return all;
 }
 
+// GPT-2 small's configuration (random weights in a hub folder both sides read): the forward at
+// 128 and 1024 tokens, and 32 tokens generated after a 128-token prompt (bench_gpt2.c).
+static void bench_gpt2(const CliOptions *o, double *peak, cJSON *json) {
+    char dir[64], why[256];
+    if (!bench_gpt2_folder(dir, sizeof dir, why, sizeof why)) {
+        if (json) cJSON_AddStringToObject(json, "gpt2_error", why);
+        else printf("GPT-2 small could not be measured: %s\n", why);
+        return;
+    }
+    const Row rows[] = {
+        {"GPT-2 small forward, length 128", {PATH_GPT2_FORWARD, 128, 0, 0, false, o->repeat, 0, 0, dir}, 0.5, 0.75, 0},
+        {"GPT-2 small forward, length 1024", {PATH_GPT2_FORWARD, 1024, 0, 0, false, o->repeat, 0, 0, dir}, 0.5, 0.75, 0},
+        {"GPT-2 small generating 32 tokens after a 128-token prompt, cached decoder (PyTorch: its key-value cache)",
+         {PATH_GPT2_GENERATE, 128, 0, 32, true, o->repeat, 0, 0, dir}, 0.5, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        *peak = peak_again(*peak, json);
+        bench_row(&rows[i], o->no_peer, peak, json);
+    }
+    bench_gpt2_remove(dir);
+}
+
 int cmd_bench(int argc, char **argv) {
     CliOptions o;
     int code = cli_parse(argc, argv, OPT_REPEAT | OPT_JSON, bench_usage, &o);
@@ -446,7 +471,7 @@ int cmd_bench(int argc, char **argv) {
     unsigned sections = SECTION_ALL;
     if (o.train_bench) sections = SECTION_TRAIN;
     if (o.only && !parse_only(o.only, &sections))
-        return cli_usage_error("bench", "--only takes forward, greedy, train, matmul or browser, comma-separated (got '%s')",
+        return cli_usage_error("bench", "--only takes forward, greedy, train, matmul, browser or gpt2, comma-separated (got '%s')",
                                o.only);
     cJSON *json = o.json ? cJSON_CreateObject() : NULL;
     double peak = print_machine(json);
@@ -469,6 +494,7 @@ int cmd_bench(int argc, char **argv) {
             }
         if (sections & SECTION_MATMUL) bench_matmul(o.no_peer, json);
         if (sections & SECTION_BROWSER) bench_browser(o.repeat, json);
+        if (sections & SECTION_GPT2) bench_gpt2(&o, &peak, json);
     }
     if (json) {
         char *text = cJSON_Print(json);

@@ -49,8 +49,9 @@ static bool take_new_stages(Interp *it) {
 }
 
 // A budget must hold what the pass keeps and the largest block (interp_min_trace_bytes).
-static bool budget_fits(const Interp *it, Err *e) {
+static bool budget_fits(Interp *it, Err *e) {
     const size_t least = interp_min_trace_bytes(it), mb = 1024 * 1024;
+    it->min_floats = least / sizeof(float);
     if (!it->budget_floats || it->budget_floats * sizeof(float) >= least) return true;
     const long long need = (long long)((least + mb - 1) / mb);
     return err_set(e, "a trace budget of %lld MB is too small for this pass: what it keeps and its largest block take "
@@ -225,18 +226,19 @@ static const float *take_output(Interp *it, int i, int j, size_t need);
 static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const float *packed,
                        const float *prev);
 
-// Runs stage i; `cached`: from the same stage of the round before, where it can (rows.h).
-// Whether stage i's weight is worth packing once and keeping (another copy of it): for a product
-// of a few rows, or in a greedy round after the first, which the cached decoder runs a row at a
-// time. A product of many rows packs its weight as it goes for a small part of its time, so a
-// long prompt's pass holds each weight once. Packed or not, the product has the same bits.
+// Whether stage i's weight is packed once and kept (packs.h): a second copy of the weight, which
+// makes the products faster (the pass run again, a greedy round of one row). Always without a
+// budget and in a greedy round after the first (the cached decoder's rows, one at a time);
+// otherwise while the packs fit in the budget beside the least the trace needs. Packed or not,
+// the product has the same bits.
 static bool pays_to_pack(const Interp *it, int i, const Stage *st) {
-    enum { PACK_ROWS = 64 };
+    if (!it->budget_floats || interp_round_of(it, i) > 0) return true;
     const Shape *in = &st->in_shape[0];
-    const int64_t cols = in->ndim > 0 ? in->dim[in->ndim - 1] : 1;
-    return interp_round_of(it, i) > 0 || shape_numel(in) / (cols > 0 ? cols : 1) * it->B <= PACK_ROWS;
+    const int K = in->ndim > 0 ? in->dim[in->ndim - 1] : 1, N = st->shape.ndim > 0 ? st->shape.dim[st->shape.ndim - 1] : 1;
+    return it->packs.floats + sgemm_packed_floats(N, K) + it->min_floats <= it->budget_floats;
 }
 
+// Runs stage i; `cached`: from the same stage of the round before, where it can (rows.h).
 static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
     const Stage *st = &expander_stages(it->x, &n)[i];

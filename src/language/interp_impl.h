@@ -78,6 +78,7 @@ struct Interp {
     // A trace budget (interp_evict.c): outputs read only within their block are dropped, oldest
     // first, while the trace holds more than budget_floats, and recomputed when read.
     size_t budget_floats;   // 0: no budget
+    size_t min_floats;      // the least budget this pass runs in (interp_min_trace_bytes)
     int *seg;               // [out_cap] each stage's block: a run of stages of one round, part and layer
     bool *keep;             // [out_cap] read by a stage of another block: never dropped for the budget
     bool *pinned;           // [out_cap] changed by interp_set_values: it cannot be recomputed
