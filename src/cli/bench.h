@@ -98,5 +98,10 @@ void bench_gpt2_remove(const char *dir);  // the folder and its two files
 // The children's tasks (bench_ours runs them): the forward over c->len ids; generating.
 void bench_task_gpt2_forward(const void *arg, BenchReply *r);
 void bench_task_gpt2_generate(const void *arg, BenchReply *r);
+// The window on the folder at `len` tokens (a prompt of len ids, one token generated) under a
+// --trace-mb budget, in a child process (ui_bench_open): v[0] opening, v[1] the pass traced, v[2..4]
+// a step to its frame's median, p99 and slowest (ms), v[5] the steps, v[6] MB the trace held at the
+// end; *rss_mb the child's peak. False with why.
+bool bench_gpt2_window(const char *dir, int len, int trace_mb, double v[7], double *rss_mb, char *why, size_t n);
 
 #endif

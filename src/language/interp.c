@@ -163,13 +163,13 @@ static const float *stage_data(Interp *it, int i) {
     return it->out[i];
 }
 
-// The same for a reader: its block counts as read, and the budget is kept (not by dropping it).
+// The same for a reader: its block counts as read, and the budget is kept: room is made for
+// what the read recomputes before it does (never by dropping the block read).
 static const float *read_stage(Interp *it, int i) {
-    const float *d = stage_data(it, i);
-    if (!d || !it->budget_floats) return d;
+    if (!it->budget_floats) return stage_data(it, i);
     interp_note_read(it, i);
-    interp_make_room(it, 0, it->seg[i]);
-    return d;
+    interp_make_room(it, it->evicted[i] ? interp_recompute_floats(it, i) : 0, it->seg[i]);
+    return stage_data(it, i);
 }
 
 static const float *ref_data(Interp *it, const Ref *r) {

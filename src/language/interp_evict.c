@@ -156,6 +156,13 @@ int interp_plan_recompute(Interp *it, int i) {
     return lo;
 }
 
+size_t interp_recompute_floats(Interp *it, int i) {
+    size_t floats = 0;
+    for (int j = interp_plan_recompute(it, i); j <= i; j++)
+        if (it->mark[j]) floats += stage_floats(it, j), it->mark[j] = false;
+    return floats;
+}
+
 void interp_note_read(Interp *it, int i) {
     if (!it->budget_floats || read_lately(it, it->seg[i])) return;
     memmove(it->recent + 1, it->recent, sizeof it->recent[0] * (INTERP_RECENT - 1));

@@ -105,6 +105,8 @@ void interp_make_room(Interp *it, size_t need, int protect);
 // Marks (it->mark) stage i and the dropped stages it needs recomputed, and returns the first:
 // the caller runs the marked stages in order, clearing the marks.
 int interp_plan_recompute(Interp *it, int i);
+// The floats recomputing stage i would allocate (the plan made and cleared again).
+size_t interp_recompute_floats(Interp *it, int i);
 // A reader read stage i: its block counts as read last (spared while the budget allows).
 void interp_note_read(Interp *it, int i);
 

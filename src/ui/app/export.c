@@ -192,6 +192,37 @@ int ui_bench_run(int frames) {
     return 0;
 }
 
+// Traces the open session's pass, then steps to every stage as Right does, each in the view the
+// window picks, timing each step to its frame (drawn off screen at 1920x1080).
+static bool step_all(App *a, LongPassFigures *out, Err *e) {
+    const double t0 = now_ms();
+    bool ok = interp_run(a->session.it, e);
+    out->trace_ms = now_ms() - t0;
+    Gfx *g = ok ? gfx_open_offscreen(1920, 1080, e) : NULL;
+    const int n = interp_n_stages(a->session.it);
+    double *t = g ? malloc(sizeof *t * (size_t)n) : NULL;
+    if (g && !t) err_code(e, ERR_MEMORY, "out of memory");
+    if (t) {
+        Ui ui = {.g = g, .heat = heat_cache_new()};
+        app_goto(a, 0);
+        for (int s = 0; s < n; s++) {  // as Right does, each stage in the view the window picks
+            const double s0 = now_ms();
+            app_goto(a, s);
+            a->view = app_view_for(a, s);
+            app_draw(&ui, a);
+            gfx_present(g);
+            t[s] = now_ms() - s0;
+        }
+        heat_cache_free(ui.heat);
+        qsort(t, (size_t)n, sizeof *t, cmp);
+        *out = (LongPassFigures){out->trace_ms, t[n / 2], t[(int)ceil(n * 0.99) - 1], t[n - 1], n};
+        out->trace_bytes = interp_trace_bytes(a->session.it);
+    }
+    free(t);
+    if (g) gfx_close(g);
+    return t != NULL;
+}
+
 bool ui_bench_long(int len, LongPassFigures *out, Err *e) {
     ModelConfig c = config_base();
     if (c.max_positions < len) c.max_positions = len;
@@ -199,32 +230,25 @@ bool ui_bench_long(int len, LongPassFigures *out, Err *e) {
     memset(&a, 0, sizeof a);
     a.scale = 1.0f, a.all_heads = true, a.zoom = (ZoomBox){0, 0, 1, 1}, a.loaded = true;
     if (!session_open_random(&a.session, &c, NULL, 1, len, len, e)) return false;
-    const double t0 = now_ms();
-    bool ok = interp_run(a.session.it, e);
-    out->trace_ms = now_ms() - t0;
-    Gfx *g = ok ? gfx_open_offscreen(1920, 1080, e) : NULL;
-    const int n = interp_n_stages(a.session.it);
-    double *t = g ? malloc(sizeof *t * (size_t)n) : NULL;
-    if (g && !t) err_code(e, ERR_MEMORY, "out of memory");
-    if (t) {
-        Ui ui = {.g = g, .heat = heat_cache_new()};
-        app_goto(&a, 0);
-        for (int s = 0; s < n; s++) {  // as Right does, each stage in the view the window picks
-            const double s0 = now_ms();
-            app_goto(&a, s);
-            a.view = app_view_for(&a, s);
-            app_draw(&ui, &a);
-            gfx_present(g);
-            t[s] = now_ms() - s0;
-        }
-        heat_cache_free(ui.heat);
-        qsort(t, (size_t)n, sizeof *t, cmp);
-        *out = (LongPassFigures){out->trace_ms, t[n / 2], t[(int)ceil(n * 0.99) - 1], t[n - 1], n};
-    }
-    free(t);
-    if (g) gfx_close(g);
+    const bool ok = step_all(&a, out, e);
     app_free(&a);
-    return t != NULL;
+    return ok;
+}
+
+bool ui_bench_open(const SessionSpec *spec, LongPassFigures *out, Err *e) {
+    App a;
+    memset(&a, 0, sizeof a);
+    a.scale = 1.0f, a.all_heads = true, a.zoom = (ZoomBox){0, 0, 1, 1};
+    const double t0 = now_ms();
+    if (!app_open(&a, spec, e)) {
+        if (a.loaded) app_free(&a);
+        return false;
+    }
+    const double opened = now_ms() - t0;
+    const bool ok = step_all(&a, out, e);
+    out->open_ms = opened;
+    app_free(&a);
+    return ok;
 }
 
 int handout_run(const ExportOptions *o) {

@@ -61,7 +61,12 @@ typedef struct {
     double trace_ms;                        // the whole pass
     double step_median, step_p99, step_max;  // a step key to its frame, over every stage
     int steps;
+    double open_ms;      // ui_bench_open: the model and its tokenizer read, the session opened
+    size_t trace_bytes;  // what the trace held at the end (interp_trace_bytes)
 } LongPassFigures;
 bool ui_bench_long(int len, LongPassFigures *out, Err *e);
+// The same on the window's session for `spec` (a model folder, its ids, a --trace-mb budget):
+// opened as the window opens it, traced, every stage stepped to.
+bool ui_bench_open(const SessionSpec *spec, LongPassFigures *out, Err *e);
 
 #endif

@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "par.h"
+
 enum { CACHE_SIZE = 128 };
+// The images the cache may hold in all, in pixels (4 bytes each): 128 full-window images of a long
+// pass would be a gigabyte; this is 64 MB, a few dozen stages' pictures.
+enum { CACHE_PIXELS = 16 << 20 };
 
 typedef struct {
     unsigned key[5];
@@ -18,9 +23,24 @@ typedef struct {
     unsigned used;
 } HeatEntry;
 
+// A colour range shared by a tensor's slices (HeatSpec.range: every head of an attention map on
+// one scale): scanned once for all of them, not once a head (12 heads of 1024 x 1024 are 12
+// million values each scan).
+enum { RANGES = 8 };
+typedef struct {
+    const float *range;
+    size_t n;
+    unsigned key0, key1;  // the spec's key[0] and key[1]: the pass and the stage
+    Colormap map;
+    float lo, hi, bar_lo, bar_hi;
+} RangeEntry;
+
 struct HeatCache {
     HeatEntry e[CACHE_SIZE];
     unsigned clock;
+    size_t pixels;  // held by the images of e
+    RangeEntry r[RANGES];
+    int next_range;  // the slot the next new range takes
 };
 
 HeatCache *heat_cache_new(void) { return calloc(1, sizeof(HeatCache)); }
@@ -34,20 +54,24 @@ void heat_cache_free(HeatCache *c) {
 void heat_pixels(Rgba *px, int w, int h, const float *data, const float *mask, int cols, int r0,
                  int r1, int c0, int c1, Colormap map, float lo, float hi) {
     const int nr = r1 - r0, nc = c1 - c0;
-    for (int y = 0; y < h; y++) {
-        const int ya = r0 + (int)((long)y * nr / h), yb = r0 + (int)((long)(y + 1) * nr / h);
-        for (int x = 0; x < w; x++) {
-            const int xa = c0 + (int)((long)x * nc / w), xb = c0 + (int)((long)(x + 1) * nc / w);
-            double sum = 0.0;
-            int n = 0;
-            for (int r = ya; r < (yb > ya ? yb : ya + 1); r++)
-                for (int c = xa; c < (xb > xa ? xb : xa + 1); c++) {
-                    float v = data[(size_t)r * cols + c];
-                    if (isfinite(v) && !(mask && mask[(size_t)r * cols + c] == -INFINITY)) sum += v, n++;
-                }
-            px[(size_t)y * w + x] = n ? cmap_value(map, (float)(sum / n), lo, hi) : cmap_masked;
+    // Each pixel averages its cells alone: rows of pixels split over the cores once the cells
+    // are many (a 1024 x 1024 attention map a head), the same colours either way.
+    PAR_LOOP(PAR_ROWS((long)nr * nc), "omp parallel for schedule(static)",
+        for (int y = 0; y < h; y++) {
+            const int ya = r0 + (int)((long)y * nr / h), yb = r0 + (int)((long)(y + 1) * nr / h);
+            for (int x = 0; x < w; x++) {
+                const int xa = c0 + (int)((long)x * nc / w), xb = c0 + (int)((long)(x + 1) * nc / w);
+                double sum = 0.0;
+                int n = 0;
+                for (int r = ya; r < (yb > ya ? yb : ya + 1); r++)
+                    for (int c = xa; c < (xb > xa ? xb : xa + 1); c++) {
+                        float v = data[(size_t)r * cols + c];
+                        if (isfinite(v) && !(mask && mask[(size_t)r * cols + c] == -INFINITY)) sum += v, n++;
+                    }
+                px[(size_t)y * w + x] = n ? cmap_value(map, (float)(sum / n), lo, hi) : cmap_masked;
+            }
         }
-    }
+    );
 }
 
 void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi) {
@@ -57,6 +81,22 @@ void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *b
     cmap_range(*map, d, n, lo, hi, bar_lo, bar_hi);
     if (*map == CMAP_SEQUENTIAL)  // probabilities: 0 to 1 on every map, so any two compare
         *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
+}
+
+// heat_range, each shared range computed once (RangeEntry).
+static void cached_range(HeatCache *c, const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo,
+                         float *bar_hi) {
+    for (int i = 0; h->range && i < RANGES; i++) {
+        const RangeEntry *r = &c->r[i];
+        if (r->range == h->range && r->n == h->range_n && r->key0 == h->key[0] && r->key1 == h->key[1]) {
+            *map = r->map, *lo = r->lo, *hi = r->hi, *bar_lo = r->bar_lo, *bar_hi = r->bar_hi;
+            return;
+        }
+    }
+    heat_range(h, map, lo, hi, bar_lo, bar_hi);
+    if (!h->range) return;
+    c->r[c->next_range] = (RangeEntry){h->range, h->range_n, h->key[0], h->key[1], *map, *lo, *hi, *bar_lo, *bar_hi};
+    c->next_range = (c->next_range + 1) % RANGES;
 }
 
 static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, int c0, int c1, int w,
@@ -77,9 +117,21 @@ static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, 
     if (!px) return NULL;
     Colormap map;
     float lo, hi, bar_lo, bar_hi;
-    heat_range(h, &map, &lo, &hi, &bar_lo, &bar_hi);
+    cached_range(c, h, &map, &lo, &hi, &bar_lo, &bar_hi);
     heat_pixels(px, w, ht, h->data, h->mask, h->cols, r0, r1, c0, c1, map, lo, hi);
+    if (slot->im) c->pixels -= (size_t)slot->w * (size_t)slot->h;
     gfx_image_free(slot->im);
+    slot->im = NULL;
+    while (c->pixels + (size_t)w * ht > CACHE_PIXELS) {  // the least recently used go first
+        HeatEntry *old = NULL;
+        for (int i = 0; i < CACHE_SIZE; i++)
+            if (c->e[i].im && (!old || c->e[i].used < old->used)) old = &c->e[i];
+        if (!old) break;
+        c->pixels -= (size_t)old->w * (size_t)old->h;
+        gfx_image_free(old->im);
+        old->im = NULL;
+    }
+    c->pixels += (size_t)w * ht;
     *slot = (HeatEntry){{h->key[0], h->key[1], h->key[2], h->key[3], h->key[4]}, r0, r1, c0, c1, w, ht,
                         gfx_image(ui->g, px, w, ht), map, lo, hi, bar_lo, bar_hi, c->clock};
     free(px);
@@ -113,7 +165,7 @@ static int bar_room(Ui *ui, const HeatSpec *h) {
     if (!found) {
         Colormap map;
         float l, u;
-        heat_range(h, &map, &l, &u, &lo, &hi);
+        cached_range(ui->heat, h, &map, &l, &u, &lo, &hi);
     }
     char a[32], b[32];
     fmt_value(a, sizeof a, lo), fmt_value(b, sizeof b, hi);

@@ -1,0 +1,62 @@
+// test_gpt2_window.c: the window on GPT-2 small's configuration (12 layers, 12 heads, 768 wide,
+// 1024 positions, 50257 tokens; random weights, F32, written as a hub folder by `stepformer init`)
+// at 1023 tokens under a 512 MB trace budget: opened as the window opens a folder, traced, every
+// stage stepped to in its view and drawn at 1920x1080 off screen (ui_bench_open), recomputing what
+// the budget let go. The trace holds no more than its budget at the end, and the process's peak
+// resident memory stays under 1.5 GB (the weights are 498 MB); the figures are printed. No time
+// is asserted: `bench --only gpt2` prints those.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "window.h"
+
+enum { LEN = 1023, BUDGET_MB = 512, PEAK_MB = 1536 };
+
+static double peak_rss_mb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lf kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb / 1024;
+}
+
+int main(void) {
+#if defined(__SANITIZE_ADDRESS__)
+    puts("test_gpt2_window: skipped under AddressSanitizer (the pass is 300 GFLOP)");
+    return 0;
+#endif
+    char dir[] = "/tmp/stepformer-gpt2-window-XXXXXX", cmd[512];
+    if (!mkdtemp(dir)) {
+        CHECK(false, "mkdtemp %s", dir);
+        return check_finish("test_gpt2_window");
+    }
+    snprintf(cmd, sizeof cmd, "'%s' init --program '%s/gpt2.md' --config 'n_layer=12 n_head=12 n_embd=768 n_inner=3072 "
+             "n_positions=1024 vocab_size=50257' --out '%s/' > /dev/null", STEPFORMER_BIN, LESSONS, dir);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    char *ids = malloc(LEN * 7 + 1);
+    for (int i = 0, k = 0; ids && i < LEN; i++) k += sprintf(ids + k, "%s%d", i ? "," : "", (i * 7919) % 50257);
+    const SessionSpec spec = {.model_path = dir, .src_ids = ids, .max_len = 1, .trace_mb = BUDGET_MB};
+    LongPassFigures f;
+    Err e = {{0}};
+    const bool ok = ids && ui_bench_open(&spec, &f, &e);
+    CHECK(ok, "the window on GPT-2 small at %d tokens: %s", LEN, e.msg);
+    const double peak = peak_rss_mb();
+    if (ok) {
+        printf("GPT-2 small, %d tokens, --trace-mb %d: opened in %.0f ms, traced in %.0f ms, %d stages stepped to "
+               "(median %.1f ms, slowest %.1f ms); the trace holds %.0f MB; peak resident memory %.0f MB\n",
+               LEN, BUDGET_MB, f.open_ms, f.trace_ms, f.steps, f.step_median, f.step_max,
+               (double)f.trace_bytes / (1 << 20), peak);
+        CHECK(f.steps > 12 * 20, "%d stages: GPT-2 small's 12 layers have more", f.steps);
+        CHECK(f.trace_bytes <= (size_t)BUDGET_MB << 20, "the trace holds %zu bytes, over its %d MB", f.trace_bytes, BUDGET_MB);
+        CHECK(peak < PEAK_MB, "peak resident memory %.0f MB, not under %d MB", peak, PEAK_MB);
+    }
+    free(ids);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    return check_finish("test_gpt2_window");
+}
