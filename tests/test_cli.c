@@ -489,7 +489,7 @@ int main(void) {
           "bench --no-peer: the matmul table shows no unmeasured figure as 0: %s", out);
     EXPECT(run("bench --only forward --repeat 2 --no-peer --json"), 0, out, "\"median_ms\"");
     test_bench_peak();
-    EXPECT(run("bench --only forwards"), 2, err, "--only takes forward, greedy, train, matmul or browser");
+    EXPECT(run("bench --only forwards"), 2, err, "--only takes forward, greedy, train, matmul, browser or gpt2");
     test_train();
     // init writes a model that loads back with its configuration and runs.
     char m[300];

@@ -30,7 +30,7 @@ enum { RANGES = 8 };
 typedef struct {
     const float *range;
     size_t n;
-    unsigned key0, key1;  // the spec's key[0] and key[1]: the pass and the stage
+    unsigned key[5];  // the spec's key but key[3], the slice (a head) that shares the range
     Colormap map;
     float lo, hi, bar_lo, bar_hi;
 } RangeEntry;
@@ -88,14 +88,16 @@ static void cached_range(HeatCache *c, const HeatSpec *h, Colormap *map, float *
                          float *bar_hi) {
     for (int i = 0; h->range && i < RANGES; i++) {
         const RangeEntry *r = &c->r[i];
-        if (r->range == h->range && r->n == h->range_n && r->key0 == h->key[0] && r->key1 == h->key[1]) {
+        if (r->range == h->range && r->n == h->range_n && r->key[0] == h->key[0] && r->key[1] == h->key[1] &&
+            r->key[2] == h->key[2] && r->key[4] == h->key[4]) {
             *map = r->map, *lo = r->lo, *hi = r->hi, *bar_lo = r->bar_lo, *bar_hi = r->bar_hi;
             return;
         }
     }
     heat_range(h, map, lo, hi, bar_lo, bar_hi);
     if (!h->range) return;
-    c->r[c->next_range] = (RangeEntry){h->range, h->range_n, h->key[0], h->key[1], *map, *lo, *hi, *bar_lo, *bar_hi};
+    c->r[c->next_range] = (RangeEntry){h->range, h->range_n, {h->key[0], h->key[1], h->key[2], 0, h->key[4]}, *map, *lo, *hi,
+                                       *bar_lo, *bar_hi};
     c->next_range = (c->next_range + 1) % RANGES;
 }
 

@@ -21,7 +21,8 @@ typedef struct {
     const float *mask;     // optional, [rows, cols]: cells that are -inf here are drawn masked
                            // (the softmax of a masked row is 0 there; this shows why)
     const float *range;    // the values that set the colour range (the whole tensor, so all
-    size_t range_n;        // heads share one scale); NULL: the slice itself
+    size_t range_n;        // heads share one scale); NULL: the slice itself. Computed once for
+                           // the slices whose keys differ only in key[3] (the head)
     const char *const *row_labels;  // tokens per row (NULL: indices)
     int n_row_labels;
     const char *const *col_labels;
