@@ -20,6 +20,26 @@ static void test_usage(void) {
     EXPECT(run("run --input hi"), 2, err, "--model FILE is required");
     EXPECT(run("run --model x --bogus"), 2, err, "unknown option '--bogus'");
     EXPECT(run("run --model x --max-len zero --input a"), 2, err, "--max-len needs a whole number");
+    // The trace's budget: a whole number of megabytes, at least 1; one too small for a block is
+    // refused in one line naming the least that works, on every command that runs a pass.
+    for (int k = 0; k < 3; k++) {
+        static const char *const bad[] = {"0", "-5", "lots"};
+        EXPECT(run("run --model x --input a --trace-mb %s", bad[k]), 2, err,
+               "--trace-mb needs a whole number of megabytes of at least 1");
+    }
+    static const char *const passes[] = {
+        "run --src-ids 100,200,300 --max-len 2", "trace --src-ids 100,200,300",
+        "patch --clean 'If you have the rights' --corrupt 'If we have the rights' --target ' granted'",
+        "lesson '%s/gpt2.md' --headless --input 'If you have the rights granted to'",
+        "export '%s/gpt2.md' --out /nonexistent --input 'If you have the rights granted to'"};
+    static const char *const least[] = {"2", "2", "2", "4", "4"};
+    for (int k = 0; k < 5; k++) {
+        char cmd[400], want[80];
+        snprintf(cmd, sizeof cmd, passes[k], LESSONS);
+        snprintf(want, sizeof want, "MB (--trace-mb %s is the smallest that works)", least[k]);
+        EXPECT(run("%s --model '%s/gpt2-licences' --trace-mb 1", cmd, MODELS), 1, err, want);
+        CHECK(!strchr(strchr(err, '\n') + 1, '\n'), "%s: one line: %s", cmd, err);
+    }
     EXPECT(run("trace --help"), 0, out, "decoder.layers.{i}.cross_attn.weights");
     EXPECT(run("run --model '%s/post_2x2.safetensors'", FIXTURES), 2, err, "give --input TEXT or --src-ids");
     // Options a command would ignore are refused, and the bare window names its own help.
