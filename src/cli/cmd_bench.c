@@ -51,7 +51,9 @@ static const char bench_usage[] =
     "  --scale       how stepformer's forward time and memory grow: length 16 to 512, layers\n"
     "                2 to 12, d_model 256 to 1024 (docs/benchmarks.md's scale table); then the window on\n"
     "                512 tokens: every step to its frame after the pass is traced, and its memory\n"
-    "  --ui          the window: frame times of the busiest views at 1920x1080, off screen\n";
+    "  --ui          the window: frame times of the busiest views at 1920x1080, off screen; then\n"
+    "                GPT-2 small's configuration at 1023 tokens under --trace-mb 512: every step\n"
+    "                to its frame, recomputing what the budget let go, and the peak memory\n";
 
 enum { SECTION_FORWARD = 1, SECTION_GREEDY = 2, SECTION_TRAIN = 4, SECTION_MATMUL = 8, SECTION_ALL = 15,
        SECTION_BROWSER = 16, SECTION_GPT2 = 32 };  // the last two only when asked for
@@ -492,6 +494,9 @@ int cmd_bench(int argc, char **argv) {
     if (o.ui_bench) {
         const int code_ui = ui_bench_run(o.repeat ? o.repeat : 60);
         bench_startup();
+        char dir[64], why[256];  // then GPT-2 small's configuration at 1023 tokens, beside the base model
+        if (!bench_gpt2_folder(dir, sizeof dir, why, sizeof why)) printf("\nGPT-2 small: %s\n", why);
+        else gpt2_window(dir, NULL), bench_gpt2_remove(dir);
         return code_ui;
     }
     unsigned sections = SECTION_ALL;
