@@ -5,13 +5,15 @@
 // - lessons/gpt2.md (its folder, GPT-2's layout): greedy decoding with the cached decoder after
 //   an 8-token prompt, and one round after a 63-token prompt, the longest its 64 positions take;
 // - lessons/forward-pass.md (the dates model, an encoder-decoder): teacher forcing, then a
-//   value changed in a dropped stage's block (patching), the pass re-run on it.
+//   value changed in a dropped stage's block (patching), the pass re-run on it;
+// - the backward pass over gpt2.md's 40-token prompt: every gradient, of weights and of stages.
 // The budget is the least interp_min_trace_bytes allows; one megabyte less is refused, in a
 // message naming the least that works.
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "grad_pass.h"
 #include "session.h"
 
 typedef struct {
@@ -161,9 +163,53 @@ static void teacher_forced_patched(void) {
     session_close(&s);
 }
 
+// The backward pass reads the forward's outputs through the trace: under the least budget it
+// recomputes what went, and every weight's gradient and every stage's has the bits of the
+// backward pass without a budget (lessons/gpt2.md's folder, one pass over a 40-token prompt).
+static void backward_under_budget(void) {
+    enum { T = 40 };
+    char ids[400] = "";
+    float labels[T];
+    for (int i = 0, k = 0; i < T; i++) {
+        k += snprintf(ids + k, sizeof ids - (size_t)k, "%s%d", i ? "," : "", 100 + 37 * i);
+        labels[i] = (float)(200 + 37 * i);
+    }
+    const SessionSpec spec = {.lesson_path = LESSONS "/gpt2.md", .src_ids = ids, .force_prompt = true};
+    const char *what = "gpt2.md, backward over a 40-token prompt";
+    Session s;
+    Copy c;
+    Interp *it = budgeted(&spec, what, true, &s, &c);
+    if (!it) return;
+    copy_free(&c);
+    Err e = {{0}};
+    LossInfo la, lb;
+    Grads *ga = grads_new(&s.model, &e), *gb = grads_new(&s.model, &e);
+    float *da = malloc(sizeof(float) * T * 50257), *db = malloc(sizeof(float) * T * 50257);
+    const bool ok = ga && gb && da && db && loss_target(s.it, &la, &e) && loss_target(it, &lb, &e) &&
+                    grad_pass(ga, s.it, labels, T, da, &la, &e) && grad_pass(gb, it, labels, T, db, &lb, &e);
+    CHECK(ok, "%s: %s", what, e.msg);
+    if (ok) {
+        CHECK(la.loss == lb.loss, "%s: loss %.9g with the budget, %.9g without", what, lb.loss, la.loss);
+        CHECK(!memcmp(grads_weights(ga), grads_weights(gb), sizeof(float) * grads_size(ga)),
+              "%s: the weights' gradients differ from the pass without a budget", what);
+        int differ = 0;
+        for (int k = 0; k < interp_n_stages(it); k++) {
+            const float *a = grads_stage(ga, k), *b = grads_stage(gb, k);
+            if ((a == NULL) != (b == NULL) || (a && memcmp(a, b, sizeof(float) * floats_of(it, k)))) differ++;
+        }
+        CHECK(differ == 0, "%s: %d stages' gradients differ", what, differ);
+        printf("  %s: loss %.7g, every gradient the same bits\n", what, la.loss);
+    }
+    free(da), free(db);
+    grads_free(ga), grads_free(gb);
+    interp_free(it);
+    session_close(&s);
+}
+
 int main(void) {
     greedy_gpt2(8, 4);
     greedy_gpt2(63, 1);
     teacher_forced_patched();
+    backward_under_budget();
     return check_finish("test_trace_budget");
 }
