@@ -121,6 +121,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
+enum { TRACE_MB_MOST = 1 << 30 };  // --trace-mb's ceiling (a petabyte): past any machine, short of overflow
+
 static bool parse_whole(const char *s, long lo, long hi, long *out) {
     char *end;
     long v = strtol(s, &end, 10);
@@ -314,7 +316,7 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);
         return false;
     case 1040:
-        if (parse_whole(arg, 1, 1L << 30, &v)) return o->spec.trace_mb = v, true;
+        if (parse_whole(arg, 1, TRACE_MB_MOST, &v)) return o->spec.trace_mb = v, true;
         *code = cli_usage_error(cmd, "--trace-mb needs a whole number of megabytes of at least 1, not '%s'", arg);
         return false;
     case 'r':

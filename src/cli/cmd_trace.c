@@ -46,6 +46,19 @@ static const char trace_usage[] =
 
 enum { MAX_LABELS = 4096 };
 
+// A stage's output for the dump, read when it is written: the reads before it released, so under
+// a trace budget the dump recomputes one tensor at a time.
+typedef struct {
+    const Interp *it;
+    const int *stage_of;  // [tensors] the stage each dumped output is
+} DumpReader;
+
+static const float *dump_read(void *ctx, int i) {
+    const DumpReader *r = ctx;
+    interp_release_reads(r->it);
+    return interp_output(r->it, r->stage_of[i]);
+}
+
 // The pass's stages (and, after a backward pass, each stage's gradient and every weight's).
 static bool dump_trace(const Session *s, const Grads *g, const char *path, Err *e) {
     const Interp *it = s->it;
@@ -53,18 +66,21 @@ static bool dump_trace(const Session *s, const Grads *g, const char *path, Err *
     int n_out, n = interp_n_done(it);
     const ProgramOutput *outs = interp_outputs(it, &n_out);
     StTensor *t = calloc((size_t)(2 * n + n_out + m->n_params + 2), sizeof *t);
+    int *stage_of = calloc((size_t)(2 * n + n_out + m->n_params + 2), sizeof *stage_of);  // a stage's output: read when written
     char (*names)[STAGE_ID_MAX + 8] = calloc((size_t)(n + m->n_params) + 1, sizeof *names);
-    if (!t || !names) return free(t), free(names), err_code(e, ERR_MEMORY, "out of memory");
+    if (!t || !names || !stage_of) return free(t), free(names), free(stage_of), err_code(e, ERR_MEMORY, "out of memory");
     int k = 0, q = 0;
     t[k++] = (StTensor){"src_ids", shape1(s->run.S), s->run.src};
     if (s->run.tgt) t[k++] = (StTensor){"tgt_ids", shape1(s->run.T), s->run.tgt};
     for (int i = 0; i < n_out; i++) {
         const Stage *st = interp_stage(it, outs[i].stage);
-        t[k++] = (StTensor){outs[i].name, st->shape, interp_output(it, outs[i].stage)};
+        stage_of[k] = outs[i].stage;
+        t[k++] = (StTensor){outs[i].name, st->shape, NULL};
     }
     for (int i = 0; i < n; i++) {
         const Stage *st = interp_stage(it, i);
-        t[k++] = (StTensor){st->id, st->shape, interp_output(it, i)};
+        stage_of[k] = i;
+        t[k++] = (StTensor){st->id, st->shape, NULL};
         const float *d = g ? grads_stage(g, i) : NULL;
         if (!d) continue;
         snprintf(names[q], sizeof names[q], "grad.%s", st->id);
@@ -76,8 +92,9 @@ static bool dump_trace(const Session *s, const Grads *g, const char *path, Err *
         if (d && interp_find(it, names[q] + 5) < 0) t[k++] = (StTensor){names[q++], m->params[w].shape, d};
     }
     const StMeta meta[] = {{"producer", "stepformer trace"}, {"model", (char *)s->model.source}};
-    bool ok = st_save(path, t, k, meta, 2, e);
-    free(t), free(names);
+    DumpReader r = {it, stage_of};
+    bool ok = st_save_stream(path, t, k, meta, 2, ST_F32, dump_read, &r, e);
+    free(t), free(names), free(stage_of);
     return ok;
 }
 

@@ -30,13 +30,16 @@ static bool grow_outputs(Interp *it) {
     if (pn) it->pinned = pn;
     bool *mk = realloc(it->mark, sizeof *mk * (size_t)cap);
     if (mk) it->mark = mk;
-    if (!no || !ns || !ev || !kd || !sg || !kp || !pn || !mk) return false;
+    unsigned *sr = realloc(it->seg_read, sizeof *sr * (size_t)cap);
+    if (sr) it->seg_read = sr;
+    if (!no || !ns || !ev || !kd || !sg || !kp || !pn || !mk || !sr) return false;
     for (int i = it->out_cap; i < cap; i++) kd[i] = ROWS_WHOLE;
     memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
     memset(ns + it->out_cap, 0, sizeof *ns * (size_t)(cap - it->out_cap));
     memset(ev + it->out_cap, 0, sizeof *ev * (size_t)(cap - it->out_cap));
     memset(pn + it->out_cap, 0, sizeof *pn * (size_t)(cap - it->out_cap));
     memset(mk + it->out_cap, 0, sizeof *mk * (size_t)(cap - it->out_cap));
+    memset(sr + it->out_cap, 0, sizeof *sr * (size_t)(cap - it->out_cap));
     it->out_cap = cap;
     return true;
 }
@@ -48,20 +51,10 @@ static bool take_new_stages(Interp *it) {
     return true;
 }
 
-// A budget must hold what the pass keeps and the largest block (interp_min_trace_bytes).
-static bool budget_fits(Interp *it, Err *e) {
-    const size_t least = interp_min_trace_bytes(it), mb = 1024 * 1024;
-    it->min_floats = least / sizeof(float);
-    if (!it->budget_floats || it->budget_floats * sizeof(float) >= least) return true;
-    const long long need = (long long)((least + mb - 1) / mb);
-    return err_set(e, "a trace budget of %lld MB is too small for this pass: what it keeps and its largest block take "
-                   "%lld MB (--trace-mb %lld is the smallest that works)",
-                   (long long)(it->budget_floats * sizeof(float) / mb), need, need);
-}
-
 // Builds the stage list from scratch for the current inputs: everything before the decode
-// loop, then (teacher forcing) the loop and what follows, or (greedy) the first round.
-static bool expand_all(Interp *it, Err *e) {
+// loop, then (teacher forcing) the loop and what follows, or (greedy) the first round. `refuse`:
+// a budget the user gave that cannot hold the pass is an error (else it is raised).
+static bool expand_all(Interp *it, bool refuse, Err *e) {
     expander_free(it->x);
     it->x = expander_new(it->p, it->m);
     if (!it->x) return err_code(e, ERR_MEMORY, "out of memory");
@@ -70,8 +63,7 @@ static bool expand_all(Interp *it, Err *e) {
     it->round = 0;
     it->phase = PH_FINISHED;
     it->n_rounds = 0, it->viewed_round = -1;
-    it->n_indexed = 0, it->evict_from = 0;
-    for (int r = 0; r < INTERP_RECENT; r++) it->recent[r] = -1;
+    it->n_indexed = 0, it->evict_from = 0, it->read_epoch++;
     bool ok = expand_prelude(it->x, e);
     if (ok && it->p->decode < it->p->n) {
         if (it->greedy) it->round_start[0] = interp_n_stages(it);
@@ -81,14 +73,15 @@ static bool expand_all(Interp *it, Err *e) {
     }
     if (ok && !take_new_stages(it)) ok = err_code(e, ERR_MEMORY, "out of memory");
     for (int i = it->n_done; ok && i < it->out_cap; i++) it->evicted[i] = false, it->pinned[i] = false;  // they run again
-    return ok && budget_fits(it, e);
+    return ok && interp_budget_check(it, refuse, e);
 }
 
 Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e) {
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
-    it->budget_floats = spec->trace_budget / sizeof(float);
+    it->budget_floats = spec->trace_budget / sizeof(float), it->budget_given = spec->trace_budget_given;
+    it->read_epoch = 1;
     it->choice = spec->choice, it->rows_in = it->B;
     tune_init(&it->tune, omp_get_max_threads());
     if (spec->choice.beam >= 2) it->B = spec->choice.beam, it->rows_in = 1;  // one row per hypothesis
@@ -100,7 +93,7 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     it->src = it->prompted ? -1 : program_input(p, "src");  // a decoder-only program's prompt seeds its target
     it->tgt = p->decode < p->n ? program_input(p, p->stmts[p->decode].name) : program_input(p, "tgt");
     bool ok = (it->gen_len && it->finished && it->tokens && it->parents) || err_code(e, ERR_MEMORY, "out of memory");
-    ok = ok && interp_check_inputs(it, spec, e) && interp_store_inputs(it, spec, e) && expand_all(it, e);
+    ok = ok && interp_check_inputs(it, spec, e) && interp_store_inputs(it, spec, e) && expand_all(it, true, e);
     if (!ok) {
         interp_free(it);
         return NULL;
@@ -115,7 +108,7 @@ void interp_free(Interp *it) {
     free(it->out_size);
     free(it->evicted);
     free(it->kind);
-    free(it->seg), free(it->keep), free(it->pinned), free(it->mark);
+    free(it->seg), free(it->keep), free(it->pinned), free(it->mark), free(it->seg_read);
     for (int k = 0; k < it->n_spare; k++) free(it->spare[k]);
     free(it->spare);
     free(it->spare_size);
@@ -163,12 +156,12 @@ static const float *stage_data(Interp *it, int i) {
     return it->out[i];
 }
 
-// The same for a reader: its block counts as read, and the budget is kept: room is made for
-// what the read recomputes before it does (never by dropping the block read).
+// The same for a reader: its block counts as read (kept until the reads are released), and room
+// is made within the budget for what the read recomputes before it does.
 static const float *read_stage(Interp *it, int i) {
+    interp_note_read(it, i);  // (a greedy round let go whole spares it too)
     if (!it->budget_floats) return stage_data(it, i);
-    interp_note_read(it, i);
-    interp_make_room(it, it->evicted[i] ? interp_recompute_floats(it, i) : 0, it->seg[i]);
+    interp_make_room(it, it->evicted[i] ? interp_recompute_floats(it, i) : 0, it->seg[i], true);
     return stage_data(it, i);
 }
 
@@ -226,18 +219,6 @@ static const float *take_output(Interp *it, int i, int j, size_t need);
 static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const float *packed,
                        const float *prev);
 
-// Whether stage i's weight is packed once and kept (packs.h): a second copy of the weight, which
-// makes the products faster (the pass run again, a greedy round of one row). Always without a
-// budget and in a greedy round after the first (the cached decoder's rows, one at a time);
-// otherwise while the packs fit in the budget beside the least the trace needs. Packed or not,
-// the product has the same bits.
-static bool pays_to_pack(const Interp *it, int i, const Stage *st) {
-    if (!it->budget_floats || interp_round_of(it, i) > 0) return true;
-    const Shape *in = &st->in_shape[0];
-    const int K = in->ndim > 0 ? in->dim[in->ndim - 1] : 1, N = st->shape.ndim > 0 ? st->shape.dim[st->shape.ndim - 1] : 1;
-    return it->packs.floats + sgemm_packed_floats(N, K) + it->min_floats <= it->budget_floats;
-}
-
 // Runs stage i; `cached`: from the same stage of the round before, where it can (rows.h).
 static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
@@ -259,7 +240,7 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     if (from >= 0 && !prev) prev = stage_data(it, from);  // NULL: it could not be recomputed
     if (!give_buffer(it, i, need, e)) return false;
     it->evicted[i] = false;
-    const float *packed = it->pack && pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;
+    const float *packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;
     it->kind[i] = ROWS_WHOLE;
     if (prev) run_cached(it, i, from, in, packed, prev);
     else op_exec(st, in, packed, it->out[i], it->B);
@@ -334,6 +315,7 @@ static bool choose(Interp *it, const float *next, int T, bool *beam_done, Err *e
     if (V != it->m->cfg.tgt_vocab_size)
         return err_set(e, "%s has %d columns, not the %d tokens of the vocabulary", sc->id, V, it->m->cfg.tgt_vocab_size);
     const float *x = interp_output(it, k);
+    if (!x) return err_code(e, ERR_MEMORY, "%s: out of memory recomputing it", sc->id);
     for (int b = 0; b < B; b++) it->rows[b] = x + ((size_t)b * T + T - 1) * V;
     const int r = it->round, G = T - it->start_len;  // tokens generated before this round
     const float *all = it->ids[it->tgt] + it->tgt_off;
@@ -382,15 +364,19 @@ static bool next_round(Interp *it, Err *e) {
     expander_set_input(it->x, it->tgt, it->len[it->tgt], it->tgt_off);
     if (!expand_decode(it->x, true, it->round, &it->next_stage, e)) return false;
     it->round_start[++it->n_rounds] = interp_n_stages(it);
-    return take_new_stages(it) || err_code(e, ERR_MEMORY, "out of memory");
+    return (take_new_stages(it) || err_code(e, ERR_MEMORY, "out of memory")) &&
+           interp_budget_check(it, false, e);  // a round a row longer may need a little more: raised
+
 }
 
 StepStatus interp_step(Interp *it, Err *e) {
     if (it->n_done == interp_n_stages(it) && it->phase == PH_ROUND && !next_round(it, e)) return STEP_FAILED;
     if (it->n_done == interp_n_stages(it)) return STEP_DONE;
     const int k = interp_round_of(it, it->n_done), keep = it->cached ? 2 : 1;  // the cached decoder reads the last round
+    it->read_epoch++;  // a step releases the reads before it
     if (k >= keep && it->round_start[k] == it->n_done) interp_evict_round(it, k - keep);  // a round starts
-    interp_make_room(it, (size_t)shape_numel(&interp_stage(it, it->n_done)->shape) * (size_t)it->B + 1, -1);
+    const size_t need = (size_t)shape_numel(&interp_stage(it, it->n_done)->shape) * (size_t)it->B + 1;
+    interp_make_room(it, it->out_size[it->n_done] >= need ? 0 : interp_want_floats(it->greedy, need), -1, false);
     if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
     transient_release(&it->transient, it->n_done, interp_stage(it, it->n_done), it->out, it->out_size);
     it->n_done++;
@@ -450,6 +436,8 @@ void interp_rewind(Interp *it, int index) {
     if (index < 0) index = 0;
     if (index < it->n_done) it->n_done = index;  // later buffers stay allocated for re-use
     for (int i = index; i < it->out_cap; i++) it->pinned[i] = false;
+    if (index < it->evict_from) it->evict_from = index;  // what re-runs may be dropped again
+    it->read_epoch++;
 }
 
 bool interp_set_values(Interp *it, int i, size_t first, const float *v, size_t n, Err *e) {
@@ -500,7 +488,7 @@ bool interp_set_inputs(Interp *it, const RunSpec *spec, int *first_affected, Err
     interp_rewind(it, first);
     it->stop = STOP_NONE;
     if (!it->greedy && !was_greedy && !changed_len && interp_n_stages(it) > 0) return true;  // same stages
-    return expand_all(it, e);
+    return expand_all(it, false, e);  // a longer input raises the budget to its least, never refused here
 }
 
 bool interp_set_ablation(Interp *it, const Ablation *ab, const RunSpec *spec, Err *e) {

@@ -37,6 +37,8 @@ typedef struct {
     size_t trace_budget;  // bytes the trace's outputs may hold (0: no budget). Past it, outputs
                           // read only inside their block (a layer, say) are dropped and
                           // recomputed when read, the same bits; what blocks pass on is kept
+    bool trace_budget_given;  // the user chose it: interp_new refuses a pass it cannot hold. A
+                              // default budget is raised to the least the pass needs instead
 } RunSpec;
 
 typedef struct Interp Interp;
@@ -86,7 +88,16 @@ const Ablation *interp_ablation(const Interp *it);
 int interp_n_stages(const Interp *it);  // expanded so far
 int interp_n_done(const Interp *it);    // stages run (their outputs are in the trace)
 const Stage *interp_stage(const Interp *it, int i);
-const float *interp_output(const Interp *it, int i);  // NULL if stage i has not run
+// NULL if stage i has not run (or recomputing it ran out of memory). Under a trace budget the
+// pointer stays valid until interp_release_reads, the next step, a rewind or new inputs: read
+// what you need, use it, then release, so the budget can let it go again.
+const float *interp_output(const Interp *it, int i);
+// Readers are done with every pointer interp_output and interp_input gave them (the window
+// calls it once a frame, the backward pass once a stage, a dump once a tensor).
+void interp_release_reads(const Interp *it);
+// The budget the pass keeps to, in bytes (RunSpec.trace_budget, raised to the least when it was
+// not given); 0: none.
+size_t interp_trace_budget(const Interp *it);
 int interp_find(const Interp *it, const char *id);    // stage index, or -1
 // A stage as a user names it (--to, a link's stage=): its exact id, or else an id without a
 // greedy round's "step.K." prefix, which names the latest round's stage of that name

@@ -14,7 +14,6 @@
 #include "interp_impl.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 int interp_round_of(const Interp *it, int i) {
     if (!it->greedy || it->n_rounds == 0 || i < it->round_start[0] || i >= it->round_start[it->n_rounds]) return -1;
@@ -45,6 +44,7 @@ bool interp_to_spares(Interp *it, int i) {
 void interp_evict_round(Interp *it, int k) {
     for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++) {
         if (it->evicted[i] || !it->out[i] || it->out_size[i] <= INTERP_KEEP_FLOATS) continue;
+        if (it->seg_read[it->seg[i]] == it->read_epoch) continue;  // a reader still holds it
         if (!interp_to_spares(it, i)) return;  // then the rest of round k stays whole
         it->evicted[i] = true;
     }
@@ -90,9 +90,10 @@ static size_t stage_floats(const Interp *it, int i) {
 size_t interp_min_trace_bytes(const Interp *it) {
     size_t kept = 0, block = 0, most = 0;
     const int n = n_stages(it);
+    const int from_round = it->n_rounds - (it->cached ? 2 : 1);  // the cached decoder keeps the round before too
     for (int i = 0; i < n; i++) {
         const int r = interp_round_of(it, i);
-        if (r >= 0 && r != it->n_rounds - 1) continue;  // greedy rounds before the last are let go whole
+        if (r >= 0 && r < from_round) continue;  // greedy rounds before those are let go whole
         const size_t f = stage_floats(it, i);
         if (it->keep[i] || f <= INTERP_KEEP_FLOATS) {
             kept += f;
@@ -108,13 +109,11 @@ static bool droppable(const Interp *it, int j) {
     return !it->evicted[j] && it->out[j] && it->out_size[j] > INTERP_KEEP_FLOATS && !it->keep[j] && !it->pinned[j];
 }
 
-static bool read_lately(const Interp *it, int seg) {
-    for (int r = 0; r < INTERP_RECENT; r++)
-        if (it->recent[r] == seg) return true;
-    return false;
-}
+// Read in this epoch (its pointers may still be held), or in the one before (likely read again).
+static bool read_now(const Interp *it, int seg) { return it->seg_read[seg] == it->read_epoch; }
+static bool read_lately(const Interp *it, int seg) { return it->seg_read[seg] + 1 >= it->read_epoch && it->seg_read[seg]; }
 
-void interp_make_room(Interp *it, size_t need, int protect) {
+void interp_make_room(Interp *it, size_t need, int protect, bool reading) {
     if (!it->budget_floats || it->transient.last_reader) return;
     while (it->trace_floats + need > it->budget_floats && it->n_spare > 0) {
         it->trace_floats -= it->spare_size[--it->n_spare];
@@ -128,8 +127,8 @@ void interp_make_room(Interp *it, size_t need, int protect) {
         for (int j = it->evict_from; j < it->n_done; j++) {
             if (!droppable(it, j)) continue;
             const int s = it->seg[j];
-            if (s == running || s == protect || (pass == 0 && (s == shown || read_lately(it, s))) ||
-                it->trace_floats + need <= it->budget_floats) {
+            if (s == running || s == protect || (reading && read_now(it, s)) ||
+                (pass == 0 && (s == shown || read_lately(it, s))) || it->trace_floats + need <= it->budget_floats) {
                 if (j < first_held) first_held = j;
                 continue;
             }
@@ -163,10 +162,32 @@ size_t interp_recompute_floats(Interp *it, int i) {
     return floats;
 }
 
-void interp_note_read(Interp *it, int i) {
-    if (!it->budget_floats || read_lately(it, it->seg[i])) return;
-    memmove(it->recent + 1, it->recent, sizeof it->recent[0] * (INTERP_RECENT - 1));
-    it->recent[0] = it->seg[i];
+void interp_note_read(Interp *it, int i) { it->seg_read[it->seg[i]] = it->read_epoch; }
+
+void interp_release_reads(const Interp *it) { ((Interp *)it)->read_epoch++; }
+
+bool interp_budget_check(Interp *it, bool refuse, Err *e) {
+    const size_t least = interp_min_trace_bytes(it), mb = 1024 * 1024;
+    it->min_floats = least / sizeof(float);
+    if (!it->budget_floats || it->budget_floats >= it->min_floats) return true;
+    if (!refuse || !it->budget_given) return it->budget_floats = it->min_floats, true;
+    const long long need = (long long)((least + mb - 1) / mb);
+    return err_set(e, "a trace budget of %lld MB is too small for this pass: what it keeps and its largest block take "
+                   "%lld MB (--trace-mb %lld is the smallest that works)",
+                   (long long)(it->budget_floats * sizeof(float) / mb), need, need);
 }
+
+// Packing a weight once keeps a second copy of it, which makes the products faster (the pass run
+// again, a greedy round of one row). Always without a budget and in a greedy round after the
+// first (the cached decoder's rows, one at a time); otherwise while the packs fit in the budget
+// beside the least the trace needs. Packed or not, the product has the same bits.
+bool interp_pays_to_pack(const Interp *it, int i, const Stage *st) {
+    if (!it->budget_floats || interp_round_of(it, i) > 0) return true;
+    const Shape *in = &st->in_shape[0];
+    const int K = in->ndim > 0 ? in->dim[in->ndim - 1] : 1, N = st->shape.ndim > 0 ? st->shape.dim[st->shape.ndim - 1] : 1;
+    return it->packs.floats + sgemm_packed_floats(N, K) + it->min_floats <= it->budget_floats;
+}
+
+size_t interp_trace_budget(const Interp *it) { return it->budget_floats * sizeof(float); }
 
 size_t interp_trace_bytes(const Interp *it) { return it->trace_floats * sizeof(float); }

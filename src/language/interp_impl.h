@@ -78,6 +78,7 @@ struct Interp {
     // A trace budget (interp_evict.c): outputs read only within their block are dropped, oldest
     // first, while the trace holds more than budget_floats, and recomputed when read.
     size_t budget_floats;   // 0: no budget
+    bool budget_given;      // RunSpec.trace_budget_given: refuse a pass it cannot hold (else raise it)
     size_t min_floats;      // the least budget this pass runs in (interp_min_trace_bytes)
     int *seg;               // [out_cap] each stage's block: a run of stages of one round, part and layer
     bool *keep;             // [out_cap] read by a stage of another block: never dropped for the budget
@@ -85,8 +86,10 @@ struct Interp {
     bool *mark;             // [out_cap] scratch for recomputing (all false between calls)
     int n_indexed;          // stages whose seg and keep are set
     int evict_from;         // no stage before it holds an output the budget may drop
-#define INTERP_RECENT 2
-    int recent[INTERP_RECENT];  // the blocks read last, the latest first (-1: none)
+    // A reader's pointer stays valid until interp_release_reads (or a step, a rewind, new inputs):
+    // what a reader read in the current epoch is never dropped.
+    unsigned read_epoch;    // counts releases
+    unsigned *seg_read;     // [out_cap] the epoch in which each block was last read (0: never)
 };
 
 // ---- interp_evict.c ----
@@ -100,8 +103,14 @@ void interp_evict_round(Interp *it, int k);
 // Sets seg and keep for the stages expanded since the last call (n_indexed on).
 void interp_index_stages(Interp *it);
 // With a budget, drops spares and then outputs until `need` more floats fit, sparing the block
-// being run, the block `protect` (-1: none), and, while it can, the last shown and read.
-void interp_make_room(Interp *it, size_t need, int protect);
+// being run, the block `protect` (-1: none), what was read since the last release when
+// `reading`, and, while it can, the block last run and the blocks read in the epoch before.
+void interp_make_room(Interp *it, size_t need, int protect, bool reading);
+// Sets min_floats for the stages expanded so far; a budget below it is refused (e set) when
+// `refuse` and the user gave it, else raised to it.
+bool interp_budget_check(Interp *it, bool refuse, Err *e);
+// Whether stage i's weight is packed once and kept (packs.h): see interp_evict.c.
+bool interp_pays_to_pack(const Interp *it, int i, const Stage *st);
 // Marks (it->mark) stage i and the dropped stages it needs recomputed, and returns the first:
 // the caller runs the marked stages in order, clearing the marks.
 int interp_plan_recompute(Interp *it, int i);

@@ -170,8 +170,10 @@ static bool score_last_inputs(Session *s, const SessionSpec *spec, const Vocab *
     return true;
 }
 
-// The spec's trace budget in bytes (at most SIZE_MAX: a 32-bit size_t holds under 4096 MB).
+// The spec's trace budget in bytes (at most SIZE_MAX: a 32-bit size_t holds under 4096 MB); 0,
+// none, for a negative trace_mb.
 static size_t trace_budget(const SessionSpec *spec) {
+    if (spec->trace_mb < 0) return 0;
     const unsigned long long b = (unsigned long long)(spec->trace_mb > 0 ? spec->trace_mb : trace_budget_default_mb()) << 20;
     return b > SIZE_MAX ? SIZE_MAX : (size_t)b;
 }
@@ -186,7 +188,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
                        .pack_weights = true,  // a session never changes its model's weights
                        .choice = session_decode_choice(spec, ls), .cached = spec->cached,
-                       .trace_budget = trace_budget(spec)};
+                       .trace_budget = trace_budget(spec), .trace_budget_given = spec->trace_mb > 0};
     // A lesson's ids are its own model's tokens: a model given in its place (a folder the user
     // brings) tokenizes the lesson's text instead, where the lesson gives one.
     const bool replaced = spec->model_path && (ls->model_random || ls->model_path[0]) && ls->input[0];

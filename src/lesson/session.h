@@ -31,7 +31,8 @@ typedef struct {
     bool cached;               // generate with the cached decoder (rows.h) even if the program
                                // does not ask for it: the same bits, less work
     long long trace_mb;        // --trace-mb: the trace's budget in MB (RunSpec.trace_budget);
-                               // 0: trace_budget_default_mb()
+                               // 0: trace_budget_default_mb(), raised for a pass that needs
+                               // more; negative: none
 } SessionSpec;
 
 // Once open, a Session must stay where it is: its interpreter points into it (the program,

@@ -151,6 +151,7 @@ typedef struct {
     FILE *fp;                  // else the file, whose data section starts `base` bytes in
     uint64_t base;
     bool deferred;             // st_open: nothing read, each entry says where its bytes are
+    uint64_t file_bytes;       // the file's size then
 } Source;
 
 float st_f16_to_f32(uint16_t h) {
@@ -211,10 +212,15 @@ bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e) {
     const size_t n = (size_t)shape_numel(&en->shape);
     if (en->data) return memcpy(to, en->data, sizeof(float) * n), true;
     const char *path = en->source >= 0 && en->source < f->n_sources ? f->sources[en->source] : NULL;
-    FILE *fp = path ? fopen(path, "rb") : NULL;
-    if (!fp)
-        return err_code(e, ERR_IO, "%s: tensor '%s' could not be read: %s", path ? path : "the weights", en->name,
-                        path ? strerror(errno) : "no file");
+    if (!path) return err_code(e, ERR_IO, "tensor '%s': no file to read it from", en->name);
+    size_t bytes;
+    FILE *fp = file_open_within(path, "the weights file", LIMIT_FILE_MB, &bytes, e);  // a regular file still
+    if (!fp) return err_prefix(e, "tensor '%s'", en->name);
+    if (bytes != en->file_bytes) {
+        fclose(fp);
+        return err_code(e, ERR_IO, "%s: the file changed while it was read (%llu bytes, then %zu): tensor '%s' not read", path,
+                        (unsigned long long)en->file_bytes, bytes, en->name);
+    }
     const bool ok = read_range(to, fp, en->begin, en->end, (Dtype)en->dtype, path, en->name, e);
     fclose(fp);
     return ok;
@@ -235,7 +241,8 @@ static bool fill_entries(StFile *f, const Pending *p, int n, const Source *src, 
         f->n_entries++;
         if (!en->name) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
         if (src->deferred) {
-            *en = (StEntry){en->name, en->shape, NULL, 0, src->base + p[i].begin, src->base + p[i].end, (int)p[i].dtype};
+            *en = (StEntry){en->name, en->shape, NULL, 0, src->base + p[i].begin, src->base + p[i].end, (int)p[i].dtype,
+                            src->file_bytes};
             continue;
         }
         en->data = f->arena + at;
@@ -321,7 +328,7 @@ static bool load_file(StFile *f, const char *path, bool deferred, Err *e) {
     if (ok && fread(header, 1, (size_t)hlen, fp) != hlen)
         ok = err_code(e, ERR_IO, "%s: the header could not be read (the file changed while it was read?)", path);
     if (ok) {
-        const Source src = {.fp = fp, .base = 8 + hlen, .deferred = deferred};
+        const Source src = {.fp = fp, .base = 8 + hlen, .deferred = deferred, .file_bytes = n};
         f->sources = deferred ? malloc(sizeof *f->sources) : NULL;
         if (f->sources && (f->sources[0] = dup_str(path))) f->n_sources = 1;
         if (deferred && f->n_sources != 1) ok = err_code(e, ERR_MEMORY, "%s: out of memory", path);
@@ -329,6 +336,7 @@ static bool load_file(StFile *f, const char *path, bool deferred, Err *e) {
     }
     free(header);
     fclose(fp);
+    if (!ok) st_free(f);  // (parse_json frees what it made; the sources are ours)
     return ok;
 }
 
@@ -465,6 +473,11 @@ bool st_save(const char *path, const StTensor *ts, int n, const StMeta *meta, in
 
 bool st_save_as(const char *path, const StTensor *ts, int n, const StMeta *meta, int n_meta, StDtype dtype,
                 Err *e) {
+    return st_save_stream(path, ts, n, meta, n_meta, dtype, NULL, NULL, e);
+}
+
+bool st_save_stream(const char *path, const StTensor *ts, int n, const StMeta *meta, int n_meta, StDtype dtype,
+                    StGet get, void *ctx, Err *e) {
     char *header = build_header(ts, n, meta, n_meta, dtype);
     if (!header) return err_set(e, "%s: out of memory building the header", path);
     size_t hlen = strlen(header);
@@ -478,11 +491,16 @@ bool st_save_as(const char *path, const StTensor *ts, int n, const StMeta *meta,
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
     bool ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(header, 1, hlen, fp) == hlen;
     for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
+    int missing = -1;  // a tensor `get` could not give
     for (int i = 0; ok && i < n; i++) {
-        ok = write_values(fp, ts[i].data, (size_t)shape_numel(&ts[i].shape), dtype);
+        const float *x = ts[i].data ? ts[i].data : get ? get(ctx, i) : NULL;
+        if (!x) missing = i, ok = false;
+        else ok = write_values(fp, x, (size_t)shape_numel(&ts[i].shape), dtype);
     }
     free(header);
     if (fclose(fp) != 0) ok = false;
+    if (missing >= 0) return err_code(e, ERR_MEMORY, "%s: %s could not be had (out of memory recomputing it)", path,
+                                      ts[missing].name);
     if (!ok) return err_set(e, "%s: write failed: %s", path, strerror(errno));
     return true;
 }

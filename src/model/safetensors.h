@@ -19,10 +19,11 @@ typedef struct {
     float *data;  // [shape], inside StFile.arena; NULL when the entry is only where its bytes
                   // are (st_open): st_read_entry reads it
     // Where a deferred entry's bytes are: StFile.sources[source], bytes [begin, end) of it,
-    // stored as `dtype` (a StDtype).
+    // stored as `dtype` (a StDtype); the file had file_bytes bytes when it was opened.
     int source;
     uint64_t begin, end;
     int dtype;
+    uint64_t file_bytes;
 } StEntry;
 
 typedef struct {
@@ -85,5 +86,11 @@ bool st_save(const char *path, const StTensor *tensors, int n, const StMeta *met
 // The same with every tensor stored as `dtype`.
 bool st_save_as(const char *path, const StTensor *tensors, int n, const StMeta *meta, int n_meta,
                 StDtype dtype, Err *e);
+// The same for numbers had one tensor at a time: a tensor whose data is NULL is asked of
+// get(ctx, i) just before it is written (so a trace under a budget recomputes one at a time and
+// lets each go after); NULL from get fails the write, naming the tensor.
+typedef const float *(*StGet)(void *ctx, int i);
+bool st_save_stream(const char *path, const StTensor *tensors, int n, const StMeta *meta, int n_meta,
+                    StDtype dtype, StGet get, void *ctx, Err *e);
 
 #endif

@@ -38,9 +38,10 @@ long long trace_budget_default_mb(void) {
 #ifdef __EMSCRIPTEN__
     return 1024;  // a quarter of the 4 GB a page may have at most
 #else
+    enum { LEAST_MB = 256 };  // when the machine's memory cannot be read, or is tiny
     const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     const long long mb = pages > 0 && size > 0 ? (long long)pages / 4 * size >> 20 : 0;
-    return mb >= 256 ? mb : 256;  // a quarter of the machine's memory
+    return mb >= LEAST_MB ? mb : LEAST_MB;  // a quarter of the machine's memory
 #endif
 }
 

@@ -363,15 +363,29 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
     );
 }
 
+static void run_op_backward(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
+                            const float *dy, const float *y, const float *const in[STAGE_MAX_IN]);
+
 // Stage i's backward kernel: dy ([B, its shape]) into the input gradients dst (NULL: not wanted).
-static void run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
+// False when its output or an input could not be had (out of memory recomputing it under a
+// trace budget); nothing is written then.
+static bool run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
                        const float *dy, BackwardMistake mistake) {
     const Stage *st = interp_stage(it, i);
-    const int B = interp_batch(it);
     const float *y = interp_output(it, i);
     const float *in[STAGE_MAX_IN] = {0};
-    for (int j = 0; j < st->n_in; j++) in[j] = interp_input(it, i, j);
-    if (mistake != MISTAKE_NONE && mistake_backward(mistake, st, dst, fresh, dy, in, y, B)) return;
+    bool have = y != NULL;
+    for (int j = 0; j < st->n_in; j++) have = (in[j] = interp_input(it, i, j)) && have;
+    if (!have) return false;
+    if (mistake == MISTAKE_NONE || !mistake_backward(mistake, st, dst, fresh, dy, in, y, interp_batch(it)))
+        run_op_backward(it, i, dst, fresh, dy, y, in);
+    return true;
+}
+
+static void run_op_backward(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
+                            const float *dy, const float *y, const float *const in[STAGE_MAX_IN]) {
+    const Stage *st = interp_stage(it, i);
+    const int B = interp_batch(it);
     const Shape *s0 = &st->in_shape[0];
     const size_t n = (size_t)shape_numel(&st->shape) * B;
     switch (st->op) {
@@ -482,13 +496,15 @@ void backward_transient(const Interp *it, int from, bool *transient) {
     }
 }
 
-static void stage_backward(Grads *g, const Interp *it, int i) {
+static bool stage_backward(Grads *g, const Interp *it, int i) {
     const Stage *st = interp_stage(it, i);
     float *dst[STAGE_MAX_IN] = {0};
     bool fresh[STAGE_MAX_IN] = {0};  // decided for every input before any buffer is handed out
     for (int j = 0; j < st->n_in; j++) fresh[j] = first_writer(g, st, j);
     for (int j = 0; j < st->n_in; j++) dst[j] = destination(g, it, i, j, fresh[j]);
-    run_kernel(it, i, dst, fresh, g->d[i], g->mistake);
+    const bool ran = run_kernel(it, i, dst, fresh, g->d[i], g->mistake);
+    interp_release_reads(it);  // the forward's outputs it read may go again (a trace budget)
+    return ran;
 }
 
 size_t backward_input_floats(const Interp *it, int i, int j) {
@@ -518,8 +534,7 @@ bool backward_contributions(const Grads *g, const Interp *it, int i, float *cons
         size_t col;
         if (dst[j] && stage_input_strided(st, j, &whole, &col)) dst[j] += col;  // written in place in the whole
     }
-    run_kernel(it, i, dst, fresh, dy, g->mistake);
-    return true;
+    return run_kernel(it, i, dst, fresh, dy, g->mistake);
 }
 
 // An op with no backward pass: argmax's ids are piecewise constant in x, so no gradient exists.
@@ -582,7 +597,8 @@ bool backward(Grads *g, const Interp *it, int from, const float *dfrom, Err *e) 
     memcpy(d, dfrom, sizeof(float) * (size_t)shape_numel(&interp_stage(it, from)->shape) * interp_batch(it));
     for (int i = from; i >= 0; i--) {
         const Stage *st = interp_stage(it, i);
-        if (g->live[i]) stage_backward(g, it, i);
+        if (g->live[i] && !stage_backward(g, it, i))
+            return err_code(e, ERR_MEMORY, "%s: out of memory recomputing its forward output or inputs", st->id);
         if (g->live[i] && g->check_finite && !finite_after(g, it, i, e)) return false;
         for (int j = 0; j < st->n_in && g->live[i]; j++)
             if (st->in[j].kind == REF_STAGE && !g->d[st->in[j].index])

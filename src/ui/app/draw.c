@@ -80,6 +80,9 @@ static void toast(Ui *ui, Rect center, const char *msg) {
 // drag, when the larger text leaves less room). + never shrinks a heatmap.
 void app_draw(Ui *ui, const App *a) {
     ui->n_floor = 0;
+    // The last frame's reads are done with: under a trace budget what it showed may go again
+    // (this frame reads what it shows anew, the same numbers).
+    if (a->loaded && a->session.it) interp_release_reads(a->session.it);
     if (a->scale > 1.0f) {
         gfx_set_dry(ui->g, true), ui->measuring = true;
         draw_frame(ui, a, 1.0f);

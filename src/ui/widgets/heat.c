@@ -133,9 +133,10 @@ static const HeatEntry *cached_image(Ui *ui, const HeatSpec *h, int r0, int r1, 
         gfx_image_free(old->im);
         old->im = NULL;
     }
-    c->pixels += (size_t)w * ht;
+    GfxImage *im = gfx_image(ui->g, px, w, ht);
+    if (im) c->pixels += (size_t)w * ht;
     *slot = (HeatEntry){{h->key[0], h->key[1], h->key[2], h->key[3], h->key[4]}, r0, r1, c0, c1, w, ht,
-                        gfx_image(ui->g, px, w, ht), map, lo, hi, bar_lo, bar_hi, c->clock};
+                        im, map, lo, hi, bar_lo, bar_hi, c->clock};
     free(px);
     return slot;
 }
