@@ -68,8 +68,27 @@ static void test_bad_links(void) {
           "cut: %s", l.error);
 }
 
+// A model folder on the same site (the example), its text or ids; nothing outside it.
+static void test_model(void) {
+    Link l;
+    CHECK(link_parse("?model=models/gpt2/&input=The+capital+of+France+is", &l), "%s", l.error);
+    CHECK(!strcmp(l.model, "models/gpt2") && !strcmp(l.input, "The capital of France is") && !l.lesson[0],
+          "model '%s', input '%s'", l.model, l.input);
+    CHECK(link_parse("model=a/tiny-gpt2&ids=5,17,3&stage=generator.logits", &l) && !strcmp(l.ids, "5,17,3") &&
+              !strcmp(l.model, "a/tiny-gpt2"),
+          "ids '%s': %s", l.ids, l.error);
+    static const char *const outside[] = {"model=../secret", "model=/etc", "model=a/../../b", "model=https://x.org/m",
+                                          "model=a/./b", "model="};
+    for (int k = 0; k < 6; k++)
+        CHECK(!link_parse(outside[k], &l) && strstr(l.error, "is not a folder of this site"), "%s: '%s'", outside[k],
+              l.error);
+    CHECK(!link_parse("ids=1,two", &l) && strstr(l.error, "ids='1,two' is not token ids separated by commas"), "%s",
+          l.error);
+}
+
 int main(void) {
     test_example();
+    test_model();
     test_defaults_and_decoding();
     test_bad_links();
     return check_finish("test_link");

@@ -25,6 +25,7 @@ static const char lesson_usage[] =
     "  --json          with --print: the tensor as JSON, {\"id\", \"shape\", \"values\"}, every\n"
     "                  float exact (a masked -inf is null)\n"
     "  --input TEXT    replace the lesson's input\n"
+    "  --src-ids LIST  token ids instead (a model folder without a tokenizer)\n"
     "  --trace-mb N    the memory the pass's outputs may hold, in MB (as for `run`)\n"
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
@@ -133,7 +134,7 @@ static int run_against(const CliOptions *o) {
     return EXIT_OK;
 }
 
-enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_JSON | OPT_INPUT | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
+enum { LESSON_OPTS = OPT_TO | OPT_PRINT | OPT_JSON | OPT_INPUT | OPT_SRC_IDS | OPT_TARGET | OPT_MAX_LEN | OPT_MODEL |
                      OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_WINDOW | OPT_AGAINST | OPT_DECODE | OPT_TRACE_MB };
 
 int cmd_lesson(int argc, char **argv) {

@@ -65,6 +65,22 @@ static bool size_value(Link *l, const char *v) {
     return true;
 }
 
+// A folder on the site: a relative path of letters, digits and - _ . / with no part "." or
+// "..", so a link can name nothing outside the site (nor another site).
+static bool model_value(Link *l, const char *v) {
+    const size_t n = strlen(v);
+    bool ok = n > 0 && n < sizeof l->model && v[0] != '/' && all_of(v, "-_./");
+    for (const char *p = v; ok && *p;) {
+        const size_t k = strcspn(p, "/");
+        ok = !((k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.'));
+        p += k + (p[k] == '/');
+    }
+    if (!ok) return bad(l, "model", v, "is not a folder of this site (a relative path such as models/gpt2/, no '..')");
+    snprintf(l->model, sizeof l->model, "%s", v);
+    for (size_t k = strlen(l->model); k > 0 && l->model[k - 1] == '/';) l->model[--k] = '\0';
+    return true;
+}
+
 static bool one(Link *l, const char *name, const char *v) {
     if (!strcmp(name, "lesson")) {
         if (!*v || strlen(v) >= sizeof l->lesson || !all_of(v, "-_") || isupper((unsigned char)v[0]))
@@ -84,13 +100,22 @@ static bool one(Link *l, const char *name, const char *v) {
         snprintf(l->replay, sizeof l->replay, "%s", v);
         for (char *c = l->replay; *c; c++)
             if (*c == ';') *c = '\n';
+    } else if (!strcmp(name, "model")) {
+        return model_value(l, v);
+    } else if (!strcmp(name, "input")) {
+        if (strlen(v) >= sizeof l->input) return bad(l, "input", v, "is too long");
+        snprintf(l->input, sizeof l->input, "%s", v);
+    } else if (!strcmp(name, "ids")) {
+        if (!*v || strspn(v, "0123456789,") != strlen(v))
+            return bad(l, "ids", v, "is not token ids separated by commas (3,4,5)");
+        snprintf(l->ids, sizeof l->ids, "%s", v);
     } else if (!strcmp(name, "bench")) {
         l->bench = strcmp(v, "0") != 0;
     } else if (!strcmp(name, "wasm")) {  // read by the page's loader (index.html), checked here
         if (strcmp(v, "madd") && strcmp(v, "plain")) return bad(l, "wasm", v, "is not madd or plain");
         l->plain_wasm = !strcmp(v, "plain");
     } else {
-        return bad(l, name, v, "is not a parameter: lesson, stage, view, size, replay, bench or wasm");
+        return bad(l, name, v, "is not a parameter: lesson, stage, view, size, replay, model, input, ids, bench or wasm");
     }
     return true;
 }

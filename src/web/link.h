@@ -5,6 +5,11 @@
 //   view=NAME     stage, attention, decoding, positions, training or compare
 //   size=WxH      the canvas, fixed, at the page's top-left corner (default: the browser window)
 //   replay=TEXT   a replay (src/ui/platform/events.h's format), lines split by new lines or ';'
+//   model=PATH    a model folder in the hub's layout on the same site, relative to the page
+//                 (models/gpt2/): the page opens it as `stepformer --model DIR` does, its files
+//                 fetched from the site (a teacher hosts a copy for a class)
+//   input=TEXT    the text the model reads (with model=, or replacing a lesson's input)
+//   ids=LIST      token ids instead of text, comma separated (a folder without a tokenizer)
 //   bench=1       the benchmark page instead of the window
 //   wasm=plain    the program's multiply-adds rewritten into a multiply then an add, as the page
 //                 does anyway where the browser lacks relaxed SIMD (wasm=madd, the default: fused
@@ -15,7 +20,7 @@
 
 #include <stdbool.h>
 
-enum { LINK_MIN_SIZE = 320, LINK_MAX_SIZE = 8192, LINK_REPLAY_MAX = 8192 };
+enum { LINK_MIN_SIZE = 320, LINK_MAX_SIZE = 8192, LINK_REPLAY_MAX = 8192, LINK_MODEL_MAX = 200, LINK_INPUT_MAX = 1024 };
 
 typedef struct {
     char lesson[64];       // "" : the default lesson
@@ -23,6 +28,9 @@ typedef struct {
     int view;              // an index into link_view_names, or -1
     int w, h;              // 0 x 0: the browser window
     char replay[LINK_REPLAY_MAX];  // the replay's text, one directive or event a line ("" : none)
+    char model[LINK_MODEL_MAX];    // a folder on the site, relative, without a trailing '/' ("" : none)
+    char input[LINK_INPUT_MAX];    // text ("" : none)
+    char ids[LINK_REPLAY_MAX];     // "3,4,5" ("" : none)
     bool bench;
     bool plain_wasm;       // wasm=plain: the loader rewrote the multiply-adds (src/web/wasm_madd.js)
     char error[300];       // what is wrong with the link ("" : nothing); the fields read before it stay

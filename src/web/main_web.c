@@ -73,7 +73,11 @@ int main(void) {
         return 0;
     }
     WindowOptions o = {.course_dir = WEB_ROOT "/lessons", .view = -1, .announce = true};
-    o.spec.lesson_path = lesson_file();
+    o.spec.lesson_path = page.model[0] && !page.lesson[0] ? NULL : lesson_file();
+    static char model[sizeof WEB_ROOT + LINK_MODEL_MAX + 1];
+    if (!error[0] && page.model[0]) snprintf(model, sizeof model, "%s/%s", WEB_ROOT, page.model), o.spec.model_path = model;
+    if (!error[0] && page.input[0]) o.spec.input = page.input;
+    if (!error[0] && page.ids[0]) o.spec.src_ids = page.ids;
     o.replay = replay_file();
     if (!error[0]) o.stage = page.stage[0] ? page.stage : NULL, o.view = page.view;
     o.error = error[0] ? error : NULL;

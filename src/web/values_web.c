@@ -5,19 +5,29 @@
 #include <emscripten.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "session.h"
 #include "web_root.h"
 
 // JSON as interp_stage_json writes it, or {"error": ...}. The text stays valid until the next call.
+// `lesson` is a course lesson's name, or "model:PATH|IDS": a model folder of the site (as a
+// model= link names it, fetched already by the page) reading those ids.
 EMSCRIPTEN_KEEPALIVE const char *web_stage_values(const char *lesson, const char *stage) {
     static char *last;
     free(last), last = NULL;
-    char path[300];
-    snprintf(path, sizeof path, "%s/lessons/%s.md", WEB_ROOT, lesson);
+    char path[300], ids[2048] = "";
+    SessionSpec spec = {.lesson_path = path};
+    const char *bar = strchr(lesson, '|');
+    if (!strncmp(lesson, "model:", 6) && bar) {
+        snprintf(path, sizeof path, "%s/%.*s", WEB_ROOT, (int)(bar - lesson - 6), lesson + 6);
+        snprintf(ids, sizeof ids, "%s", bar + 1);
+        spec = (SessionSpec){.model_path = path, .src_ids = ids};
+    } else {
+        snprintf(path, sizeof path, "%s/lessons/%s.md", WEB_ROOT, lesson);
+    }
     Session s;
     Err e = {{0}};
-    const SessionSpec spec = {.lesson_path = path};
     bool by_round;
     if (session_open(&s, &spec, &e)) {
         const int k = interp_run(s.it, &e) ? interp_find_stage(s.it, stage, path, &by_round, &e) : -1;

@@ -28,6 +28,8 @@
    program says it is, where the CPU has FMA.
 8. A link loaded the way a teacher checks one, by Chromium's one-shot --dump-dom and --screenshot
    on virtual time, reaches 'stepformer: ready' and draws the window (three links).
+9. A model folder of GPT-2's layout (small random weights, made here) named by a model= link on
+   the same site: drawn, its numbers the native program's, and a folder the site lacks refused.
 
 Ends with 'N passed, N failed' and exits 1 on any failure.
 """
@@ -588,6 +590,44 @@ def test_plain_program(b, srv, stepformer, tmp):
               f"numbers: {why}", flush=True)
 
 
+def test_model_link(b, stepformer, site, tmp):
+    """A model folder on the same site, named by a link (model=, ids=): a folder of GPT-2's layout
+    made here with small random weights and no tokenizer. The page fetches it, draws, and its
+    stage's numbers are `stepformer lesson lessons/gpt2.md --model DIR --src-ids ... --print` to
+    1e-5. A folder the site lacks gives the error title and a drawn message."""
+    hosted = os.path.join(tmp, "model-site")
+    shutil.copytree(site, hosted)
+    folder = os.path.join(hosted, "models", "tiny-gpt2")
+    os.makedirs(os.path.dirname(folder), exist_ok=True)
+    subprocess.run([stepformer, "init", "--program", "lessons/gpt2.md", "--config",
+                    "n_layer=2 n_head=2 n_embd=32 n_inner=64 n_positions=64 vocab_size=100", "--seed", "7",
+                    "--out", folder + "/"], check=True, capture_output=True)
+    ids, stage = "5,17,3,42", "step.0.decoder.layers.1.self_attn.weights"
+    srv = Server(hosted)
+    try:
+        b.size(1280, 720)
+        b.open(srv.base + f"index.html?model=models/tiny-gpt2/&ids={ids}&stage={stage}&size=1280x720")
+        title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        check(title.startswith("stepformer: ready"), f"a model= link: '{title}'")
+        shot = os.path.join(tmp, "model-link.png")
+        b.screenshot(shot, 1280, 720)
+        check(colours(shot) > 20, "a model= link: a blank page")
+        native = subprocess.run([stepformer, "lesson", "lessons/gpt2.md", "--model", folder, "--src-ids", ids,
+                                 "--print", stage, "--json"], capture_output=True, text=True, check=True)
+        ok, why = same_values(page_values(b, f"model:models/tiny-gpt2|{ids}", stage), json.loads(native.stdout))
+        check(ok, f"a model= link: {stage} against the native program: {why}")
+        b.open(srv.base + "index.html?model=models/no-such-model/&ids=1,2&size=1280x720")
+        title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        check(title.startswith("stepformer: error") and "config.json could not be fetched" in title,
+              f"a model= link to a folder the site lacks: '{title}'")
+        shot = os.path.join(tmp, "model-missing.png")
+        b.screenshot(shot, 1280, 720)
+        check(colours(shot) > 20, "a missing model folder: a blank page")
+    finally:
+        srv.close()
+    print("a model= link: checked", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--site", required=True)
@@ -610,6 +650,7 @@ def main():
             test_bad_links(b, srv, tmp)
             test_one_shot(srv, tmp)
             test_missing_model(b, args.site, tmp)
+            test_model_link(b, os.path.abspath(args.stepformer), args.site, tmp)
             test_requests(b)  # every request the page made in all of the above
     finally:
         b.close()

@@ -40,7 +40,8 @@ static bool model_ready(const char *path, double *progress, Err *e) {
     for (const char *f = files; *f;) {
         const size_t len = strcspn(f, " ");
         snprintf(file, sizeof file, "%s/%.*s", path, (int)len, f);
-        ready = platform_file_ready(file, &got, e) && ready;
+        // The weights must be there; a tokenizer may not (the folder then takes ids).
+        ready = (f == files ? platform_file_ready(file, &got, e) : platform_file_settled(file, &got, e)) && ready;
         if (e->msg[0]) return *progress = -1.0, false;
         if (f == files) *progress = got;  // the weights are most of the bytes
         f += len + (f[len] == ' ');

@@ -35,6 +35,9 @@ bool platform_fetches_files(void);
 // is being fetched (in the browser, from the site): *progress gets the fraction so far (0-1),
 // and a fetch that failed sets e and returns false with *progress < 0.
 bool platform_file_ready(const char *path, double *progress, Err *e);
+// The same for a file a folder may lack (a model folder's tokenizer): true also once the site
+// has said it has no such file (404), which is then not an error.
+bool platform_file_settled(const char *path, double *progress, Err *e);
 // A file the program has written for the user (a PNG, a trained model): in the browser it is
 // offered as a download, on the desktop it stays where it was written. Returns a message that
 // says where it went ("saved shot.png", "downloaded shot.png").

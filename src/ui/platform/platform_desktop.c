@@ -60,6 +60,8 @@ bool platform_file_ready(const char *path, double *progress, Err *e) {
     return true;  // on disk: whoever opens it reports a missing file
 }
 
+bool platform_file_settled(const char *path, double *progress, Err *e) { return platform_file_ready(path, progress, e); }
+
 void platform_deliver(const char *path, char *msg, unsigned long n) { snprintf(msg, n, "saved %s", path); }
 
 void platform_share_link(const char *query, char *msg, unsigned long n) {

@@ -54,7 +54,7 @@ void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx) {
 
 // ---- files fetched on demand ----
 enum { MAX_FETCHES = 64 };
-typedef enum { FETCH_RUNNING, FETCH_FAILED } FetchState;
+typedef enum { FETCH_RUNNING, FETCH_FAILED, FETCH_MISSING } FetchState;  // MISSING: the site has no such file (404)
 typedef struct {
     char path[512];
     FetchState state;
@@ -74,7 +74,8 @@ static void fetched(unsigned handle, void *arg, const char *file) {
 static void fetch_failed(unsigned handle, void *arg, int status) {
     (void)handle;
     Fetch *f = arg;
-    f->state = FETCH_FAILED;
+    enum { HTTP_NOT_FOUND = 404 };
+    f->state = status == HTTP_NOT_FOUND ? FETCH_MISSING : FETCH_FAILED;
     snprintf(f->why, sizeof f->why, "the site answered %d", status);
 }
 
@@ -122,7 +123,12 @@ static bool normalise(char *out, size_t cap, const char *path) {
 
 bool platform_fetches_files(void) { return true; }
 
-bool platform_file_ready(const char *asked, double *progress, Err *e) {
+static bool file_ready(const char *asked, bool may_lack, double *progress, Err *e);
+
+bool platform_file_ready(const char *asked, double *progress, Err *e) { return file_ready(asked, false, progress, e); }
+bool platform_file_settled(const char *asked, double *progress, Err *e) { return file_ready(asked, true, progress, e); }
+
+static bool file_ready(const char *asked, bool may_lack, double *progress, Err *e) {
     *progress = 1.0;
     if (access(asked, R_OK) == 0) return true;
     char path[512];
@@ -131,8 +137,10 @@ bool platform_file_ready(const char *asked, double *progress, Err *e) {
         return true;  // not one of the site's files: whoever opens it reports it missing
     for (int i = 0; i < n_fetches; i++)
         if (!strcmp(fetches[i].path, path)) {
-            *progress = fetches[i].state == FETCH_FAILED ? -1.0 : fetches[i].progress;
-            if (fetches[i].state == FETCH_FAILED) err_set(e, "%s could not be fetched: %s", path + root + 1, fetches[i].why);
+            if (fetches[i].state == FETCH_MISSING && may_lack) return true;
+            const bool failed = fetches[i].state != FETCH_RUNNING;
+            *progress = failed ? -1.0 : fetches[i].progress;
+            if (failed) err_set(e, "%s could not be fetched: %s", path + root + 1, fetches[i].why);
             return false;
         }
     if (n_fetches == MAX_FETCHES) return err_set(e, "too many files fetched at once (%d)", MAX_FETCHES), *progress = -1, false;
