@@ -30,9 +30,10 @@ static bool grow_outputs(Interp *it) {
     if (pn) it->pinned = pn;
     bool *mk = realloc(it->mark, sizeof *mk * (size_t)cap);
     if (mk) it->mark = mk;
-    unsigned *sr = realloc(it->seg_read, sizeof *sr * (size_t)cap);
+    unsigned *sr = realloc(it->seg_read, sizeof *sr * (size_t)cap), *tr = realloc(it->stage_read, sizeof *tr * (size_t)cap);
     if (sr) it->seg_read = sr;
-    if (!no || !ns || !ev || !kd || !sg || !kp || !pn || !mk || !sr) return false;
+    if (tr) it->stage_read = tr;
+    if (!no || !ns || !ev || !kd || !sg || !kp || !pn || !mk || !sr || !tr) return false;
     for (int i = it->out_cap; i < cap; i++) kd[i] = ROWS_WHOLE;
     memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
     memset(ns + it->out_cap, 0, sizeof *ns * (size_t)(cap - it->out_cap));
@@ -40,6 +41,7 @@ static bool grow_outputs(Interp *it) {
     memset(pn + it->out_cap, 0, sizeof *pn * (size_t)(cap - it->out_cap));
     memset(mk + it->out_cap, 0, sizeof *mk * (size_t)(cap - it->out_cap));
     memset(sr + it->out_cap, 0, sizeof *sr * (size_t)(cap - it->out_cap));
+    memset(tr + it->out_cap, 0, sizeof *tr * (size_t)(cap - it->out_cap));
     it->out_cap = cap;
     return true;
 }
@@ -108,7 +110,7 @@ void interp_free(Interp *it) {
     free(it->out_size);
     free(it->evicted);
     free(it->kind);
-    free(it->seg), free(it->keep), free(it->pinned), free(it->mark), free(it->seg_read);
+    free(it->seg), free(it->keep), free(it->pinned), free(it->mark), free(it->seg_read), free(it->stage_read);
     for (int k = 0; k < it->n_spare; k++) free(it->spare[k]);
     free(it->spare);
     free(it->spare_size);

@@ -44,7 +44,7 @@ bool interp_to_spares(Interp *it, int i) {
 void interp_evict_round(Interp *it, int k) {
     for (int i = it->round_start[k]; i < it->round_start[k + 1] && i < it->n_done; i++) {
         if (it->evicted[i] || !it->out[i] || it->out_size[i] <= INTERP_KEEP_FLOATS) continue;
-        if (it->seg_read[it->seg[i]] == it->read_epoch) continue;  // a reader still holds it
+        if (it->stage_read[i] == it->read_epoch) continue;  // a reader still holds it
         if (!interp_to_spares(it, i)) return;  // then the rest of round k stays whole
         it->evicted[i] = true;
     }
@@ -109,8 +109,9 @@ static bool droppable(const Interp *it, int j) {
     return !it->evicted[j] && it->out[j] && it->out_size[j] > INTERP_KEEP_FLOATS && !it->keep[j] && !it->pinned[j];
 }
 
-// Read in this epoch (its pointers may still be held), or in the one before (likely read again).
-static bool read_now(const Interp *it, int seg) { return it->seg_read[seg] == it->read_epoch; }
+// Stage j read in this epoch (a reader may still hold its pointer); block seg read in this
+// epoch or the one before (likely to be read again).
+static bool read_now(const Interp *it, int j) { return it->stage_read[j] == it->read_epoch; }
 static bool read_lately(const Interp *it, int seg) { return it->seg_read[seg] + 1 >= it->read_epoch && it->seg_read[seg]; }
 
 void interp_make_room(Interp *it, size_t need, int protect, bool reading) {
@@ -127,7 +128,7 @@ void interp_make_room(Interp *it, size_t need, int protect, bool reading) {
         for (int j = it->evict_from; j < it->n_done; j++) {
             if (!droppable(it, j)) continue;
             const int s = it->seg[j];
-            if (s == running || s == protect || (reading && read_now(it, s)) ||
+            if (s == running || s == protect || (reading && read_now(it, j)) ||
                 (pass == 0 && (s == shown || read_lately(it, s))) || it->trace_floats + need <= it->budget_floats) {
                 if (j < first_held) first_held = j;
                 continue;
@@ -162,7 +163,7 @@ size_t interp_recompute_floats(Interp *it, int i) {
     return floats;
 }
 
-void interp_note_read(Interp *it, int i) { it->seg_read[it->seg[i]] = it->read_epoch; }
+void interp_note_read(Interp *it, int i) { it->seg_read[it->seg[i]] = it->stage_read[i] = it->read_epoch; }
 
 void interp_release_reads(const Interp *it) { ((Interp *)it)->read_epoch++; }
 

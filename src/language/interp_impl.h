@@ -90,6 +90,7 @@ struct Interp {
     // what a reader read in the current epoch is never dropped.
     unsigned read_epoch;    // counts releases
     unsigned *seg_read;     // [out_cap] the epoch in which each block was last read (0: never)
+    unsigned *stage_read;   // [out_cap] the same for each stage: those of this epoch are held
 };
 
 // ---- interp_evict.c ----

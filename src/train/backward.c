@@ -365,18 +365,21 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
 
 static void run_op_backward(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
                             const float *dy, const float *y, const float *const in[STAGE_MAX_IN]);
+static bool reads_output(const Stage *st);
+static bool reads_input(const Stage *st, int j);
 
 // Stage i's backward kernel: dy ([B, its shape]) into the input gradients dst (NULL: not wanted).
-// False when its output or an input could not be had (out of memory recomputing it under a
-// trace budget); nothing is written then.
+// False when its output or an input it reads could not be had (out of memory recomputing it
+// under a trace budget); nothing is written then. (Training's transient outputs the kernel does
+// not read are gone by now, NULL, and not asked for: reads_output, reads_input.)
 static bool run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
                        const float *dy, BackwardMistake mistake) {
     const Stage *st = interp_stage(it, i);
     const float *y = interp_output(it, i);
     const float *in[STAGE_MAX_IN] = {0};
-    bool have = y != NULL;
-    for (int j = 0; j < st->n_in; j++) have = (in[j] = interp_input(it, i, j)) && have;
-    if (!have) return false;
+    bool have = y || !reads_output(st);
+    for (int j = 0; j < st->n_in; j++) have = ((in[j] = interp_input(it, i, j)) || !reads_input(st, j)) && have;
+    if (!have && mistake == MISTAKE_NONE) return false;
     if (mistake == MISTAKE_NONE || !mistake_backward(mistake, st, dst, fresh, dy, in, y, interp_batch(it)))
         run_op_backward(it, i, dst, fresh, dy, y, in);
     return true;
