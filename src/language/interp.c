@@ -378,7 +378,9 @@ StepStatus interp_step(Interp *it, Err *e) {
     it->read_epoch++;  // a step releases the reads before it
     if (k >= keep && it->round_start[k] == it->n_done) interp_evict_round(it, k - keep);  // a round starts
     const size_t need = (size_t)shape_numel(&interp_stage(it, it->n_done)->shape) * (size_t)it->B + 1;
-    interp_make_room(it, it->out_size[it->n_done] >= need ? 0 : interp_want_floats(it->greedy, need), -1, false);
+    const int from = it->cached && k > 0 ? cached_from(it, it->n_done) : -1;  // its round-before twin, if dropped
+    const size_t again = it->budget_floats && from >= 0 && it->evicted[from] ? interp_recompute_floats(it, from) : 0;
+    interp_make_room(it, (it->out_size[it->n_done] >= need ? 0 : interp_want_floats(it->greedy, need)) + again, -1, false);
     if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
     transient_release(&it->transient, it->n_done, interp_stage(it, it->n_done), it->out, it->out_size);
     it->n_done++;

@@ -486,6 +486,18 @@ def test_budget(b, srv, site):
     print(f"budget: site {total / 1e6:.2f} MB, first load {fetched / 1e6:.2f} MB, first frame {took:.2f} s", flush=True)
 
 
+def error_page(b, url, wants, tmp, name):
+    """Opens url: the title must be the error title holding every text of wants, and the canvas
+    must show the message (not a blank page)."""
+    b.size(1280, 720)
+    b.open(url)
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title.startswith("stepformer: error") and all(w in title for w in wants), f"{name}: '{title}'")
+    shot = os.path.join(tmp, name.replace(" ", "-") + ".png")
+    b.screenshot(shot, 1280, 720)
+    check(colours(shot) > 20, f"{name}: a blank page")
+
+
 def test_missing_model(b, site, tmp):
     """A site without a lesson's model: the page says so, with the file, and does not hang."""
     broken = os.path.join(tmp, "broken-site")
@@ -493,14 +505,8 @@ def test_missing_model(b, site, tmp):
     os.remove(os.path.join(broken, "assets", "models", "mistake-no-positions.safetensors"))
     srv = Server(broken)
     try:
-        b.size(1280, 720)
-        b.open(srv.base + "index.html?lesson=mistake-no-positions&size=1280x720")
-        title = b.wait_title(["stepformer: ready", "stepformer: error"])
-        check(title.startswith("stepformer: error") and "mistake-no-positions.safetensors could not be fetched" in title
-              and "404" in title, f"a missing model: '{title}'")
-        shot = os.path.join(tmp, "missing.png")
-        b.screenshot(shot, 1280, 720)
-        check(colours(shot) > 20, "a missing model: a blank page")
+        error_page(b, srv.base + "index.html?lesson=mistake-no-positions&size=1280x720",
+                   ["mistake-no-positions.safetensors could not be fetched", "404"], tmp, "a missing model")
     finally:
         srv.close()
     print("a missing model: checked", flush=True)
@@ -616,13 +622,8 @@ def test_model_link(b, stepformer, site, tmp):
                                  "--print", stage, "--json"], capture_output=True, text=True, check=True)
         ok, why = same_values(page_values(b, f"model:models/tiny-gpt2|{ids}", stage), json.loads(native.stdout))
         check(ok, f"a model= link: {stage} against the native program: {why}")
-        b.open(srv.base + "index.html?model=models/no-such-model/&ids=1,2&size=1280x720")
-        title = b.wait_title(["stepformer: ready", "stepformer: error"])
-        check(title.startswith("stepformer: error") and "config.json could not be fetched" in title,
-              f"a model= link to a folder the site lacks: '{title}'")
-        shot = os.path.join(tmp, "model-missing.png")
-        b.screenshot(shot, 1280, 720)
-        check(colours(shot) > 20, "a missing model folder: a blank page")
+        error_page(b, srv.base + "index.html?model=models/no-such-model/&ids=1,2&size=1280x720",
+                   ["models/no-such-model/config.json could not be fetched", "404"], tmp, "a missing model folder")
     finally:
         srv.close()
     print("a model= link: checked", flush=True)
