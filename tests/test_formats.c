@@ -118,6 +118,36 @@ static void test_roundtrip(void) {
     st_free(&f);
 }
 
+// st_open reads the header alone; st_read_entry then reads each tensor from the file, F32 and
+// widened from F16, the same numbers st_load gives. A file changed (a size unlike the one opened)
+// or removed in between is refused in one line naming the file and the tensor.
+static void test_deferred(void) {
+    float a[6] = {1, -2, 3.5f, 0, 0.25f, -1e4f}, b[3] = {7, 8, 9}, out[6];
+    StTensor t[2] = {{"alpha", shape2(2, 3), a}, {"beta", shape1(3), b}};
+    Err e = {{0}};
+    const char *p = tmp("deferred.safetensors"), *h = tmp("deferred-f16.safetensors");
+    CHECK(st_save(p, t, 2, NULL, 0, &e) && st_save_as(h, t, 2, NULL, 0, ST_F16, &e), "save: %s", e.msg);
+    StFile f, g;
+    bool ok = st_open(&f, p, &e) && st_open(&g, h, &e);
+    CHECK(ok, "open: %s", e.msg);
+    if (!ok) return;
+    const StEntry *ea = st_find(&f, "alpha"), *ha = st_find(&g, "alpha");
+    CHECK(ea && !ea->data && ha && !ha->data, "st_open reads no numbers");
+    CHECK(ea && st_read_entry(&f, ea, out, &e) && !memcmp(out, a, sizeof a), "F32 read in place: %s", e.msg);
+    CHECK(ha && st_read_entry(&g, ha, out, &e) && !memcmp(out, a, sizeof a), "F16 widened in place: %s", e.msg);
+    FILE *grow = fopen(p, "ab");  // the file changes after it was opened
+    CHECK(grow && fputs("more", grow) >= 0 && fclose(grow) == 0, "append to %s", p);
+    Err e2 = {{0}};
+    CHECK(ea && !st_read_entry(&f, ea, out, &e2) && strstr(e2.msg, "the file changed while it was read") &&
+              strstr(e2.msg, "tensor 'alpha'") && strstr(e2.msg, "deferred.safetensors"),
+          "a changed file: '%s'", e2.msg);
+    remove(h);
+    Err e3 = {{0}};
+    CHECK(ha && !st_read_entry(&g, ha, out, &e3) && strstr(e3.msg, "tensor 'alpha'") && strstr(e3.msg, "deferred-f16"),
+          "a removed file: '%s'", e3.msg);
+    st_free(&f), st_free(&g);
+}
+
 // The value of the 2-byte format nearest x, found by trying every finite value of it (ties:
 // the even bit pattern): the reference st_f32_to_f16 and st_f32_to_bf16 must agree with.
 static uint16_t nearest_by_search(float x, bool bf16) {
@@ -440,6 +470,7 @@ int main(void) {
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     test_bad_safetensors();
     test_roundtrip();
+    test_deferred();
     test_two_byte_save();
     test_load_matches_parse();
     test_models();
