@@ -12,15 +12,17 @@
 
 // JSON as interp_stage_json writes it, or {"error": ...}. The text stays valid until the next call.
 // `lesson` is a course lesson's name, or "model:PATH|IDS": a model folder of the site (as a
-// model= link names it, fetched already by the page) reading those ids.
+// model= link names it, fetched already by the page), or one the user gave the page (/user/N),
+// reading those ids.
 EMSCRIPTEN_KEEPALIVE const char *web_stage_values(const char *lesson, const char *stage) {
     static char *last;
     free(last), last = NULL;
     char path[300], ids[2048] = "";
     SessionSpec spec = {.lesson_path = path};
     const char *bar = strchr(lesson, '|');
-    if (!strncmp(lesson, "model:", 6) && bar) {
-        snprintf(path, sizeof path, "%s/%.*s", WEB_ROOT, (int)(bar - lesson - 6), lesson + 6);
+    if (!strncmp(lesson, "model:", 6) && bar) {  // a folder of the site, or (absolute) one the user gave the page
+        snprintf(path, sizeof path, "%s%s%.*s", lesson[6] == '/' ? "" : WEB_ROOT, lesson[6] == '/' ? "" : "/",
+                 (int)(bar - lesson - 6), lesson + 6);
         snprintf(ids, sizeof ids, "%s", bar + 1);
         spec = (SessionSpec){.model_path = path, .src_ids = ids};
     } else {

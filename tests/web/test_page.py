@@ -30,6 +30,9 @@
    on virtual time, reaches 'stepformer: ready' and draws the window (three links).
 9. A model folder of GPT-2's layout (small random weights, made here) named by a model= link on
    the same site: drawn, its numbers the native program's, and a folder the site lacks refused.
+10. The same folder from the disk, given to the page's file input (DOM.setFileInputFiles): drawn,
+   its numbers the native program's; a folder without config.json, and weights that are not
+   safetensors, refused with the error title.
 
 Ends with 'N passed, N failed' and exits 1 on any failure.
 """
@@ -629,6 +632,62 @@ def test_model_link(b, stepformer, site, tmp):
     print("a model= link: checked", flush=True)
 
 
+def give_files(b, paths):
+    """Gives the page's folder picker these files, as a user choosing them does (DevTools'
+    DOM.setFileInputFiles: the page reads them from disk, nothing is uploaded)."""
+    root = b.send("DOM.getDocument")["root"]["nodeId"]
+    node = b.send("DOM.querySelector", nodeId=root, selector="#files")["nodeId"]
+    b.send("DOM.setFileInputFiles", nodeId=node, files=paths)
+
+
+def test_file_picker(b, srv, stepformer, tmp):
+    """A model folder from the user's disk: a folder of GPT-2's layout (small random weights, no
+    tokenizer, made here, outside the site) given to the page's file input opens in the window,
+    and its stage's numbers are the native program's to 1e-5. A folder without config.json, and
+    one whose model.safetensors is not safetensors, each give the error title and a message."""
+    folder = os.path.join(tmp, "disk", "tiny-gpt2")
+    os.makedirs(os.path.dirname(folder), exist_ok=True)
+    subprocess.run([stepformer, "init", "--program", "lessons/gpt2.md", "--config",
+                    "n_layer=2 n_head=2 n_embd=32 n_inner=64 n_positions=64 vocab_size=100", "--seed", "8",
+                    "--out", folder + "/"], check=True, capture_output=True)
+    files = [os.path.join(folder, f) for f in sorted(os.listdir(folder))]
+    stage = "step.0.decoder.layers.0.self_attn.weights"
+    b.size(1280, 720)
+    b.open(srv.base + "index.html?size=1280x720")
+    b.wait_title(["stepformer: ready", "stepformer: error"])
+    give_files(b, files)
+    b.wait_title(["stepformer: opening"])
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title.startswith("stepformer: ready"), f"a folder from the disk: '{title}'")
+    shot = os.path.join(tmp, "picked.png")
+    b.screenshot(shot, 1280, 720)
+    check(colours(shot) > 20, "a folder from the disk: a blank page")
+    native = subprocess.run([stepformer, "lesson", "lessons/gpt2.md", "--model", folder, "--src-ids", "1,2,3,4",
+                             "--print", stage, "--json"], capture_output=True, text=True, check=True)
+    ok, why = same_values(page_values(b, "model:/user/1/model|1,2,3,4", stage), json.loads(native.stdout))
+    check(ok, f"a folder from the disk: {stage} against the native program: {why}")
+    # Bad folders: no config.json; weights that are not safetensors.
+    notes = os.path.join(tmp, "disk", "notes.txt")
+    with open(notes, "w") as f:
+        f.write("not a model\n")
+    give_files(b, [notes])
+    title = b.wait_title(["stepformer: error"])
+    check("the folder has no config.json" in title, f"a folder without config.json: '{title}'")
+    broken = os.path.join(tmp, "disk", "broken")
+    os.makedirs(broken)
+    shutil.copy(os.path.join(folder, "config.json"), broken)
+    with open(os.path.join(broken, "model.safetensors"), "wb") as f:
+        f.write(b"PK\x03\x04 this is a zip, not safetensors")
+    give_files(b, [os.path.join(broken, "config.json"), os.path.join(broken, "model.safetensors")])
+    b.wait_title(["stepformer: opening"])
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title.startswith("stepformer: error") and "model.safetensors" in title, f"weights that are not safetensors: '{title}'")
+    shot = os.path.join(tmp, "picked-broken.png")
+    b.screenshot(shot, 1280, 720)
+    check(colours(shot) > 20, "weights that are not safetensors: a blank page")
+    print("a folder from the disk: checked", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--site", required=True)
@@ -652,6 +711,7 @@ def main():
             test_one_shot(srv, tmp)
             test_missing_model(b, args.site, tmp)
             test_model_link(b, os.path.abspath(args.stepformer), args.site, tmp)
+            test_file_picker(b, srv, os.path.abspath(args.stepformer), tmp)
             test_requests(b)  # every request the page made in all of the above
     finally:
         b.close()

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>  // strcasecmp
 #include <time.h>
+#include <unistd.h>  // access
 
 #include "back_mistakes.h"
 #include "decoding.h"
@@ -30,6 +31,8 @@ typedef struct {
     bool told;     // the title has announced it
     bool replay_told;  // ... and how the replay ended
     char title[600];   // the desktop title last set (the lesson's place in the course)
+    char folder[512];  // a model folder the user gave the page, and what it reads (the session's
+    char reads[512];   // spec points at them while it opens)
     void (*done)(int status, void *ctx);
     void *done_ctx;
 } Loop;
@@ -179,6 +182,27 @@ static void tell(Loop *L, ReplayStep step) {
     }
 }
 
+static bool has_file(const char *dir, const char *name) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, R_OK) == 0;
+}
+
+// A model folder the user gave the page (platform_take_folder) opens as `--model DIR` does: on
+// the text the window had (a folder with a tokenizer) or on a few ids (one without).
+static void open_given_folder(Loop *L) {
+    App *a = &L->a;
+    if (!platform_take_folder(L->folder, sizeof L->folder)) return;
+    const bool tokenizer = has_file(L->folder, "tokenizer.json") || has_file(L->folder, "source.spm");
+    const char *text = a->loaded && a->session.input_text[0] ? a->session.input_text : "The capital of France is";
+    snprintf(L->reads, sizeof L->reads, "%s", tokenizer ? text : "1,2,3,4");
+    const SessionSpec spec = {.model_path = L->folder, .input = tokenizer ? L->reads : NULL,
+                              .src_ids = tokenizer ? NULL : L->reads};
+    app_open_spec(a, &spec, -1);
+    L->o.stage = NULL, L->o.view = -1, L->o.error = NULL;  // what the link asked was of the page before
+    L->placed = L->told = false;  // the title announces the new model's first frame, or its error
+}
+
 // One frame: input, playback, drawing, and replay directives that act on the drawn frame.
 // Returns how long the loop may wait for an event, or -1 to end it.
 static int frame(void *ctx) {
@@ -195,6 +219,7 @@ static int frame(void *ctx) {
     bool shot = false;
     const bool was_full = a->fullscreen;
     handle_events(L, &shot);
+    open_given_folder(L);
     if (a->fullscreen != was_full) gfx_set_fullscreen(L->g, a->fullscreen);
     if (a->editing) events_text_input();
     app_tick(a, now, 8.0);

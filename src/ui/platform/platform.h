@@ -35,6 +35,10 @@ bool platform_fetches_files(void);
 // is being fetched (in the browser, from the site): *progress gets the fraction so far (0-1),
 // and a fetch that failed sets e and returns false with *progress < 0.
 bool platform_file_ready(const char *path, double *progress, Err *e);
+// A model folder the user gave the page (its file picker, or dropped on the canvas), its files
+// written into the page's file system: its path into `path` (n bytes), once; false when none
+// waits (always on the desktop).
+bool platform_take_folder(char *path, size_t n);
 // The same for a file a folder may lack (a model folder's tokenizer): true also once the site
 // has said it has no such file (404), which is then not an error.
 bool platform_file_settled(const char *path, double *progress, Err *e);

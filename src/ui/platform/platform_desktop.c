@@ -54,6 +54,11 @@ void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx) {
 
 bool platform_fetches_files(void) { return false; }
 
+bool platform_take_folder(char *path, size_t n) {
+    (void)path, (void)n;
+    return false;
+}
+
 bool platform_file_ready(const char *path, double *progress, Err *e) {
     (void)path, (void)e;
     *progress = 1.0;

@@ -123,6 +123,18 @@ static bool normalise(char *out, size_t cap, const char *path) {
 
 bool platform_fetches_files(void) { return true; }
 
+// ---- a folder the user gave the page (index.html writes its files, then calls this) ----
+static char given_folder[512];
+
+EMSCRIPTEN_KEEPALIVE void web_open_folder(const char *path) { snprintf(given_folder, sizeof given_folder, "%s", path); }
+
+bool platform_take_folder(char *path, size_t n) {
+    if (!given_folder[0]) return false;
+    snprintf(path, n, "%s", given_folder);
+    given_folder[0] = '\0';
+    return true;
+}
+
 static bool file_ready(const char *asked, bool may_lack, double *progress, Err *e);
 
 bool platform_file_ready(const char *asked, double *progress, Err *e) { return file_ready(asked, false, progress, e); }
