@@ -365,20 +365,18 @@ static void per_example(const Stage *st, float *const dst[STAGE_MAX_IN], const b
 
 static void run_op_backward(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
                             const float *dy, const float *y, const float *const in[STAGE_MAX_IN]);
-static bool reads_output(const Stage *st);
-static bool reads_input(const Stage *st, int j);
 
 // Stage i's backward kernel: dy ([B, its shape]) into the input gradients dst (NULL: not wanted).
 // False when its output or an input it reads could not be had (out of memory recomputing it
 // under a trace budget); nothing is written then. (Training's transient outputs the kernel does
-// not read are gone by now, NULL, and not asked for: reads_output, reads_input.)
+// not read are gone by now, NULL, and not asked for: backward_reads_output, backward_reads_input.)
 static bool run_kernel(const Interp *it, int i, float *const dst[STAGE_MAX_IN], const bool fresh[STAGE_MAX_IN],
                        const float *dy, BackwardMistake mistake) {
     const Stage *st = interp_stage(it, i);
     const float *y = interp_output(it, i);
     const float *in[STAGE_MAX_IN] = {0};
-    bool have = y || !reads_output(st);
-    for (int j = 0; j < st->n_in; j++) have = ((in[j] = interp_input(it, i, j)) || !reads_input(st, j)) && have;
+    bool have = y || !backward_reads_output(st);
+    for (int j = 0; j < st->n_in; j++) have = ((in[j] = interp_input(it, i, j)) || !backward_reads_input(st, j)) && have;
     if (!have && mistake == MISTAKE_NONE) return false;
     if (mistake == MISTAKE_NONE || !mistake_backward(mistake, st, dst, fresh, dy, in, y, interp_batch(it)))
         run_op_backward(it, i, dst, fresh, dy, y, in);
@@ -454,48 +452,6 @@ static void run_op_backward(const Interp *it, int i, float *const dst[STAGE_MAX_
     case OP_POSITIONAL_TABLE:
     case OP_COUNT: return;  // ids and fixed tables pass no gradient
     default: per_example(st, dst, fresh, dy, in, y, B); return;
-    }
-}
-
-// Whether stage st's backward kernel (run_kernel, one_example) reads its output, or input j.
-// An op not named here is taken to read them all.
-static bool reads_output(const Stage *st) {
-    switch (st->op) {
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MASK: case OP_RELU: case OP_MAX_POOL: case OP_MEAN_POOL: return true;
-    case OP_ACTIVATION: return st->attr.act != ACT_GELU;  // relu's mask, from y (gelu reads x)
-    case OP_EMBEDDING: case OP_LINEAR: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE: case OP_LAYER_NORM: case OP_GELU:
-    case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_MATMUL:
-    case OP_REPEAT: case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE: case OP_GELU_TANH:
-    case OP_SILU: case OP_MUL: case OP_RMS_NORM: case OP_ROPE: case OP_BAN:
-        return false;
-    default: return true;
-    }
-}
-
-static bool reads_input(const Stage *st, int j) {
-    switch (st->op) {
-    case OP_EMBEDDING: return j == 0;                   // the ids
-    case OP_LINEAR: case OP_LAYER_NORM: return j <= 1;  // x (for dW, dg) and W or g (for dx); not the bias
-    case OP_MATMUL: case OP_MAX_POOL: case OP_MEAN_POOL: return true;
-    case OP_ACTIVATION: return st->attr.act == ACT_GELU;
-    case OP_GELU: case OP_GELU_TANH: case OP_SILU: case OP_MUL: return true;
-    case OP_RMS_NORM: return j <= 1;  // x and g
-    case OP_ROPE: case OP_BAN: return false;
-    case OP_RELU: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MASK: case OP_RESHAPE: case OP_CHUNK: case OP_SCALE:
-    case OP_ADD: case OP_ADD_POSITIONS: case OP_PERMUTE: case OP_SPLIT_HEADS: case OP_MERGE_HEADS: case OP_REPEAT:
-    case OP_CONCAT: case OP_TRANSPOSE: case OP_ARGMAX: case OP_POSITIONAL_TABLE:
-        return false;
-    default: return true;
-    }
-}
-
-void backward_transient(const Interp *it, int from, bool *transient) {
-    const int n = interp_n_stages(it);
-    for (int i = 0; i < n; i++) transient[i] = i < from && !reads_output(interp_stage(it, i));
-    for (int c = 0; c <= from && c < n; c++) {
-        const Stage *st = interp_stage(it, c);
-        for (int j = 0; j < st->n_in; j++)
-            if (st->in[j].kind == REF_STAGE && reads_input(st, j)) transient[st->in[j].index] = false;
     }
 }
 

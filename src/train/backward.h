@@ -62,6 +62,10 @@ bool backward_check(const Interp *it, int from, Err *e);
 // read), for interp_set_transient. The mistakes of grads_set_mistake may read more: a pass
 // with one keeps every output.
 void backward_transient(const Interp *it, int from, bool *transient);
+// Whether stage st's backward kernel reads its output, or its input j (backward_reads.c). An op
+// not named there is taken to read them all.
+bool backward_reads_output(const Stage *st);
+bool backward_reads_input(const Stage *st, int j);
 
 // Runs the backward pass from stage `from`, whose output's gradient is dfrom ([B, shape of
 // from]). Weight gradients are ADDED to what g holds (zero it first for a fresh step).
