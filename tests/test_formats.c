@@ -154,7 +154,7 @@ static uint16_t nearest_by_search(float x, bool bf16) {
     uint16_t best = 0;
     double best_d = INFINITY;
     for (uint32_t h = 0; h < 0x10000u; h++) {
-        const float v = bf16 ? st_bf16_to_f32((uint16_t)h) : st_f16_to_f32((uint16_t)h);
+        const float v = bf16 ? bf16_to_f32((uint16_t)h) : f16_to_f32((uint16_t)h);
         if (!isfinite(v)) continue;
         const double d = fabs((double)v - (double)x);
         if (d < best_d || (d == best_d && !(h & 1u)))
@@ -179,8 +179,8 @@ static void test_two_byte_save(void) {
             const bool bf16 = b == 1;
             if (!bf16 && fabsf(x) >= 65520.0f) continue;  // past the largest half: infinity, below
             const uint16_t got = bf16 ? st_f32_to_bf16(x) : st_f32_to_f16(x);
-            const float gv = bf16 ? st_bf16_to_f32(got) : st_f16_to_f32(got);
-            const float wv = bf16 ? st_bf16_to_f32(nearest_by_search(x, true)) : st_f16_to_f32(nearest_by_search(x, false));
+            const float gv = bf16 ? bf16_to_f32(got) : f16_to_f32(got);
+            const float wv = bf16 ? bf16_to_f32(nearest_by_search(x, true)) : f16_to_f32(nearest_by_search(x, false));
             if (gv != wv && wrong[b]++ < 3)
                 fprintf(stderr, "  %s(%.9g) = %.9g, the nearest is %.9g\n", bf16 ? "bf16" : "f16", x, gv, wv);
         }
@@ -190,7 +190,7 @@ static void test_two_byte_save(void) {
     CHECK(st_f32_to_f16(1.0f + 0x1p-11f) == 0x3C00 && st_f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3C02 &&
           st_f32_to_bf16(1.0f + 0x1p-8f) == 0x3F80 && st_f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3F82,
           "a tie goes to the even value");
-    CHECK(isnan(st_f16_to_f32(st_f32_to_f16(NAN))) && isnan(st_bf16_to_f32(st_f32_to_bf16(NAN))), "NaN stays NaN");
+    CHECK(isnan(f16_to_f32(st_f32_to_f16(NAN))) && isnan(bf16_to_f32(st_f32_to_bf16(NAN))), "NaN stays NaN");
     float a[5] = {1.0f, -0.333333343f, 1e-6f, 70000.0f, 3.14159274f};
     StTensor t[1] = {{"w", shape1(5), a}};
     Err e = {{0}};
@@ -204,7 +204,7 @@ static void test_two_byte_save(void) {
         const StEntry *w = st_find(&f, "w");
         int same = 0;
         for (int i = 0; w && i < 5; i++)
-            same += w->data[i] == (d == ST_F16 ? st_f16_to_f32(st_f32_to_f16(a[i])) : st_bf16_to_f32(st_f32_to_bf16(a[i])));
+            same += w->data[i] == (d == ST_F16 ? f16_to_f32(st_f32_to_f16(a[i])) : bf16_to_f32(st_f32_to_bf16(a[i])));
         CHECK(same == 5, "%s: the file holds each value rounded (%d of 5)", st_dtype_names[d], same);
         FILE *fp = fopen(p, "rb");
         unsigned char len8[8] = {0};

@@ -111,7 +111,7 @@ static TrainConfig llama_config(const char *corpus, StDtype dtype) {
 }
 
 static double rounded(float x, StDtype d) {
-    return d == ST_BF16 ? st_bf16_to_f32(st_f32_to_bf16(x)) : d == ST_F16 ? st_f16_to_f32(st_f32_to_f16(x)) : x;
+    return d == ST_BF16 ? bf16_to_f32(st_f32_to_bf16(x)) : d == ST_F16 ? f16_to_f32(st_f32_to_f16(x)) : x;
 }
 
 // Every weight of the folder as the trainer held it, rounded as the file stores it.

@@ -79,15 +79,29 @@ static void per_example(const Stage *st, const float *const in[STAGE_MAX_IN], fl
     );
 }
 
-void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *packed, float *out, int B) {
+bool op_takes_half(const Stage *st, int j) { return j == 1 && (st->op == OP_LINEAR || st->op == OP_EMBEDDING); }
+
+// A linear layer whose weight is held as half: widened tile by tile as the product packs it.
+static void linear_half(const Stage *st, const float *const in[STAGE_MAX_IN], const OpWeight *w, float *out, int B) {
+    const Shape *s0 = &st->in_shape[0];
+    const int T = B * shape_rows(s0), I = shape_last(s0), O = shape_last(&st->shape);
+    const float *bias = st->attr.has_bias ? in[2] : NULL;
+    if (st->attr.w_in_out) sgemm_half(out, O, in[0], I, w->half, st->attr.w_ld, w->half_kind, bias, T, O, I, false);
+    else sgemm_half(out, O, in[0], I, w->half, I, w->half_kind, bias, T, O, I, true);
+}
+
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const OpWeight *w, float *out, int B) {
     const Shape *s0 = &st->in_shape[0], *s1 = &st->in_shape[1];
     const size_t n = (size_t)shape_numel(&st->shape) * (size_t)B;
+    const float *packed = w ? w->packed : NULL;
     switch (st->op) {
     case OP_EMBEDDING:
-        embedding_forward(out, in[0], in[1], B * s0->dim[0], s1->dim[1], st->attr.scale);
+        if (w && w->half) embedding_forward_half(out, in[0], w->half, w->half_kind, B * s0->dim[0], s1->dim[1], st->attr.scale);
+        else embedding_forward(out, in[0], in[1], B * s0->dim[0], s1->dim[1], st->attr.scale);
         return;
     case OP_LINEAR:
-        if (st->attr.w_in_out && !packed)
+        if (w && w->half) linear_half(st, in, w, out, B);
+        else if (st->attr.w_in_out && !packed)
             linear_in_out_forward(out, in[0], in[1], st->attr.has_bias ? in[2] : NULL, B * shape_rows(s0), shape_last(s0),
                                   shape_last(&st->shape), st->attr.w_ld);
         else if (packed)

@@ -103,11 +103,9 @@ static bool tied_copy(const Model *m, const Program *p, int i) {
     for (int s = 0; s < p->n; s++) {
         const Stmt *st = &p->stmts[s];
         if (!program_tie_on(st, &m->conf)) continue;
-        const StEntry *first = model_weight(m, st->args[0].text);
-        for (int k = 1; first && k < st->n_args; k++)
-            if (!strcmp(st->args[k].text, en->name) && shape_eq(&first->shape, &en->shape) &&
-                !memcmp(first->data, en->data, sizeof(float) * (size_t)shape_numel(&en->shape)))
-                return true;
+        const int first = model_weight_index(m, st->args[0].text);
+        for (int k = 1; first >= 0 && k < st->n_args; k++)
+            if (!strcmp(st->args[k].text, en->name) && model_same_numbers(m, first, i)) return true;
     }
     return false;
 }
@@ -127,7 +125,8 @@ static bool has_copies(const Model *m, const Program *p, int i) {
 
 static bool save_weights(const Model *m, const Program *p, const HubFamily *fam, const char *path, StDtype dtype, Err *e) {
     StTensor *t = calloc((size_t)m->weights.n_entries + 1, sizeof *t);
-    if (!t) return err_code(e, ERR_MEMORY, "out of memory");
+    int *which = calloc((size_t)m->weights.n_entries + 1, sizeof *which);
+    if (!t || !which) return free(t), free(which), err_code(e, ERR_MEMORY, "out of memory");
     // The family's alias names a table that stands for its tied copies (Marian's model.shared.weight
     // for the encoder's, the decoder's and the head's), as transformers saves it.
     char alias[128] = "";
@@ -137,11 +136,12 @@ static bool save_weights(const Model *m, const Program *p, const HubFamily *fam,
     for (int i = 0; i < m->weights.n_entries; i++) {
         const StEntry *en = &m->weights.entries[i];
         const bool shared = to && !strcmp(en->name, to + 1) && has_copies(m, p, i);
-        if (!tied_copy(m, p, i)) t[n++] = (StTensor){shared ? alias : en->name, en->shape, en->data};
+        if (!tied_copy(m, p, i)) which[n] = i, t[n++] = (StTensor){shared ? alias : en->name, en->shape, en->data};
     }
     StMeta meta[1] = {{"format", "pt"}};  // what transformers' save_pretrained writes
-    const bool ok = st_save_as(path, t, n, meta, 1, dtype, e);
-    free(t);
+    ModelNumbers get = {m, which, NULL};  // a tensor held as half (data NULL) is widened as it is written
+    const bool ok = st_save_stream(path, t, n, meta, 1, dtype, model_numbers_get, &get, e);
+    free(get.buf), free(t), free(which);
     return ok;
 }
 

@@ -116,6 +116,7 @@ void interp_free(Interp *it) {
     free(it->spare_size);
     free(it->round_start);
     packs_free(&it->packs);
+    interp_wide_free(it);
     transient_free(&it->transient);
     chooser_free(it->ch);
     free(it->tokens), free(it->parents), free(it->rows), free(it->gen);
@@ -174,7 +175,10 @@ static const float *ref_data(Interp *it, const Ref *r) {
         return d ? d + r->offset : NULL;
     }
     case REF_INPUT: return it->ids[r->index] + r->offset;
-    case REF_WEIGHT: return it->m->weights.entries[r->index].data + r->offset;
+    case REF_WEIGHT: {
+        const float *d = interp_weight(it, r->index);  // NULL when widening it ran out of memory
+        return d ? d + r->offset : NULL;
+    }
     }
     return NULL;
 }
@@ -218,7 +222,7 @@ static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
 
 static int cached_from(const Interp *it, int i);
 static const float *take_output(Interp *it, int i, int j, size_t need);
-static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const float *packed,
+static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const OpWeight *w,
                        const float *prev);
 
 // Runs stage i; `cached`: from the same stage of the round before, where it can (rows.h).
@@ -226,9 +230,10 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
     const Stage *st = &expander_stages(it->x, &n)[i];
     const float *in[STAGE_MAX_IN] = {0};
-    for (int j = 0; j < st->n_in; j++) in[j] = ref_data(it, &st->in[j]);
+    OpWeight w = {0};  // a weight held as half goes to its kernel as it is (in[j] NULL)
     for (int j = 0; j < st->n_in; j++)
-        if (!in[j]) return err_code(e, ERR_MEMORY, "%s: out of memory recomputing its inputs", st->id);
+        if (!interp_weight_half(it, st, j, &w) && !(in[j] = ref_data(it, &st->in[j])))
+            return err_code(e, ERR_MEMORY, "%s: out of memory recomputing its inputs", st->id);
     if (st->op == OP_EMBEDDING) {
         const int rows = st->in_shape[1].dim[0], T = st->in_shape[0].dim[0];
         for (int t = 0; t < T * it->B; t++)
@@ -242,10 +247,10 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     if (from >= 0 && !prev) prev = stage_data(it, from);  // NULL: it could not be recomputed
     if (!give_buffer(it, i, need, e)) return false;
     it->evicted[i] = false;
-    const float *packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;
+    if (!w.half) w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;
     it->kind[i] = ROWS_WHOLE;
-    if (prev) run_cached(it, i, from, in, packed, prev);
-    else op_exec(st, in, packed, it->out[i], it->B);
+    if (prev) run_cached(it, i, from, in, &w, prev);
+    else op_exec(st, in, &w, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
 }
@@ -286,12 +291,12 @@ static const float *take_output(Interp *it, int i, int j, size_t need) {
 
 // Stage i of a round after the first, from stage j of the round before (its output prev,
 // which may be i's own buffer: take_output).
-static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const float *packed,
+static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const OpWeight *w,
                        const float *prev) {
     const Stage *st = interp_stage(it, i);
     RowsKind kin[STAGE_MAX_IN];
     for (int q = 0; q < st->n_in; q++) kin[q] = input_kind(it, &st->in[q], it->round_start[interp_round_of(it, i)]);
-    it->kind[i] = rows_exec(st, in, kin, packed, prev, &interp_stage(it, j)->shape, it->out[i]);
+    it->kind[i] = rows_exec(st, in, kin, w, prev, &interp_stage(it, j)->shape, it->out[i]);
 }
 
 int interp_scores_of(const Interp *it, int argmax) {
@@ -583,7 +588,7 @@ int interp_start_len(const Interp *it) { return it->greedy ? it->start_len : 0; 
 
 RowsKind interp_stage_rows(const Interp *it, int i) { return i < it->n_done ? it->kind[i] : ROWS_WHOLE; }
 
-size_t interp_held_bytes(const Interp *it) { return (it->trace_floats + it->packs.floats) * sizeof(float); }
+size_t interp_held_bytes(const Interp *it) { return (it->trace_floats + it->packs.floats + it->wide_floats) * sizeof(float); }
 
 const Program *interp_program(const Interp *it) { return it->p; }
 const Model *interp_model(const Interp *it) { return it->m; }

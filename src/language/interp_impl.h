@@ -91,7 +91,19 @@ struct Interp {
     unsigned read_epoch;    // counts releases
     unsigned *seg_read;     // [out_cap] the epoch in which each block was last read (0: never)
     unsigned *stage_read;   // [out_cap] the same for each stage: those of this epoch are held
+    // Weights the model holds as half, widened for a reader (interp_wide.c).
+    float **wide;           // [n_params] a widened copy of weight w, or NULL
+    unsigned *wide_read;    // [n_params] the epoch it was last asked for in
+    size_t wide_floats;     // the copies' floats
 };
+
+// ---- interp_wide.c ----
+// Weight w as float32: the model's own, or a widened copy of a weight held as half, valid as a
+// read stage's output is (until a release, step, rewind or new inputs); NULL when out of memory.
+const float *interp_weight(Interp *it, int w);
+// Whether input j of st is a weight held as half that its kernel reads so: then *w says where.
+bool interp_weight_half(const Interp *it, const Stage *st, int j, OpWeight *w);
+void interp_wide_free(Interp *it);
 
 // ---- interp_evict.c ----
 // Greedy round of stage i, or -1 outside the rounds.

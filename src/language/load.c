@@ -136,11 +136,14 @@ bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, co
     memset(m, 0, sizeof *m);
     snprintf(m->source, sizeof m->source, "%s", path);
     static const ConfSpec none;
-    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && (model_allocate(m, e) || err_prefix(e, "%s", path));
+    bool ok = resolve(m, p, cs ? cs : &none, f, path, e) && (model_declare(m, e) || err_prefix(e, "%s", path));
     const char **from = ok ? tied_sources(m, p, f) : NULL;
-    if (ok && !from) ok = err_code(e, ERR_MEMORY, "out of memory");
+    const StEntry **src = ok ? calloc((size_t)m->n_params + 1, sizeof *src) : NULL;
+    if (ok && (!from || !src)) ok = err_code(e, ERR_MEMORY, "out of memory");
+    for (int i = 0; ok && i < m->n_params; i++) src[i] = st_find(f, from[i] ? from[i] : m->params[i].name);
+    ok = ok && (model_place(m, src, cs && cs->widen, e) || err_prefix(e, "%s", path));
     ok = ok && model_copy_from(m, f, path, p->file, from, e) && model_read_vocab(m, f, path, e);
-    free(from);
+    free(from), free(src);
     if (ok) note_unused(m, p), drop_unused(m, p);
     st_free(f);
     if (!ok) model_free(m);
@@ -191,7 +194,8 @@ bool model_load(Model *m, const char *path, const Program *p, const ConfSpec *cs
 bool model_init_random(Model *m, const Program *p, const ConfSpec *cs, uint64_t seed, Err *e) {
     memset(m, 0, sizeof *m);
     static const ConfSpec none;
-    bool ok = resolve(m, p, cs ? cs : &none, NULL, NULL, e) && (model_allocate(m, e) || err_prefix(e, "%s", p->file)) &&
+    bool ok = resolve(m, p, cs ? cs : &none, NULL, NULL, e) &&
+              ((model_declare(m, e) && model_place(m, NULL, false, e)) || err_prefix(e, "%s", p->file)) &&
               model_read_vocab(m, NULL, p->file, e);
     if (!ok) {
         model_free(m);

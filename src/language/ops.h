@@ -171,8 +171,17 @@ AxisTokens axes_none(void);
 // Runs the kernel of `st` on a batch of B examples (exec.c). Activations hold B examples one
 // after another ([B, shape]); weights are shared. in[i] point at the inputs' data (already
 // moved by each Ref's offset), out at B * shape_numel(&st->shape) floats.
-// packed: linear's W packed by sgemm_pack (packs.h), or NULL.
-void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const float *packed, float *out, int B);
+// w (or NULL): the weight of a linear or an embedding in another form than floats, in[1] then
+// unread (NULL when it is held as half).
+typedef struct {
+    const float *packed;    // linear's W packed by sgemm_pack (packs.h), or NULL
+    const uint16_t *half;   // in[1] held as the file stores it (op_takes_half), moved by its offset, or NULL
+    HalfKind half_kind;
+} OpWeight;
+void op_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const OpWeight *w, float *out, int B);
+// Whether input j of st may be a weight held 2 bytes a number: linear's weight (either layout)
+// and the embedding's table, which their kernels widen as they read.
+bool op_takes_half(const Stage *st, int j);
 
 // Whether input j is a strided view of its tensor: a chunk of a weight stored [in, out], whose
 // rows are w_ld apart. Such an input is shown, and its gradient kept, as the whole tensor

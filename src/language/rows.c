@@ -20,7 +20,7 @@ static bool grown_on(const Shape *now, const Shape *prev, int ax) {
 // The new row of a row-wise op on [T, ...] tensors: its inputs' last rows (the positional
 // table's row T-1), into out's last row, after last round's rows.
 static void last_row(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
-                     const float *packed, const float *prev, float *out) {
+                     const OpWeight *w, const float *prev, float *out) {
     const int T = st->shape.dim[0];
     const size_t row = (size_t)shape_numel(&st->shape) / (size_t)T;
     Stage one = *st;
@@ -35,7 +35,7 @@ static void last_row(const Stage *st, const float *const in[STAGE_MAX_IN], const
     }
     if (st->op == OP_ADD_POSITIONS) in1[1] = in[1] + row * (size_t)(T - 1);  // position T-1's encoding
     if (out != prev) memcpy(out, prev, sizeof(float) * row * (size_t)(T - 1));
-    op_exec(&one, in1, packed, out + row * (size_t)(T - 1), 1);
+    op_exec(&one, in1, w, out + row * (size_t)(T - 1), 1);
 }
 
 // Copies last round's [H, T-1, X] into the first T-1 rows of each head of [H, T, W] (W = X, or
@@ -169,10 +169,10 @@ static bool row_wise_op(const Stage *st) {
 }
 
 RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
-                   const float *packed, const float *prev, const Shape *prev_shape, float *out) {
+                   const OpWeight *w, const float *prev, const Shape *prev_shape, float *out) {
     bool same = true;
     for (int j = 0; j < st->n_in; j++) {
-        if (kin[j] == ROWS_WHOLE) return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
+        if (kin[j] == ROWS_WHOLE) return op_exec(st, in, w, out, 1), ROWS_WHOLE;
         same = same && kin[j] == ROWS_SAME;
     }
     if (same && shape_eq(&st->shape, prev_shape)) {  // e.g. the memory's keys and values
@@ -183,13 +183,13 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
     for (int j = 0; j < st->n_in && rows_in; j++)
         rows_in = kin[j] == ROWS_SAME || (kin[j] == ROWS_GROWN && st->in_shape[j].dim[0] == st->shape.dim[0]);
     if (row_wise_op(st) && rows_in && kin[0] == ROWS_GROWN && ((st->op != OP_ADD && st->op != OP_MUL) || kin[1] == ROWS_GROWN)) {
-        last_row(st, in, kin, packed, prev, out);
+        last_row(st, in, kin, w, prev, out);
         return ROWS_GROWN;
     }
     if (st->op == OP_MATMUL) return matmul_rows(st, in, kin, prev, prev_shape, out);
     if (cheap_op(st->op)) return cheap(st, in, kin, prev, prev_shape, out);
     if (copy_op(st->op)) return copies(st, in, kin, prev_shape, out);
-    return op_exec(st, in, packed, out, 1), ROWS_WHOLE;
+    return op_exec(st, in, w, out, 1), ROWS_WHOLE;
 }
 
 double rows_multiply_adds(const Stage *st, RowsKind kind) {

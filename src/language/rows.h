@@ -23,7 +23,7 @@ typedef enum {
 // out may be prev itself (last round's buffer, grown in place): then nothing is copied but
 // the rows that move.
 RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
-                   const float *packed, const float *prev, const Shape *prev_shape, float *out);
+                   const OpWeight *w, const float *prev, const Shape *prev_shape, float *out);
 
 // Multiply-adds of stage st's products (linear, matmul) as computed: all of them whole, none
 // when copied, one row's (and a square's new column) when cached; 0 for other ops.

@@ -47,6 +47,8 @@ enum { CONF_MAX_SOURCES = 6 };
 typedef struct {
     ConfSource s[CONF_MAX_SOURCES];  // highest precedence first
     int n;
+    bool widen;  // how the model is held, not configured: every tensor as float32, whatever the
+                 // file stores (--widen-weights; model.h: model_place)
 } ConfSpec;
 
 // Appends a source (ignored when text is NULL or the spec is full).

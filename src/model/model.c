@@ -78,6 +78,7 @@ int model_max_len(const Model *m) {
 
 void model_free(Model *m) {
     st_free(&m->weights);
+    free(m->half_arena), free(m->wide_at);
     vocab_free(&m->src_vocab);
     vocab_free(&m->tgt_vocab);
     for (int i = 0; i < m->n_params + m->n_absent; i++) free(m->params[i].name);

@@ -70,7 +70,12 @@ typedef struct {
     int n_absent;
     Vocab src_vocab, tgt_vocab;  // from metadata, or numbered "0".."V-1"
     bool has_vocab;              // the file carried src_tokens / tgt_tokens
-    StFile weights;              // entries[i] is params[i]; nothing else
+    StFile weights;              // entries[i] is params[i]; nothing else: each F32 (data, in
+                                 // weights.arena) or held as the file stores it (half; see model_place)
+    uint16_t *half_arena;        // the matrices held as F16 or BF16, 2 bytes a number, or NULL
+    size_t *wide_at;             // [n_params] where tensor i starts among all the numbers as float32:
+    size_t n_wide;               // the layout of gradients and Adam's moments (weights.arena's too
+                                 // when nothing is half), n_wide floats in all
     char source[256];            // the file path, or "random weights (seed N)"
     char family[64];             // a hub folder's model_type ("gpt2"), or ""
     char name_or_path[256];      // a hub folder's _name_or_path, or ""
@@ -97,8 +102,33 @@ void conf_to_config(const Conf *conf, ModelConfig *out);
 // Sets the typed view from m->conf and checks that its sizes and token ids make sense
 // together (`what` names the model in messages).
 bool model_check_config(Model *m, const char *what, Err *e);
-// One arena for every declared tensor (16-float aligned), the entries named and shaped.
-bool model_allocate(Model *m, Err *e);
+// The entries, named and shaped, with nothing to hold their numbers yet (model_place).
+bool model_declare(Model *m, Err *e);
+// Room for every declared tensor's numbers (16-float aligned). src[i] is the file's entry that
+// tensor i will be read from (src may be NULL: fresh weights). A matrix (two axes or more) that
+// the file stores as F16 or BF16 is held so, 2 bytes a number (StEntry.half): the kernels that
+// read matrices widen them as they go, with the same results. Tensors tied to one entry of the
+// file share it then. With `widen`, or for anything else, float32 in weights.arena.
+bool model_place(Model *m, const StEntry *const *src, bool widen, Err *e);
+// Every tensor held as half made float32, in place (training, and --widen-weights, need them so):
+// weights.arena then has the wide_at layout.
+bool model_widen(Model *m, Err *e);
+// Tensor i's numbers as float32, whichever way it is held.
+void model_numbers(const Model *m, int i, float *to);  // to: [shape of tensor i]
+// For st_save_stream: tensor k of a list is the model's tensor which[k] (k when which is NULL),
+// its numbers as float32 in buf (freed by the caller after the write).
+typedef struct {
+    const Model *m;
+    const int *which;
+    float *buf;
+} ModelNumbers;
+const float *model_numbers_get(void *ctx, int k);
+// Every tensor's numbers as float32 at wide_at, the padding 0.
+void model_wide_copy(const Model *m, float *to);  // to: [n_wide]
+// Whether tensors a and b hold the same numbers, bit for bit.
+bool model_same_numbers(const Model *m, int a, int b);
+// The bytes the weights take (a shared tensor once).
+size_t model_bytes(const Model *m);
 // Copies every declared tensor out of f: a missing one, or one of another shape, is an error
 // naming it and the line of `program_file` that declares it. from[i] (from may be NULL) names
 // the file's tensor that params[i] reads when the file lacks its own name (a `tie`), or is

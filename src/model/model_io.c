@@ -78,29 +78,114 @@ bool model_use_tokenizers(Model *m, Tokenizer *src, Tokenizer *tgt, Err *e) {
 
 bool model_use_tokenizer(Model *m, Tokenizer *t, Err *e) { return model_use_tokenizers(m, t, t, e); }
 
-bool model_allocate(Model *m, Err *e) {
-    double total_bytes = 0;  // checked before anything is allocated: a few bytes of config can ask for terabytes
-    for (int i = 0; i < m->n_params; i++) total_bytes += (double)shape_numel(&m->params[i].shape) * sizeof(float);
-    if (total_bytes > (double)limit_bytes(LIMIT_MODEL_MB))
-        return err_code(e, ERR_LIMIT, "the model would take %.0f MB, more than the %lld MB a model may take (set %s to raise the "
-                       "limit)", total_bytes / (1 << 20), limit_value(LIMIT_MODEL_MB), limit_env(LIMIT_MODEL_MB));
-    size_t total = 0;
-    for (int i = 0; i < m->n_params; i++) total += ((size_t)shape_numel(&m->params[i].shape) + 15) / 16 * 16;
+bool model_declare(Model *m, Err *e) {
     StFile *w = &m->weights;
-    w->arena = calloc(total ? total : 1, sizeof(float));
     w->entries = calloc((size_t)m->n_params + 1, sizeof *w->entries);
-    if (!w->arena || !w->entries) return err_set(e, "out of memory for %zu parameters", total);
-    size_t at = 0;
+    if (!w->entries) return err_code(e, ERR_MEMORY, "out of memory");
     for (int i = 0; i < m->n_params; i++) {
         StEntry *en = &w->entries[w->n_entries++];
         en->name = malloc(strlen(m->params[i].name) + 1);
         if (!en->name) return err_code(e, ERR_MEMORY, "out of memory");
         strcpy(en->name, m->params[i].name);
         en->shape = m->params[i].shape;
-        en->data = w->arena + at;
-        at += ((size_t)shape_numel(&en->shape) + 15) / 16 * 16;
     }
     return st_index(w) || err_code(e, ERR_MEMORY, "out of memory");
+}
+
+static size_t padded16(int64_t n) { return ((size_t)n + 15) / 16 * 16; }
+
+// Whether tensor i is held as src (its file's entry, or NULL) stores it: a matrix (two axes or
+// more) the file keeps as F16 or BF16 that is not read yet. Vectors (norms, biases) and buffers
+// are widened: they are a thousandth of the numbers, and every kernel reads them as floats.
+static bool held_half(const Model *m, int i, const StEntry *src, bool widen) {
+    return !widen && src && !src->data && src->dtype != ST_F32 && m->params[i].shape.ndim >= 2 && !m->params[i].fixed;
+}
+
+bool model_place(Model *m, const StEntry *const *src, bool widen, Err *e) {
+    double bytes = 0;  // checked before anything is allocated: a few bytes of config can ask for terabytes
+    size_t floats = 0, halves = 0;
+    m->wide_at = calloc((size_t)m->n_params + 1, sizeof *m->wide_at);
+    if (!m->wide_at) return err_code(e, ERR_MEMORY, "out of memory");
+    for (int i = 0; i < m->n_params; i++) {
+        const int64_t n = shape_numel(&m->params[i].shape);
+        m->wide_at[i] = m->n_wide, m->n_wide += padded16(n);
+        int twin = -1;  // an earlier tensor held as the same entry of the file (a `tie`): shared
+        for (int j = 0; j < i && held_half(m, i, src ? src[i] : NULL, widen); j++)
+            if (src[j] == src[i]) twin = j;
+        if (twin >= 0) continue;
+        if (held_half(m, i, src ? src[i] : NULL, widen)) halves += padded16(n), bytes += 2.0 * (double)n;
+        else floats += padded16(n), bytes += 4.0 * (double)n;
+    }
+    if (bytes > (double)limit_bytes(LIMIT_MODEL_MB))
+        return err_code(e, ERR_LIMIT, "the model would take %.0f MB, more than the %lld MB a model may take (set %s to raise the "
+                       "limit)", bytes / (1 << 20), limit_value(LIMIT_MODEL_MB), limit_env(LIMIT_MODEL_MB));
+    StFile *w = &m->weights;
+    w->arena = calloc(floats ? floats : 1, sizeof(float));
+    m->half_arena = halves ? calloc(halves, sizeof(uint16_t)) : NULL;
+    if (!w->arena || (halves && !m->half_arena)) return err_code(e, ERR_MEMORY, "out of memory for %zu parameters", floats + halves);
+    size_t at = 0, hat = 0;
+    for (int i = 0; i < m->n_params; i++) {
+        StEntry *en = &w->entries[i];
+        if (!held_half(m, i, src ? src[i] : NULL, widen)) {
+            en->data = w->arena + at, at += padded16(shape_numel(&en->shape));
+            continue;
+        }
+        en->dtype = src[i]->dtype;
+        for (int j = 0; j < i && !en->half; j++)
+            if (src[j] == src[i] && w->entries[j].half) en->half = w->entries[j].half;
+        if (!en->half) en->half = m->half_arena + hat, hat += padded16(shape_numel(&en->shape));
+    }
+    return true;
+}
+
+bool model_widen(Model *m, Err *e) {
+    if (!m->half_arena) return true;
+    float *arena = calloc(m->n_wide ? m->n_wide : 1, sizeof(float));
+    if (!arena) return err_code(e, ERR_MEMORY, "out of memory widening the weights to float32 (%zu numbers)", m->n_wide);
+    for (int i = 0; i < m->n_params; i++) {
+        StEntry *en = &m->weights.entries[i];
+        model_numbers(m, i, arena + m->wide_at[i]);
+        en->data = arena + m->wide_at[i], en->half = NULL, en->dtype = ST_F32;
+    }
+    free(m->weights.arena), free(m->half_arena);
+    m->weights.arena = arena, m->half_arena = NULL;
+    return true;
+}
+
+void model_numbers(const Model *m, int i, float *to) {
+    const StEntry *en = &m->weights.entries[i];
+    const size_t n = (size_t)shape_numel(&en->shape);
+    if (en->half) half_widen(to, en->half, n, en->dtype == ST_F16 ? HALF_F16 : HALF_BF16);
+    else memcpy(to, en->data, sizeof(float) * n);
+}
+
+void model_wide_copy(const Model *m, float *to) {
+    memset(to, 0, sizeof(float) * m->n_wide);
+    for (int i = 0; i < m->n_params; i++) model_numbers(m, i, to + m->wide_at[i]);
+}
+
+bool model_same_numbers(const Model *m, int a, int b) {
+    const StEntry *x = &m->weights.entries[a], *y = &m->weights.entries[b];
+    const size_t n = (size_t)shape_numel(&x->shape);
+    if (!shape_eq(&x->shape, &y->shape)) return false;
+    if (x->half && y->half && x->dtype == y->dtype) return !memcmp(x->half, y->half, 2 * n);
+    for (size_t i = 0; i < n; i++) {  // held differently: compared as float32
+        const float u = x->half ? half_to_f32(x->half[i], x->dtype == ST_F16 ? HALF_F16 : HALF_BF16) : x->data[i];
+        const float v = y->half ? half_to_f32(y->half[i], y->dtype == ST_F16 ? HALF_F16 : HALF_BF16) : y->data[i];
+        if (memcmp(&u, &v, sizeof u)) return false;
+    }
+    return true;
+}
+
+size_t model_bytes(const Model *m) {
+    size_t bytes = 0;
+    for (int i = 0; i < m->n_params; i++) {
+        const StEntry *en = &m->weights.entries[i];
+        bool shared = false;
+        for (int j = 0; j < i && en->half; j++) shared = shared || m->weights.entries[j].half == en->half;
+        if (!shared) bytes += (size_t)shape_numel(&en->shape) * (en->half ? 2 : 4);
+    }
+    return bytes;
 }
 
 static void init_tensor(float *x, const ParamDecl *d, Rng *rng);  // (fresh weights, below)
@@ -158,7 +243,12 @@ bool model_copy_from(Model *m, const StFile *f, const char *path, const char *pr
             return err_set(e, "%s: tensor '%s' is %s in the file, but %s:%d declares %s %s", path, en->name,
                            shape_str(&en->shape, a, sizeof a), program_file, d->line, strcmp(en->name, d->name) ? d->name : "it",
                            shape_str(&d->shape, b, sizeof b));
-        if (!st_read_entry(f, en, m->weights.entries[i].data, e)) return false;  // read once, straight into place
+        StEntry *to = &m->weights.entries[i];
+        bool twin = false;  // a tied tensor sharing an earlier one's numbers: read already
+        for (int j = 0; j < i && to->half; j++) twin = twin || m->weights.entries[j].half == to->half;
+        if (twin) continue;
+        if (!(to->half ? st_read_entry_half(f, en, to->half, e) : st_read_entry(f, en, to->data, e)))
+            return false;  // read once, straight into place
     }
     note_extra(m, f, path);
     return true;
@@ -223,6 +313,15 @@ void model_init_weights(Model *m, uint64_t seed) {
 
 // ---- saving ---------------------------------------------------------------------------------
 
+const float *model_numbers_get(void *ctx, int k) {
+    ModelNumbers *g = ctx;
+    const int i = g->which ? g->which[k] : k;
+    free(g->buf);
+    g->buf = malloc(sizeof(float) * ((size_t)shape_numel(&g->m->weights.entries[i].shape) + 1));
+    if (g->buf) model_numbers(g->m, i, g->buf);
+    return g->buf;
+}
+
 bool model_save(const Model *m, const char *path, Err *e) {
     const int nc = m->conf.n;
     StTensor *t = calloc((size_t)m->weights.n_entries + 1, sizeof *t);
@@ -234,7 +333,7 @@ bool model_save(const Model *m, const char *path, Err *e) {
     }
     for (int i = 0; i < m->weights.n_entries; i++) {
         const StEntry *en = &m->weights.entries[i];
-        t[i] = (StTensor){en->name, en->shape, en->data};
+        t[i] = (StTensor){en->name, en->shape, en->data};  // NULL for a matrix held as half: widened as it is written
     }
     int nm = 0;
     for (int i = 0; i < nc; i++) {
@@ -249,7 +348,8 @@ bool model_save(const Model *m, const char *path, Err *e) {
         meta[nm++] = (StMeta){"src_tokens", src};
         meta[nm++] = (StMeta){"tgt_tokens", tgt};
     }
-    bool ok = st_save(path, t, m->weights.n_entries, meta, nm, e);
-    free(src), free(tgt), free(t), free(meta), free(v);
+    ModelNumbers get = {m, NULL, NULL};  // a tensor held as half (data NULL) is widened as it is written
+    bool ok = st_save_stream(path, t, m->weights.n_entries, meta, nm, ST_F32, model_numbers_get, &get, e);
+    free(get.buf), free(src), free(tgt), free(t), free(meta), free(v);
     return ok;
 }

@@ -154,37 +154,13 @@ typedef struct {
     uint64_t file_bytes;       // the file's size then
 } Source;
 
-float st_f16_to_f32(uint16_t h) {
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, ex = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
-    uint32_t bits;
-    if (ex == 0x1F) bits = sign | 0x7F800000u | (man << 13);  // inf, nan
-    else if (ex) bits = sign | ((ex + 112u) << 23) | (man << 13);
-    else if (!man) bits = sign;  // +-0
-    else {                       // subnormal: normalise
-        int k = 0;
-        uint32_t m = man;
-        while (!(m & 0x400u)) m <<= 1, k++;
-        bits = sign | ((uint32_t)(113 - k) << 23) | ((m & 0x3FFu) << 13);
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-float st_bf16_to_f32(uint16_t h) {
-    const uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 // 2-byte values read into the upper half of `to` widen in place, first to last: value i is
 // written over bytes [4i, 4i + 4), which hold only values already widened.
 static void widen(float *to, size_t n, Dtype dt) {
     const unsigned char *raw = (const unsigned char *)to + 2 * n;
     for (size_t i = 0; i < n; i++) {
         const uint16_t h = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
-        to[i] = dt == DT_F16 ? st_f16_to_f32(h) : st_bf16_to_f32(h);
+        to[i] = dt == DT_F16 ? f16_to_f32(h) : bf16_to_f32(h);
     }
 }
 
@@ -208,22 +184,42 @@ static bool read_tensor(float *to, const Source *src, const Pending *p, const ch
     return true;
 }
 
-bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e) {
-    const size_t n = (size_t)shape_numel(&en->shape);
-    if (en->data) return memcpy(to, en->data, sizeof(float) * n), true;
+// The file of deferred entry en, opened and checked to be as st_open found it, or NULL (e set).
+static FILE *open_source(const StFile *f, const StEntry *en, const char **path_out, Err *e) {
     const char *path = en->source >= 0 && en->source < f->n_sources ? f->sources[en->source] : NULL;
-    if (!path) return err_code(e, ERR_IO, "tensor '%s': no file to read it from", en->name);
+    if (!path) return err_code(e, ERR_IO, "tensor '%s': no file to read it from", en->name), NULL;
     size_t bytes;
     FILE *fp = file_open_within(path, "the weights file", LIMIT_FILE_MB, &bytes, e);  // a regular file still
-    if (!fp) return err_prefix(e, "tensor '%s'", en->name);
+    if (!fp) return err_prefix(e, "tensor '%s'", en->name), NULL;
     if (bytes != en->file_bytes) {
         fclose(fp);
         return err_code(e, ERR_IO, "%s: the file changed while it was read (%llu bytes, then %zu): tensor '%s' not read", path,
-                        (unsigned long long)en->file_bytes, bytes, en->name);
+                        (unsigned long long)en->file_bytes, bytes, en->name), NULL;
     }
+    *path_out = path;
+    return fp;
+}
+
+bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e) {
+    const size_t n = (size_t)shape_numel(&en->shape);
+    if (en->data) return memcpy(to, en->data, sizeof(float) * n), true;
+    const char *path;
+    FILE *fp = open_source(f, en, &path, e);
+    if (!fp) return false;
     const bool ok = read_range(to, fp, en->begin, en->end, (Dtype)en->dtype, path, en->name, e);
     fclose(fp);
     return ok;
+}
+
+bool st_read_entry_half(const StFile *f, const StEntry *en, uint16_t *to, Err *e) {
+    if (en->data || en->dtype == ST_F32) return err_set(e, "tensor '%s' is not held as 2-byte numbers", en->name);
+    const char *path;
+    FILE *fp = open_source(f, en, &path, e);
+    if (!fp) return false;
+    const size_t bytes = (size_t)(en->end - en->begin);
+    const bool ok = fseeko(fp, (off_t)en->begin, SEEK_SET) == 0 && fread(to, 1, bytes, fp) == bytes;
+    fclose(fp);
+    return ok || err_code(e, ERR_IO, "%s: tensor '%s' could not be read (the file changed while it was read?)", path, en->name);
 }
 
 static bool fill_entries(StFile *f, const Pending *p, int n, const Source *src, const char *what, Err *e) {
@@ -241,8 +237,8 @@ static bool fill_entries(StFile *f, const Pending *p, int n, const Source *src, 
         f->n_entries++;
         if (!en->name) return err_code(e, ERR_MEMORY, "%s: out of memory", what);
         if (src->deferred) {
-            *en = (StEntry){en->name, en->shape, NULL, 0, src->base + p[i].begin, src->base + p[i].end, (int)p[i].dtype,
-                            src->file_bytes};
+            *en = (StEntry){.name = en->name, .shape = en->shape, .source = 0, .begin = src->base + p[i].begin,
+                            .end = src->base + p[i].end, .dtype = (int)p[i].dtype, .file_bytes = src->file_bytes};
             continue;
         }
         en->data = f->arena + at;

@@ -11,13 +11,16 @@
 #define STEPFORMER_SAFETENSORS_H
 
 #include "err.h"
+#include "half.h"
 #include "tensor.h"
 
 typedef struct {
     char *name;
     Shape shape;
     float *data;  // [shape], inside StFile.arena; NULL when the entry is only where its bytes
-                  // are (st_open): st_read_entry reads it
+                  // are (st_open): st_read_entry reads it; NULL too when it is held as `half`
+    uint16_t *half;  // [shape] a model's matrix held as the file stores it (dtype F16 or BF16),
+                     // or NULL (model.h: model_place)
     // Where a deferred entry's bytes are: StFile.sources[source], bytes [begin, end) of it,
     // stored as `dtype` (a StDtype); the file had file_bytes bytes when it was opened.
     int source;
@@ -52,6 +55,9 @@ bool st_open(StFile *f, const char *path, Err *e);
 // Entry en's numbers into `to` [shape], widened to float32: copied when in memory, else read
 // from its file (which must still be as st_open found it).
 bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e);
+// Entry en's numbers as the file stores them, 2 bytes each, into `to` [shape]: for an entry not
+// read (st_open) whose dtype is F16 or BF16.
+bool st_read_entry_half(const StFile *f, const StEntry *en, uint16_t *to, Err *e);
 // The same, from bytes in memory (`what` names the source in messages).
 bool st_parse(StFile *f, const unsigned char *bytes, size_t n, const char *what, Err *e);
 void st_free(StFile *f);
@@ -63,9 +69,6 @@ const StEntry *st_find(const StFile *f, const char *name);
 bool st_index(StFile *f);
 const char *st_meta(const StFile *f, const char *key);
 
-// IEEE half precision and bfloat16 to float32 (exact: every such value is a float32).
-float st_f16_to_f32(uint16_t h);
-float st_bf16_to_f32(uint16_t h);
 // Float32 to the nearest half precision or bfloat16 value, ties to even (as PyTorch's .half() and
 // .bfloat16() round); past the largest finite half, infinity; NaN stays NaN.
 uint16_t st_f32_to_f16(float f);

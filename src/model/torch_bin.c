@@ -369,8 +369,8 @@ static bool step(Vm *m, bool *stop) {
 static double number(const unsigned char *p, DType dt) {
     switch (dt) {
     case D_F32: { float f; memcpy(&f, p, 4); return f; }
-    case D_F16: return st_f16_to_f32((uint16_t)(p[0] | p[1] << 8));
-    case D_BF16: return st_bf16_to_f32((uint16_t)(p[0] | p[1] << 8));
+    case D_F16: return f16_to_f32((uint16_t)(p[0] | p[1] << 8));
+    case D_BF16: return bf16_to_f32((uint16_t)(p[0] | p[1] << 8));
     case D_F64: { double d; memcpy(&d, p, 8); return d; }
     case D_I64: return (double)(int64_t)le(p, 8);
     case D_I32: return (double)(int32_t)le(p, 4);

@@ -346,9 +346,32 @@ void gemm_transpose_into(float *d, size_t ldd, const float *s, size_t lds, int n
         for (int j = 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
 }
 
+// pack_b for B held as half: each number widened (exactly) as it is copied, so the panels are
+// those of B widened first. B [N, K] (bt) goes eight rows at a time through a float copy.
+static void pack_b_half(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int NR) {
+    float rows[8 * KC];
+    for (int p = 0; p < nb; p += NR) {
+        float *d = dst + (size_t)p * kc;
+        const int cols = nb - p < NR ? nb - p : NR;
+        for (int j = 0; g->bt && j < cols; j += 8) {
+            const int n = cols - j < 8 ? cols - j : 8;
+            for (int r = 0; r < n; r++) half_widen(rows + (size_t)r * kc, g->bh + (size_t)(j0 + p + j + r) * g->ldb + k0, (size_t)kc, g->bh_kind);
+            gemm_transpose_into(d + j, (size_t)NR, rows, (size_t)kc, n, kc);
+        }
+        for (int k = 0; !g->bt && k < kc; k++)
+            half_widen(d + (size_t)k * NR, g->bh + (size_t)(k0 + k) * g->ldb + j0 + p, (size_t)cols, g->bh_kind);
+        for (int k = 0; k < kc && cols < NR; k++)
+            for (int j = cols; j < NR; j++) d[(size_t)k * NR + j] = 0.0f;
+    }
+}
+
 // op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j]. Only a copy: every
 // way of packing gives the same panels.
 static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int NR) {
+    if (g->bh) {
+        pack_b_half(dst, g, j0, nb, k0, kc, NR);
+        return;
+    }
     for (int p = 0; p < nb; p += NR) {
         float *d = dst + (size_t)p * kc;
         const int cols = nb - p < NR ? nb - p : NR;
@@ -479,7 +502,7 @@ static TileGrid grid_for(const Gemm *g, const GemmImpl *impl, int threads) {
 
 static void run(const Gemm *g) {
     if (g->M <= 0 || g->N <= 0) return;
-    if (!g->packed && (long)g->M * g->N * g->K <= SMALL_REGS && gemm_impl().small(g)) return;
+    if (!g->packed && !g->bh && (long)g->M * g->N * g->K <= SMALL_REGS && gemm_impl().small(g)) return;
     if (g->K <= 0) {
         for (int i = 0; i < g->M && !g->accumulate; i++)
             for (int j = 0; j < g->N; j++) g->c[(size_t)i * g->ldc + j] = g->bias ? g->bias[j] : 0.0f;
@@ -520,6 +543,11 @@ static void run(const Gemm *g) {
 void sgemm(float *c, int ldc, const float *a, int lda, const float *b, int ldb, const float *bias, int M, int N,
            int K, bool b_transposed) {
     run(&(Gemm){c, ldc, a, b, bias, lda, ldb, M, N, K, false, b_transposed, false, NULL});
+}
+
+void sgemm_half(float *c, int ldc, const float *a, int lda, const uint16_t *b, int ldb, HalfKind kind, const float *bias,
+                int M, int N, int K, bool b_transposed) {
+    run(&(Gemm){c, ldc, a, NULL, bias, lda, ldb, M, N, K, false, b_transposed, false, NULL, b, kind});
 }
 
 size_t sgemm_packed_floats(int N, int K) { return (size_t)padded_n(N, gemm_impl().nr) * (size_t)(K > 0 ? K : 0); }

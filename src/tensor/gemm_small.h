@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "half.h"
 #include "simd.h"
 
 // C[M, N] (+)= op(A)[M, K] · op(B)[K, N] (+ bias[N] on every row); see gemm.c.
@@ -19,6 +20,8 @@ typedef struct Gemm {
     bool at, bt;          // op(A) = Aᵀ, op(B) = Bᵀ
     bool accumulate;      // C += the product, instead of C = it
     const float *packed;  // op(B) packed whole by sgemm_pack, or NULL: packed tile by tile
+    const uint16_t *bh;   // B held 2 bytes a number (b then NULL, laid out as b would be), or NULL:
+    HalfKind bh_kind;     // widened as each tile is packed, so C is the same bits as with B widened
 } Gemm;
 
 // Products of at most SMALL_PLAIN multiply-adds (M N K) go to the small path: in registers

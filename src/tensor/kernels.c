@@ -16,6 +16,14 @@ void embedding_forward(float *out, const float *ids, const float *table, int T, 
     }
 }
 
+void embedding_forward_half(float *out, const float *ids, const uint16_t *table, HalfKind kind, int T, int C, float scale) {
+    for (int t = 0; t < T; t++) {
+        float *o = out + (size_t)t * C;
+        half_widen(o, table + (size_t)ids[t] * C, (size_t)C, kind);
+        for (int c = 0; c < C; c++) o[c] *= scale;
+    }
+}
+
 void positional_encoding(float *pe, int P, int C, float base) {
     const float log_base = (float)log((double)base);
     for (int i = 0; i < C; i += 2) {

@@ -19,12 +19,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "half.h"
 
 // out[t, :] = table[ids[t], :] * scale   (scale = sqrt(C) in the Transformer)
 void embedding_forward(float *out,          // [T, C]
                        const float *ids,    // [T] token ids, each in [0, V)
                        const float *table,  // [V, C]
                        int T, int C, float scale);
+
+// The same with the table held as the file stores it, 2 bytes a number (half.h): each row
+// widened, then scaled, so out is the same bits as with the table widened first.
+void embedding_forward_half(float *out,             // [T, C]
+                            const float *ids,       // [T] token ids, each in [0, V)
+                            const uint16_t *table,  // [V, C]
+                            HalfKind kind, int T, int C, float scale);
 
 // The sinusoidal table of "Attention Is All You Need", computed in float32 the way
 // PyTorch's tutorial builds it: pe[p, 2i] = sin(p * w_i), pe[p, 2i+1] = cos(p * w_i),
@@ -146,6 +156,15 @@ void sgemm(float *c, int ldc,         // [M, N]
            const float *b, int ldb,   // [K, N] or [N, K]
            const float *bias,         // [N] or NULL
            int M, int N, int K, bool b_transposed);
+
+// sgemm with B held 2 bytes a number (half.h), laid out as sgemm's b: each tile of it is widened
+// as it is packed, so C is sgemm's on B widened, bit for bit, without B ever widened whole.
+void sgemm_half(float *c, int ldc,             // [M, N]
+                const float *a, int lda,       // [M, K]
+                const uint16_t *b, int ldb,    // [K, N] or [N, K]
+                HalfKind kind,
+                const float *bias,             // [N] or NULL
+                int M, int N, int K, bool b_transposed);
 
 // C += A · op(B): the same product, added to what C holds (for gradients).
 void sgemm_acc(float *c, int ldc,         // [M, N]

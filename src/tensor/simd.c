@@ -7,6 +7,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static SimdLevel level;  // written once, by probe, before any caller reads it
+static bool f16c;
 
 static void probe(void) {
 #if SIMD_X86
@@ -14,6 +15,7 @@ static void probe(void) {
     if (__builtin_cpu_supports("avx512f")) level = SIMD_AVX512;
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) level = SIMD_AVX2;
     else level = SIMD_BASE;
+    f16c = __builtin_cpu_supports("f16c");
     static const char *const names[] = {[SIMD_BASE] = "base", [SIMD_AVX2] = "avx2", [SIMD_AVX512] = "avx512"};
     const char *want = getenv("STEPFORMER_SIMD");
     for (int k = 0; want && k < (int)level; k++)
@@ -26,6 +28,11 @@ static void probe(void) {
 SimdLevel simd_level(void) {
     pthread_once(&once, probe);  // training's two shards may ask together
     return level;
+}
+
+bool simd_has_f16c(void) {
+    pthread_once(&once, probe);
+    return f16c;
 }
 
 bool simd_gemm_fused(void) {

@@ -52,6 +52,9 @@ bool simd_gemm_fused(void);
 // measured on a fast machine.
 SimdLevel simd_level(void);
 
+// Whether the CPU converts half precision to float32 in vectors (F16C; false off x86).
+bool simd_has_f16c(void);
+
 // softmax_forward (kernels.h) as built for `level`, which the CPU must have: the tests hold
 // the levels with fused multiply-adds to the same bits.
 void softmax_forward_at(SimdLevel level, float *out, const float *x, int rows, int n);

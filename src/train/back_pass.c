@@ -123,21 +123,23 @@ static bool adam_step(BackPass *bp, const Interp *it, const Model *m, Err *e) {
     float *arena = malloc(sizeof(float) * (n ? n : 1));
     StEntry *entries = malloc(sizeof *entries * (size_t)(m->weights.n_entries + 1));
     bool ok = arena && entries && adam_init(&adam, n, BACK_BETA1, BACK_BETA2, BACK_EPS, e);
+    if (ok) ok = (bp->update = malloc(sizeof(float) * (n ? n : 1))) != NULL;
     if (ok) {
-        memcpy(arena, m->weights.arena, sizeof(float) * n);
+        model_wide_copy(m, bp->update);  // the weights before, as float32 (for now)
+        memcpy(arena, bp->update, sizeof(float) * n);
         adam_update(&adam, arena, grads_weights(bp->g), BACK_LR);
         bp->m = adam.m, bp->v = adam.v, adam.m = adam.v = NULL;
         bp->after = arena, arena = NULL;
-        ok = (bp->update = malloc(sizeof(float) * (n ? n : 1))) != NULL;
     }
-    for (size_t i = 0; ok && i < n; i++) bp->update[i] = m->weights.arena[i] - bp->after[i];
-    Model moved = *m;  // the same model with the weights after the step
+    for (size_t i = 0; ok && i < n; i++) bp->update[i] -= bp->after[i];
+    Model moved = *m;  // the same model with the weights after the step, every one float32
     Interp *next = NULL;
     if (ok) {
-        moved.weights.arena = bp->after;
+        moved.weights.arena = bp->after, moved.half_arena = NULL;
         moved.weights.entries = entries;
         for (int k = 0; k < m->weights.n_entries; k++)
-            entries[k] = m->weights.entries[k], entries[k].data = bp->after + (m->weights.entries[k].data - m->weights.arena);
+            entries[k] = m->weights.entries[k], entries[k].data = bp->after + m->wide_at[k], entries[k].half = NULL,
+            entries[k].dtype = ST_F32;
         RunSpec spec = {0};
         int len;
         const Program *p = interp_program(it);

@@ -30,21 +30,11 @@ struct Grads {
     BackwardMistake mistake;  // a learner's wrong formula in place of the right one (none by default)
 };
 
-static size_t arena_size(const Model *m) {
-    const StFile *f = &m->weights;
-    size_t end = 0;
-    for (int i = 0; i < f->n_entries; i++) {
-        size_t e = (size_t)(f->entries[i].data - f->arena) + (size_t)shape_numel(&f->entries[i].shape);
-        end = e > end ? e : end;
-    }
-    return end;
-}
-
 Grads *grads_new(const Model *m, Err *e) {
     Grads *g = calloc(1, sizeof *g);
     if (!g) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     g->m = m;
-    g->n_dw = arena_size(m);
+    g->n_dw = m->n_wide;  // the float32 layout of every weight, whichever way the model holds them
     g->dw = calloc(g->n_dw ? g->n_dw : 1, sizeof(float));
     if (!g->dw) {
         err_set(e, "out of memory for %zu gradients", g->n_dw);
@@ -72,7 +62,7 @@ static bool frozen(const Model *m, int index) { return m->params[index].fixed; }
 
 float *grads_of(Grads *g, const char *name) {
     const int i = model_weight_index(g->m, name);
-    return i >= 0 && !frozen(g->m, i) ? g->dw + (g->m->weights.entries[i].data - g->m->weights.arena) : NULL;
+    return i >= 0 && !frozen(g->m, i) ? g->dw + g->m->wide_at[i] : NULL;
 }
 
 const float *grads_stage(const Grads *g, int k) { return k >= 0 && k < g->n && g->live[k] ? g->d[k] : NULL; }
@@ -82,10 +72,8 @@ void grads_set_mistake(Grads *g, int mistake) { g->mistake = (BackwardMistake)mi
 
 // Whether a tie group's tensors hold the same numbers (then the original shared one tensor).
 static bool same_numbers(const Model *m, const int *idx, int n) {
-    const StEntry *a = &m->weights.entries[idx[0]];
     for (int k = 1; k < n; k++)
-        if (memcmp(a->data, m->weights.entries[idx[k]].data, sizeof(float) * (size_t)shape_numel(&a->shape)))
-            return false;
+        if (!model_same_numbers(m, idx[0], idx[k])) return false;
     return true;
 }
 
@@ -164,13 +152,13 @@ void grads_sum_ties(Grads *g) {
     const StFile *f = &g->m->weights;
     for (int q = 0, first = 0; q < g->n_groups; first = g->group_end[q++]) {
         const int *idx = g->tied + first, n = g->group_end[q] - first;
-        float *sum = g->dw + (f->entries[idx[0]].data - f->arena);
+        float *sum = g->dw + g->m->wide_at[idx[0]];
         const size_t len = (size_t)shape_numel(&f->entries[idx[0]].shape);
         for (int k = 1; k < n; k++) {
-            const float *d = g->dw + (f->entries[idx[k]].data - f->arena);
+            const float *d = g->dw + g->m->wide_at[idx[k]];
             for (size_t i = 0; i < len; i++) sum[i] += d[i];
         }
-        for (int k = 1; k < n; k++) memcpy(g->dw + (f->entries[idx[k]].data - f->arena), sum, sizeof(float) * len);
+        for (int k = 1; k < n; k++) memcpy(g->dw + g->m->wide_at[idx[k]], sum, sizeof(float) * len);
     }
 }
 
@@ -271,9 +259,8 @@ static float *destination(Grads *g, const Interp *it, int i, int j, bool fresh) 
     const Ref *r = &st->in[j];
     if (r->kind == REF_STAGE) return stage_grad_for(g, it, r->index, fresh);
     if (r->kind == REF_WEIGHT) {
-        const StEntry *en = &g->m->weights.entries[r->index];
         if (frozen(g->m, r->index)) return NULL;
-        return g->dw + (en->data - g->m->weights.arena) + r->offset;
+        return g->dw + g->m->wide_at[r->index] + r->offset;
     }
     return NULL;  // token ids
 }
@@ -539,7 +526,7 @@ static bool finite_after(Grads *g, const Interp *it, int i, Err *e) {
         size_t n = (size_t)shape_numel(&st->in_shape[j]);
         if (r->kind == REF_STAGE) d = g->live[r->index] ? g->d[r->index] : NULL, n *= (size_t)interp_batch(it);
         else if (r->kind == REF_WEIGHT && !frozen(g->m, r->index))
-            d = g->dw + (g->m->weights.entries[r->index].data - g->m->weights.arena) + r->offset;
+            d = g->dw + g->m->wide_at[r->index] + r->offset;
         const size_t bad = d ? first_bad(d, n) : n;
         if (bad < n)
             return err_set(e, "%s:%d: the backward pass of %s (%s) made a gradient that is not finite (%g at element %zu "

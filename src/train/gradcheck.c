@@ -56,6 +56,7 @@ static bool find_target(Target *t, GradCheck *out, Interp *it, Model *m, const G
     const int w = model_weight_index(m, id);
     if (w < 0) return err_set(e, "--gradcheck: '%s' is neither a stage of this pass nor a weight of the model", id);
     if (m->params[w].fixed) return err_set(e, "--gradcheck %s: a buffer, never trained, has no gradient", id);
+    if (m->weights.entries[w].half && !model_widen(m, e)) return false;  // moved one number at a time: float32
     StEntry *en = &m->weights.entries[w];
     out->weight = true;
     *t = (Target){.x = en->data, .now = en->data, .grad = grads_of((Grads *)g, id), .n = (size_t)shape_numel(&en->shape)};

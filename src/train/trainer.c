@@ -92,7 +92,7 @@ static bool load_program(Trainer *t, Err *e) {
         const char *path = NULL, *text = session_builtin_lesson("transformers-from-scratch.md", &path);
         return lesson_parse(&t->program, path, text, e);
     }
-    ConfSpec cs = {0};
+    ConfSpec cs = {.widen = true};  // training moves every weight: float32
     conf_spec_add(&cs, c->config, "the training configuration", false);
     double given;
     const bool pre = conf_spec_get(&cs, "norm_first", &given) ? given == 1 : c->model.norm_first;
@@ -119,7 +119,7 @@ static bool text_fits(Trainer *t, const char *what, Err *e) {
 // The text task's model: its vocabulary is the text's characters, its positions the block.
 static bool make_text_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
-    ConfSpec cs = {0};
+    ConfSpec cs = {.widen = true};  // training moves every weight: float32
     conf_spec_add(&cs, c->config, "the training configuration", false);
     if (c->init)
         return model_load(&t->m, c->init, &t->program.program, &cs, e) && text_fits(t, c->init, e);
@@ -159,7 +159,7 @@ static int unused_id(const TextData *x) {
 // program's own names (--config), and the labels the tokenizer's pieces.
 static bool make_token_model(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
-    ConfSpec cs = {0};
+    ConfSpec cs = {.widen = true};  // training moves every weight: float32
     conf_spec_add(&cs, c->config, "the training configuration", false);
     char vocab[160] = "";
     double pad;
@@ -203,7 +203,7 @@ static bool make_model(Trainer *t, Err *e) {
     if (t->classes) mc.num_decoder_layers = 0;  // a classifier has none (nor writes it in its metadata)
     config_text(&mc, sizes, sizeof sizes);
     vocab_free(&v);
-    ConfSpec cs = {0};
+    ConfSpec cs = {.widen = true};  // training moves every weight: float32
     conf_spec_add(&cs, c->config, "the training configuration", false);
     if (c->init) return model_load(&t->m, c->init, &t->program.program, &cs, e) && vocab_fits(&t->m, c->task, c->init, e);
     conf_spec_add(&cs, task, task_names[c->task], false);
@@ -221,7 +221,7 @@ static bool make_model(Trainer *t, Err *e) {
 // The text as the tokenizer's tokens, each line ending in the configuration's eos_id.
 static bool load_tokens(Trainer *t, Err *e) {
     const TrainConfig *c = &t->c;
-    ConfSpec cs = {0};
+    ConfSpec cs = {.widen = true};  // training moves every weight: float32
     conf_spec_add(&cs, c->config, "the training configuration", false);
     double eos;
     if (!conf_spec_get(&cs, "eos_id", &eos) || eos < 0 || eos != floor(eos))

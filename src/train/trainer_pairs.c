@@ -30,7 +30,7 @@ bool pairs_make_model(Trainer *t, Err *e) {
     char ids[256];
     snprintf(ids, sizeof ids, "vocab_size=%d decoder_vocab_size=%d pad_id=%d bos_id=%d eos_id=%d max_position_embeddings=%d",
              tokenizer_size(t->tk), tokenizer_size(t->tk_tgt), pad, pad, eos, c->block);
-    ConfSpec cs = {0};
+    ConfSpec cs = {.widen = true};  // training moves every weight: float32
     conf_spec_add(&cs, c->config, "the training configuration", false);
     if (c->init) return model_load(&t->m, c->init, &t->program.program, &cs, e);
     conf_spec_add(&cs, ids, c->tokenizer, false);

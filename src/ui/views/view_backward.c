@@ -154,7 +154,7 @@ static void adam_step(Ui *ui, const App *a, const BackStep *s, Rect in) {
     const BackPass *bp = &a->back.pass;
     const Model *m = &a->session.model;
     const StEntry *w = &m->weights.entries[s->weight];
-    const size_t at = (size_t)(w->data - m->weights.arena);
+    const size_t at = m->wide_at[s->weight];
     char l1[200];
     snprintf(l1, sizeof l1, "Adam, step 1: m = (1-b1) g,  v = (1-b2) g^2,  w -= lr m^ / (sqrt(v^) + eps)  (lr %g, b %g %g)",
              (double)BACK_LR, (double)BACK_BETA1, (double)BACK_BETA2);
