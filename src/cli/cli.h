@@ -22,7 +22,7 @@ enum {
     OPT_DECODE = 1 << 21,   // --temperature --top-k --top-p --seed --beam: how a decoder generates
     OPT_EXAMPLES = 1 << 22, // examples: --task --count --seed
     OPT_TOKENIZE = 1 << 23, // tokenize: --text
-    OPT_TRACE_MB = 1 << 24, // --trace-mb: the trace's memory budget
+    OPT_TRACE_MB = 1 << 24, // --trace-mb, --widen-weights: the memory the trace and the weights take
 };
 // What every command that runs a model takes.
 enum { MODEL_OPTS = OPT_MODEL | OPT_PROGRAM | OPT_MODEL_FLAGS | OPT_TOKEN_FLAGS | OPT_TRACE_MB };
@@ -130,5 +130,8 @@ const char *cli_course_dir(const char *lesson, char *dir, size_t n);
 // o->lesson_file; a lesson not found says which is nearest ("did you mean lessons/backprop.md?")
 // on stderr and returns false.
 bool cli_lesson_arg(CliOptions *o, const char *arg);
+
+// --dtype's word (f32, f16, bf16, any case) into *out; else a usage error (its exit code in *code).
+bool cli_dtype(const char *cmd, const char *arg, StDtype *out, int *code);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "text.h"
@@ -20,6 +21,7 @@ static const struct {
     {{"tgt-ids", required_argument, 0, 'T'}, OPT_TGT_IDS},
     {{"max-len", required_argument, 0, 'n'}, OPT_MAX_LEN},
     {{"trace-mb", required_argument, 0, 1040}, OPT_TRACE_MB},
+    {{"widen-weights", no_argument, 0, 1041}, OPT_TRACE_MB},
     {{"json", no_argument, 0, 'j'}, OPT_JSON},
     {{"dump", required_argument, 0, 'd'}, OPT_DUMP},
     {{"to", required_argument, 0, 'o'}, OPT_TO},
@@ -93,7 +95,7 @@ static const struct {
     {{"block", required_argument, 0, 1051}, OPT_TRAIN},
     {{"shuffle", no_argument, 0, 1052}, OPT_TRAIN},
     {{"tokenizer", required_argument, 0, 1053}, OPT_TRAIN},
-    {{"dtype", required_argument, 0, 1054}, OPT_TRAIN},
+    {{"dtype", required_argument, 0, 1054}, OPT_TRAIN | OPT_INIT},
     {{"help", no_argument, 0, 'h'}, 0},
 };
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -315,6 +317,7 @@ static bool take_value(CliOptions *o, int c, const char *cmd, const char *arg, i
         if (parse_whole(arg, 1, 100000, &v)) return o->spec.max_len = (int)v, true;
         *code = cli_usage_error(cmd, "--max-len needs a whole number of at least 1, not '%s'", arg);
         return false;
+    case 1041: return o->spec.widen_weights = true;
     case 1040:
         if (parse_whole(arg, 1, TRACE_MB_MOST, &v)) return o->spec.trace_mb = v, true;
         *code = cli_usage_error(cmd, "--trace-mb needs a whole number of megabytes of at least 1, not '%s'", arg);
@@ -469,4 +472,11 @@ int cli_find_stage(const Interp *it, const char *id, const char *what, Err *e) {
         fprintf(stderr, "stepformer: %s: the %s, %s\n", id, interp_done(it) ? "last round's" : "latest round's so far",
                 interp_stage(it, k)->id);
     return k;
+}
+
+bool cli_dtype(const char *cmd, const char *arg, StDtype *out, int *code) {
+    for (int i = ST_F32; i <= ST_BF16; i++)
+        if (!strcasecmp(arg, st_dtype_names[i])) return *out = (StDtype)i, true;
+    *code = cli_usage_error(cmd, "--dtype is f32, f16 or bf16, not '%s'", arg);
+    return false;
 }

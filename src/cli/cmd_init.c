@@ -7,7 +7,7 @@
 
 static const char init_usage[] =
     "usage: stepformer init --out FILE [--program LESSON.md] [--config \"k=v ...\"] [--seed N]\n"
-    "                       [--vocab chars]\n"
+    "                       [--vocab chars] [--dtype f32|f16|bf16]\n"
     "\n"
     "Writes a .safetensors model holding every tensor the program declares (its `param` and\n"
     "`buffer` lines), each initialised as its declaration says, with the configuration in the\n"
@@ -19,7 +19,8 @@ static const char init_usage[] =
     "\n"
     "An --out ending in / is a folder in the hub's layout (config.json and model.safetensors,\n"
     "F32, no tokenizer) for a program of a hub family (lessons/gpt2.md, lessons/llama.md,\n"
-    "lessons/marian.md): `init --program lessons/gpt2.md --config \"n_layer=12 ...\" --out g/`.\n";
+    "lessons/marian.md): `init --program lessons/gpt2.md --config \"n_layer=12 ...\" --out g/`.\n"
+    "--dtype f16 or bf16 stores a folder's weights so, as the hub ships many (SmolLM2: bf16).\n";
 
 // The program must run on the model it declares: expanded on one source token (and bos).
 static bool runs(const Program *p, const Model *m, Err *e) {
@@ -66,7 +67,11 @@ int cmd_init(int argc, char **argv) {
     if (ok && folder && !hub_family_of_program(l.program.file))
         ok = err_set(&e, "--out %s: a folder is written in the hub's layout, for a program of a hub family "
                      "(lessons/gpt2.md, lessons/llama.md, lessons/marian.md); %s is none", o.out, l.program.file);
-    ok = ok && (folder ? hub_save(&m, &l.program, o.out, ST_F32, NULL, "stepformer/init", &e) : model_save(&m, o.out, &e));
+    StDtype dtype = ST_F32;
+    if (o.train.dtype && !cli_dtype("init", o.train.dtype, &dtype, &code)) return model_free(&m), lesson_free(&l), code;
+    if (ok && o.train.dtype && !folder)
+        ok = err_set(&e, "--dtype is for a folder in the hub's layout (an --out ending in /): a single file is written as F32");
+    ok = ok && (folder ? hub_save(&m, &l.program, o.out, dtype, NULL, "stepformer/init", &e) : model_save(&m, o.out, &e));
     if (ok)
         printf("wrote %s: %d tensors of %s (d_model %d, seed %ld)\n", o.out, m.n_params, l.program.file,
                m.cfg.d_model, o.seed);

@@ -27,6 +27,7 @@ static const char lesson_usage[] =
     "  --input TEXT    replace the lesson's input\n"
     "  --src-ids LIST  token ids instead (a model folder without a tokenizer)\n"
     "  --trace-mb N    the memory the pass's outputs may hold, in MB (as for `run`)\n"
+    "  --widen-weights hold an F16 or BF16 file's matrices as float32 (as for `run`)\n"
     "  --target TEXT   teacher forcing with this target instead of greedy decoding\n"
     "  --max-len N     greedy decoding: at most N tokens\n"
     "  --temperature T, --top-k K, --top-p P, --seed N, --beam K   sample, or search with a beam,\n"

@@ -25,7 +25,9 @@ static const char patch_usage[] =
     "  --json             print the target, both logits and every effect as JSON\n"
     "  --trace-mb N       the memory the pass's outputs may hold, in MB (default: a quarter\n"
     "                     of this machine's memory). Past it, what is read only inside a block is\n"
-    "                     dropped and recomputed when read, the same numbers\n";
+    "                     dropped and recomputed when read, the same numbers\n"
+    "  --widen-weights    hold an F16 or BF16 file's matrices as float32 (by default they stay\n"
+    "                     2 bytes a number, widened tile by tile as they are used: the same results)\n";
 
 typedef struct {
     Session s[2];  // clean, corrupted

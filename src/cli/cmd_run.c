@@ -32,6 +32,8 @@ static const char run_usage[] =
     "  --trace-mb N       the memory the pass's outputs may hold, in MB (default: a quarter\n"
     "                     of this machine's memory). Past it, what is read only inside a block is\n"
     "                     dropped and recomputed when read, the same numbers\n"
+    "  --widen-weights    hold an F16 or BF16 file's matrices as float32 (by default they stay\n"
+    "                     2 bytes a number, widened tile by tile as they are used: the same results)\n"
     "  --program FILE     run this lesson's program instead of the standard one\n"
     "For files without metadata: --nhead N, --norm-first, --layer-norm torch|annotated,\n"
     "  --activation relu|gelu, --eps X, --bos ID, --eos ID, --pad ID\n";

@@ -27,6 +27,8 @@ static const char trace_usage[] =
     "  --trace-mb N       the memory the pass's outputs may hold, in MB (default: a quarter\n"
     "                     of this machine's memory). Past it, what is read only inside a block is\n"
     "                     dropped and recomputed when read, the same numbers\n"
+    "  --widen-weights    hold an F16 or BF16 file's matrices as float32 (by default they stay\n"
+    "                     2 bytes a number, widened tile by tile as they are used: the same results)\n"
     "  --labels IDS       one id per row of the published logits (an encoder-decoder: the next\n"
     "                     token at each target position; a classifier: its class); the model's\n"
     "                     pad id does not count. The loss is the mean cross-entropy of those rows\n"

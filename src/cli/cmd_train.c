@@ -199,13 +199,7 @@ static int configure(const CliOptions *o, TrainConfig *c, char *config, size_t c
     if (f->block) c->block = f->block;
     c->shuffle = f->shuffle;
     c->tokenizer = f->tokenizer;
-    if (f->dtype) {
-        int which = -1;
-        for (int i = ST_F32; i <= ST_BF16; i++)
-            if (!strcasecmp(f->dtype, st_dtype_names[i])) which = i;
-        if (which < 0) return cli_usage_error("train", "--dtype is f32, f16 or bf16, not '%s'", f->dtype);
-        c->dtype = (StDtype)which;
-    }
+    if (f->dtype && !cli_dtype("train", f->dtype, &c->dtype, &code)) return code;
     if (f->steps) c->steps = f->steps;
     if (f->batch) c->batch = f->batch;
     if (f->lr > 0) c->lr = f->lr;

@@ -25,6 +25,7 @@ static const char window_usage[] =
     "                    reveals them (T in the window switches it)\n"
     "  --trace-mb N      the memory the pass's outputs may hold, in MB (default: a quarter of\n"
     "                    this machine's memory); past it a block's stages are recomputed when shown\n"
+    "  --widen-weights   hold an F16 or BF16 file's matrices as float32 (as for `run`)\n"
     "  --temperature T, --top-k K, --top-p P, --seed N, --beam K\n"
     "                    how the decoder chooses each token it generates, as for `run`\n"
     "                    (Z in the window switches greedy, sampling, beam search)\n"
@@ -66,7 +67,8 @@ static const char export_usage[] =
     "(--whole-window: the whole window). --pdf FILE prints that page to a PDF with WeasyPrint (Debian's weasyprint;\n"
     "with --html DIR the page is kept there too); any browser prints the page as well.\n"
     "--temperature, --top-k, --top-p, --seed and --beam choose the generated tokens as for `run`;\n"
-    "--trace-mb N bounds the memory the pass's outputs hold, as for `run`.\n";
+    "--trace-mb N bounds the memory the pass's outputs hold, and --widen-weights widens an F16 or\n"
+    "BF16 file's matrices, as for `run`.\n";
 
 int cmd_export(int argc, char **argv) {
     CliOptions o;

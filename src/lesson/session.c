@@ -57,6 +57,7 @@ static bool open_builtin(Lesson *l, const char *name, Err *e) {
 
 void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, char *lesson_from, size_t n) {
     memset(cs, 0, sizeof *cs);
+    cs->widen = spec->widen_weights;
     conf_spec_add(cs, spec->config, "--config", false);
     conf_spec_add(cs, spec->flags[0] ? spec->flags : NULL, "the command-line flags", false);
     // A lesson's config describes its own model: a file given instead brings its own.

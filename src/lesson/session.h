@@ -33,6 +33,8 @@ typedef struct {
     long long trace_mb;        // --trace-mb: the trace's budget in MB (RunSpec.trace_budget);
                                // 0: trace_budget_default_mb(), raised for a pass that needs
                                // more; negative: none
+    bool widen_weights;        // --widen-weights: hold an F16 or BF16 file's matrices as float32
+                               // too (by default they stay 2 bytes a number: model_place)
 } SessionSpec;
 
 // Once open, a Session must stay where it is: its interpreter points into it (the program,
