@@ -145,6 +145,9 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
         else if (ref->offset || (st->op == OP_LINEAR && st->attr.chunks > 1))
             snprintf(sub, sizeof sub, "weights, part %d of %d", st->attr.chunk + 1, st->attr.chunks);
         else snprintf(sub, sizeof sub, "weights");
+        const StEntry *en = &interp_model(it)->weights.entries[ref->index];
+        const size_t k = strlen(sub);
+        if (en->half) snprintf(sub + k, sizeof sub - k, " (%s in memory, shown widened)", st_dtype_names[en->dtype]);
     }
     const int rows = nd >= 2 ? o.shape.dim[nd - 2] : 1, cols = o.shape.dim[nd - 1];
     // Tables indexed by token (the embeddings, the generator's weights) get their tokens as row labels.
