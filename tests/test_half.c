@@ -10,7 +10,8 @@
 //   folder written here (lessons/llama.md, 256 wide): its matrices held 2 bytes a number, its
 //   norms as floats, the tied head sharing the embedding's numbers; every stage of a pass and of
 //   greedy decoding with the cached decoder, and every gradient of the backward pass, the same
-//   bits as the model widened at load; saved again, the same numbers on disk.
+//   bits as the model widened at load; saved again, the same numbers on disk; the cached
+//   decoder against the plain one, every round after the first computing new rows only.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,26 @@ static void fixture_folder(void) {
     if (w.open) session_close(&w.s);
 }
 
+// The cached decoder on a LLaMA-family model: every stage of every round the same bits as the
+// plain decoder, and after the first round no stage runs whole (RoPE turns only the new row).
+static void cached_llama(const Session *s) {
+    RunSpec r = s->run;
+    r.cached = false;
+    Err e = {{0}};
+    Interp *plain = interp_new(&s->lesson.program, &s->model, &r, &e);
+    const bool ok = plain && interp_run(plain, &e);
+    CHECK(ok, "the plain decoder: %s", e.msg);
+    if (ok) {
+        same_stages(s->it, plain, "tied BF16 folder, cached against plain");
+        int whole = 0, later = 0;
+        for (int i = 0; i < interp_n_done(s->it); i++)
+            if (strncmp(interp_stage(s->it, i)->id, "step.0.", 7) && strncmp(interp_stage(s->it, i)->id, "step.", 5) == 0)
+                later++, whole += interp_stage_rows(s->it, i) == ROWS_WHOLE;
+        CHECK(later > 100 && whole == 0, "the cached decoder ran %d of %d stages after the first round whole", whole, later);
+    }
+    interp_free(plain);
+}
+
 // A bigger tied folder written here: products past the small path and past a K slice.
 static void tied_folder(void) {
     char dir[] = "/tmp/stepformer-half-XXXXXX", again[64];
@@ -249,6 +270,7 @@ static void tied_folder(void) {
         const StEntry *emb = model_weight(&k.s.model, "model.embed_tokens.weight"), *head = model_weight(&k.s.model, "lm_head.weight");
         CHECK(emb && head && emb->half && emb->half == head->half, "the tied head shares the embedding's numbers");
         same_stages(k.s.it, w.s.it, "tied BF16 folder, greedy");
+        cached_llama(&k.s);
         // Saved again: the tie found (no lm_head in the file), the numbers those the file held.
         ok = ok && hub_save(&k.s.model, &l.program, again, ST_BF16, NULL, "test_half", &e);
         CHECK(ok, "saving the kept model: %s", e.msg);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels_llm.h"
 #include "ops.h"
 
 // now is prev with one more position on axis `ax` (every other axis the same).
@@ -93,6 +94,21 @@ static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN]
     }
     op_exec(st, in, NULL, out, 1);
     return ROWS_WHOLE;
+}
+
+// RoPE on [H, T, D]: a row turns by the angles of its own position alone, so on a grown input
+// each head's new row is the new position's rotation and the rest are last round's.
+static RowsKind rope_rows(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                          const float *prev, const Shape *ps, float *out) {
+    const Shape *o = &st->shape;
+    if (o->ndim != 3 || kin[0] != ROWS_GROWN || !grown_on(o, ps, 1)) return op_exec(st, in, NULL, out, 1), ROWS_WHOLE;
+    const int H = o->dim[0], T = o->dim[1], D = o->dim[2];
+    copy_heads(out, prev, H, T, D, D);
+    for (int h = 0; h < H; h++) {
+        const size_t row = ((size_t)h * T + T - 1) * D;
+        rope_forward(out + row, in[0] + row, 1, 1, D, T - 1, st->attr.theta, st->attr.adjacent);
+    }
+    return ROWS_GROWN;
 }
 
 // The new column of a square, above its new row: all -inf (hidden from earlier positions)?
@@ -187,6 +203,7 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
         return ROWS_GROWN;
     }
     if (st->op == OP_MATMUL) return matmul_rows(st, in, kin, prev, prev_shape, out);
+    if (st->op == OP_ROPE) return rope_rows(st, in, kin, prev, prev_shape, out);
     if (cheap_op(st->op)) return cheap(st, in, kin, prev, prev_shape, out);
     if (copy_op(st->op)) return copies(st, in, kin, prev_shape, out);
     return op_exec(st, in, w, out, 1), ROWS_WHOLE;
