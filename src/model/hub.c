@@ -225,9 +225,10 @@ static bool merge(StFile *all, StFile *part, const char *what, Err *e) {
     return st_index(all) || err_code(e, ERR_MEMORY, "%s: out of memory", what);
 }
 
-// The numbers a safetensors file holds, read off its header alone (0 when it cannot be read:
-// st_load then says what is wrong).
-static double header_numbers(const char *path) {
+// The bytes a safetensors file's tensors take held in a model, read off its header alone: 2 a
+// number for a matrix the file stores as F16 or BF16 (model.h: model_place), else 4 (0 when the
+// header cannot be read: st_open then says what is wrong).
+static double header_bytes(const char *path) {
     FILE *f = fopen(path, "rb");
     unsigned char b[8];
     double total = 0;
@@ -238,9 +239,10 @@ static double header_numbers(const char *path) {
         cJSON *root = h && fread(h, 1, (size_t)n, f) == n ? cJSON_ParseWithLength(h, (size_t)n) : NULL;
         for (const cJSON *t = root ? root->child : NULL; t; t = t->next) {
             double k = 1;
-            const cJSON *shape = cJSON_GetObjectItemCaseSensitive(t, "shape");
+            const cJSON *shape = cJSON_GetObjectItemCaseSensitive(t, "shape"), *dtype = cJSON_GetObjectItemCaseSensitive(t, "dtype");
             for (const cJSON *d = cJSON_IsArray(shape) ? shape->child : NULL; d; d = d->next) k *= cJSON_IsNumber(d) ? d->valuedouble : 0;
-            total += cJSON_IsArray(shape) ? k : 0;
+            const bool half = cJSON_IsString(dtype) && (!strcmp(dtype->valuestring, "F16") || !strcmp(dtype->valuestring, "BF16"));
+            total += cJSON_IsArray(shape) ? k * (half && cJSON_GetArraySize(shape) >= 2 ? 2 : 4) : 0;
         }
         cJSON_Delete(root);
         free(h);
@@ -260,13 +262,13 @@ static double available_bytes(void) {
     return kb * 1024.0;
 }
 
-// Refuses, before anything is read, weights that would not fit: 4 bytes a number in the model
-// (safetensors are read straight into it), against the memory the machine has free.
-static bool fits(const HubFolder *h, double numbers, Err *e) {
-    const double need = numbers * 4.0, have = available_bytes();
+// Refuses, before anything is read, weights that would not fit (header_bytes: safetensors are
+// read straight into the model) in the memory the machine has free.
+static bool fits(const HubFolder *h, double need, Err *e) {
+    const double have = available_bytes();
     if (have <= 0 || need <= have) return true;
-    return err_set(e, "%s: the weights hold %.0f million numbers, which need about %.1f GB in memory (4 bytes each), "
-                   "but the machine has %.1f GB free", h->dir, numbers / 1e6, need / 1e9, have / 1e9);
+    return err_set(e, "%s: the weights need about %.1f GB in memory (4 bytes a number, 2 for a matrix stored as F16 or "
+                   "BF16), but the machine has %.1f GB free", h->dir, need / 1e9, have / 1e9);
 }
 
 static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e) {
@@ -278,15 +280,15 @@ static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e
     const cJSON *map = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;
     bool ok = cJSON_IsObject(map) || err_set(e, "%s: no \"weight_map\" object", index);
     memset(f, 0, sizeof *f);
-    double numbers = 0;  // every shard's, before any is read
+    double bytes = 0;  // every shard's, before any is read
     for (const cJSON *it = ok ? map->child : NULL; it; it = it->next) {
         bool seen = false;
         for (const cJSON *p = map->child; p != it && !seen; p = p->next) seen = cJSON_IsString(p) && cJSON_IsString(it) && !strcmp(p->valuestring, it->valuestring);
         char path[4400];
         if (!seen && cJSON_IsString(it) && !strchr(it->valuestring, '/'))
-            numbers += (snprintf(path, sizeof path, "%s/%s", h->dir, it->valuestring), header_numbers(path));
+            bytes += (snprintf(path, sizeof path, "%s/%s", h->dir, it->valuestring), header_bytes(path));
     }
-    ok = ok && fits(h, numbers, e);
+    ok = ok && fits(h, bytes, e);
     for (const cJSON *it = ok ? map->child : NULL; it && ok; it = it->next) {
         if (!cJSON_IsString(it) || strchr(it->valuestring, '/')) {
             ok = err_set(e, "%s: weight_map's '%s' is not a file name in the folder", index, it->string);
@@ -371,7 +373,7 @@ bool hub_read_weights(const HubFolder *h, StFile *f, bool *from_bin, Err *e) {
     char bin[4200];
     snprintf(bin, sizeof bin, "%s/pytorch_model.bin", h->dir);
     *from_bin = false;
-    if (hub_file_exists(one)) ok = fits(h, header_numbers(one), e) && st_open(f, one, e);
+    if (hub_file_exists(one)) ok = fits(h, header_bytes(one), e) && st_open(f, one, e);
     else if (hub_file_exists(index)) ok = read_shards(h, index, f, e);
     else if ((*from_bin = hub_file_exists(bin))) ok = torch_bin_load(f, bin, e);  // PyTorch's pickle, never run
     else
