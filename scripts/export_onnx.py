@@ -13,30 +13,44 @@ and ONNX Runtime Web running the same models. This writes those models:
   base_forward.onnx    the base configuration (d_model 512, 8 heads, 6+6 layers, d_ff 2048,
                        vocabulary 1000, random weights): src and tgt ids [1, 32] -> logits
                        [32, 1, 1000], teacher forcing with the causal mask
+  gpt2_forward.onnx    GPT-2 small (12 layers, 12 heads, 768 wide, 50257 tokens) with the random
+                       weights `stepformer init --seed 1` writes, which the page's own pass makes
+                       too (pass_timing.c), in Hugging Face's formulas (scripts/hf_gpt2.py):
+                       ids [1, 128] -> logits [1, 128, 50257]
   manifest.json        the ids each pass reads, and the tokens stepformer's greedy decoding of
-                       the lesson's input gives, so the page can check ONNX Runtime's answer
+                       the lesson's input gives, so the page can check ONNX Runtime's answer;
+                       for GPT-2, the token stepformer's `run` on the same folder and ids picks
 
 The dates model in PyTorch is checked against stepformer before it is exported: its greedy
-answer must be the tokens `stepformer run` gives for the lesson's input.
+answer must be the tokens `stepformer run` gives for the lesson's input; GPT-2's next token
+after its 128 ids must be the one `stepformer run` gives on the same folder.
 """
 
 import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import warnings
 
 import numpy as np
 import torch
 from torch import nn
 
+from hf_gpt2 import GPT2, read_folder
 from make_seed_fixtures import read_safetensors  # the checked reader the seed fixtures use
 
 LESSON_INPUT = "22 November 2026"  # lessons/forward-pass.md's input
 MAX_LEN = 12                        # and its max_len
 BASE = {"d_model": 512, "nhead": 8, "layers": 6, "d_ff": 2048, "vocab": 1000}
 BASE_LEN = 32
+# GPT-2 small, as pass_timing.c builds it in the page (the same seed: the same weights).
+GPT2_SMALL = "n_layer=12 n_head=12 n_embd=768 n_inner=3072 n_positions=1024 vocab_size=50257"
+GPT2_SEED = 1
+GPT2_LEN = 128
 
 
 class TokenEmbedding(nn.Module):
@@ -144,8 +158,41 @@ def greedy(model, src, bos, eos):
 
 
 def export(module, args, path, names, outputs, dynamic):
+    # The shapes are fixed, so what the tracer warns of (Python numbers taken as constants) is meant.
+    warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
     torch.onnx.export(module, args, path, input_names=names, output_names=outputs, dynamic_axes=dynamic,
                       opset_version=14, do_constant_folding=True)
+
+
+class LogitsOnly(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(ids)
+
+
+def gpt2(stepformer, root, out):
+    """GPT-2 small's forward at GPT2_LEN tokens, exported; its ids and stepformer's next token."""
+    d = tempfile.mkdtemp(prefix="stepformer-onnx-gpt2-")
+    try:
+        subprocess.run([stepformer, "init", "--program", os.path.join(root, "lessons/gpt2.md"), "--config", GPT2_SMALL,
+                        "--seed", str(GPT2_SEED), "--out", d + "/"], check=True, capture_output=True)
+        conf, w = read_folder(d)
+        model = GPT2(conf, w).eval()
+        ids = torch.randint(0, conf["vocab_size"], (1, GPT2_LEN), generator=torch.Generator().manual_seed(3))
+        with torch.no_grad():
+            theirs = int(model(ids)[0, -1].argmax())
+        ours = stepformer_json(stepformer, "run", "--model", d, "--src-ids", ",".join(map(str, ids[0].tolist())),
+                               "--max-len", "1", "--json")["output_ids"][0]
+        if theirs != ours:
+            raise SystemExit(f"GPT-2 in PyTorch picks {theirs} after its {GPT2_LEN} ids, stepformer {ours}: not the same model")
+        with torch.no_grad():
+            export(LogitsOnly(model), (ids,), os.path.join(out, "gpt2_forward.onnx"), ["ids"], ["logits"], None)
+        return {"ids": ids[0].tolist(), "expect": ours}
+    finally:
+        shutil.rmtree(d)
 
 
 def main():
@@ -183,6 +230,7 @@ def main():
     manifest = {
         "dates": {"src": src, "bos": bos, "eos": eos, "max_len": MAX_LEN, "expect": want},
         "base": {"src": b_src[0].tolist(), "tgt": b_tgt[0].tolist()},
+        "gpt2": gpt2(args.stepformer, root, args.out),
         "torch": torch.__version__,
     }
     with open(os.path.join(args.out, "manifest.json"), "w") as f:

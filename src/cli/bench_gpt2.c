@@ -12,10 +12,10 @@
 #include "bench.h"
 #include "cli.h"
 #include "hub_save.h"
+#include "pass_timing.h"
 #include "rng.h"
 #include "window.h"
 
-static const char gpt2_small[] = "n_layer=12 n_head=12 n_embd=768 n_inner=3072 n_positions=1024 vocab_size=50257";
 
 // Writes the folder (the child's work: the parent runs no kernel and holds no weights).
 static void task_write(const void *arg, BenchReply *r) {
@@ -25,10 +25,10 @@ static void task_write(const void *arg, BenchReply *r) {
     Model m;
     Err e = {{0}};
     ConfSpec cs = {0};
-    conf_spec_add(&cs, gpt2_small, "GPT-2 small", false);
+    conf_spec_add(&cs, PASS_GPT2_CONFIG, "GPT-2 small", false);
     r->ok = text && lesson_parse(&l, path, text, &e);
     if (r->ok) {
-        const bool made = model_init_random(&m, &l.program, &cs, 1, &e);
+        const bool made = model_init_random(&m, &l.program, &cs, PASS_GPT2_SEED, &e);  // the browser benchmark's weights too
         r->ok = made && hub_save(&m, &l.program, dir, ST_F32, NULL, "stepformer/bench-gpt2-small", &e);
         if (made) model_free(&m);
         lesson_free(&l);

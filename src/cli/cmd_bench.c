@@ -222,7 +222,7 @@ static void bench_row(const Row *row, bool no_peer, double *peak, cJSON *json) {
     else row_text(&m);
 }
 
-// The browser page's two passes (pass_timing.h) on one thread, in a child process: v[2k] and
+// The browser page's passes (pass_timing.h) on one thread, in a child process: v[2k] and
 // v[2k + 1] are pass k's median and least time.
 static void task_browser(const void *arg, BenchReply *r) {
     const int runs = *(const int *)arg;
@@ -238,8 +238,7 @@ static void task_browser(const void *arg, BenchReply *r) {
 
 static void bench_browser(int repeat, cJSON *json) {
     const int runs = repeat ? repeat : 10;
-    static const char *const names[PASS_TIMINGS] = {"dates model, whole pass (greedy decoding)",
-                                                    "base model, forward at 32 tokens"};
+    const char *const *names = pass_timing_names;
     BenchReply r;
     double rss;
     const bool ok = bench_in_child(task_browser, &runs, &r, &rss);

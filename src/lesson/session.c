@@ -305,15 +305,12 @@ bool session_set_choice(Session *s, const DecodeChoice *c, int *first, Err *e) {
     return true;
 }
 
-bool session_open_random(Session *s, const ModelConfig *cfg, const char *program, uint64_t seed, int S, int T,
-                         Err *e) {
-    memset(s, 0, sizeof *s);
-    char text[512];
-    config_text(cfg, text, sizeof text);
+// Random weights from `seed` for the open lesson's program, configured by `config` (its names),
+// and S source and T target ids drawn from seed + 1: see session_open_random.
+static bool open_random_on(Session *s, const char *config, uint64_t seed, int S, int T, Err *e) {
     ConfSpec cs = {0};
-    conf_spec_add(&cs, text, "the benchmark's configuration", false);
-    bool ok = program ? lesson_load(&s->lesson, program, e) : open_builtin(&s->lesson, session_standard_lesson(cfg), e);
-    if (!ok || !model_init_random(&s->model, &s->lesson.program, &cs, seed, e)) {
+    conf_spec_add(&cs, config, "the benchmark's configuration", false);
+    if (!model_init_random(&s->model, &s->lesson.program, &cs, seed, e)) {
         session_close(s);
         return false;
     }
@@ -339,6 +336,22 @@ bool session_open_random(Session *s, const ModelConfig *cfg, const char *program
     s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);
     if (!s->it) session_close(s);
     return s->it != NULL;
+}
+
+bool session_open_random(Session *s, const ModelConfig *cfg, const char *program, uint64_t seed, int S, int T,
+                         Err *e) {
+    memset(s, 0, sizeof *s);
+    char text[512];
+    config_text(cfg, text, sizeof text);
+    const bool ok = program ? lesson_load(&s->lesson, program, e) : open_builtin(&s->lesson, session_standard_lesson(cfg), e);
+    if (!ok) return session_close(s), false;
+    return open_random_on(s, text, seed, S, T, e);
+}
+
+bool session_open_random_text(Session *s, const char *builtin, const char *config, uint64_t seed, int S, int T, Err *e) {
+    memset(s, 0, sizeof *s);
+    if (!open_builtin(&s->lesson, builtin, e)) return session_close(s), false;
+    return open_random_on(s, config, seed, S, T, e);
 }
 
 bool session_open_scored(Session *s, const SessionSpec *spec, int *token, Err *e) {

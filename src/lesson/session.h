@@ -56,6 +56,10 @@ void session_close(Session *s);
 // the benchmarks run.
 bool session_open_random(Session *s, const ModelConfig *cfg, const char *program, uint64_t seed, int S, int T,
                          Err *e);
+// The same on a built-in lesson (`builtin`: "gpt2.md") configured in its own names (`config`:
+// "n_layer=12 ..."): the weights are those `stepformer init --program lessons/BUILTIN --config
+// CONFIG --seed SEED` writes.
+bool session_open_random_text(Session *s, const char *builtin, const char *config, uint64_t seed, int S, int T, Err *e);
 // The configuration sources of a spec and a lesson, highest precedence first (`cfg_text` and
 // `lesson_from` are buffers the spec points into).
 void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, char *lesson_from, size_t n);

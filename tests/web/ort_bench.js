@@ -16,6 +16,7 @@
   const encoder = await ort.InferenceSession.create('/onnx/dates_encoder.onnx', options);
   const decoder = await ort.InferenceSession.create('/onnx/dates_decoder.onnx', options);
   const base = await ort.InferenceSession.create('/onnx/base_forward.onnx', options);
+  const gpt2 = await ort.InferenceSession.create('/onnx/gpt2_forward.onnx', options);
 
   // The tutorial's greedy_decode: encode once, then each round the decoder over the prefix
   // and the argmax of the last position, until eos or max_len rounds.
@@ -34,6 +35,15 @@
   }
   const baseFeeds = { src: ids(manifest.base.src), tgt: ids(manifest.base.tgt) };
   const basePass = async () => (await base.run(baseFeeds)).logits.dims;
+  // GPT-2: the logits of every position; the answer is the argmax of the last one.
+  const g = manifest.gpt2, gptFeeds = { ids: ids(g.ids) };
+  async function gptPass() {
+    const { logits } = await gpt2.run(gptFeeds);
+    const V = logits.dims[2], last = logits.data.subarray(logits.data.length - V);
+    let best = 0;
+    for (let v = 1; v < V; v++) if (last[v] > last[best]) best = v;
+    return best;
+  }
 
   async function timed(pass) {
     let answer;
@@ -50,9 +60,11 @@
   }
   const dates = await timed(datesPass);
   const forward = await timed(basePass);
+  const gptForward = await timed(gptPass);
   return JSON.stringify({
     ort: ort.env.versions ? ort.env.versions.web || ort.env.versions.common : 'unknown',
     dates: { median_ms: dates.median_ms, min_ms: dates.min_ms, answer: dates.answer, expect: d.expect },
     forward: { median_ms: forward.median_ms, min_ms: forward.min_ms, dims: forward.answer },
+    gpt2: { median_ms: gptForward.median_ms, min_ms: gptForward.min_ms, answer: gptForward.answer, expect: g.expect },
   });
 })()
