@@ -80,6 +80,10 @@ bool bench_in_child(void (*task)(const void *arg, BenchReply *r), const void *ar
 // This machine's fused multiply-add peak in GFLOP/s, on one core and on all (bench_peak.c, a
 // child process); false if it could not be measured.
 bool bench_peak(double *one_core, double *all_cores);
+// One core's peak at the kernels' vector level, and four floats wide with fused multiply-adds
+// (the browser page's vectors; 0 on a CPU without FMA): the ratio is as close to native as the
+// page's products can come.
+bool bench_peak_page(double *native, double *four_wide);
 double bench_now(void);               // seconds, monotonic
 // The CPU's model name (/proc/cpuinfo), or "an unnamed CPU".
 void bench_cpu_name(char *out, size_t n);

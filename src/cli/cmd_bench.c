@@ -43,7 +43,7 @@ static const char bench_usage[] =
     "                small's configuration with random weights (a hub folder in /tmp, both sides\n"
     "                read it): the forward at 128 and 1024 tokens, 32 tokens generated after a\n"
     "                128-token prompt; or browser: the\n"
-    "                two passes the browser's benchmark page times (index.html?bench=1), here on\n"
+    "                three passes the browser's benchmark page times (index.html?bench=1), here on\n"
     "                one thread, to compare with the page (scripts/web.sh bench)\n"
     "  --repeat N    timed runs of each path (default: forward 20, greedy 3, train 50)\n"
     "  --json        one JSON object instead of the table\n"
@@ -243,6 +243,13 @@ static void bench_browser(int repeat, cJSON *json) {
     double rss;
     const bool ok = bench_in_child(task_browser, &runs, &r, &rss);
     if (!json) printf("\nthe browser page's passes, natively on one thread (%s):\n", ok ? r.about : r.why);
+    double native = 0, four = 0;
+    if (bench_peak_page(&native, &four) && json)
+        cJSON_AddNumberToObject(json, "browser_peak_native_gflops", native), cJSON_AddNumberToObject(json, "browser_peak_4_wide_gflops", four);
+    if (!json && four > 0)
+        printf("  one core's peak: %.1f GFLOP/s at %s, %.1f four floats wide with fused multiply-adds (the page's\n"
+               "  vectors): the page's products can at best take %.2fx the native time\n", native, sgemm_kernel_name(),
+               four, native / four);
     cJSON *rows = json ? cJSON_AddArrayToObject(json, "browser") : NULL;
     for (int k = 0; k < PASS_TIMINGS && ok; k++) {
         if (!json) printf("  %-44s median %8.2f ms  least %8.2f ms\n", names[k], r.v[2 * k], r.v[2 * k + 1]);

@@ -32,7 +32,7 @@ def native(stepformer, simd=None):
     r = subprocess.run([stepformer, "bench", "--only", "browser", "--json"], capture_output=True, text=True,
                        check=True, env=env)
     out = json.loads(r.stdout)
-    return {row["name"]: row["median_ms"] for row in out["browser"]}, out.get("cpu", "")
+    return {row["name"]: row["median_ms"] for row in out["browser"]}, out
 
 
 def served(site, ort_dist, onnx_dir):
@@ -83,7 +83,7 @@ def main():
     args = ap.parse_args()
     if bool(args.ort) != bool(args.onnx):
         ap.error("--ort and --onnx go together")
-    best, _ = native(args.stepformer)
+    best, about = native(args.stepformer)
     base, _ = native(args.stepformer, "base")
     root = served(args.site, args.ort, args.onnx)
     try:
@@ -99,6 +99,8 @@ def main():
                 else ort["forward"] for name in web}
     if args.json:
         print(json.dumps({"cpu": cpu, "gemm": kernel, "page": web, "native": best, "native_base": base,
+                          "peak_gflops_one_core": about.get("browser_peak_native_gflops"),
+                          "peak_gflops_4_wide": about.get("browser_peak_4_wide_gflops"),
                           "ort": ort, "gemm_plain": plain_kernel, "page_plain": plain}))
         return
     print(f"one thread on {cpu}; medians of 10 runs after a warm-up; the page's GEMM: {kernel} "
@@ -116,6 +118,10 @@ def main():
             line += f" {peer[name]['median_ms']:10.2f}ms {ms / peer[name]['median_ms']:8.2f}x"
         print(line)
     print("ratio: the page's time over the native one (the target: within 2x of native on one thread)")
+    peak, four = about.get("browser_peak_native_gflops", 0), about.get("browser_peak_4_wide_gflops", 0)
+    if four > 0:
+        print(f"one core's peak here: {peak:.1f} GFLOP/s natively, {four:.1f} four floats wide with fused multiply-adds "
+              f"(the page's vectors): the page's products can at best take {peak / four:.2f}x the native time")
     print("wasm=plain: the page's program for browsers without relaxed SIMD (a multiply, then an add)")
     if ort:
         print(f"page/ORT: the page's time over ONNX Runtime Web {ort['ort']}'s (WebAssembly SIMD, one thread), "
