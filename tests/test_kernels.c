@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "kernels.h"
+#include "kernels_llm.h"
 #include "par.h"
 #include "ref.h"
 #include "rng.h"
@@ -496,6 +497,53 @@ static void test_heads_and_masks(void) {
     free(x), free(sc);
 }
 
+// gelu_tanh and silu as x sigmoid(s x'): against the same float argument's exact sigmoid in
+// double (what the exponential and the division add: a few units in the last place), and
+// against the textbook formula in double, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (for
+// |x| < 4: past it 1 + tanh cancels even in double) and x / (1 + e^-x), on every 997th float
+// from -30 to 30, and the odd values.
+static void test_activations(void) {
+    enum { N = 4096 };
+    static float x[N], g[N], sl[N];
+    double worst_g = 0, worst_s = 0, text_g = 0, text_s = 0;
+    const uint32_t top = 0x41f00000u;  // 30
+    for (int sign = 0; sign < 2; sign++)
+        for (uint32_t b = 0; b <= top;) {
+            int n = 0;
+            for (; n < N && b <= top; n++, b += 997) {
+                const uint32_t u = b | (sign ? 0x80000000u : 0u);
+                memcpy(&x[n], &u, sizeof u);
+            }
+            gelu_tanh_forward(g, x, (size_t)n);
+            silu_forward(sl, x, (size_t)n);
+            for (int i = 0; i < n; i++) {
+                const float v = x[i], zf = -(2.0f * 0.7978845608028654f * (v + 0.044715f * v * v * v));
+                const double tg = (double)v / (1.0 + exp((double)zf)), ts = (double)v / (1.0 + exp(-(double)v));
+                // In the normal floats, units in the last place; below them (x e^z past the
+                // exponential's range) within the smallest normal float of 0.
+                const double ug = fabs(tg) >= FLT_MIN ? fabs(g[i] - tg) / ldexp(1.0, ilogb(tg) - 23) : fabs(g[i]) > FLT_MIN ? 1e9 : 0;
+                const double us = fabs(ts) >= FLT_MIN ? fabs(sl[i] - ts) / ldexp(1.0, ilogb(ts) - 23) : fabs(sl[i]) > FLT_MIN ? 1e9 : 0;
+                worst_g = ug > worst_g ? ug : worst_g, worst_s = us > worst_s ? us : worst_s;
+                const double dv = v, book = 0.5 * dv * (1.0 + tanh(0.7978845608028654 * (dv + 0.044715 * dv * dv * dv)));
+                if (fabs(book) >= FLT_MIN && fabs(dv) < 4) text_g = fmax(text_g, fabs(g[i] - book) / fabs(book));  // 1 + tanh cancels past
+                if (fabs(ts) >= FLT_MIN) text_s = fmax(text_s, fabs(sl[i] - ts) / fabs(ts));
+            }
+        }
+    CHECK(worst_g <= 6.0 && worst_s <= 6.0, "gelu_tanh %.2f, silu %.2f units in the last place of x sigmoid(z)", worst_g, worst_s);
+    CHECK(text_g < 1e-5 && text_s < 1e-6, "against the textbook formulas: gelu_tanh %.3g, silu %.3g relative", text_g, text_s);
+    const float odd[] = {-INFINITY, INFINITY, NAN, 0.0f, -0.0f, 100.0f, -100.0f};
+    float og[7], os[7];
+    gelu_tanh_forward(og, odd, 7), silu_forward(os, odd, 7);
+    CHECK(isnan(og[0]) && og[1] == INFINITY && isnan(og[2]) && og[3] == 0 && og[4] == 0 && og[5] == 100.0f && og[6] == 0,
+          "gelu_tanh at -inf, inf, nan, 0, -0, 100, -100: %g %g %g %g %g %g %g", (double)og[0], (double)og[1], (double)og[2],
+          (double)og[3], (double)og[4], (double)og[5], (double)og[6]);
+    CHECK(isnan(os[0]) && os[1] == INFINITY && isnan(os[2]) && os[3] == 0 && os[5] == 100.0f && fabs(os[6]) < 1e-40,
+          "silu at -inf, inf, nan, 0, -0, 100, -100: %g %g %g %g %g %g %g", (double)os[0], (double)os[1], (double)os[2],
+          (double)os[3], (double)os[4], (double)os[5], (double)os[6]);
+    printf("  gelu_tanh, silu: %.2f and %.2f units in the last place; %.2g and %.2g from the textbook formulas\n", worst_g,
+           worst_s, text_g, text_s);
+}
+
 int main(void) {
     printf("test_kernels: the GEMM's kernel: %s\n", sgemm_kernel_name());
     test_sgemm();
@@ -510,6 +558,7 @@ int main(void) {
     test_positional();
     test_softmax();
     test_exp();
+    test_activations();
     test_softmax_fast();
     test_softmax_groups();
     test_layernorm();

@@ -11,14 +11,34 @@
 
 static const float GELU_C = 0.7978845608028654f, GELU_K = 0.044715f;  // sqrt(2/pi), the cubic's
 
-void gelu_tanh_forward(float *out, const float *x, size_t n) {
-    // tanhf is the cost (GPT-2's [1024, 3072] is 3 million of them): split over the cores once
-    // there are enough, each element computed as it is on one.
-    PAR_LOOP(PAR_ROWS(n), "omp parallel for schedule(static)",
-        for (size_t i = 0; i < n; i++) {
-            const float v = x[i];
-            out[i] = 0.5f * v * (1.0f + tanhf(GELU_C * (v + GELU_K * v * v * v)));
+// x sigmoid(a) for a chunk, a = 2u for gelu_tanh and x for silu: e = e^-|a| by exp_forward's
+// vectorised exponential (within 2 units in the last place, and never past the floats), then
+// x / (1 + e) where a >= 0 and x e / (1 + e) where not. The sigmoid form has no cancellation
+// (1 + tanh(u) near -1 has), so each result is within a few units in the last place of x
+// sigmoid(a) for the float a; a chunk's results depend on its elements alone.
+enum { ACT_CHUNK = 256 };
+static void sigmoid_times(float *out, const float *x, size_t n, bool gelu) {
+    float a[ACT_CHUNK], e[ACT_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += ACT_CHUNK) {
+        const size_t m = n - i0 < ACT_CHUNK ? n - i0 : ACT_CHUNK;
+        const float *v = x + i0;
+        for (size_t i = 0; i < m; i++) {
+            a[i] = gelu ? 2.0f * GELU_C * (v[i] + GELU_K * v[i] * v[i] * v[i]) : v[i];
+            e[i] = -fabsf(a[i]);
         }
+        exp_forward(e, e, m);
+        for (size_t i = 0; i < m; i++) out[i0 + i] = a[i] >= 0 ? v[i] / (1.0f + e[i]) : v[i] * e[i] / (1.0f + e[i]);
+    }
+}
+
+// tanh(u) = 2 sigmoid(2u) - 1, so x/2 (1 + tanh(u)) = x sigmoid(2u): the exponential is the cost
+// (GPT-2's [1024, 3072] is 3 million of them), split over the cores once there are enough, in
+// chunks whose results do not depend on the split.
+void gelu_tanh_forward(float *out, const float *x, size_t n) {
+    const size_t chunks = (n + ACT_CHUNK - 1) / ACT_CHUNK;
+    PAR_LOOP(PAR_ROWS(n), "omp parallel for schedule(static)",
+        for (size_t c = 0; c < chunks; c++)
+            sigmoid_times(out + c * ACT_CHUNK, x + c * ACT_CHUNK, n - c * ACT_CHUNK < ACT_CHUNK ? n - c * ACT_CHUNK : ACT_CHUNK, true);
     );
 }
 
@@ -31,8 +51,10 @@ void gelu_tanh_backward(float *dx, const float *dy, const float *x, size_t n, bo
 }
 
 void silu_forward(float *out, const float *x, size_t n) {
-    PAR_LOOP(PAR_ROWS(n), "omp parallel for schedule(static)",  // expf, as gelu's tanhf
-        for (size_t i = 0; i < n; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
+    const size_t chunks = (n + ACT_CHUNK - 1) / ACT_CHUNK;
+    PAR_LOOP(PAR_ROWS(n), "omp parallel for schedule(static)",
+        for (size_t c = 0; c < chunks; c++)
+            sigmoid_times(out + c * ACT_CHUNK, x + c * ACT_CHUNK, n - c * ACT_CHUNK < ACT_CHUNK ? n - c * ACT_CHUNK : ACT_CHUNK, false);
     );
 }
 
