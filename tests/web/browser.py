@@ -151,6 +151,29 @@ class Browser:
             self.pump(0.05)
         return title
 
+    def give_files(self, paths):
+        """Gives the page's folder picker these files, as a user choosing them does (DevTools'
+        DOM.setFileInputFiles: the page reads them from disk, nothing is uploaded)."""
+        root = self.send("DOM.getDocument")["root"]["nodeId"]
+        node = self.send("DOM.querySelector", nodeId=root, selector="#files")["nodeId"]
+        self.send("DOM.setFileInputFiles", nodeId=node, files=paths)
+
+    def peak_rss_mb(self):
+        """The largest peak resident memory (VmHWM) of Chromium's processes, in MB: the renderer's,
+        which holds the page's WebAssembly memory."""
+        best = 0
+        for pid in os.listdir("/proc"):
+            try:
+                if not pid.isdigit() or os.getpgid(int(pid)) != self.proc.pid:  # Chromium's own session
+                    continue
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            best = max(best, int(line.split()[1]) / 1024)
+            except (OSError, ValueError, IndexError):
+                continue
+        return best
+
     def screenshot(self, path, width, height):
         r = self.send("Page.captureScreenshot", format="png",
                       clip={"x": 0, "y": 0, "width": width, "height": height, "scale": 1})

@@ -632,14 +632,6 @@ def test_model_link(b, stepformer, site, tmp):
     print("a model= link: checked", flush=True)
 
 
-def give_files(b, paths):
-    """Gives the page's folder picker these files, as a user choosing them does (DevTools'
-    DOM.setFileInputFiles: the page reads them from disk, nothing is uploaded)."""
-    root = b.send("DOM.getDocument")["root"]["nodeId"]
-    node = b.send("DOM.querySelector", nodeId=root, selector="#files")["nodeId"]
-    b.send("DOM.setFileInputFiles", nodeId=node, files=paths)
-
-
 def test_file_picker(b, srv, stepformer, tmp):
     """A model folder from the user's disk: a folder of GPT-2's layout (small random weights, no
     tokenizer, made here, outside the site) given to the page's file input opens in the window,
@@ -655,7 +647,7 @@ def test_file_picker(b, srv, stepformer, tmp):
     b.size(1280, 720)
     b.open(srv.base + "index.html?size=1280x720")
     b.wait_title(["stepformer: ready", "stepformer: error"])
-    give_files(b, files)
+    b.give_files(files)
     b.wait_title(["stepformer: opening"])
     title = b.wait_title(["stepformer: ready", "stepformer: error"])
     check(title.startswith("stepformer: ready"), f"a folder from the disk: '{title}'")
@@ -670,7 +662,7 @@ def test_file_picker(b, srv, stepformer, tmp):
     notes = os.path.join(tmp, "disk", "notes.txt")
     with open(notes, "w") as f:
         f.write("not a model\n")
-    give_files(b, [notes])
+    b.give_files([notes])
     title = b.wait_title(["stepformer: error"])
     check("the folder has no config.json" in title, f"a folder without config.json: '{title}'")
     broken = os.path.join(tmp, "disk", "broken")
@@ -678,7 +670,7 @@ def test_file_picker(b, srv, stepformer, tmp):
     shutil.copy(os.path.join(folder, "config.json"), broken)
     with open(os.path.join(broken, "model.safetensors"), "wb") as f:
         f.write(b"PK\x03\x04 this is a zip, not safetensors")
-    give_files(b, [os.path.join(broken, "config.json"), os.path.join(broken, "model.safetensors")])
+    b.give_files([os.path.join(broken, "config.json"), os.path.join(broken, "model.safetensors")])
     b.wait_title(["stepformer: opening"])
     title = b.wait_title(["stepformer: ready", "stepformer: error"])
     check(title.startswith("stepformer: error") and "model.safetensors" in title, f"weights that are not safetensors: '{title}'")
