@@ -635,7 +635,7 @@ def test_model_link(b, stepformer, site, tmp):
 def test_file_picker(b, srv, stepformer, tmp):
     """A model folder from the user's disk: a folder of GPT-2's layout (small random weights, no
     tokenizer, made here, outside the site) given to the page's file input opens in the window,
-    and its stage's numbers are the native program's to 1e-5. A folder without config.json, and
+    and its stage's numbers are the native program's to 1e-5; so does a tiny LLaMA stored as BF16. A folder without config.json, and
     one whose model.safetensors is not safetensors, each give the error title and a message."""
     folder = os.path.join(tmp, "disk", "tiny-gpt2")
     os.makedirs(os.path.dirname(folder), exist_ok=True)
@@ -658,6 +658,21 @@ def test_file_picker(b, srv, stepformer, tmp):
                              "--print", stage, "--json"], capture_output=True, text=True, check=True)
     ok, why = same_values(page_values(b, "model:/user/1/model|1,2,3,4", stage), json.loads(native.stdout))
     check(ok, f"a folder from the disk: {stage} against the native program: {why}")
+    # A BF16 folder (a tiny LLaMA): its matrices held 2 bytes a number in the page as natively.
+    bf16 = os.path.join(tmp, "disk", "tiny-llama-bf16")
+    subprocess.run([stepformer, "init", "--program", "lessons/llama.md", "--config",
+                    "vocab_size=100 hidden_size=32 intermediate_size=64 num_hidden_layers=2 num_attention_heads=4 "
+                    "num_key_value_heads=2 max_position_embeddings=64", "--seed", "9", "--dtype", "bf16", "--out", bf16 + "/"],
+                   check=True, capture_output=True)
+    b.give_files([os.path.join(bf16, f) for f in sorted(os.listdir(bf16))])
+    b.wait_title(["stepformer: opening"])
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title.startswith("stepformer: ready"), f"a BF16 folder from the disk: '{title}'")
+    mlp = "step.0.decoder.layers.1.mlp.down"
+    native = subprocess.run([stepformer, "lesson", "lessons/llama.md", "--model", bf16, "--src-ids", "1,2,3,4",
+                             "--print", mlp, "--json"], capture_output=True, text=True, check=True)
+    ok, why = same_values(page_values(b, "model:/user/2/model|1,2,3,4", mlp), json.loads(native.stdout))
+    check(ok, f"a BF16 folder from the disk: {mlp} against the native program: {why}")
     # Bad folders: no config.json; weights that are not safetensors.
     notes = os.path.join(tmp, "disk", "notes.txt")
     with open(notes, "w") as f:
