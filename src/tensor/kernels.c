@@ -271,5 +271,7 @@ int row_argmax(const float *x, int n) {
 }
 
 void argmax_forward(float *out, const float *x, int T, int V) {
-    for (int t = 0; t < T; t++) out[t] = (float)row_argmax(x + (size_t)t * V, V);
+    PAR_LOOP(PAR_ROWS((size_t)T * V), "omp parallel for schedule(static)",  // 1024 rows of 50257 logits: 51 million
+        for (int t = 0; t < T; t++) out[t] = (float)row_argmax(x + (size_t)t * V, V);
+    );
 }

@@ -100,6 +100,12 @@ void softmax_reference(float *out, const float *x, int rows, int n);  // [rows, 
 // out = e^x, element by element: the exponential softmax_forward uses, vectorised, within
 // 2 units in the last place of e^x; 0 below -104, +inf above 88.73.
 void exp_forward(float *out, const float *x, size_t n);
+// out = x sigmoid(a), element by element, on that exponential: x / (1 + e^-|a|) where a >= 0, and
+// x e^-|a| / (1 + e^-|a|) where not, so nothing leaves the floats (gelu_tanh, silu).
+void sigmoid_times_forward(float *out,      // [n]
+                           const float *x,  // [n]
+                           const float *a,  // [n]
+                           size_t n);
 
 // Row log-softmax, stable; an all -inf row becomes all -inf.
 void log_softmax_forward(float *out, const float *x, int rows, int n);  // [rows, n]

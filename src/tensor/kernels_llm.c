@@ -11,23 +11,18 @@
 
 static const float GELU_C = 0.7978845608028654f, GELU_K = 0.044715f;  // sqrt(2/pi), the cubic's
 
-// x sigmoid(a) for a chunk, a = 2u for gelu_tanh and x for silu: e = e^-|a| by exp_forward's
-// vectorised exponential (within 2 units in the last place, and never past the floats), then
-// x / (1 + e) where a >= 0 and x e / (1 + e) where not. The sigmoid form has no cancellation
-// (1 + tanh(u) near -1 has), so each result is within a few units in the last place of x
-// sigmoid(a) for the float a; a chunk's results depend on its elements alone.
+// x sigmoid(a) for a chunk, a = 2u for gelu_tanh and x for silu: the argument here (plain
+// float arithmetic), the rest vectorised (sigmoid_times_forward, softmax.c), within a few units
+// in the last place of x sigmoid(a) for the float a. The sigmoid form has no cancellation (1 +
+// tanh(u) near -1 has); a chunk's results depend on its elements alone.
 enum { ACT_CHUNK = 256 };
 static void sigmoid_times(float *out, const float *x, size_t n, bool gelu) {
-    float a[ACT_CHUNK], e[ACT_CHUNK];
+    float a[ACT_CHUNK];
     for (size_t i0 = 0; i0 < n; i0 += ACT_CHUNK) {
         const size_t m = n - i0 < ACT_CHUNK ? n - i0 : ACT_CHUNK;
         const float *v = x + i0;
-        for (size_t i = 0; i < m; i++) {
-            a[i] = gelu ? 2.0f * GELU_C * (v[i] + GELU_K * v[i] * v[i] * v[i]) : v[i];
-            e[i] = -fabsf(a[i]);
-        }
-        exp_forward(e, e, m);
-        for (size_t i = 0; i < m; i++) out[i0 + i] = a[i] >= 0 ? v[i] / (1.0f + e[i]) : v[i] * e[i] / (1.0f + e[i]);
+        for (size_t i = 0; i < m; i++) a[i] = gelu ? 2.0f * GELU_C * (v[i] + GELU_K * v[i] * v[i] * v[i]) : v[i];
+        sigmoid_times_forward(out + i0, v, a, m);
     }
 }
 

@@ -1,4 +1,5 @@
-// softmax.c: the row softmax that runs, vectorised, and the exponential it uses.
+// softmax.c: the row softmax that runs, vectorised, the exponential it uses, and x sigmoid(a)
+// on that exponential (gelu_tanh's and silu's).
 //
 // kernels.c's softmax_reference is the loop this computes (the lesson panel shows that one):
 // the same three passes over a row (its maximum, e^(x - max) and their sum, then each divided
@@ -183,6 +184,33 @@ enum { LANES = 16 };
         }                                                                                              \
     }
 
+// out = x sigmoid(a) (gelu_tanh and silu, kernels_llm.c), W lanes: e = e^-|a| by EXP (never past
+// the floats), then x (1 or e) / (1 + e): x / (1 + e) where a >= 0, x e / (1 + e) where not (x 1
+// is x). Every lane is the same operations whatever W is; the tail goes through padded lanes.
+#define DEFINE_SIGMOID_TIMES(NAME, EXP, W, TARGET)                                                     \
+    TARGET static inline __attribute__((always_inline)) void NAME##_lanes(float *out, const float *x, \
+                                                                        const float *a) {            \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                        \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                           \
+        typedef int32_t vi __attribute__((vector_size((W) * 4)));                                      \
+        const vf v = *(const vfu *)x, av = *(const vfu *)a, one = (vf){0} + 1.0f;                      \
+        float z[W], e[W];                                                                              \
+        *(vfu *)z = (vf)((vi)av | ((vi){0} + INT32_MIN)); /* -|a| */                                     \
+        EXP(e, z, 0.0f);                                                                               \
+        const vf ev = *(const vfu *)e;                                                                 \
+        *(vfu *)out = v * (vf)SELECT(vi, av >= 0, one, ev) / (one + ev);                               \
+    }                                                                                                  \
+    TARGET static void NAME(float *out, const float *x, const float *a, size_t n) {                    \
+        size_t i = 0;                                                                                  \
+        for (; i + (W) <= n; i += (W)) NAME##_lanes(out + i, x + i, a + i);                            \
+        if (i < n) {                                                                                   \
+            float xp[W], ap[W], o[W];                                                                  \
+            for (size_t l = 0; l < (W); l++) xp[l] = i + l < n ? x[i + l] : 0.0f, ap[l] = i + l < n ? a[i + l] : 0.0f; \
+            NAME##_lanes(o, xp, ap);                                                                   \
+            for (size_t l = 0; i + l < n; l++) out[i + l] = o[l];                                      \
+        }                                                                                              \
+    }
+
 #if SIMD_X86
 // Sixteen registers of sixteen floats transposed in place (transpose8's unpacks and shuffles
 // within 128-bit lanes, then two rounds of moving whole 128-bit lanes). Only moves.
@@ -220,23 +248,33 @@ DEFINE_SOFTMAX_GROUP(softmax_avx2, exp_avx2, 8, TRANSPOSE8, __attribute__((targe
 #endif
 DEFINE_EXP(exp_base, 4, )
 DEFINE_SOFTMAX_ROW(softmax_base, exp_base, 4, )
+DEFINE_SIGMOID_TIMES(sigmoid_base, exp_base, 4, )
+#if SIMD_X86
+DEFINE_SIGMOID_TIMES(sigmoid_avx512, exp_avx512, 16, __attribute__((target("avx512f,fma"))))
+DEFINE_SIGMOID_TIMES(sigmoid_avx2, exp_avx2, 8, __attribute__((target("avx2,fma"))))
+#endif
 
 typedef struct {
     void (*row)(float *out, const float *x, int n);
     void (*exp)(float *out, const float *x, size_t n);
     void (*group)(float *out, const float *x, int n);  // `rows` rows at once, or NULL
     int rows;
+    void (*sigmoid_times)(float *out, const float *x, const float *a, size_t n);
 } SoftmaxImpl;
 
 static const SoftmaxImpl impls[] = {
-    [SIMD_BASE] = {softmax_base, softmax_base_exp, NULL, 1},
+    [SIMD_BASE] = {softmax_base, softmax_base_exp, NULL, 1, sigmoid_base},
 #if SIMD_X86
-    [SIMD_AVX2] = {softmax_avx2, softmax_avx2_exp, softmax_avx2_group, 8},
-    [SIMD_AVX512] = {softmax_avx512, softmax_avx512_exp, softmax_avx512_group, 16},
+    [SIMD_AVX2] = {softmax_avx2, softmax_avx2_exp, softmax_avx2_group, 8, sigmoid_avx2},
+    [SIMD_AVX512] = {softmax_avx512, softmax_avx512_exp, softmax_avx512_group, 16, sigmoid_avx512},
 #endif
 };
 
 void exp_forward(float *out, const float *x, size_t n) { impls[simd_level()].exp(out, x, n); }
+
+void sigmoid_times_forward(float *out, const float *x, const float *a, size_t n) {
+    impls[simd_level()].sigmoid_times(out, x, a, n);
+}
 
 void softmax_forward_at(SimdLevel level, float *out, const float *x, int rows, int n) {
     const SoftmaxImpl impl = impls[level];
