@@ -19,10 +19,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import Browser, Server  # noqa: E402
+from browser import Browser, Server, site_with  # noqa: E402
 
 
 def native(stepformer, simd=None):
@@ -37,14 +36,7 @@ def native(stepformer, simd=None):
 
 def served(site, ort_dist, onnx_dir):
     """A folder the server serves: the site, and beside it ort/ and onnx/ when the peer runs."""
-    root = tempfile.mkdtemp(prefix="stepformer-bench-")
-    site = os.path.abspath(site)
-    for name in os.listdir(site):
-        os.symlink(os.path.join(site, name), os.path.join(root, name))
-    if ort_dist:
-        os.symlink(os.path.abspath(ort_dist), os.path.join(root, "ort"))
-        os.symlink(os.path.abspath(onnx_dir), os.path.join(root, "onnx"))
-    return root
+    return site_with(site, {"ort": ort_dist, "onnx": onnx_dir} if ort_dist else {})
 
 
 def page(root, with_ort, query=""):

@@ -52,6 +52,19 @@ class Server:
         self.httpd.server_close()
 
 
+def site_with(site, links):
+    """A new folder to serve: the site's files, and beside them `links` (name: path), each a
+    symbolic link (the caller removes the folder, links only, with shutil.rmtree)."""
+    root = tempfile.mkdtemp(prefix="stepformer-site-")
+    site = os.path.abspath(site)
+    for name in os.listdir(site):
+        os.symlink(os.path.join(site, name), os.path.join(root, name))
+    for name, path in links.items():
+        os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
+        os.symlink(os.path.abspath(path), os.path.join(root, name))
+    return root
+
+
 class Browser:
     """One headless Chromium with one page, over the DevTools protocol."""
 

@@ -12,13 +12,14 @@ what memory it takes (issue 45's page targets), measured in headless Chromium, n
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import Browser, Server  # noqa: E402
+from browser import Browser, Server, site_with  # noqa: E402
 
 GPT2 = "n_layer=12 n_head=12 n_embd=768 n_inner=3072 n_positions=1024 vocab_size=50257"
 SMOLLM2 = ("vocab_size=49152 hidden_size=576 intermediate_size=1536 num_hidden_layers=30 num_attention_heads=9 "
@@ -32,8 +33,17 @@ def folder(stepformer, root, name, program, config, dtype):
     return d
 
 
+def first_frame(b, t0):
+    """The page's title once the model's first frame is drawn (or it failed), the seconds since
+    t0, WebAssembly's memory (MB) and Chromium's largest peak RSS (MB)."""
+    title = b.wait_title(["stepformer: ready", "stepformer: error"], timeout=300)
+    took = time.time() - t0
+    wasm = b.eval("Module.HEAP8 ? Module.HEAP8.length / 1048576 : 0") or 0
+    return title, took, wasm, b.peak_rss_mb()
+
+
 def picked(site, d):
-    """Seconds from the files given to the page's first frame of the model, and the peak memory."""
+    """The page given the folder's files as a user picks them."""
     srv = Server(site)
     b = Browser(1280, 720)
     try:
@@ -42,10 +52,7 @@ def picked(site, d):
         t0 = time.time()
         b.give_files([os.path.join(d, f) for f in sorted(os.listdir(d))])
         b.wait_title(["stepformer: opening"], timeout=120)
-        title = b.wait_title(["stepformer: ready", "stepformer: error"], timeout=300)
-        took = time.time() - t0
-        wasm = b.eval("Module.HEAP8 ? Module.HEAP8.length / 1048576 : 0") or 0
-        return title, took, wasm, b.peak_rss_mb()
+        return first_frame(b, t0)
     finally:
         b.close()
         srv.close()
@@ -53,24 +60,18 @@ def picked(site, d):
 
 def linked(site, d, n):
     """The same through index.html?model=...&ids=... (n ids) on the same server."""
-    root = tempfile.mkdtemp(prefix="stepformer-open-")
-    for name in os.listdir(site):
-        os.symlink(os.path.join(os.path.abspath(site), name), os.path.join(root, name))
-    os.makedirs(os.path.join(root, "models"))
-    os.symlink(d, os.path.join(root, "models", "gpt2"))
+    root = site_with(site, {"models/gpt2": d})
     srv = Server(root)
     b = Browser(1280, 720)
     try:
         ids = ",".join(str((i * 131) % 50257) for i in range(n))
         t0 = time.time()
         b.open(srv.base + f"index.html?size=1280x720&model=models/gpt2/&ids={ids}")
-        title = b.wait_title(["stepformer: ready", "stepformer: error"], timeout=300)
-        took = time.time() - t0
-        wasm = b.eval("Module.HEAP8 ? Module.HEAP8.length / 1048576 : 0") or 0
-        return title, took, wasm, b.peak_rss_mb()
+        return first_frame(b, t0)
     finally:
         b.close()
         srv.close()
+        shutil.rmtree(root)
 
 
 def main():
