@@ -2,6 +2,9 @@
 #include "simd.h"
 
 #include <pthread.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +18,8 @@ static void probe(void) {
     if (__builtin_cpu_supports("avx512f")) level = SIMD_AVX512;
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) level = SIMD_AVX2;
     else level = SIMD_BASE;
-    f16c = __builtin_cpu_supports("f16c");
+    unsigned a, b, c, d;  // CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c")
+    f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
     static const char *const names[] = {[SIMD_BASE] = "base", [SIMD_AVX2] = "avx2", [SIMD_AVX512] = "avx512"};
     const char *want = getenv("STEPFORMER_SIMD");
     for (int k = 0; want && k < (int)level; k++)
