@@ -504,8 +504,8 @@ static void test_heads_and_masks(void) {
 // from -30 to 30, and the odd values.
 static void test_activations(void) {
     enum { N = 4096 };
-    static float x[N], g[N], sl[N];
-    double worst_g = 0, worst_s = 0, text_g = 0, text_s = 0;
+    static float x[N], g[N], sl[N], rg[N], rs[N];
+    double worst_g = 0, worst_s = 0, text_g = 0, text_s = 0, loop_g = 0, loop_s = 0;
     const uint32_t top = 0x41f00000u;  // 30
     for (int sign = 0; sign < 2; sign++)
         for (uint32_t b = 0; b <= top;) {
@@ -516,6 +516,8 @@ static void test_activations(void) {
             }
             gelu_tanh_forward(g, x, (size_t)n);
             silu_forward(sl, x, (size_t)n);
+            gelu_tanh_reference(rg, x, (size_t)n);
+            silu_reference(rs, x, (size_t)n);
             for (int i = 0; i < n; i++) {
                 const float v = x[i], zf = -(2.0f * 0.7978845608028654f * (v + 0.044715f * v * v * v));
                 const double tg = (double)v / (1.0 + exp((double)zf)), ts = (double)v / (1.0 + exp(-(double)v));
@@ -527,10 +529,15 @@ static void test_activations(void) {
                 const double dv = v, book = 0.5 * dv * (1.0 + tanh(0.7978845608028654 * (dv + 0.044715 * dv * dv * dv)));
                 if (fabs(book) >= FLT_MIN && fabs(dv) < 4) text_g = fmax(text_g, fabs(g[i] - book) / fabs(book));  // 1 + tanh cancels past
                 if (fabs(ts) >= FLT_MIN) text_s = fmax(text_s, fabs(sl[i] - ts) / fabs(ts));
+                // The plain loops the panel shows (libm's expf): in units of their last place.
+                if (fabs(rg[i]) >= FLT_MIN) loop_g = fmax(loop_g, fabs((double)g[i] - rg[i]) / ldexp(1.0, ilogb(rg[i]) - 23));
+                if (fabs(rs[i]) >= FLT_MIN) loop_s = fmax(loop_s, fabs((double)sl[i] - rs[i]) / ldexp(1.0, ilogb(rs[i]) - 23));
             }
         }
     CHECK(worst_g <= 6.0 && worst_s <= 6.0, "gelu_tanh %.2f, silu %.2f units in the last place of x sigmoid(z)", worst_g, worst_s);
     CHECK(text_g < 1e-5 && text_s < 1e-6, "against the textbook formulas: gelu_tanh %.3g, silu %.3g relative", text_g, text_s);
+    CHECK(loop_g <= 8.0 && loop_s <= 8.0, "against the plain loops: gelu_tanh %.2f, silu %.2f units in the last place", loop_g,
+          loop_s);
     const float odd[] = {-INFINITY, INFINITY, NAN, 0.0f, -0.0f, 100.0f, -100.0f};
     float og[7], os[7];
     gelu_tanh_forward(og, odd, 7), silu_forward(os, odd, 7);
@@ -540,8 +547,8 @@ static void test_activations(void) {
     CHECK(isnan(os[0]) && os[1] == INFINITY && isnan(os[2]) && os[3] == 0 && os[5] == 100.0f && fabs(os[6]) < 1e-40,
           "silu at -inf, inf, nan, 0, -0, 100, -100: %g %g %g %g %g %g %g", (double)os[0], (double)os[1], (double)os[2],
           (double)os[3], (double)os[4], (double)os[5], (double)os[6]);
-    printf("  gelu_tanh, silu: %.2f and %.2f units in the last place; %.2g and %.2g from the textbook formulas\n", worst_g,
-           worst_s, text_g, text_s);
+    printf("  gelu_tanh, silu: %.2f and %.2f units in the last place; %.2g and %.2g from the textbook formulas; %.2f and "
+           "%.2f units from the plain loops\n", worst_g, worst_s, text_g, text_s, loop_g, loop_s);
 }
 
 int main(void) {

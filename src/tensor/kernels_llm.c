@@ -37,6 +37,20 @@ void gelu_tanh_forward(float *out, const float *x, size_t n) {
     );
 }
 
+// What gelu_tanh and silu compute, as plain loops (the lesson panel shows these; test_kernels
+// holds the vectorised kernels above to them within a few units in the last place). tanh u =
+// 2 sigmoid(2u) - 1, so x/2 (1 + tanh u) = x / (1 + e^-2u), with no cancellation near -1.
+void gelu_tanh_reference(float *out, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i], u = GELU_C * (v + GELU_K * v * v * v);
+        out[i] = v / (1.0f + expf(-2.0f * u));  // = v (1 + tanh u) / 2
+    }
+}
+
+void silu_reference(float *out, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
 void gelu_tanh_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh) {
     for (size_t i = 0; i < n; i++) {
         const float v = x[i], t = tanhf(GELU_C * (v + GELU_K * v * v * v));

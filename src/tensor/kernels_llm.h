@@ -17,6 +17,10 @@ void gelu_tanh_backward(float *dx, const float *dy, const float *x, size_t n, bo
 
 // silu(x) = x sigmoid(x) (SiLU, also called swish).
 void silu_forward(float *out, const float *x, size_t n);
+// The plain loops these two compute (vectorised, x sigmoid(a) on exp_forward's exponential): the
+// lesson panel shows them, and test_kernels holds the kernels to them.
+void gelu_tanh_reference(float *out, const float *x, size_t n);
+void silu_reference(float *out, const float *x, size_t n);
 void silu_backward(float *dx, const float *dy, const float *x, size_t n, bool fresh);
 
 // A banned column: out = x with column id of every row at -inf (a token never chosen: softmax
