@@ -38,6 +38,8 @@ int cmd_init(int argc, char **argv) {
     if (code >= 0) return code;
     if (o.n_positional) return cli_usage_error("init", "unexpected argument '%s'", o.positional[0]);
     if (!o.out) return cli_usage_error("init", "--out FILE is required");
+    StDtype dtype = ST_F32;  // a usage error before any work
+    if (o.train.dtype && !cli_dtype("init", o.train.dtype, &dtype, &code)) return code;
     Err e = {{0}};
     Lesson l;
     char base[512], from[600];
@@ -67,8 +69,6 @@ int cmd_init(int argc, char **argv) {
     if (ok && folder && !hub_family_of_program(l.program.file))
         ok = err_set(&e, "--out %s: a folder is written in the hub's layout, for a program of a hub family "
                      "(lessons/gpt2.md, lessons/llama.md, lessons/marian.md); %s is none", o.out, l.program.file);
-    StDtype dtype = ST_F32;
-    if (o.train.dtype && !cli_dtype("init", o.train.dtype, &dtype, &code)) return model_free(&m), lesson_free(&l), code;
     if (ok && o.train.dtype && !folder)
         ok = err_set(&e, "--dtype is for a folder in the hub's layout (an --out ending in /): a single file is written as F32");
     ok = ok && (folder ? hub_save(&m, &l.program, o.out, dtype, NULL, "stepformer/init", &e) : model_save(&m, o.out, &e));

@@ -247,7 +247,7 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     if (from >= 0 && !prev) prev = stage_data(it, from);  // NULL: it could not be recomputed
     if (!give_buffer(it, i, need, e)) return false;
     it->evicted[i] = false;
-    if (!w.half) w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;
+    w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;  // never a half weight
     it->kind[i] = ROWS_WHOLE;
     if (prev) run_cached(it, i, from, in, &w, prev);
     else op_exec(st, in, &w, it->out[i], it->B);

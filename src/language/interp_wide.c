@@ -39,7 +39,7 @@ bool interp_weight_half(const Interp *it, const Stage *st, int j, OpWeight *w) {
     const StEntry *en = &it->m->weights.entries[r->index];
     if (!en->half) return false;
     w->half = en->half + r->offset;
-    w->half_kind = en->dtype == ST_F16 ? HALF_F16 : HALF_BF16;
+    w->half_kind = st_half_kind(en->dtype);
     return true;
 }
 

@@ -94,6 +94,15 @@ bool model_declare(Model *m, Err *e) {
 
 static size_t padded16(int64_t n) { return ((size_t)n + 15) / 16 * 16; }
 
+// Whether tensor i is held as half in the numbers of an earlier tensor (a `tie`: read, and
+// counted, once).
+static bool half_twin(const Model *m, int i) {
+    const uint16_t *h = m->weights.entries[i].half;
+    for (int j = 0; j < i && h; j++)
+        if (m->weights.entries[j].half == h) return true;
+    return false;
+}
+
 // Whether tensor i is held as src (its file's entry, or NULL) stores it: a matrix (two axes or
 // more) the file keeps as F16 or BF16 that is not read yet. Vectors (norms, biases) and buffers
 // are widened: they are a thousandth of the numbers, and every kernel reads them as floats.
@@ -109,11 +118,11 @@ bool model_place(Model *m, const StEntry *const *src, bool widen, Err *e) {
     for (int i = 0; i < m->n_params; i++) {
         const int64_t n = shape_numel(&m->params[i].shape);
         m->wide_at[i] = m->n_wide, m->n_wide += padded16(n);
-        int twin = -1;  // an earlier tensor held as the same entry of the file (a `tie`): shared
-        for (int j = 0; j < i && held_half(m, i, src ? src[i] : NULL, widen); j++)
-            if (src[j] == src[i]) twin = j;
-        if (twin >= 0) continue;
-        if (held_half(m, i, src ? src[i] : NULL, widen)) halves += padded16(n), bytes += 2.0 * (double)n;
+        const bool half = held_half(m, i, src ? src[i] : NULL, widen);
+        bool twin = false;  // an earlier tensor held as the same entry of the file (a `tie`): shared
+        for (int j = 0; j < i && half; j++) twin = twin || src[j] == src[i];
+        if (twin) continue;
+        if (half) halves += padded16(n), bytes += 2.0 * (double)n;
         else floats += padded16(n), bytes += 4.0 * (double)n;
     }
     if (bytes > (double)limit_bytes(LIMIT_MODEL_MB))
@@ -142,9 +151,9 @@ bool model_widen(Model *m, Err *e) {
     if (!m->half_arena) return true;
     float *arena = calloc(m->n_wide ? m->n_wide : 1, sizeof(float));
     if (!arena) return err_code(e, ERR_MEMORY, "out of memory widening the weights to float32 (%zu numbers)", m->n_wide);
+    model_wide_copy(m, arena);
     for (int i = 0; i < m->n_params; i++) {
         StEntry *en = &m->weights.entries[i];
-        model_numbers(m, i, arena + m->wide_at[i]);
         en->data = arena + m->wide_at[i], en->half = NULL, en->dtype = ST_F32;
     }
     free(m->weights.arena), free(m->half_arena);
@@ -155,7 +164,7 @@ bool model_widen(Model *m, Err *e) {
 void model_numbers(const Model *m, int i, float *to) {
     const StEntry *en = &m->weights.entries[i];
     const size_t n = (size_t)shape_numel(&en->shape);
-    if (en->half) half_widen(to, en->half, n, en->dtype == ST_F16 ? HALF_F16 : HALF_BF16);
+    if (en->half) half_widen(to, en->half, n, st_half_kind(en->dtype));
     else memcpy(to, en->data, sizeof(float) * n);
 }
 
@@ -170,8 +179,8 @@ bool model_same_numbers(const Model *m, int a, int b) {
     if (!shape_eq(&x->shape, &y->shape)) return false;
     if (x->half && y->half && x->dtype == y->dtype) return !memcmp(x->half, y->half, 2 * n);
     for (size_t i = 0; i < n; i++) {  // held differently: compared as float32
-        const float u = x->half ? half_to_f32(x->half[i], x->dtype == ST_F16 ? HALF_F16 : HALF_BF16) : x->data[i];
-        const float v = y->half ? half_to_f32(y->half[i], y->dtype == ST_F16 ? HALF_F16 : HALF_BF16) : y->data[i];
+        const float u = x->half ? half_to_f32(x->half[i], st_half_kind(x->dtype)) : x->data[i];
+        const float v = y->half ? half_to_f32(y->half[i], st_half_kind(y->dtype)) : y->data[i];
         if (memcmp(&u, &v, sizeof u)) return false;
     }
     return true;
@@ -181,9 +190,7 @@ size_t model_bytes(const Model *m) {
     size_t bytes = 0;
     for (int i = 0; i < m->n_params; i++) {
         const StEntry *en = &m->weights.entries[i];
-        bool shared = false;
-        for (int j = 0; j < i && en->half; j++) shared = shared || m->weights.entries[j].half == en->half;
-        if (!shared) bytes += (size_t)shape_numel(&en->shape) * (en->half ? 2 : 4);
+        if (!half_twin(m, i)) bytes += (size_t)shape_numel(&en->shape) * (en->half ? 2 : 4);
     }
     return bytes;
 }
@@ -244,9 +251,7 @@ bool model_copy_from(Model *m, const StFile *f, const char *path, const char *pr
                            shape_str(&en->shape, a, sizeof a), program_file, d->line, strcmp(en->name, d->name) ? d->name : "it",
                            shape_str(&d->shape, b, sizeof b));
         StEntry *to = &m->weights.entries[i];
-        bool twin = false;  // a tied tensor sharing an earlier one's numbers: read already
-        for (int j = 0; j < i && to->half; j++) twin = twin || m->weights.entries[j].half == to->half;
-        if (twin) continue;
+        if (half_twin(m, i)) continue;  // read already
         if (!(to->half ? st_read_entry_half(f, en, to->half, e) : st_read_entry(f, en, to->data, e)))
             return false;  // read once, straight into place
     }

@@ -76,6 +76,8 @@ uint16_t st_f32_to_bf16(float f);
 
 typedef enum { ST_F32, ST_F16, ST_BF16 } StDtype;
 extern const char *const st_dtype_names[3];  // "F32", "F16", "BF16": the files' own words
+// The 2-byte kind of an F16 or BF16 entry (half.h).
+static inline HalfKind st_half_kind(int dtype) { return dtype == ST_F16 ? HALF_F16 : HALF_BF16; }
 
 typedef struct {
     const char *name;
