@@ -142,6 +142,7 @@ bool model_from_file(Model *m, StFile *f, const char *path, const Program *p, co
     if (ok && (!from || !src)) ok = err_code(e, ERR_MEMORY, "out of memory");
     for (int i = 0; ok && i < m->n_params; i++) src[i] = st_find(f, from[i] ? from[i] : m->params[i].name);
     ok = ok && (model_place(m, src, cs && cs->widen, e) || err_prefix(e, "%s", path));
+    f->later = cs ? cs->later : NULL;
     ok = ok && model_copy_from(m, f, path, p->file, from, e) && model_read_vocab(m, f, path, e);
     free(from), free(src);
     if (ok) note_unused(m, p), drop_unused(m, p);

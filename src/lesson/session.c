@@ -57,7 +57,7 @@ static bool open_builtin(Lesson *l, const char *name, Err *e) {
 
 void session_conf_spec(ConfSpec *cs, const SessionSpec *spec, const Lesson *l, char *lesson_from, size_t n) {
     memset(cs, 0, sizeof *cs);
-    cs->widen = spec->widen_weights;
+    cs->widen = spec->widen_weights, cs->later = spec->later;
     conf_spec_add(cs, spec->config, "--config", false);
     conf_spec_add(cs, spec->flags[0] ? spec->flags : NULL, "the command-line flags", false);
     // A lesson's config describes its own model: a file given instead brings its own.
@@ -88,13 +88,21 @@ static bool open_random(Session *s, const ConfSpec *cs, Err *e) {
     return true;
 }
 
+// The model the spec hands over (adopt), else the one at path.
+static bool load_model(Session *s, const SessionSpec *spec, const char *path, const ConfSpec *cs, Err *e) {
+    if (!spec->adopt) return model_load(&s->model, path, &s->lesson.program, cs, e);
+    s->model = *spec->adopt;
+    memset(spec->adopt, 0, sizeof *spec->adopt);
+    return true;
+}
+
 static bool open_model(Session *s, const SessionSpec *spec, Err *e) {
     const LessonSetup *ls = &s->lesson.setup;
     char from[600];
     ConfSpec cs;
     session_conf_spec(&cs, spec, &s->lesson, from, sizeof from);
     const char *path = spec->model_path ? spec->model_path : ls->model_path[0] ? ls->model_path : NULL;
-    if (path) return model_load(&s->model, path, &s->lesson.program, &cs, e);
+    if (path) return load_model(s, spec, path, &cs, e);
     if (!ls->model_random)
         return err_set(e, "%s: the lesson names no model (add `model:` to its lesson block, or "
                        "pass --model FILE)", s->lesson.path);
@@ -110,7 +118,7 @@ static bool open_folder(Session *s, const SessionSpec *spec, Err *e) {
     char from[600];
     ConfSpec cs;
     session_conf_spec(&cs, spec, NULL, from, sizeof from);
-    return ok && model_load(&s->model, spec->model_path, &s->lesson.program, &cs, e);
+    return ok && load_model(s, spec, spec->model_path, &cs, e);
 }
 
 // A model without a lesson: its metadata (or the flags) say which standard program runs it.
@@ -125,6 +133,7 @@ static bool open_standard(Session *s, const SessionSpec *spec, Err *e) {
     double given;
     const bool pre = conf_spec_get(&cs, "norm_first", &given) ? given == 1 : nf && !strcmp(nf, "true");
     if (!open_builtin(&s->lesson, pre ? "pre-norm.md" : "forward-pass.md", e)) return st_free(&f), false;
+    if (spec->adopt) return st_free(&f), load_model(s, spec, spec->model_path, &cs, e);
     return model_from_file(&s->model, &f, spec->model_path, &s->lesson.program, &cs, e);
 }
 

@@ -35,6 +35,12 @@ typedef struct {
                                // more; negative: none
     bool widen_weights;        // --widen-weights: hold an F16 or BF16 file's matrices as float32
                                // too (by default they stay 2 bytes a number: model_place)
+    struct StReads *later;     // NULL, or where the model's reads are listed instead of done
+                               // (safetensors.h: StReads): the session opens with its model
+                               // placed but not read; run nothing until they are done and finished
+    Model *adopt;              // NULL, or a model opened before on this spec's model and
+                               // configuration (the session it was in closed): taken over, moved
+                               // out of *adopt, instead of read again
 } SessionSpec;
 
 // Once open, a Session must stay where it is: its interpreter points into it (the program,

@@ -49,6 +49,8 @@ typedef struct {
     int n;
     bool widen;  // how the model is held, not configured: every tensor as float32, whatever the
                  // file stores (--widen-weights; model.h: model_place)
+    struct StReads *later;  // NULL, or where the weights' reads are listed instead of done
+                            // (safetensors.h: StReads): the model is placed, its numbers not read
 } ConfSpec;
 
 // Appends a source (ignored when text is NULL or the spec is full).

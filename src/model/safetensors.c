@@ -154,9 +154,7 @@ typedef struct {
     uint64_t file_bytes;       // the file's size then
 } Source;
 
-// 2-byte values read into the upper half of `to` widen in place, first to last: value i is
-// written over bytes [4i, 4i + 4), which hold only values already widened.
-static void widen(float *to, size_t n, Dtype dt) {
+void st_widen_in_place(float *to, size_t n, int dt) {
     const unsigned char *raw = (const unsigned char *)to + 2 * n;
     for (size_t i = 0; i < n; i++) {
         const uint16_t h = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
@@ -171,7 +169,7 @@ static bool read_range(float *to, FILE *fp, uint64_t begin, uint64_t end, Dtype 
     unsigned char *at = (unsigned char *)to + (dt == DT_F32 ? 0 : 2 * n);
     if (fseeko(fp, (off_t)begin, SEEK_SET) != 0 || fread(at, 1, bytes, fp) != bytes)
         return err_code(e, ERR_IO, "%s: tensor '%s' could not be read (the file changed while it was read?)", what, name);
-    if (dt != DT_F32) widen(to, n, dt);
+    if (dt != DT_F32) st_widen_in_place(to, n, dt);
     return true;
 }
 
@@ -180,7 +178,7 @@ static bool read_tensor(float *to, const Source *src, const Pending *p, const ch
     const size_t bytes = (size_t)(p->end - p->begin), n = bytes / (size_t)dtype_bytes[p->dtype];
     unsigned char *at = (unsigned char *)to + (p->dtype == DT_F32 ? 0 : 2 * n);
     memcpy(at, src->mem + p->begin, bytes);  // little-endian host assumed (x86, arm)
-    if (p->dtype != DT_F32) widen(to, n, p->dtype);
+    if (p->dtype != DT_F32) st_widen_in_place(to, n, p->dtype);
     return true;
 }
 
@@ -203,6 +201,10 @@ static FILE *open_source(const StFile *f, const StEntry *en, const char **path_o
 bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e) {
     const size_t n = (size_t)shape_numel(&en->shape);
     if (en->data) return memcpy(to, en->data, sizeof(float) * n), true;
+    if (f->later) {  // read later, into the upper half of `to` when it widens
+        const bool wide = en->dtype != ST_F32;
+        return st_reads_add(f->later, f, en, (unsigned char *)to + (wide ? 2 * n : 0), wide ? to : NULL, e);
+    }
     const char *path;
     FILE *fp = open_source(f, en, &path, e);
     if (!fp) return false;
@@ -213,6 +215,7 @@ bool st_read_entry(const StFile *f, const StEntry *en, float *to, Err *e) {
 
 bool st_read_entry_half(const StFile *f, const StEntry *en, uint16_t *to, Err *e) {
     if (en->data || en->dtype == ST_F32) return err_set(e, "tensor '%s' is not held as 2-byte numbers", en->name);
+    if (f->later) return st_reads_add(f->later, f, en, (unsigned char *)to, NULL, e);
     const char *path;
     FILE *fp = open_source(f, en, &path, e);
     if (!fp) return false;

@@ -34,6 +34,8 @@ typedef struct {
     char *value;
 } StMeta;
 
+struct StReads;
+
 typedef struct {
     StEntry *entries;  // in data-section order
     int n_entries;
@@ -43,6 +45,8 @@ typedef struct {
     int *by_name;  // [n_entries] the entries' indices in name order (st_index), or NULL
     char **sources;  // [n_sources] the files deferred entries are read from (st_open)
     int n_sources;
+    struct StReads *later;  // NULL, or where st_read_entry and st_read_entry_half list a deferred
+                            // entry instead of reading it (see StReads below); not owned
 } StFile;
 
 // Reads and validates `path`. On failure fills e with one line that names the file and,
@@ -78,6 +82,42 @@ typedef enum { ST_F32, ST_F16, ST_BF16 } StDtype;
 extern const char *const st_dtype_names[3];  // "F32", "F16", "BF16": the files' own words
 // The 2-byte kind of an F16 or BF16 entry (half.h).
 static inline HalfKind st_half_kind(int dtype) { return dtype == ST_F16 ? HALF_F16 : HALF_BF16; }
+
+// ---- reads left for later ----
+// Where a file's bytes are not at hand when a model is placed (the page: a file of the user's
+// disk stays in the browser, a site's is fetched by range), the deferred entries are not read:
+// each is listed with the place it goes (StFile.later), and whoever holds the bytes puts them
+// there (platform.h: platform_read_start; st_reads_local from the disk), then st_reads_finish
+// widens what is held wider than stored. Nothing of the file is held whole on the way.
+typedef struct {
+    int source;           // StReads.paths[source]
+    uint64_t begin, end;  // bytes [begin, end) of the file
+    uint64_t file_bytes;  // the file's size when its header was read
+    unsigned char *to;    // where they go, as the file stores them: [end - begin] bytes
+    float *widen;         // NULL, or the floats they become (an F16 or BF16 entry held as float32:
+                          // `to` is then the upper half of these)
+    int dtype;            // StDtype
+} StRead;
+
+typedef struct StReads {
+    StRead *reads;  // [n], in the order they were asked
+    int n, cap;
+    char **paths;   // [n_paths] the files, each once
+    int n_paths;
+} StReads;
+
+// n F16 or BF16 values (dtype, a StDtype) stored in the upper half of `to` [n] widened in place,
+// first to last: value i is written over bytes [4i, 4i + 4), which hold only values widened already.
+void st_widen_in_place(float *to, size_t n, int dtype);
+// Lists deferred entry en of f (st_open) to go to `to` (and be widened into `widen`, or not).
+bool st_reads_add(StReads *r, const StFile *f, const StEntry *en, unsigned char *to, float *widen, Err *e);
+// The bytes all the reads take.
+uint64_t st_reads_bytes(const StReads *r);
+// Every read done from the files on disk, each checked to be the size its header said.
+bool st_reads_local(const StReads *r, Err *e);
+// Once every read is done: the entries held as float32 widened in place.
+void st_reads_finish(const StReads *r);
+void st_reads_free(StReads *r);
 
 typedef struct {
     const char *name;

@@ -119,10 +119,18 @@ void app_goto_id(App *a, const char *id, int fallback) {
 
 bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
     app_backward_free(a);  // it reads the session's model
-    if (a->loaded) session_close(&a->session);  // opened once, in place (a Session cannot move)
+    Model kept = {0};      // moved out, not read again (in the page its files are not held whole)
+    SessionSpec same = *spec;
+    if (a->loaded) {
+        kept = a->session.model, same.adopt = &kept;
+        memset(&a->session.model, 0, sizeof a->session.model);
+        session_close(&a->session);  // opened once, in place (a Session cannot move)
+    }
     a->loaded = false, a->generation++, a->model_serial++, a->cursor = 0;
     memset(a->scroll, 0, sizeof a->scroll);
-    if (!session_open(&a->session, spec, e)) return false;  // the window stays empty, with the error
+    const bool ok = session_open(&a->session, &same, e);
+    model_free(&kept);  // still here only when the session failed before taking it
+    if (!ok) return false;  // the window stays empty, with the error
     app_loaded(a, spec);  // the title, and the positions explorer on the new model's d_model
     return true;
 }
