@@ -6,12 +6,14 @@ Every request the page makes is recorded; a test fails on any that leaves 127.0.
 import base64
 import functools
 import http.server
+import re
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -36,13 +38,69 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-class Server:
-    """The site folder on 127.0.0.1, in a thread: what any static host does."""
+class RangeHandler(QuietHandler):
+    """A static host that honours Range: bytes=A-B on files (206 and Content-Range), as most do
+    (Python's own server answers 200 with the whole file). Each answer is noted in `served`."""
+    served = None  # [(path, status, bytes sent)], set per server
 
-    def __init__(self, site):
+    def send_head(self):
+        path = self.translate_path(self.path)
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        if not m or not os.path.isfile(path):
+            self.served.append((self.path, 200, os.path.getsize(path) if os.path.isfile(path) else 0))
+            return super().send_head()
+        size = os.path.getsize(path)
+        begin = int(m.group(1))
+        end = min(int(m.group(2)) + 1 if m.group(2) else size, size)
+        if begin >= size or end <= begin:
+            self.send_error(416)
+            return None
+        f = open(path, "rb")
+        f.seek(begin)
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {begin}-{end - 1}/{size}")
+        self.send_header("Content-Length", str(end - begin))
+        self.end_headers()
+        self.served.append((self.path, 206, end - begin))
+        return _Slice(f, end - begin)
+
+
+class _Slice:
+    """The first n bytes of an open file, for copyfile."""
+
+    def __init__(self, f, n):
+        self.f, self.left = f, n
+
+    def read(self, size=-1):
+        size = self.left if size < 0 else min(size, self.left)
+        data = self.f.read(size)
+        self.left -= len(data)
+        return data
+
+    def close(self):
+        self.f.close()
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A reader that stops a stream once it has the bytes it wants (the page's header reads) is
+    not an error of the server's."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
+class Server:
+    """The site folder on 127.0.0.1, in a thread: what any static host does. With ranges=True
+    it honours Range requests, and `served` lists its answers."""
+
+    def __init__(self, site, ranges=False):
         self.port = free_port()
-        handler = functools.partial(QuietHandler, directory=site)
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self.served = []
+        handler = functools.partial(type("Handler", (RangeHandler,), {"served": self.served}) if ranges else QuietHandler,
+                                    directory=site)
+        self.httpd = _QuietServer(("127.0.0.1", self.port), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
         self.base = f"http://127.0.0.1:{self.port}/"

@@ -38,19 +38,22 @@ static void columns(int w, int *map_w, int *lesson_w) {
     if (w - *map_w - *lesson_w < w / 2) *map_w = 0;
 }
 
-// A lesson whose files are on their way (the browser fetches a lesson's model when it opens):
-// what it is, and a bar of how much has arrived.
+// A lesson whose files are on their way (the browser fetches a lesson's model when it opens),
+// or whose model's weights are being read into place: what it is, and a bar of how far.
 static void loading_state(Ui *ui, const App *a, Rect r) {
-    const char *path = a->waiting.spec.lesson_path ? a->waiting.spec.lesson_path : a->waiting.spec.model_path;
+    const bool reading = a->reading.on;
+    const SessionSpec *spec = reading ? &a->reading.spec : &a->waiting.spec;
+    const double progress = reading ? a->reading.progress : a->waiting.progress;
+    const char *path = spec->model_path ? spec->model_path : spec->lesson_path;
     const char *name = path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path ? path : "";
     char msg[300];
-    snprintf(msg, sizeof msg, "Loading %s: %.0f%%", name, 100.0 * a->waiting.progress);
+    snprintf(msg, sizeof msg, "%s %s: %.0f%%", reading ? "Reading the weights of" : "Loading", name, 100.0 * progress);
     r = rect_inset(r, ui->pad * 2);
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->px);
     ui_text_fit(ui, FONT_SANS, ui->px, ui->th->text, r.x, r.y, msg, r.w);
     const Rect bar = {r.x, r.y + lh + ui->pad, r.w, ui->pad * 2};
     gfx_frame(ui->g, bar, 1, ui->th->border);
-    gfx_rect(ui->g, (Rect){bar.x, bar.y, (int)(bar.w * a->waiting.progress), bar.h}, ui->th->accent);
+    gfx_rect(ui->g, (Rect){bar.x, bar.y, (int)(bar.w * progress), bar.h}, ui->th->accent);
 }
 
 static void empty_state(Ui *ui, Rect r) {
@@ -116,7 +119,7 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
         view_quiz(ui, a, center);
         if (lesson_w > 0) view_lesson(ui, a, lesson);
         view_timeline(ui, a, timeline);
-    } else if (a->waiting.on) {
+    } else if (a->waiting.on || a->reading.on) {
         loading_state(ui, a, center);
     } else {
         empty_state(ui, center);

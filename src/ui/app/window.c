@@ -154,7 +154,7 @@ static void handle_events(Loop *L, bool *shot) {
 // The place asked for, once its lesson is open: before the first frame that shows it.
 static void place(Loop *L) {
     App *a = &L->a;
-    if (L->placed || a->waiting.on) return;
+    if (L->placed || a->waiting.on || a->reading.on) return;
     L->placed = true;
     Err e = {{0}};
     if (L->o.error) app_set_error(a, L->o.error);
@@ -241,7 +241,7 @@ static int frame(void *ctx) {
         if (strcmp(title, L->title)) snprintf(L->title, sizeof L->title, "%s", title), platform_title(title);
     }
     if (a->quit) return -1;
-    const bool busy = a->playing || L->rep || a->waiting.on || a->train_snap.running;
+    const bool busy = a->playing || L->rep || a->waiting.on || a->reading.on || a->train_snap.running;
     return busy ? (a->train_snap.running && !a->playing && !L->rep ? 100 : 0) : 50;
 }
 

@@ -41,9 +41,9 @@ static bool model_ready(const char *path, double *progress, Err *e) {
         const size_t len = strcspn(f, " ");
         snprintf(file, sizeof file, "%s/%.*s", path, (int)len, f);
         // The weights must be there; a tokenizer may not (the folder then takes ids).
-        ready = (f == files ? platform_file_ready(file, &got, e) : platform_file_settled(file, &got, e)) && ready;
+        ready = (f == files ? platform_file_head(file, &got, e) : platform_file_settled(file, &got, e)) && ready;
         if (e->msg[0]) return *progress = -1.0, false;
-        if (f == files) *progress = got;  // the weights are most of the bytes
+        if (f == files) *progress = got;  // the weights' header (their tensors are read once placed)
         f += len + (f[len] == ' ');
     }
     return ready;
@@ -68,8 +68,37 @@ static bool files_ready(const SessionSpec *spec, double *progress, Err *e) {
     return ready;
 }
 
+// A session that could not open: its error, with the lesson's place, and its row marked.
+static void open_failed(App *a, int k, const char *why) {
+    char msg[sizeof a->error];
+    char at[48];
+    if (k >= 0) a->lesson_failed[k] = true;
+    if (k >= 0) snprintf(msg, sizeof msg, "lesson %s, %s: %s", course_place(&a->course, k, at, sizeof at),
+                         a->course.items[k].title, why);
+    else snprintf(msg, sizeof msg, "%s  (L: the lesson list)", why);
+    app_set_error(a, msg);
+}
+
+// The session is open and its numbers are in: the window shows it.
+static void opened(App *a, const SessionSpec *spec, int k) {
+    if (k >= 0) a->lesson_failed[k] = false;
+    app_loaded(a, spec);
+    if (k >= 0) a->card = CARD_OPENING;  // a lesson of the course opens on its introduction (the list, N, P)
+    a->back.mistake = 0;                 // and with the right backward formulas
+}
+
+// Reads still going into a session's model stop, and the session closes.
+static void stop_reading(App *a) {
+    if (!a->reading.on) return;
+    platform_read_cancel();
+    session_close(&a->session);
+    st_reads_free(&a->reading.reads);
+    a->reading.on = false;
+}
+
 bool app_open_spec(App *a, const SessionSpec *spec, int k) {
     app_backward_free(a);  // it reads the session's model
+    stop_reading(a);
     if (a->loaded) session_close(&a->session);
     a->loaded = false, a->lesson_at = a->lesson_pick = k, a->lesson_list = false;
     a->cursor = 0, a->head = 0, a->playing = false, a->editing = false;
@@ -82,21 +111,45 @@ bool app_open_spec(App *a, const SessionSpec *spec, int k) {
         a->waiting.on = true, a->waiting.spec = *spec, a->waiting.k = k;
         return false;
     }
-    const bool failed = e.msg[0] || !session_open(&a->session, spec, &e);
-    if (k >= 0) a->lesson_failed[k] = failed;
-    if (failed) {
-        char msg[sizeof a->error];
-        char at[48];
-        if (k >= 0) snprintf(msg, sizeof msg, "lesson %s, %s: %s", course_place(&a->course, k, at, sizeof at),
-                             a->course.items[k].title, e.msg);
-        else snprintf(msg, sizeof msg, "%s  (L: the lesson list)", e.msg);
-        app_set_error(a, msg);
+    // In the browser the model is placed, and its weights read into place while frames go on.
+    SessionSpec open = *spec;
+    StReads *later = &a->reading.reads;
+    if (platform_reads_later()) open.later = later;
+    if (e.msg[0] || !session_open(&a->session, &open, &e)) {
+        st_reads_free(later);
+        open_failed(a, k, e.msg);
         return false;
     }
-    app_loaded(a, spec);
-    if (k >= 0) a->card = CARD_OPENING;  // a lesson of the course opens on its introduction (the list, N, P)
-    a->back.mistake = 0;                 // and with the right backward formulas
+    if (later->n > 0) {
+        for (int i = 0; i < later->n; i++) {
+            const StRead *r = &later->reads[i];
+            platform_read_queue(later->paths[r->source], r->begin, r->end, r->file_bytes, r->to);
+        }
+        a->reading.on = true, a->reading.spec = *spec, a->reading.k = k, a->reading.progress = 0.0;
+        return false;  // on_tick opens it once the reads are in
+    }
+    st_reads_free(later);
+    opened(a, spec, k);
     return true;
+}
+
+// The reads into an opening session's model: once in, it opens; a failed one closes it.
+static void read_tick(App *a) {
+    Err e = {{0}};
+    const ReadsState s = platform_read_poll(&a->reading.progress, &e);
+    if (s == READS_RUNNING) return;
+    const int k = a->reading.k;
+    if (s == READS_FAILED) {
+        stop_reading(a);
+        open_failed(a, k, e.msg);
+        return;
+    }
+    st_reads_finish(&a->reading.reads);
+    st_reads_free(&a->reading.reads);
+    a->reading.on = false;
+    const SessionSpec spec = a->reading.spec;
+    opened(a, &spec, k);
+    if (k < 0) a->lesson_at = a->lesson_pick = course_find(&a->course, spec.lesson_path);
 }
 
 void app_open_lesson(App *a, int k) {
@@ -153,12 +206,17 @@ static Follow on_command(App *a, const Command *c) {
     }
 }
 
-// A lesson waiting for its files opens once they are here.
+// A lesson waiting for its files opens once they are here, and once its reads are in.
 static void on_tick(App *a) {
+    if (a->reading.on) {
+        read_tick(a);
+        return;
+    }
     if (!a->waiting.on) return;
     const SessionSpec spec = a->waiting.spec;
     if (app_open_spec(a, &spec, a->waiting.k) && a->waiting.k < 0)
         a->lesson_at = a->lesson_pick = course_find(&a->course, spec.lesson_path);
 }
 
-const Feature feature_lessons = {.name = "lessons", .on_first = on_first, .on_command = on_command, .on_tick = on_tick};
+const Feature feature_lessons = {.name = "lessons", .on_first = on_first, .on_command = on_command, .on_tick = on_tick,
+                                 .on_free = stop_reading};

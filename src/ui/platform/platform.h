@@ -10,6 +10,7 @@
 #define STEPFORMER_PLATFORM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -35,10 +36,28 @@ bool platform_fetches_files(void);
 // is being fetched (in the browser, from the site): *progress gets the fraction so far (0-1),
 // and a fetch that failed sets e and returns false with *progress < 0.
 bool platform_file_ready(const char *path, double *progress, Err *e);
+// Whether a model's weights are read after it is placed (the browser: a weights file of the
+// user's disk, or of the site, is read by range straight into the model's memory, never held
+// whole): the window then opens a model with its reads left for later (safetensors.h: StReads),
+// queues them here and draws while they are done. False on the desktop, which reads at once.
+bool platform_reads_later(void);
+// Queues a read: bytes [begin, end) of `path` (a file of file_bytes bytes when its header was
+// read) into `to`, which must stay valid until the reads are done or cancelled.
+void platform_read_queue(const char *path, uint64_t begin, uint64_t end, uint64_t file_bytes, void *to);
+typedef enum { READS_RUNNING, READS_DONE, READS_FAILED } ReadsState;
+// How the queued reads are going: *progress, the fraction of their bytes read (0-1); a failed
+// read sets e (naming the file) and ends them all.
+ReadsState platform_read_poll(double *progress, Err *e);
+// Drops the queued reads: nothing more is written to their places (the model they go to closes).
+void platform_read_cancel(void);
 // A model folder the user gave the page (its file picker, or dropped on the canvas), its files
 // written into the page's file system: its path into `path` (n bytes), once; false when none
 // waits (always on the desktop).
 bool platform_take_folder(char *path, size_t n);
+// The same for a model folder's weights file, of which only the header must be here now: in
+// the browser a stand-in holds it (src/web/reader.js), and the tensors are read by range later
+// (platform_read_queue). On the desktop, platform_file_ready.
+bool platform_file_head(const char *path, double *progress, Err *e);
 // The same for a file a folder may lack (a model folder's tokenizer): true also once the site
 // has said it has no such file (404), which is then not an error.
 bool platform_file_settled(const char *path, double *progress, Err *e);

@@ -54,6 +54,31 @@ void platform_loop(PlatformFrame frame, void (*done)(void *ctx), void *ctx) {
 
 bool platform_fetches_files(void) { return false; }
 
+// The desktop reads every file at once (platform_reads_later is false): a read queued anyway is
+// done when it is queued, and its failure kept for the next poll.
+static char read_failure[300];
+
+bool platform_reads_later(void) { return false; }
+
+void platform_read_queue(const char *path, uint64_t begin, uint64_t end, uint64_t file_bytes, void *to) {
+    if (read_failure[0]) return;
+    FILE *f = fopen(path, "rb");
+    const bool sized = f && fseeko(f, 0, SEEK_END) == 0 && (uint64_t)ftello(f) == file_bytes;
+    const bool ok = sized && fseeko(f, (off_t)begin, SEEK_SET) == 0 && fread(to, 1, (size_t)(end - begin), f) == end - begin;
+    if (f) fclose(f);
+    if (!ok) snprintf(read_failure, sizeof read_failure, "%s could not be read%s", path, f && !sized ? ": it changed" : "");
+}
+
+ReadsState platform_read_poll(double *progress, Err *e) {
+    *progress = 1.0;
+    if (!read_failure[0]) return READS_DONE;
+    err_set(e, "%s", read_failure);
+    read_failure[0] = '\0';
+    return READS_FAILED;
+}
+
+void platform_read_cancel(void) { read_failure[0] = '\0'; }
+
 bool platform_take_folder(char *path, size_t n) {
     (void)path, (void)n;
     return false;
@@ -66,6 +91,7 @@ bool platform_file_ready(const char *path, double *progress, Err *e) {
 }
 
 bool platform_file_settled(const char *path, double *progress, Err *e) { return platform_file_ready(path, progress, e); }
+bool platform_file_head(const char *path, double *progress, Err *e) { return platform_file_ready(path, progress, e); }
 
 void platform_deliver(const char *path, char *msg, unsigned long n) { snprintf(msg, n, "saved %s", path); }
 

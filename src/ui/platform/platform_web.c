@@ -60,6 +60,7 @@ typedef struct {
     FetchState state;
     double progress;
     char why[160];
+    bool head;  // only the header, for a stand-in (src/web/reader.js): the rest is read by range
 } Fetch;
 
 static Fetch fetches[MAX_FETCHES];
@@ -135,12 +136,25 @@ bool platform_take_folder(char *path, size_t n) {
     return true;
 }
 
-static bool file_ready(const char *asked, bool may_lack, double *progress, Err *e);
+static bool file_ready(const char *asked, bool may_lack, bool head, double *progress, Err *e);
 
-bool platform_file_ready(const char *asked, double *progress, Err *e) { return file_ready(asked, false, progress, e); }
-bool platform_file_settled(const char *asked, double *progress, Err *e) { return file_ready(asked, true, progress, e); }
+bool platform_file_ready(const char *asked, double *progress, Err *e) { return file_ready(asked, false, false, progress, e); }
+bool platform_file_settled(const char *asked, double *progress, Err *e) { return file_ready(asked, true, false, progress, e); }
+bool platform_file_head(const char *asked, double *progress, Err *e) { return file_ready(asked, false, true, progress, e); }
 
-static bool file_ready(const char *asked, bool may_lack, double *progress, Err *e) {
+// How the header fetch of a stand-in goes (reader.js: pageHeads): running, or failed (f says why).
+static void head_state(Fetch *f) {
+    enum { HTTP_NOT_FOUND = 404 };
+    const int state = EM_ASM_INT({
+        const h = pageHeads[UTF8ToString($0)];
+        if (!h || !h.state) return 0;
+        stringToUTF8(h.why, $1, $2);
+        return h.state;
+    }, f->path, f->why, (int)sizeof f->why);
+    if (state) f->state = state == HTTP_NOT_FOUND ? FETCH_MISSING : FETCH_FAILED;
+}
+
+static bool file_ready(const char *asked, bool may_lack, bool head, double *progress, Err *e) {
     *progress = 1.0;
     if (access(asked, R_OK) == 0) return true;
     char path[512];
@@ -149,6 +163,7 @@ static bool file_ready(const char *asked, bool may_lack, double *progress, Err *
         return true;  // not one of the site's files: whoever opens it reports it missing
     for (int i = 0; i < n_fetches; i++)
         if (!strcmp(fetches[i].path, path)) {
+            if (fetches[i].head && fetches[i].state == FETCH_RUNNING) head_state(&fetches[i]);
             if (fetches[i].state == FETCH_MISSING && may_lack) return true;
             const bool failed = fetches[i].state != FETCH_RUNNING;
             *progress = failed ? -1.0 : fetches[i].progress;
@@ -162,11 +177,32 @@ static bool file_ready(const char *asked, bool may_lack, double *progress, Err *
     if (!make_parents(path)) {
         f->state = FETCH_FAILED;
         snprintf(f->why, sizeof f->why, "its folder could not be made");
+    } else if (head) {
+        f->head = true;
+        EM_ASM({ pageFetchHead(UTF8ToString($0), UTF8ToString($1)); }, path + root + 1, path);
     } else {
         emscripten_async_wget2(path + root + 1, path, "GET", "", f, fetched, fetch_failed, fetch_progress);
     }
     *progress = 0.0;
     return false;
+}
+
+// ---- reads by range into place (src/web/reader.js) ----
+bool platform_reads_later(void) { return true; }
+
+void platform_read_queue(const char *path, uint64_t begin, uint64_t end, uint64_t file_bytes, void *to) {
+    EM_ASM({ pageQueue(UTF8ToString($0), $1, $2, $3, $4); }, path, (double)begin, (double)end, (double)file_bytes, to);
+}
+
+ReadsState platform_read_poll(double *progress, Err *e) {
+    char why[300] = "";
+    const int state = EM_ASM_INT({ return pageReadPoll($0, $1, $2); }, progress, why, (int)sizeof why);
+    if (state == 2) return err_set(e, "%s", why), READS_FAILED;
+    return state == 1 ? READS_DONE : READS_RUNNING;
+}
+
+void platform_read_cancel(void) {
+    EM_ASM({ pageReadCancel(); });
 }
 
 void platform_deliver(const char *path, char *msg, unsigned long n) {

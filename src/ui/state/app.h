@@ -116,6 +116,16 @@ typedef struct App {
         int k;            // its place in the course, or -1
         double progress;  // how much of its files has arrived, 0-1 (the progress bar)
     } waiting;
+    // A session open with its model placed but its weights still being read into place (the
+    // browser reads a model's files by range: platform_reads_later). Not loaded until they are
+    // all in and finished (st_reads_finish); nothing runs on it meanwhile.
+    struct {
+        bool on;
+        StReads reads;
+        SessionSpec spec;
+        int k;            // its place in the course, or -1
+        double progress;  // the fraction of the bytes read, 0-1
+    } reading;
     int scroll[SCROLL_COUNT]; // the lesson panel: narration offset (pixels), kernel offset (lines)
     TrainJob *train;          // the training view's worker (owned here, never by a view)
     Task train_task;          // the task it trains next
