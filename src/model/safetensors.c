@@ -154,14 +154,6 @@ typedef struct {
     uint64_t file_bytes;       // the file's size then
 } Source;
 
-void st_widen_in_place(float *to, size_t n, int dt) {
-    const unsigned char *raw = (const unsigned char *)to + 2 * n;
-    for (size_t i = 0; i < n; i++) {
-        const uint16_t h = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
-        to[i] = dt == DT_F16 ? f16_to_f32(h) : bf16_to_f32(h);
-    }
-}
-
 // Bytes [begin, end) of the file (from its start) into `to`, widened to floats.
 static bool read_range(float *to, FILE *fp, uint64_t begin, uint64_t end, Dtype dt, const char *what, const char *name,
                        Err *e) {

@@ -36,6 +36,14 @@ bool st_reads_add(StReads *r, const StFile *f, const StEntry *en, unsigned char 
     return true;
 }
 
+void st_widen_in_place(float *to, size_t n, int dt) {
+    const unsigned char *raw = (const unsigned char *)to + 2 * n;
+    for (size_t i = 0; i < n; i++) {
+        const uint16_t h = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
+        to[i] = dt == ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+}
+
 uint64_t st_reads_bytes(const StReads *r) {
     uint64_t n = 0;
     for (int i = 0; i < r->n; i++) n += r->reads[i].end - r->reads[i].begin;

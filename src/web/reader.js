@@ -170,8 +170,10 @@ function pageStart(job) {
     if (k >= paths.length || job.cancelled) return Promise.resolve();
     const path = paths[k++], list = byPath[path].sort(function (a, b) { return a.begin - b.begin; });
     return Promise.resolve().then(function () { return pageReadFile(job, path, list); }).catch(function (e) {
-      throw new Error(pageName(path) + ' could not be read: ' + (e.message || e) +
-                      (e.byUser ? ' (was it moved or removed while the page read it?)' : ''));
+      const said = String(e.message || e);
+      throw new Error(e.byUser ? pageName(path) + ' could not be read from your disk: was it moved or removed while the ' +
+                                 'page read it? (the browser said: ' + said + ')'
+                               : pageName(path) + ' could not be read: ' + said);
     }).then(next);
   }
   next().then(function () { job.finished = true; }, function (e) { job.failed = e.message; });

@@ -698,6 +698,40 @@ def test_file_picker(b, srv, stepformer, tmp):
                              "--print", mlp, "--json"], capture_output=True, text=True, check=True)
     ok, why = same_values(page_values(b, "model:/user/2/model|1,2,3,4", mlp), json.loads(native.stdout))
     check(ok, f"a BF16 folder from the disk: {mlp} against the native program: {why}")
+    # A weights file removed while the page reads it: the reads of its tensors are held (Blob
+    # streams past 16 KB wait) until the file is gone, then go on; the page says which file.
+    gone = os.path.join(tmp, "disk", "gone")
+    shutil.copytree(folder, gone)
+    b.eval("""(function () {
+        const stream = Blob.prototype.stream;
+        window.heldRelease = null;
+        const held = new Promise(function (ok) { window.heldRelease = ok; });
+        Blob.prototype.stream = function () {
+          if (this.size <= 16384) return stream.call(this);
+          const blob = this;
+          let reader = null;
+          return new ReadableStream({pull: function (c) {
+            return held.then(function () {
+              reader = reader || stream.call(blob).getReader();
+              return reader.read();
+            }).then(function (got) { if (got.done) c.close(); else c.enqueue(got.value); });
+          }});
+        };
+        return true;
+      })()""")
+    b.give_files([os.path.join(gone, f) for f in sorted(os.listdir(gone))])
+    b.wait_title(["stepformer: opening"])
+    b.pump(0.5)
+    os.remove(os.path.join(gone, "model.safetensors"))
+    b.eval("window.heldRelease(), true")
+    title = b.wait_title(["stepformer: ready", "stepformer: error"])
+    check(title.startswith("stepformer: error") and "model.safetensors could not be read from your disk" in title and "removed" in title,
+          f"a weights file removed while it is read: '{title}'")
+    shot = os.path.join(tmp, "picked-gone.png")
+    b.screenshot(shot, 1280, 720)
+    check(colours(shot) > 20, "a weights file removed while it is read: a blank page")
+    b.open(srv.base + "index.html?size=1280x720")  # Blob.stream as it was
+    b.wait_title(["stepformer: ready", "stepformer: error"])
     # Bad folders: no config.json; weights that are not safetensors.
     notes = os.path.join(tmp, "disk", "notes.txt")
     with open(notes, "w") as f:

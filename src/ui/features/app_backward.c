@@ -28,7 +28,7 @@ static bool teacher_force(App *a, Err *e) {
     spec.greedy = false, spec.target = text, spec.tgt_ids = NULL;
     spec.choice = (DecodeChoice){0}, spec.has_choice = true;  // teacher forcing draws and searches nothing
     const int k = a->lesson_at;
-    if (!app_reopen(a, &spec, e)) return false;
+    if (!app_reopen_inputs(a, &spec, e)) return false;
     a->lesson_at = k;
     snprintf(msg, sizeof msg, "this lesson generates: now teacher-forced on the answer it wrote, '%s', whose next "
              "tokens are the backward pass's labels", text);

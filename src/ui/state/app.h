@@ -180,10 +180,12 @@ typedef struct App {
 void app_defaults(App *a);
 // Opens what the spec names, or fails with e (export: no fallback).
 bool app_open(App *a, const SessionSpec *spec, Err *e);
-// Replaces the session with what the spec names (other inputs, the same model and
-// configuration: the open model is kept, not read again); if that cannot open, the window is
-// left empty (the caller shows the error), never on the old model.
+// Replaces the session with what the spec names, reading it once; if that cannot open, the
+// window is left empty (the caller shows the error), never on the old model.
 bool app_reopen(App *a, const SessionSpec *spec, Err *e);
+// The same for other inputs on the open model and configuration: the model is kept, not read
+// again (in the page a model folder's files are not held to read again).
+bool app_reopen_inputs(App *a, const SessionSpec *spec, Err *e);
 // After a session opened: the title, the positions explorer on its model.
 void app_loaded(App *a, const SessionSpec *spec);
 void app_set_error(App *a, const char *msg);

@@ -117,15 +117,16 @@ void app_goto_id(App *a, const char *id, int fallback) {
     app_goto(a, k);
 }
 
-bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
+// app_reopen, the open model handed to the new session when `keep`.
+static bool reopen(App *a, const SessionSpec *spec, bool keep, Err *e) {
     app_backward_free(a);  // it reads the session's model
-    Model kept = {0};      // moved out, not read again (in the page its files are not held whole)
+    Model kept = {0};
     SessionSpec same = *spec;
-    if (a->loaded) {
+    if (a->loaded && keep) {
         kept = a->session.model, same.adopt = &kept;
         memset(&a->session.model, 0, sizeof a->session.model);
-        session_close(&a->session);  // opened once, in place (a Session cannot move)
     }
+    if (a->loaded) session_close(&a->session);  // opened once, in place (a Session cannot move)
     a->loaded = false, a->generation++, a->model_serial++, a->cursor = 0;
     memset(a->scroll, 0, sizeof a->scroll);
     const bool ok = session_open(&a->session, &same, e);
@@ -134,6 +135,9 @@ bool app_reopen(App *a, const SessionSpec *spec, Err *e) {
     app_loaded(a, spec);  // the title, and the positions explorer on the new model's d_model
     return true;
 }
+
+bool app_reopen(App *a, const SessionSpec *spec, Err *e) { return reopen(a, spec, false, e); }
+bool app_reopen_inputs(App *a, const SessionSpec *spec, Err *e) { return reopen(a, spec, true, e); }
 
 void app_backward_free(App *a) {
     if (a->back.built) back_pass_free(&a->back.pass);
