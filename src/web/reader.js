@@ -160,21 +160,33 @@ function pageReadFile(job, path, list) {
   return next().catch(told);
 }
 
+// Where the reads fail: the message names the file (and, for the user's, what may have happened).
+function pageFailure(path, e) {
+  const said = String(e.message || e);
+  return new Error(e.byUser ? pageName(path) + ' could not be read from your disk: was it moved or removed while the ' +
+                              'page read it? (the browser said: ' + said + ')'
+                            : pageName(path) + ' could not be read: ' + said);
+}
+
+// Files whole in the file system are read at once (a lesson's own model opens in the frame it
+// is asked for); the others in turn, by range.
 function pageStart(job) {
   job.started = true;
   const byPath = {};
   job.reads.forEach(function (r) { (byPath[r.path] = byPath[r.path] || []).push(r); });
-  const paths = Object.keys(byPath);
+  const later = [];
+  Object.keys(byPath).forEach(function (path) {
+    const list = byPath[path].sort(function (a, b) { return a.begin - b.begin; });
+    if (job.failed) return;
+    if (pageSource(path)) return later.push(path);
+    try { pageReadFile(job, path, list); } catch (e) { job.failed = pageFailure(path, e).message; }
+  });
+  if (!later.length || job.failed) return job.finished = true;
   let k = 0;
   function next() {
-    if (k >= paths.length || job.cancelled) return Promise.resolve();
-    const path = paths[k++], list = byPath[path].sort(function (a, b) { return a.begin - b.begin; });
-    return Promise.resolve().then(function () { return pageReadFile(job, path, list); }).catch(function (e) {
-      const said = String(e.message || e);
-      throw new Error(e.byUser ? pageName(path) + ' could not be read from your disk: was it moved or removed while the ' +
-                                 'page read it? (the browser said: ' + said + ')'
-                               : pageName(path) + ' could not be read: ' + said);
-    }).then(next);
+    if (k >= later.length || job.cancelled) return Promise.resolve();
+    const path = later[k++];
+    return pageReadFile(job, path, byPath[path]).catch(function (e) { throw pageFailure(path, e); }).then(next);
   }
   next().then(function () { job.finished = true; }, function (e) { job.failed = e.message; });
 }

@@ -82,7 +82,7 @@ EMSCRIPTEN_KEEPALIVE const char *web_stage_values(const char *lesson, const char
             }
             pending.on = true;
             snprintf(pending.key, sizeof pending.key, "%s", key);
-            return "{\"pending\": true}";
+            return web_stage_values(lesson, stage);  // files whole in the page are read at once
         }
         last = stage_json(&pending.s, stage, path, &e);
     }

@@ -96,6 +96,8 @@ static void stop_reading(App *a) {
     a->reading.on = false;
 }
 
+static void read_tick(App *a);
+
 bool app_open_spec(App *a, const SessionSpec *spec, int k) {
     app_backward_free(a);  // it reads the session's model
     stop_reading(a);
@@ -126,7 +128,8 @@ bool app_open_spec(App *a, const SessionSpec *spec, int k) {
             platform_read_queue(later->paths[r->source], r->begin, r->end, r->file_bytes, r->to);
         }
         a->reading.on = true, a->reading.spec = *spec, a->reading.k = k, a->reading.progress = 0.0;
-        return false;  // on_tick opens it once the reads are in
+        read_tick(a);      // files whole in the page already are read at once: it opens now
+        return a->loaded;  // else on_tick opens it once the reads are in
     }
     st_reads_free(later);
     opened(a, spec, k);
