@@ -271,42 +271,54 @@ static bool fits(const HubFolder *h, double need, Err *e) {
                    "BF16), but the machine has %.1f GB free", h->dir, need / 1e9, have / 1e9);
 }
 
-static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e) {
+bool hub_shard_names(const char *index, char *out, size_t cap, Err *e) {
     char *text;
-    size_t n;
+    size_t n, k = 0;
+    out[0] = '\0';
     if (!file_read_all(index, "the weights' index", &text, &n, e)) return false;
     cJSON *root = cJSON_ParseWithLength(text, n);
     free(text);
     const cJSON *map = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;
     bool ok = cJSON_IsObject(map) || err_set(e, "%s: no \"weight_map\" object", index);
-    memset(f, 0, sizeof *f);
-    double bytes = 0;  // every shard's, before any is read
-    for (const cJSON *it = ok ? map->child : NULL; it; it = it->next) {
-        bool seen = false;
-        for (const cJSON *p = map->child; p != it && !seen; p = p->next) seen = cJSON_IsString(p) && cJSON_IsString(it) && !strcmp(p->valuestring, it->valuestring);
-        char path[4400];
-        if (!seen && cJSON_IsString(it) && !strchr(it->valuestring, '/'))
-            bytes += (snprintf(path, sizeof path, "%s/%s", h->dir, it->valuestring), header_bytes(path));
-    }
-    ok = ok && fits(h, bytes, e);
     for (const cJSON *it = ok ? map->child : NULL; it && ok; it = it->next) {
-        if (!cJSON_IsString(it) || strchr(it->valuestring, '/')) {
+        if (!cJSON_IsString(it) || !it->valuestring[0] || strpbrk(it->valuestring, "/ ")) {
             ok = err_set(e, "%s: weight_map's '%s' is not a file name in the folder", index, it->string);
             break;
         }
         bool seen = false;  // each shard once, in the order the map first names it
         for (const cJSON *p = map->child; p != it && !seen; p = p->next) seen = !strcmp(p->valuestring, it->valuestring);
         if (seen) continue;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", h->dir, it->valuestring);
+        const size_t len = strlen(it->valuestring);
+        if (k + len + 2 > cap) ok = err_set(e, "%s: weight_map names too many files", index);
+        else k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? " " : "", it->valuestring);
+    }
+    cJSON_Delete(root);
+    return ok;
+}
+
+static bool read_shards(const HubFolder *h, const char *index, StFile *f, Err *e) {
+    char names[8192], path[4400];
+    memset(f, 0, sizeof *f);
+    if (!hub_shard_names(index, names, sizeof names, e)) return false;
+    double bytes = 0;  // every shard's, before any is read
+    for (const char *p = names; *p;) {
+        const int len = (int)strcspn(p, " ");
+        snprintf(path, sizeof path, "%s/%.*s", h->dir, len, p);
+        bytes += header_bytes(path);
+        p += len + (p[len] == ' ');
+    }
+    bool ok = fits(h, bytes, e);
+    for (const char *p = names; *p && ok;) {
+        const int len = (int)strcspn(p, " ");
+        snprintf(path, sizeof path, "%s/%.*s", h->dir, len, p);
+        p += len + (p[len] == ' ');
         if (!hub_file_exists(path)) {
-            ok = err_set(e, "%s: names %s, which the folder does not have", index, it->valuestring);
+            ok = err_set(e, "%s: names %s, which the folder does not have", index, strrchr(path, '/') + 1);
             break;
         }
         StFile part;
         ok = st_open(&part, path, e) && merge(f, &part, path, e);
     }
-    cJSON_Delete(root);
     if (!ok) st_free(f);
     return ok;
 }

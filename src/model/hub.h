@@ -68,6 +68,10 @@ bool hub_read_config(HubFolder *h, const char *dir, Err *e);
 // Without model.safetensors or its index, pytorch_model.bin is read (torch_bin.h: nothing in it
 // is run); *from_bin says so.
 bool hub_read_weights(const HubFolder *h, StFile *f, bool *from_bin, Err *e);
+// The files a weights index (model.safetensors.index.json) names, each once in the order its
+// weight_map first names it, separated by spaces, into out (cap bytes); false (e set) when the
+// index cannot be read or names something that is not a file name.
+bool hub_shard_names(const char *index, char *out, size_t cap, Err *e);
 void hub_free(HubFolder *h);
 
 // The tokenizers of folder DIR (hub_tok.c), the source side's and the target side's:

@@ -650,6 +650,24 @@ def test_model_link(b, stepformer, site, tmp):
         weights = [(status, n) for path, status, n in srv.served if path.endswith("/model.safetensors")]
         check(weights and all(status == 206 and n < size for status, n in weights),
               f"a model= link, ranges: model.safetensors ({size} bytes) was answered {weights}")
+        # A folder of two shards (the PyTorch-made BF16 LLaMA of the native tests): its index, then
+        # each shard's header, then the tensors.
+        shards = os.path.join(hosted, "models", "tiny-llama-shards")
+        os.makedirs(shards)
+        fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "hub", "llama-gqa-bf16")
+        for f in os.listdir(fixture):
+            if f == "config.json" or f.startswith("model"):
+                shutil.copy(os.path.join(fixture, f), shards)
+        mlp, llama_ids = "step.0.decoder.layers.0.mlp.down", "1,17,33,49"
+        b.open(srv.base + f"index.html?model=models/tiny-llama-shards/&ids={llama_ids}&stage={mlp}&size=1280x720")
+        title = b.wait_title(["stepformer: ready", "stepformer: error"])
+        check(title.startswith("stepformer: ready"), f"a model= link to a folder of shards: '{title}'")
+        native_mlp = subprocess.run([stepformer, "lesson", "lessons/llama.md", "--model", shards, "--src-ids", llama_ids,
+                                     "--print", mlp, "--json"], capture_output=True, text=True, check=True)
+        ok, why = same_values(page_values(b, f"model:models/tiny-llama-shards|{llama_ids}", mlp), json.loads(native_mlp.stdout))
+        check(ok, f"a model= link to a folder of shards: {mlp} against the native program: {why}")
+        shard_answers = [(p, st) for p, st, _ in srv.served if "tiny-llama-shards/model-0000" in p]
+        check(shard_answers and all(st == 206 for _, st in shard_answers), f"the shards were answered {shard_answers}")
         print(f"a model= link from a server with ranges: {len(weights)} ranges of model.safetensors, "
               f"{sum(n for _, n in weights)} bytes of {size} (read twice: the window, then web_stage_values)", flush=True)
     finally:

@@ -21,9 +21,31 @@ void app_set_course(App *a, const char *dir, const char *open_path) {
     a->lesson_pick = a->lesson_at > 0 ? a->lesson_at : 0;
 }
 
+// Whether a folder's weights can be opened now: its shards where the site has an index
+// (model.safetensors.index.json), else model.safetensors; of each only the header (the tensors
+// are read by range once the model is placed). *progress: the fraction of them here.
+static bool weights_ready(const char *dir, double *progress, Err *e) {
+    char index[600], file[700], names[4096] = "model.safetensors";
+    double got = 0;
+    snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
+    if (!platform_file_settled(index, &got, e)) return *progress = e->msg[0] ? -1.0 : 0.0, false;
+    if (hub_file_exists(index) && !hub_shard_names(index, names, sizeof names, e)) return *progress = -1.0, false;
+    int n = 0, here = 0;
+    for (const char *f = names; *f; n++) {
+        const int len = (int)strcspn(f, " ");
+        snprintf(file, sizeof file, "%s/%.*s", dir, len, f);
+        here += platform_file_head(file, &got, e);
+        if (e->msg[0]) return *progress = -1.0, false;
+        f += len + (f[len] == ' ');
+    }
+    *progress = n ? (double)here / n : 1.0;
+    return here == n;
+}
+
 // Whether a model a lesson names can be opened now: a .safetensors file, or a folder in the
-// hub's layout: its config.json first, then, fetched together, model.safetensors and the files
-// of its family's tokenizer (tokenizer.json, or Marian's source.spm, target.spm, vocab.json).
+// hub's layout: its config.json first, then, fetched together, its weights (weights_ready) and
+// the files of its family's tokenizer (tokenizer.json, or Marian's source.spm, target.spm,
+// vocab.json), which a folder may lack (it then takes ids).
 static bool model_ready(const char *path, double *progress, Err *e) {
     const size_t n = strlen(path), ext = strlen(".safetensors");
     if (n >= ext && !strcmp(path + n - ext, ".safetensors")) return platform_file_ready(path, progress, e);
@@ -34,16 +56,15 @@ static bool model_ready(const char *path, double *progress, Err *e) {
     HubFolder h;
     if (!hub_read_config(&h, path, e)) return *progress = -1.0, false;
     char files[200];
-    snprintf(files, sizeof files, "model.safetensors %s", h.family->tokenizer_files ? h.family->tokenizer_files : "tokenizer.json");
+    snprintf(files, sizeof files, "%s", h.family->tokenizer_files ? h.family->tokenizer_files : "tokenizer.json");
     hub_free(&h);
-    bool ready = true;
+    bool ready = weights_ready(path, progress, e);
+    if (e->msg[0]) return false;
     for (const char *f = files; *f;) {
         const size_t len = strcspn(f, " ");
         snprintf(file, sizeof file, "%s/%.*s", path, (int)len, f);
-        // The weights must be there; a tokenizer may not (the folder then takes ids).
-        ready = (f == files ? platform_file_head(file, &got, e) : platform_file_settled(file, &got, e)) && ready;
+        ready = platform_file_settled(file, &got, e) && ready;
         if (e->msg[0]) return *progress = -1.0, false;
-        if (f == files) *progress = got;  // the weights' header (their tensors are read once placed)
         f += len + (f[len] == ' ');
     }
     return ready;
