@@ -237,6 +237,29 @@ static void decoding_keys(const char *dir) {
         if (z[i].s) SDL_FreeSurface(z[i].s);
 }
 
+// A model dropped on the desktop window (here, a file of a hub folder: its folder opens) opens
+// as `--model DIR` does, on the ids 1,2,3,4 for a folder without a tokenizer: it writes what a
+// session opened so writes.
+static void dropped_model(const char *dir) {
+    const char *folder = FIXTURES "/hub/gpt2";
+    Session s;
+    Err e = {{0}};
+    char want[400] = "", replay[1200];
+    int len;
+    StopReason why;
+    if (session_open(&s, &(SessionSpec){.model_path = folder, .src_ids = "1,2,3,4"}, &e) && interp_run(s.it, &e)) {
+        const float *g = interp_generated(s.it, &len, &why);
+        for (int i = 0; i < len; i++) snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", i ? "," : "", (int)g[i]);
+        session_close(&s);
+    }
+    CHECK(want[0], "%s: %s", folder, e.msg);
+    snprintf(replay, sizeof replay, "300 drop %s/model.safetensors\n900 expect output %s\n950 shot dropped.png\n1000 quit\n",
+             folder, want);
+    write_file(dir, "drop.replay", replay, "w");
+    CHECK(run_window(dir, "--size 1280x720 --replay drop.replay") == 0, "a dropped model folder opened and wrote %s (see %s/run.log)",
+          want, dir);
+}
+
 int main(void) {
     char dir[] = "/tmp/stepformer-window-XXXXXX";
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
@@ -262,6 +285,7 @@ int main(void) {
     live_training(dir);
     lecture(dir);
     decoding_keys(dir);
+    dropped_model(dir);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (check_failed == 0 && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     if (check_failed) fprintf(stderr, "screenshots kept in %s\n", dir);

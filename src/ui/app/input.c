@@ -17,6 +17,7 @@ static void take(App *a, const Ui *ui, const Event *ev) {
     case EV_RELEASE: a->dragging = false; break;
     case EV_MOTION: app_drag(a, ui, ev->x, ev->y); break;
     case EV_WHEEL: app_wheel(a, ui, ev->x, ev->y, ev->steps); break;
+    case EV_DROP:  // a model dropped on the window: the window opens it (window.c)
     case EV_OTHER: break;
     }
 }

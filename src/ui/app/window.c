@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>  // strcasecmp
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>  // access
 
@@ -31,8 +32,9 @@ typedef struct {
     bool told;     // the title has announced it
     bool replay_told;  // ... and how the replay ended
     char title[600];   // the desktop title last set (the lesson's place in the course)
-    char folder[512];  // a model folder the user gave the page, and what it reads (the session's
-    char reads[512];   // spec points at them while it opens)
+    char folder[512];  // a model folder the user gave the page or dropped on the window, and
+    char reads[512];   // what it reads (the session's spec points at them while it opens)
+    bool dropped;      // `folder` was dropped on the window, to open in this frame
     void (*done)(int status, void *ctx);
     void *done_ctx;
 } Loop;
@@ -143,11 +145,33 @@ static void expect_stage(Loop *L, const char *id) {
     if (view ? strcasecmp(at, id + 5) != 0 : strcmp(at, id) != 0) expect_failed(L, msg);
 }
 
+static bool has_file(const char *dir, const char *name) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, R_OK) == 0;
+}
+
+// A file or folder dropped on the window: the model folder it is or is in (a .safetensors file
+// outside a folder in the hub's layout is itself the model), opened by open_given_folder.
+static void dropped(Loop *L, const char *path) {
+    struct stat st;
+    const size_t n = strlen(path), ext = strlen(".safetensors");
+    snprintf(L->folder, sizeof L->folder, "%s", path);
+    char *slash = strrchr(L->folder, '/');
+    const bool weights = n >= ext && !strcmp(path + n - ext, ".safetensors");
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && slash && slash != L->folder) {
+        *slash = '\0';  // its folder, unless a lone weights file
+        if (weights && !has_file(L->folder, "config.json")) *slash = '/';
+    }
+    L->dropped = true;
+}
+
 static void handle_events(Loop *L, bool *shot) {
     Event ev;
     while (events_poll(&ev)) {
         recorder_log(L->rec, events_ms() - L->t0);
-        if (input_handle(&L->a, &L->ui, &ev)) *shot = true;
+        if (ev.kind == EV_DROP) dropped(L, ev.path);
+        else if (input_handle(&L->a, &L->ui, &ev)) *shot = true;
     }
 }
 
@@ -182,17 +206,13 @@ static void tell(Loop *L, ReplayStep step) {
     }
 }
 
-static bool has_file(const char *dir, const char *name) {
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return access(path, R_OK) == 0;
-}
-
-// A model folder the user gave the page (platform_take_folder) opens as `--model DIR` does: on
+// A model folder the user gave the page (platform_take_folder) or dropped on the window opens as
+// `--model DIR` does: on
 // the text the window had (a folder with a tokenizer) or on a few ids (one without).
 static void open_given_folder(Loop *L) {
     App *a = &L->a;
-    if (!platform_take_folder(L->folder, sizeof L->folder)) return;
+    if (!L->dropped && !platform_take_folder(L->folder, sizeof L->folder)) return;
+    L->dropped = false;
     const bool tokenizer = has_file(L->folder, "tokenizer.json") || has_file(L->folder, "source.spm");
     const char *text = a->loaded && a->session.input_text[0] ? a->session.input_text : "The capital of France is";
     snprintf(L->reads, sizeof L->reads, "%s", tokenizer ? text : "1,2,3,4");

@@ -11,6 +11,7 @@
 //   470 move 400 300       the pointer moved (written at most every 40 ms; replays hover)
 //   500 wheel 300 200 -1   the wheel turned at (300, 200)
 //   600 resize 1024 768
+//   650 drop /home/t/gpt2  a file or folder dropped on the window (the rest of the line is its path)
 // A replay file may also hold directives the test and the classroom demo use:
 //   700 shot out/step3.png     save the window as a PNG
 //   800 expect encoder.embed   fail (exit 1) unless the stage on screen has this id
@@ -35,7 +36,7 @@ typedef enum {
     KEY_TAB, KEY_SPACE, KEY_ESCAPE, KEY_RETURN, KEY_BACKSPACE, KEY_F1, KEY_F11, KEY_COUNT
 } Key;
 
-typedef enum { EV_QUIT, EV_KEY, EV_TEXT, EV_PRESS, EV_RELEASE, EV_MOTION, EV_WHEEL, EV_OTHER } EventKind;
+typedef enum { EV_QUIT, EV_KEY, EV_TEXT, EV_PRESS, EV_RELEASE, EV_MOTION, EV_WHEEL, EV_DROP, EV_OTHER } EventKind;
 
 typedef struct {
     EventKind kind;
@@ -45,6 +46,7 @@ typedef struct {
     int x, y;         // EV_PRESS, EV_RELEASE, EV_MOTION, EV_WHEEL: the pointer, in window pixels
     bool held;        // EV_MOTION: the left button is down (a drag)
     int steps;        // EV_WHEEL: notches, > 0 away from the user
+    char path[1024];  // EV_DROP: the file or folder dropped on the window
 } Event;
 
 // ---- the live side (events_sdl.c) ----

@@ -26,11 +26,13 @@ static Key key_of(SDL_Keycode sym) {
 }
 
 bool events_poll(Event *ev) {
+    if (last.type == SDL_DROPFILE) SDL_free(last.drop.file), last.drop.file = NULL;  // logged, if at all, by now
     if (!SDL_PollEvent(&last)) return false;
     const SDL_Event *s = &last;
     *ev = (Event){.kind = EV_OTHER};
     switch (s->type) {
     case SDL_QUIT: ev->kind = EV_QUIT; break;
+    case SDL_DROPFILE: ev->kind = EV_DROP, snprintf(ev->path, sizeof ev->path, "%s", s->drop.file ? s->drop.file : ""); break;
     case SDL_KEYDOWN:
         ev->kind = EV_KEY, ev->key = key_of(s->key.keysym.sym), ev->shift = (s->key.keysym.mod & KMOD_SHIFT) != 0;
         break;
@@ -88,6 +90,7 @@ void recorder_log(Recorder *r, double ms) {
                 SDL_GetKeyName(ev->key.keysym.sym));
         break;
     case SDL_TEXTINPUT: fprintf(r->f, "%ld text %s\n", t, ev->text.text); break;
+    case SDL_DROPFILE: fprintf(r->f, "%ld drop %s\n", t, ev->drop.file ? ev->drop.file : ""); break;
     case SDL_MOUSEBUTTONDOWN:
         if (ev->button.button == SDL_BUTTON_LEFT) fprintf(r->f, "%ld click %d %d\n", t, ev->button.x, ev->button.y);
         break;
@@ -131,7 +134,7 @@ struct Replayer {
 };
 
 // What each verb takes after it.
-typedef enum { ARGS_NONE, ARGS_XY, ARGS_XY_STEPS, ARGS_KEY, ARGS_TEXT, ARGS_WORD, ARGS_EXPECT } ArgForm;
+typedef enum { ARGS_NONE, ARGS_XY, ARGS_XY_STEPS, ARGS_KEY, ARGS_TEXT, ARGS_WORD, ARGS_PATH, ARGS_EXPECT } ArgForm;
 static const struct {
     const char *verb;
     ArgForm form;
@@ -141,6 +144,7 @@ static const struct {
     {"click", ARGS_XY, "click X Y"},       {"release", ARGS_XY, "release X Y"},
     {"drag", ARGS_XY, "drag X Y"},         {"move", ARGS_XY, "move X Y"},
     {"wheel", ARGS_XY_STEPS, "wheel X Y STEPS"}, {"resize", ARGS_XY, "resize WIDTH HEIGHT"},
+    {"drop", ARGS_PATH, "drop PATH"},
     {"shot", ARGS_WORD, "shot FILE.png"},  {"expect", ARGS_EXPECT, "expect STAGE_ID, expect view VIEW, expect answer right|wrong|shown, "
                                                     "expect decoding greedy|sampling|beam, expect output IDS, expect back "
                                                     "loss|backward|adam|loss after|none, expect mistake NAME|none, expect "
@@ -165,6 +169,7 @@ static bool args_fit(ArgForm form, const char *arg) {
     case ARGS_KEY: return SDL_GetKeyFromName(key) != SDLK_UNKNOWN;
     case ARGS_TEXT: return arg[0] && strlen(arg) < sizeof(((SDL_TextInputEvent *)0)->text);
     case ARGS_WORD: return arg[0] && !strchr(arg, ' ');
+    case ARGS_PATH: return arg[0] != '\0';
     case ARGS_EXPECT:  // a stage id, the view on screen, or how the last question was answered
         if (!strncmp(arg, "answer ", 7)) return !strcmp(arg + 7, "right") || !strcmp(arg + 7, "wrong") || !strcmp(arg + 7, "shown");
         if (!strncmp(arg, "decoding ", 9))
@@ -197,7 +202,7 @@ static bool parse_line(const char *buf, const char *path, int ln, ReplayLine *l,
         return err_set(e, "%s:%d: '%s %s' should be: TIME %s", path, ln, l->verb, l->arg, verbs[i].usage);
     }
     return err_set(e, "%s:%d: unknown event '%s' (known: key text click release drag move wheel resize "
-                   "shot expect quit)", path, ln, l->verb);
+                   "drop shot expect quit)", path, ln, l->verb);
 }
 
 Replayer *replayer_open(const char *path, Err *e) {
@@ -267,6 +272,11 @@ static bool push_event(const ReplayLine *l) {
         ev.type = SDL_MOUSEWHEEL;
         warp(x, y);
         ev.wheel = (SDL_MouseWheelEvent){.type = SDL_MOUSEWHEEL, .y = d, .preciseY = (float)d, .mouseX = x, .mouseY = y};
+    } else if (!strcmp(l->verb, "drop")) {
+        SDL_Window *w = SDL_GetKeyboardFocus();
+        ev.type = SDL_DROPFILE;
+        ev.drop = (SDL_DropEvent){.type = SDL_DROPFILE, .file = SDL_strdup(l->arg), .windowID = w ? SDL_GetWindowID(w) : 1};
+        if (!ev.drop.file) return false;
     } else if (!strcmp(l->verb, "resize")) {
         if (sscanf(l->arg, "%d %d", &x, &y) != 2) return false;
         SDL_Window *w = SDL_GetKeyboardFocus();
@@ -276,7 +286,9 @@ static bool push_event(const ReplayLine *l) {
     } else {
         return false;
     }
-    return SDL_PushEvent(&ev) >= 0;
+    const int pushed = SDL_PushEvent(&ev);
+    if (pushed <= 0 && ev.type == SDL_DROPFILE) SDL_free(ev.drop.file);  // (taken, SDL's to free)
+    return pushed >= 0;
 }
 
 ReplayStep replayer_poll(Replayer *r, double ms, char *arg, size_t n) {
