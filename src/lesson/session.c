@@ -261,6 +261,14 @@ bool session_open(Session *s, const SessionSpec *spec, Err *e) {
     return ok;
 }
 
+void session_close_keeping(Session *s, Model *out) {
+    interp_free(s->it);  // first: what it holds of the model (widened copies, packs) goes with it
+    s->it = NULL;
+    *out = s->model;
+    memset(&s->model, 0, sizeof s->model);
+    session_close(s);
+}
+
 void session_close(Session *s) {
     interp_free(s->it);
     lesson_free(&s->lesson);

@@ -56,6 +56,9 @@ typedef struct {
 
 bool session_open(Session *s, const SessionSpec *spec, Err *e);
 void session_close(Session *s);
+// The same, its model kept: moved into *out (the caller's to free, or to hand to another session
+// on it with SessionSpec.adopt).
+void session_close_keeping(Session *s, Model *out);
 
 // A session on random weights for `cfg` with S source and T target ids drawn from `seed`
 // (teacher forcing), on the standard lesson (or `program`, a lesson file, when not NULL): what

@@ -122,11 +122,8 @@ static bool reopen(App *a, const SessionSpec *spec, bool keep, Err *e) {
     app_backward_free(a);  // it reads the session's model
     Model kept = {0};
     SessionSpec same = *spec;
-    if (a->loaded && keep) {
-        kept = a->session.model, same.adopt = &kept;
-        memset(&a->session.model, 0, sizeof a->session.model);
-    }
-    if (a->loaded) session_close(&a->session);  // opened once, in place (a Session cannot move)
+    if (a->loaded && keep) session_close_keeping(&a->session, &kept), same.adopt = &kept;
+    else if (a->loaded) session_close(&a->session);  // opened once, in place (a Session cannot move)
     a->loaded = false, a->generation++, a->model_serial++, a->cursor = 0;
     memset(a->scroll, 0, sizeof a->scroll);
     const bool ok = session_open(&a->session, &same, e);
