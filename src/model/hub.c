@@ -251,24 +251,13 @@ static double header_bytes(const char *path) {
     return total;
 }
 
-// The memory the machine has free now (MemAvailable), in bytes; 0 when it cannot tell.
-static double available_bytes(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    double kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
-    if (f) fclose(f);
-    return kb * 1024.0;
-}
-
 // Refuses, before anything is read, weights that would not fit (header_bytes: safetensors are
 // read straight into the model) in the memory the machine has free.
 static bool fits(const HubFolder *h, double need, Err *e) {
-    const double have = available_bytes();
+    const double have = memory_free_bytes();
     if (have <= 0 || need <= have) return true;
     return err_set(e, "%s: the weights need about %.1f GB in memory (4 bytes a number, 2 for a matrix stored as F16 or "
-                   "BF16), but the machine has %.1f GB free", h->dir, need / 1e9, have / 1e9);
+                   "BF16), but there are %.1f GB free %s", h->dir, need / 1e9, have / 1e9, memory_free_place());
 }
 
 bool hub_shard_names(const char *index, char *out, size_t cap, Err *e) {

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __EMSCRIPTEN__
+#include <emscripten/heap.h>
+#endif
 
 static const struct {
     const char *env;
@@ -42,6 +45,30 @@ long long trace_budget_default_mb(void) {
     const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     const long long mb = pages > 0 && size > 0 ? (long long)pages / 4 * size >> 20 : 0;
     return mb >= LEAST_MB ? mb : LEAST_MB;  // a quarter of the machine's memory
+#endif
+}
+
+double memory_free_bytes(void) {
+#ifdef __EMSCRIPTEN__
+    // The memory's growth left (what it holds already may be in use, so this is the least room)
+    const size_t size = emscripten_get_heap_size(), most = emscripten_get_heap_max();
+    return most > size ? (double)(most - size) : 1.0;  // (0 would read as "cannot tell")
+#else
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb * 1024.0;
+#endif
+}
+
+const char *memory_free_place(void) {
+#ifdef __EMSCRIPTEN__
+    return "in this page";
+#else
+    return "on this machine";
 #endif
 }
 

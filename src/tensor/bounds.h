@@ -34,6 +34,11 @@ const char *limit_env(LimitId id);
 // The trace budget (RunSpec.trace_budget) when none is given: a quarter of the machine's memory
 // (at least 256 MB), or in the browser a quarter of the 4 GB a page may have. --trace-mb sets it.
 long long trace_budget_default_mb(void);
+// The memory the program may still take now, in bytes: the machine's available memory
+// (MemAvailable), or in the browser the room left under the page's ceiling; 0 when it cannot tell.
+double memory_free_bytes(void);
+// Where that memory is, for messages: "on this machine", or "in this page".
+const char *memory_free_place(void);
 
 // Reads a whole regular file (a FIFO, a device or a folder is refused before any read) of at
 // most the file limit into *out (malloc'd, with a NUL after its *n bytes). `what` names it in

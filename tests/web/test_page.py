@@ -668,6 +668,17 @@ def test_model_link(b, stepformer, site, tmp):
         check(ok, f"a model= link to a folder of shards: {mlp} against the native program: {why}")
         shard_answers = [(p, st) for p, st, _ in srv.served if "tiny-llama-shards/model-0000" in p]
         check(shard_answers and all(st == 206 for _, st in shard_answers), f"the shards were answered {shard_answers}")
+        # A model over the page's memory: refused by the estimate off its header, in plain words,
+        # before anything is read (the file holds its header alone).
+        huge = os.path.join(hosted, "models", "huge")
+        os.makedirs(huge)
+        shutil.copy(os.path.join(folder, "config.json"), huge)
+        header = json.dumps({"wte.weight": {"dtype": "F32", "shape": [1000000, 1024],
+                                            "data_offsets": [0, 4096000000]}}).encode()
+        with open(os.path.join(huge, "model.safetensors"), "wb") as f:
+            f.write(len(header).to_bytes(8, "little") + header)
+        error_page(b, srv.base + "index.html?model=models/huge/&ids=1,2&size=1280x720",
+                   ["the weights need about 4.1 GB", "free in this page"], tmp, "a model over the page's memory")
         print(f"a model= link from a server with ranges: {len(weights)} ranges of model.safetensors, "
               f"{sum(n for _, n in weights)} bytes of {size} (read twice: the window, then web_stage_values)", flush=True)
     finally:
