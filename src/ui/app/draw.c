@@ -21,12 +21,16 @@ static void metrics(const App *a, float scale, Ui *ui, int w, int h) {
 
 void app_metrics(const App *a, Ui *ui, int w, int h) { metrics(a, a->scale, ui, w, h); }
 
+// How tall banner() draws msg across width w: at most three lines (measured off screen).
+static int banner_height(Ui *ui, int w, const char *msg) {
+    const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
+    return ui_text_wrap(ui, FONT_BOLD, ui->px, ui->th->text, (Rect){-10000, 0, w - 2 * ui->pad, 3 * lh}, msg) + ui->pad;
+}
+
 static void banner(Ui *ui, Rect r, const char *msg, Rgba bg, Rgba fg) {
     const int lh = gfx_line_height(ui->g, FONT_BOLD, ui->px);
     Rect inner = {r.x + ui->pad, r.y + ui->pad / 2, r.w - 2 * ui->pad, 3 * lh};
-    Rect box = {r.x, r.y, r.w, 0};
-    box.h = ui_text_wrap(ui, FONT_BOLD, ui->px, fg, (Rect){-10000, 0, inner.w, inner.h}, msg) + ui->pad;
-    gfx_rect(ui->g, box, bg);
+    gfx_rect(ui->g, (Rect){r.x, r.y, r.w, banner_height(ui, r.w, msg)}, bg);
     ui_text_wrap(ui, FONT_BOLD, ui->px, fg, inner, msg);
 }
 
@@ -119,10 +123,11 @@ static void draw_frame(Ui *ui, const App *a, float scale) {
         view_quiz(ui, a, center);
         if (lesson_w > 0) view_lesson(ui, a, lesson);
         view_timeline(ui, a, timeline);
-    } else if (a->waiting.on || a->reading.on) {
-        loading_state(ui, a, center);
-    } else {
-        empty_state(ui, center);
+    } else {  // nothing shown: what is said goes below an error's banner, not under it
+        const int below = a->error[0] ? banner_height(ui, center.w, a->error) : 0;
+        const Rect rest = {center.x, center.y + below, center.w, center.h - below};
+        if (a->waiting.on || a->reading.on) loading_state(ui, a, rest);
+        else empty_state(ui, rest);
     }
     if (a->error[0]) banner(ui, (Rect){center.x, center.y, center.w, 0}, a->error, ui->th->error_bg, ui->th->error_text);
     if (a->notice[0]) toast(ui, center, a->notice);
