@@ -87,7 +87,7 @@ static inline HalfKind st_half_kind(int dtype) { return dtype == ST_F16 ? HALF_F
 // Where a file's bytes are not at hand when a model is placed (the page: a file of the user's
 // disk stays in the browser, a site's is fetched by range), the deferred entries are not read:
 // each is listed with the place it goes (StFile.later), and whoever holds the bytes puts them
-// there (platform.h: platform_read_start; st_reads_local from the disk), then st_reads_finish
+// there (the page: platform.h, platform_read_queue; st_reads_local from the disk), then st_reads_finish
 // widens what is held wider than stored. Nothing of the file is held whole on the way.
 typedef struct {
     int source;           // StReads.paths[source]
