@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "par.h"
+
 const Rgba cmap_masked = {150, 150, 150, 255};
 
 // ColorBrewer RdBu, 11 classes, reversed so that negative is blue: colour-blind safe.
@@ -17,6 +19,10 @@ static const Rgba sequential[] = {
     {33, 145, 140, 255}, {40, 174, 128, 255}, {94, 201, 98, 255}, {173, 220, 48, 255},
     {253, 231, 37, 255}};
 
+// lroundf(x) for 0 <= x < 256, the same integer (checked over every float there), without
+// the library call: a heat map colours millions of pixels.
+static inline uint8_t round_channel(float x) { return x < 0.5f ? 0 : (uint8_t)(int)(x + 0.5f); }
+
 static Rgba lerp(const Rgba *stops, int n, float t) {
     if (!(t > 0.0f)) t = 0.0f;  // NaN goes to the start
     if (t > 1.0f) t = 1.0f;
@@ -25,8 +31,8 @@ static Rgba lerp(const Rgba *stops, int n, float t) {
     if (i >= n - 1) return stops[n - 1];
     float f = x - (float)i;
     const Rgba a = stops[i], b = stops[i + 1];
-    return (Rgba){(uint8_t)lroundf(a.r + f * (b.r - a.r)), (uint8_t)lroundf(a.g + f * (b.g - a.g)),
-                  (uint8_t)lroundf(a.b + f * (b.b - a.b)), 255};
+    return (Rgba){round_channel(a.r + f * (b.r - a.r)), round_channel(a.g + f * (b.g - a.g)),
+                  round_channel(a.b + f * (b.b - a.b)), 255};
 }
 
 Rgba cmap_at(Colormap m, float t) {
@@ -41,11 +47,15 @@ Rgba cmap_value(Colormap m, float v, float lo, float hi) {
 
 void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi, float *bar_lo, float *bar_hi) {
     float mn = INFINITY, mx = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(x[i])) continue;
-        mn = x[i] < mn ? x[i] : mn;
-        mx = x[i] > mx ? x[i] : mx;
-    }
+    // Over the cores once it is long (12 heads of 1024 x 1024 are 12 million values): the least
+    // and the most are the same in any order.
+    PAR_LOOP(PAR_N(n), "omp parallel for reduction(min : mn) reduction(max : mx)",
+        for (size_t i = 0; i < n; i++) {
+            if (!isfinite(x[i])) continue;
+            mn = x[i] < mn ? x[i] : mn;
+            mx = x[i] > mx ? x[i] : mx;
+        }
+    );
     if (mn > mx) {  // nothing finite
         *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
         return;

@@ -1,0 +1,107 @@
+// test_heat_pixels.c: a heat map's pixels against the naive reading of what they are.
+//
+// Each pixel is the mean of the cells it covers (finite, not masked), coloured by the map; a pixel
+// with no such cell is the masked grey. heat_pixels sums down columns first, in vectors, and
+// colours with its own rounding: here every pixel of maps with NaN, infinities and a mask, drawn
+// smaller (a pixel over more than a thousand columns too), the same size and larger (wider than
+// its table of column edges), is held to a plain loop over its cells and lroundf's colours.
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "heat.h"
+
+// The colour maps' anchors (colormap.c's, as published), for the reference colouring.
+static const Rgba diverging[] = {{5, 48, 97, 255},    {33, 102, 172, 255}, {67, 147, 195, 255}, {146, 197, 222, 255},
+                                 {209, 229, 240, 255}, {247, 247, 247, 255}, {253, 219, 199, 255}, {244, 165, 130, 255},
+                                 {214, 96, 77, 255},  {178, 24, 43, 255},  {103, 0, 31, 255}};
+static const Rgba sequential[] = {{68, 1, 84, 255},    {71, 45, 123, 255}, {59, 82, 139, 255},
+                                  {44, 114, 142, 255}, {33, 145, 140, 255}, {40, 174, 128, 255},
+                                  {94, 201, 98, 255},  {173, 220, 48, 255}, {253, 231, 37, 255}};
+
+static Rgba ref_colour(Colormap m, float v, float lo, float hi) {
+    const Rgba *s = m == CMAP_DIVERGING ? diverging : sequential;
+    const int n = m == CMAP_DIVERGING ? 11 : 9;
+    float t = m == CMAP_DIVERGING ? (hi > 0 ? 0.5f + 0.5f * v / hi : 0.5f) : (hi > lo ? (v - lo) / (hi - lo) : 0.0f);
+    if (!(t > 0.0f)) t = 0.0f;
+    if (t > 1.0f) t = 1.0f;
+    const float x = t * (float)(n - 1);
+    const int i = (int)x;
+    if (i >= n - 1) return s[n - 1];
+    const float f = x - (float)i;
+    const Rgba a = s[i], b = s[i + 1];
+    return (Rgba){(uint8_t)lroundf(a.r + f * (b.r - a.r)), (uint8_t)lroundf(a.g + f * (b.g - a.g)),
+                  (uint8_t)lroundf(a.b + f * (b.b - a.b)), 255};
+}
+
+static Rgba ref_pixel(const float *d, const float *mask, int cols, int r0, int r1, int c0, int c1, int w, int h, int x,
+                      int y, Colormap m, float lo, float hi) {
+    const int nr = r1 - r0, nc = c1 - c0;
+    int ya = r0 + (int)((long)y * nr / h), yb = r0 + (int)((long)(y + 1) * nr / h);
+    int xa = c0 + (int)((long)x * nc / w), xb = c0 + (int)((long)(x + 1) * nc / w);
+    if (yb <= ya) yb = ya + 1;
+    if (xb <= xa) xb = xa + 1;
+    double sum = 0;
+    int n = 0;
+    for (int r = ya; r < yb; r++)
+        for (int c = xa; c < xb; c++) {
+            const float v = d[(size_t)r * cols + c];
+            if (isfinite(v) && !(mask && mask[(size_t)r * cols + c] == -INFINITY)) sum += v, n++;
+        }
+    return n ? ref_colour(m, (float)(sum / n), lo, hi) : cmap_masked;
+}
+
+// Every pixel of a w x h drawing of rows [r0, r1) and columns [c0, c1) against the reference:
+// the masked grey exactly where the reference has it, each channel within 1 elsewhere (the sums
+// are added in another order; the mean can differ in its last bit) and most pixels exact.
+static void check_map(const float *d, const float *mask, int cols, int r0, int r1, int c0, int c1, int w, int h,
+                      Colormap m, float lo, float hi, const char *what) {
+    Rgba *px = malloc(sizeof *px * (size_t)w * h);
+    CHECK(px != NULL, "%s: memory", what);
+    if (!px) return;
+    heat_pixels(px, w, h, d, mask, cols, r0, r1, c0, c1, m, lo, hi);
+    long off = 0, exact = 0, grey = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const Rgba got = px[(size_t)y * w + x], want = ref_pixel(d, mask, cols, r0, r1, c0, c1, w, h, x, y, m, lo, hi);
+            const bool masked = !memcmp(&want, &cmap_masked, sizeof want);
+            const int dr = abs(got.r - want.r), dg = abs(got.g - want.g), db = abs(got.b - want.b);
+            grey += masked;
+            exact += !dr && !dg && !db;
+            if ((masked && (dr || dg || db)) || dr > 1 || dg > 1 || db > 1) {
+                if (off++ < 3)
+                    CHECK(false, "%s: pixel (%d, %d) is (%d,%d,%d), the mean of its cells gives (%d,%d,%d)", what, x, y, got.r,
+                          got.g, got.b, want.r, want.g, want.b);
+            }
+        }
+    CHECK(off == 0, "%s: %ld of %d pixels off", what, off, w * h);
+    CHECK(exact * 1000 >= 999L * w * h, "%s: only %ld of %d pixels exactly the reference's", what, exact, w * h);
+    CHECK(mask == NULL || grey > 0, "%s: the mask shows nowhere (the test's map is wrong)", what);
+    free(px);
+}
+
+int main(void) {
+    enum { ROWS = 37, COLS = 5003 };
+    float *d = malloc(sizeof(float) * ROWS * COLS), *mask = malloc(sizeof(float) * ROWS * COLS);
+    CHECK(d && mask, "memory");
+    if (!d || !mask) return check_finish("test_heat_pixels");
+    unsigned s = 12345;
+    for (int i = 0; i < ROWS * COLS; i++) {
+        s = s * 1103515245u + 12345u;
+        d[i] = (float)((s >> 8) % 20001) / 10000.0f - 1.0f;  // -1 to 1
+        mask[i] = (i % COLS) > (i / COLS) * 100 + 40 ? -INFINITY : 0.0f;  // a causal-like mask
+    }
+    d[5] = NAN, d[COLS + 7] = INFINITY, d[2 * COLS + 9] = -INFINITY;
+    for (int c = 100; c < 140; c++) d[3 * COLS + c] = NAN;  // a run no pixel can count
+    check_map(d, NULL, COLS, 0, ROWS, 0, COLS, 300, 20, CMAP_DIVERGING, -1, 1, "smaller");
+    check_map(d, NULL, COLS, 0, ROWS, 0, COLS, 3, 5, CMAP_DIVERGING, -1, 1, "a pixel over 1000 columns");
+    check_map(d, NULL, COLS, 0, ROWS, 0, COLS, 7, 37, CMAP_SEQUENTIAL, -1, 1, "each row, 7 wide");
+    check_map(d, mask, COLS, 0, ROWS, 0, COLS, 1000, 37, CMAP_DIVERGING, -1, 1, "masked");
+    check_map(d, mask, COLS, 2, 30, 100, 1200, 1100, 50, CMAP_SEQUENTIAL, -1, 1, "a zoomed box, larger");
+    check_map(d, NULL, COLS, 0, 3, 4000, 4100, 9000, 4, CMAP_DIVERGING, -1, 1, "wider than the edge table");
+    check_map(d, NULL, COLS, 3, 4, 90, 150, 120, 2, CMAP_DIVERGING, -1, 1, "a run of NaN: the masked grey");
+    free(d), free(mask);
+    return check_finish("test_heat_pixels");
+}
