@@ -466,12 +466,12 @@ static void gpt2_window(const char *dir, int budget_mb, cJSON *json) {
         return;
     }
     if (!ok) return (void)printf("\nthe window on GPT-2 small could not run: %s\n", why);
-    printf("\nthe window on GPT-2 small, a %d-token prompt, --trace-mb %d%s (1920x1080, off screen): opened in\n"
+    printf("\nthe window on GPT-2 small, a %d-token prompt, --trace-mb %d (1920x1080, off screen): opened in\n"
            "%.0f ms, the pass traced in %.0f ms; then a step to its frame, over all %.0f stages in their views,\n"
            "recomputing what the budget let go: median %.1f ms, p99 %.1f ms, slowest %.1f ms (target %d ms: %s);\n"
-           "the trace held %.0f MB at the end, the process %.0f MB at its peak\n",
-           LEN, budget_mb, budget_mb == 2048 ? " (the default with 8 GB)" : "", v[0], v[1], v[5], v[2], v[3], v[4],
-           STEP_TARGET_MS, v[4] <= STEP_TARGET_MS ? "met" : "NOT met", v[6], rss);
+           "the trace held %.0f MB at the end, the process %.0f MB at its peak%s\n",
+           LEN, budget_mb, v[0], v[1], v[5], v[2], v[3], v[4], STEP_TARGET_MS, v[4] <= STEP_TARGET_MS ? "met" : "NOT met",
+           v[6], rss, budget_mb == 2048 ? " (2048 MB: the default budget with 8 GB of memory)" : "");
 }
 
 static void gpt2_windows(const char *dir, cJSON *json) {
