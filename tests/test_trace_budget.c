@@ -7,6 +7,8 @@
 // - lessons/forward-pass.md (the dates model, an encoder-decoder): teacher forcing, then a
 //   value changed in a dropped stage's block (patching), the pass re-run on it;
 // - the backward pass over gpt2.md's 40-token prompt: every gradient, of weights and of stages.
+// In the gpt2.md passes, rows of the row-wise stages are read alone first (interp_output_row):
+// those the budget let go are computed from their inputs' rows, the same bits.
 // The budget is the least interp_min_trace_bytes allows; one megabyte less is refused, in a
 // message naming the least that works.
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "check.h"
 #include "grad_pass.h"
+#include "rows.h"
 #include "session.h"
 
 typedef struct {
@@ -98,6 +101,39 @@ static Interp *rerun(const Session *s, size_t bytes, Err *e) {
     return it;
 }
 
+// Rows 0, the middle and the last of every row-wise stage (rows.h), read alone
+// (interp_output_row) before any stage is read whole: each read has the bits of the copy's row,
+// the ones the budget let go computed from their inputs' rows, and the trace holds no more after.
+// A row whose inputs lead back to a dropped stage that is not row-wise (merged heads) cannot be
+// read alone; the generator's (the decode view's bars) always can: its inputs are rows to the
+// residual stream, which is kept.
+static void same_rows(const Interp *it, const Copy *c, const char *what) {
+    const size_t before = interp_trace_bytes(it);
+    int rows = 0, differ = 0, failed = 0;
+    for (int i = 0; i < c->n && i < interp_n_done(it); i++) {
+        const Stage *st = interp_stage(it, i);
+        if (!rows_row_wise(st) || st->shape.ndim < 1) continue;
+        const int T = st->shape.dim[0];
+        const size_t X = floats_of(it, i) / (size_t)T;
+        float *row = malloc(sizeof(float) * X);
+        const int ts[3] = {0, T / 2, T - 1};
+        for (int k = 0; k < 3 && row; k++) {
+            rows++;
+            if (!interp_output_row(it, i, ts[k], row)) {
+                failed++;
+                CHECK(!strstr(st->id, "generator."), "%s: row %d of %s could not be read alone", what, ts[k], st->id);
+            } else if (memcmp(row, c->out[i] + X * (size_t)ts[k], sizeof(float) * X) != 0 && differ++ < 3)
+                CHECK(false, "%s: row %d of %s differs from the pass without a budget", what, ts[k], st->id);
+        }
+        free(row);
+    }
+    CHECK(rows > 0 && failed < rows / 2 && differ == 0, "%s: %d rows read alone, %d could not be, %d differ", what, rows,
+          failed, differ);
+    printf("  %s: %d of %d rows read alone, the same bits\n", what, rows - failed, rows);
+    CHECK(interp_trace_bytes(it) == before, "%s: reading rows alone changed what the trace holds (%zu to %zu bytes)", what,
+          before, interp_trace_bytes(it));
+}
+
 // The pass of `spec` without a budget (*s, left open, copied into *c) and under the least
 // budget (returned), or NULL; the budget holds. A pass of one round: one byte less is refused,
 // naming the least in megabytes (greedy rounds grow past the least their first round was
@@ -142,6 +178,7 @@ static void greedy_gpt2(int prompt, int new_tokens) {
     Copy c;
     Interp *it = budgeted(&spec, what, new_tokens == 1, &s, &c);
     if (!it) return;
+    same_rows(it, &c, what);
     same_bits(it, &c, what);
     same_bits(it, &c, what);  // again, after the first reading pushed blocks out
     copy_free(&c);

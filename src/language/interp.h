@@ -92,6 +92,11 @@ const Stage *interp_stage(const Interp *it, int i);
 // pointer stays valid until interp_release_reads, the next step, a rewind or new inputs: read
 // what you need, use it, then release, so the budget can let it go again.
 const float *interp_output(const Interp *it, int i);
+// Row t of stage i's output (its first axis; batch 1) into out [the row's floats]: copied when
+// held, else computed from its inputs' rows on the kernels the pass ran (the same bits as the
+// pass's row) without recomputing the whole stage. False when that cannot be done (an op that
+// is not row-wise, an ablation, a batch, or out of memory): then read interp_output whole.
+bool interp_output_row(const Interp *it, int i, int t, float *out);
 // Readers are done with every pointer interp_output and interp_input gave them (the window
 // calls it once a frame, the backward pass once a stage, a dump once a tensor).
 void interp_release_reads(const Interp *it);

@@ -184,6 +184,8 @@ static bool row_wise_op(const Stage *st) {
     }
 }
 
+bool rows_row_wise(const Stage *st) { return row_wise_op(st); }
+
 RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                    const OpWeight *w, const float *prev, const Shape *prev_shape, float *out) {
     bool same = true;

@@ -25,6 +25,10 @@ typedef enum {
 RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                    const OpWeight *w, const float *prev, const Shape *prev_shape, float *out);
 
+// Whether stage st's output row t is computed from its inputs' rows t alone (and whole weights):
+// the ops the cached decoder runs on the new row only.
+bool rows_row_wise(const Stage *st);
+
 // Multiply-adds of stage st's products (linear, matmul) as computed: all of them whole, none
 // when copied, one row's (and a square's new column) when cached; 0 for other ops.
 double rows_multiply_adds(const Stage *st, RowsKind kind);

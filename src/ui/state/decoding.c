@@ -55,21 +55,26 @@ bool sample_round_open(SampleRound *s, const Interp *it, int argmax, int r, int 
     if (!ch || decoding_kind(chooser_choice(ch)) != DECODING_SAMPLING || argmax < 0) return false;
     s->scores = interp_scores_of(it, argmax);
     const Stage *st = s->scores >= 0 ? interp_stage(it, s->scores) : NULL;
-    const float *x = st ? interp_output(it, s->scores) : NULL;
-    if (!x || st->shape.ndim < 1 || b < 0 || b >= interp_batch(it)) return false;
+    if (!st || st->shape.ndim < 1 || b < 0 || b >= interp_batch(it)) return false;
     const int V = st->shape.dim[st->shape.ndim - 1], T = (int)(shape_numel(&st->shape) / V);
-    const float *row = x + (size_t)b * shape_numel(&st->shape) + (size_t)(T - 1) * V;
     s->row = T - 1, s->V = V;
     s->model = malloc(sizeof *s->model * (size_t)V), s->tempered = malloc(sizeof *s->tempered * (size_t)V);
     s->kept = malloc(sizeof *s->kept * (size_t)V), s->order = malloc(sizeof *s->order * 2 * (size_t)V);
-    if (!s->model || !s->tempered || !s->kept || !s->order) {
+    // The last row alone when it can be had so (a budget let the head go: one row recomputed)
+    float *line = interp_batch(it) == 1 && st->shape.ndim == 2 ? malloc(sizeof *line * (size_t)V) : NULL;
+    const bool alone = line && interp_output_row(it, s->scores, T - 1, line);
+    const float *x = alone ? NULL : interp_output(it, s->scores);
+    if (!s->model || !s->tempered || !s->kept || !s->order || (!alone && !x)) {
+        free(line);
         sample_round_close(s);
         return false;
     }
+    const float *row = alone ? line : x + (size_t)b * shape_numel(&st->shape) + (size_t)(T - 1) * V;
     const DecodeChoice *c = chooser_choice(ch), plain = {.temperature = 1}, hot = {.temperature = c->temperature};
     sample_dist(s->model, s->order, row, V, &plain);
     sample_dist(s->tempered, s->order, row, V, &hot);
     s->n_kept = sample_dist(s->kept, s->order, row, V, c);
+    free(line);
     s->after_top_k = c->top_k > 0 && c->top_k < V ? c->top_k : V;
     s->argmax = s->order[0];
     s->pick = chooser_pick(ch, r, b);
