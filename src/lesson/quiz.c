@@ -71,27 +71,22 @@ static void say_column(char *out, size_t n, const Interp *it, int k, int col) {
     else snprintf(out, n, "%d", col);
 }
 
-bool quiz_answer(Answer *a, const Lesson *l, const Question *q, const Interp *it, Err *e) {
-    *a = (Answer){.stage = quiz_stage(l, q, it, e)};
-    if (a->stage < 0) return false;
-    const float *x = interp_output(it, a->stage);
-    if (!x) return err_set(e, "%s:%d: stage %s has not run yet", l->path, q->line, interp_stage(it, a->stage)->id);
-    size_t off = 0;
-    int cols = 0;
-    if (!find_row(l, q, it, a->stage, a, &off, &cols, e)) return false;
+// The answer from the question's row (row[cols]) of stage a->stage.
+static bool answer_from_row(Answer *a, const Lesson *l, const Question *q, const Interp *it, const float *row, int cols,
+                            Err *e) {
     if (q->kind == QUESTION_VALUE) {
         if (q->column >= cols)
             return err_set(e, "%s:%d: column %d, but stage %s has columns 0 to %d", l->path, q->line, q->column,
                            interp_stage(it, a->stage)->id, cols - 1);
-        a->index = q->column, a->value = x[off + (size_t)q->column];
+        a->index = q->column, a->value = row[q->column];
         snprintf(a->text, sizeof a->text, "%.*f", q->decimals, a->value);
         snprintf(a->precise, sizeof a->precise, "%.6f", a->value);
         return true;
     }
     int best = 0;
     for (int c = 1; c < cols; c++)
-        if (x[off + (size_t)c] > x[off + (size_t)best]) best = c;
-    a->index = best, a->value = x[off + (size_t)best];
+        if (row[c] > row[best]) best = c;
+    a->index = best, a->value = row[best];
     snprintf(a->precise, sizeof a->precise, "%.6f", a->value);
     if (q->kind == QUESTION_ARGMAX) {
         say_column(a->text, sizeof a->text, it, a->stage, best);
@@ -103,6 +98,25 @@ bool quiz_answer(Answer *a, const Lesson *l, const Question *q, const Interp *it
                           "has %d columns", l->path, q->line, tv->n, interp_stage(it, a->stage)->id, cols);
     snprintf(a->text, sizeof a->text, "'%s' (id %d)", vocab_token(tv, best), best);
     return true;
+}
+
+bool quiz_answer(Answer *a, const Lesson *l, const Question *q, const Interp *it, Err *e) {
+    *a = (Answer){.stage = quiz_stage(l, q, it, e)};
+    if (a->stage < 0) return false;
+    if (a->stage >= interp_n_done(it))
+        return err_set(e, "%s:%d: stage %s has not run yet", l->path, q->line, interp_stage(it, a->stage)->id);
+    size_t off = 0;
+    int cols = 0;
+    if (!find_row(l, q, it, a->stage, a, &off, &cols, e)) return false;
+    // The row alone where it can be read so (a budget let the output head go: one row recomputed)
+    float *own = interp_stage(it, a->stage)->shape.ndim == 2 ? malloc(sizeof(float) * (size_t)cols) : NULL;
+    const float *x = own && interp_output_row(it, a->stage, a->row, own) ? own : interp_output(it, a->stage);
+    const float *row = x == own ? own : x ? x + off : NULL;
+    if (!row) return free(own), err_set(e, "%s:%d: stage %s could not be read (out of memory)", l->path, q->line,
+                                        interp_stage(it, a->stage)->id);
+    const bool ok = answer_from_row(a, l, q, it, row, cols, e);
+    free(own);
+    return ok;
 }
 
 // The typed text without spaces at its ends (a typed space token stays a space).

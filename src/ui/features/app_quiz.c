@@ -36,7 +36,7 @@ void app_quiz_arrive(App *a) {
         Err e = {{0}};
         const int st = quiz_stage(l, &l->questions[k], it, &e);
         if (st != a->cursor) continue;
-        if (!interp_output(it, st)) return;  // not run yet: asked on a later tick
+        if (st >= interp_n_done(it)) return;  // not run yet: asked on a later tick
         if (!quiz_answer(&z->answer, l, &l->questions[k], it, &e)) {  // a bad question: said once, then passed
             z->done |= 1ull << k;
             app_set_error(a, e.msg);
