@@ -3,7 +3,8 @@
 // takes a second answer after a wrong one, and shows the answer after the second; the band says
 // "Correct" and "Not quite" (never "Right", the arrow key named in the same line); A asks a
 // question again. The answer is the trace's own number (the self-attention lesson's first
-// question: row 3's weight on itself), read here from the stage's output.
+// question: row 3's weight on itself), read here from the stage's output. On another input than
+// the lesson's, the question is not asked (its words quote the lesson's input): a notice says so.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,23 @@ static bool two_tries(char *path, size_t n) {
     const bool ok = f && fclose(f) == 0;
     free(text);
     return ok;
+}
+
+// The lesson opened on `input`: its question, whose words may quote its own input, is asked
+// only on that input; on another, stepping onto its stage says why it is not.
+static void other_input(const char *path, const char *input, bool own) {
+    Scene s;
+    const SessionSpec spec = {.lesson_path = path, .model_path = LESSONS "/../assets/models/dates.safetensors", .input = input};
+    if (!scene_open(&s, 1280, 720, &spec)) return;
+    Err e = {{0}};
+    CHECK(interp_run(s.a.session.it, &e), "%s", e.msg);
+    const int w = interp_find(s.a.session.it, "encoder.bare.weights");
+    for (int k = 0; k < w; k++) send_key(&s, KEY_RIGHT);
+    if (own) CHECK(s.a.cursor == w && s.a.quiz.phase == QUIZ_WAITING, "input '%s', the lesson's own: the question is asked", input);
+    else
+        CHECK(s.a.cursor == w && s.a.quiz.phase == QUIZ_NONE && strstr(s.a.notice, "on its own input ('22/11/2026')"),
+              "input '%s': the question is not asked, and the notice says why (%s)", input, s.a.notice);
+    scene_close(&s);
 }
 
 int main(void) {
@@ -88,6 +106,8 @@ int main(void) {
     send_text(&s, "a");
     CHECK(a->quiz.phase == QUIZ_NONE && strstr(a->notice, "this stage has none"), "A where there is no question says so");
     scene_close(&s);
+    other_input(path, "01/02/2003", false);
+    other_input(path, "22/11/2026", true);  // the lesson's own, given again
     unlink(path);
     return check_finish("test_quiz_ui");
 }

@@ -208,6 +208,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     const bool gpt = program_decoder_only(&s->lesson.program);
     const Vocab *v = session_source_vocab(s);
     const char *what = gpt ? "prompt" : "source";
+    s->own_input = !spec->src_ids && (!spec->input || !strcmp(spec->input, ls->input));
     if (gpt && spec->score_last) return score_last_inputs(s, spec, v, P, e);
     if (ids) {
         if (!vocab_parse_ids(v, ids, what, s->src, P, &s->run.S, e)) return false;

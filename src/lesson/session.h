@@ -52,6 +52,7 @@ typedef struct {
     RunSpec run;
     float *src, *tgt;  // [max_positions] each, what run points at
     char input_text[512];
+    bool own_input;  // the source is the lesson's own (its questions, which may quote it, apply)
 } Session;
 
 bool session_open(Session *s, const SessionSpec *spec, Err *e);

@@ -37,6 +37,13 @@ void app_quiz_arrive(App *a) {
         const int st = quiz_stage(l, &l->questions[k], it, &e);
         if (st != a->cursor) continue;
         if (st >= interp_n_done(it)) return;  // not run yet: asked on a later tick
+        if (!a->session.own_input) {  // its words may quote the lesson's input, which is not this one
+            char msg[700];
+            snprintf(msg, sizeof msg, "The lesson asks a question here on its own input ('%s'), not on another",
+                     l->setup.input[0] ? l->setup.input : l->setup.src_ids);
+            app_notify(a, msg);
+            break;
+        }
         if (!quiz_answer(&z->answer, l, &l->questions[k], it, &e)) {  // a bad question: said once, then passed
             z->done |= 1ull << k;
             app_set_error(a, e.msg);
