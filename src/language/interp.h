@@ -97,6 +97,10 @@ const float *interp_output(const Interp *it, int i);
 // pass's row) without recomputing the whole stage. False when that cannot be done (an op that
 // is not row-wise, an ablation, a batch, or out of memory): then read interp_output whole.
 bool interp_output_row(const Interp *it, int i, int t, float *out);
+// Row t of stage i's output seen as rows of its last axis, of example b: in buf [that axis] when
+// a matrix's row can be read alone (interp_output_row; buf may be NULL), else a pointer into the
+// whole output (interp_output); NULL when it cannot be read.
+const float *interp_read_row(const Interp *it, int i, int b, size_t t, float *buf);
 // Readers are done with every pointer interp_output and interp_input gave them (the window
 // calls it once a frame, the backward pass once a stage, a dump once a tensor).
 void interp_release_reads(const Interp *it);

@@ -65,3 +65,11 @@ bool interp_output_row(const Interp *it, int i, int t, float *out) {
     if (i < 0 || i >= it->n_done || it->B != 1 || interp_stage(it, i)->shape.ndim < 1) return false;
     return row_of((Interp *)it, i, t, out, 0);
 }
+
+const float *interp_read_row(const Interp *it, int i, int b, size_t t, float *buf) {
+    const Shape *s = &interp_stage(it, i)->shape;
+    if (buf && b == 0 && s->ndim == 2 && t < (size_t)s->dim[0] && interp_output_row(it, i, (int)t, buf)) return buf;
+    const float *all = interp_output(it, i);
+    const size_t X = s->ndim > 0 ? (size_t)s->dim[s->ndim - 1] : 1;
+    return all ? all + (size_t)b * (size_t)shape_numel(s) + X * t : NULL;
+}

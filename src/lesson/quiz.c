@@ -109,9 +109,8 @@ bool quiz_answer(Answer *a, const Lesson *l, const Question *q, const Interp *it
     int cols = 0;
     if (!find_row(l, q, it, a->stage, a, &off, &cols, e)) return false;
     // The row alone where it can be read so (a budget let the output head go: one row recomputed)
-    float *own = interp_stage(it, a->stage)->shape.ndim == 2 ? malloc(sizeof(float) * (size_t)cols) : NULL;
-    const float *x = own && interp_output_row(it, a->stage, a->row, own) ? own : interp_output(it, a->stage);
-    const float *row = x == own ? own : x ? x + off : NULL;
+    float *own = malloc(sizeof(float) * (size_t)cols);
+    const float *row = interp_read_row(it, a->stage, 0, off / (size_t)cols, own);
     if (!row) return free(own), err_set(e, "%s:%d: stage %s could not be read (out of memory)", l->path, q->line,
                                         interp_stage(it, a->stage)->id);
     const bool ok = answer_from_row(a, l, q, it, row, cols, e);

@@ -39,7 +39,7 @@ const char *limit_env(LimitId id) { return limits[id].env; }
 
 long long trace_budget_default_mb(void) {
 #ifdef __EMSCRIPTEN__
-    return 1024;  // half the 2 GB the page may grow to (emscripten's maximum, which it keeps): a model beside it
+    return 1024;  // half the 2 GB the page may grow to (emscripten's maximum): a model beside it
 #else
     enum { LEAST_MB = 256 };  // when the machine's memory cannot be read, or is tiny
     const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);

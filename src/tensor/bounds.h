@@ -32,7 +32,7 @@ size_t limit_bytes(LimitId id);
 const char *limit_env(LimitId id);
 
 // The trace budget (RunSpec.trace_budget) when none is given: a quarter of the machine's memory
-// (at least 256 MB), or in the browser a quarter of the 4 GB a page may have. --trace-mb sets it.
+// (at least 256 MB), or in the browser 1 GB, half the 2 GB the page may grow to. --trace-mb sets it.
 long long trace_budget_default_mb(void);
 // The memory the program may still take now, in bytes: the machine's available memory
 // (MemAvailable), or in the browser the room left under the page's ceiling; 0 when it cannot tell.

@@ -61,15 +61,13 @@ bool sample_round_open(SampleRound *s, const Interp *it, int argmax, int r, int 
     s->model = malloc(sizeof *s->model * (size_t)V), s->tempered = malloc(sizeof *s->tempered * (size_t)V);
     s->kept = malloc(sizeof *s->kept * (size_t)V), s->order = malloc(sizeof *s->order * 2 * (size_t)V);
     // The last row alone when it can be had so (a budget let the head go: one row recomputed)
-    float *line = interp_batch(it) == 1 && st->shape.ndim == 2 ? malloc(sizeof *line * (size_t)V) : NULL;
-    const bool alone = line && interp_output_row(it, s->scores, T - 1, line);
-    const float *x = alone ? NULL : interp_output(it, s->scores);
-    if (!s->model || !s->tempered || !s->kept || !s->order || (!alone && !x)) {
+    float *line = malloc(sizeof *line * (size_t)V);
+    const float *row = interp_read_row(it, s->scores, b, (size_t)(T - 1), line);
+    if (!s->model || !s->tempered || !s->kept || !s->order || !row) {
         free(line);
         sample_round_close(s);
         return false;
     }
-    const float *row = alone ? line : x + (size_t)b * shape_numel(&st->shape) + (size_t)(T - 1) * V;
     const DecodeChoice *c = chooser_choice(ch), plain = {.temperature = 1}, hot = {.temperature = c->temperature};
     sample_dist(s->model, s->order, row, V, &plain);
     sample_dist(s->tempered, s->order, row, V, &hot);

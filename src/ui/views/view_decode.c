@@ -229,13 +229,12 @@ static void draw_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
     row = row < 0 ? 0 : row >= T ? T - 1 : row;
     float *p = malloc(sizeof(float) * (size_t)V), *x = malloc(sizeof(float) * (size_t)V);
     // The row alone: when the budget let the output head go, its row is recomputed, not all of it
-    const bool got = p && x && interp_output_row(R->it, R->probs, row, x);
-    const float *all = p && x && !got ? interp_output(R->it, R->probs) : NULL;  // NULL: out of memory
-    if (!got && !all) {
+    const float *line = p ? interp_read_row(R->it, R->probs, 0, (size_t)row, x) : NULL;  // NULL: out of memory
+    if (!line) {
         free(p), free(x);
         return;
     }
-    const char *how = as_probs(st, got ? x : all + (size_t)row * V, V, p);
+    const char *how = as_probs(st, line, V, p);
     free(x);
     char title[160], sub[STAGE_ID_MAX + 64];
     snprintf(title, sizeof title, "Next token after '%s'", row < R->n_ids ? decode_shown(a, (int)R->ids[row]) : "?");

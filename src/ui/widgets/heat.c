@@ -67,10 +67,6 @@ static void pixel_cells(const Columns *k, int x, int *a, int *b) {
     if (*b <= *a) *b = *a + 1;
 }
 
-static bool counted(float v, const float *mask, size_t at) {
-    return isfinite(v) && !(mask && mask[at] == -INFINITY);
-}
-
 // One pixel's colour from its cells, rows [ya, yb) and columns [xa, xb), one by one.
 static Rgba pixel_wide(const float *data, const float *mask, int cols, int ya, int yb, int xa, int xb, Colormap map,
                        float lo, float hi) {
@@ -79,7 +75,7 @@ static Rgba pixel_wide(const float *data, const float *mask, int cols, int ya, i
     for (int r = ya; r < yb; r++)
         for (int c = xa; c < xb; c++) {
             const size_t at = (size_t)r * cols + c;
-            if (counted(data[at], mask, at)) sum += data[at], n++;
+            if (isfinite(data[at]) && !(mask && mask[at] == -INFINITY)) sum += data[at], n++;
         }
     return n ? cmap_value(map, (float)(sum / n), lo, hi) : cmap_masked;
 }
@@ -110,9 +106,9 @@ static void pixel_row(Rgba *out, const Columns *k, const float *data, const floa
                 memcpy(&bits, &v[c], sizeof bits);
                 const uint32_t ok = ((bits & 0x7f800000u) != 0x7f800000u) & (!m || m[c] != -INFINITY);
                 bits &= 0u - ok;  // 0.0f where not counted
-                float counted;
-                memcpy(&counted, &bits, sizeof counted);
-                sum[c] += (double)counted, count[c] += (int)ok;
+                float kept;
+                memcpy(&kept, &bits, sizeof kept);
+                sum[c] += (double)kept, count[c] += (int)ok;
             }
         }
         for (; x < end; x++) {
