@@ -202,21 +202,55 @@ static void test_sgemm_accumulate_bt(void) {
     }
 }
 
-// A row of a product is the same bits computed alone (plain loops) or among 40 rows (the
-// blocked kernel): what lets the cached decoder compute only each round's new row.
-static void test_sgemm_row_alone(void) {
-    const int M = 40, N = 70, K = 90;
-    for (int bt = 0; bt < 2; bt++) {
-        float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)K * N, -1, 1), *bias = rand_buf(N, -1, 1);
-        float *all = malloc(sizeof(float) * M * N), *one = malloc(sizeof(float) * N);
-        sgemm(all, N, a, K, b, bt ? K : N, bias, M, N, K, bt);
-        int same = 0;
-        for (int i = 0; i < M; i++) {
-            sgemm(one, N, a + (size_t)i * K, K, b, bt ? K : N, bias, 1, N, K, bt);
-            same += !memcmp(one, all + (size_t)i * N, sizeof(float) * N);
+// A row of a product is the same bits computed alone as among 9 or 40 rows (the blocked
+// kernel): what lets the cached decoder compute only each round's new row. Small products take
+// plain loops; larger ones the one-row kernels: B [K, N] read row after row, Bᵀ's panels packed
+// slice by slice, B held as half (F16, BF16) widened as it is packed. The shapes cross a KC
+// slice (600 > 512), a block of the row kernel's columns (2500 > 1024), end on a short panel
+// (1003 columns), and read B inside a wider matrix (ldb past the row: a chunk of a fused QKV
+// weight). Each row is also computed on one thread and on all: the same bits.
+static void row_alone_shape(int M, int N, int K, bool bt, int pad, int half) {
+    const int ldb = (bt ? K : N) + pad, brows = bt ? N : K;
+    float *a = rand_buf((long)M * K, -1, 1), *b = rand_buf((long)brows * ldb, -1, 1), *bias = rand_buf(N, -1, 1);
+    uint16_t *h = malloc(sizeof(uint16_t) * (size_t)brows * ldb);
+    for (long i = 0; half && i < (long)brows * ldb; i++) {  // B rounded to halves, and held widened in b
+        uint32_t u;
+        memcpy(&u, &b[i], 4);
+        const uint16_t f16 = (uint16_t)(rng_below(&rng, 2) << 15 | (10 + rng_below(&rng, 10)) << 10 | rng_below(&rng, 1024));
+        h[i] = half == 1 ? (uint16_t)(u >> 16) : f16;  // F16: exponents 2^-5 to 2^4
+        b[i] = half_to_f32(h[i], half == 1 ? HALF_BF16 : HALF_F16);
+    }
+    float *all = malloc(sizeof(float) * M * N), *one = malloc(sizeof(float) * N);
+    sgemm(all, N, a, K, b, ldb, bias, M, N, K, bt);
+    int same = 0, threads_same = 0;
+    for (int i = 0; i < M; i++) {
+        for (int v = 0; v < 2; v++) {
+#ifdef _OPENMP
+            const int was = omp_get_max_threads();
+            if (v) omp_set_num_threads(1);
+#endif
+            if (half) sgemm_half(one, N, a + (size_t)i * K, K, h, ldb, half == 1 ? HALF_BF16 : HALF_F16, bias, 1, N, K, bt);
+            else sgemm(one, N, a + (size_t)i * K, K, b, ldb, bias, 1, N, K, bt);
+#ifdef _OPENMP
+            omp_set_num_threads(was);
+#endif
+            const bool eq = !memcmp(one, all + (size_t)i * N, sizeof(float) * N);
+            if (v) threads_same += eq;
+            else same += eq;
         }
-        CHECK(same == M, "%s: %d of %d rows the same bits alone as among %d", bt ? "B^T" : "B", same, M, M);
-        free(a), free(b), free(bias), free(all), free(one);
+    }
+    CHECK(same == M && threads_same == M, "%dx%dx%d %s%s (ldb %d): %d of %d rows the same bits alone as among %d (%d on one thread)",
+          M, N, K, bt ? "B^T" : "B", half == 1 ? " BF16" : half == 2 ? " F16" : "", ldb, same, M, M, threads_same);
+    free(a), free(b), free(h), free(bias), free(all), free(one);
+}
+
+static void test_sgemm_row_alone(void) {
+    for (int bt = 0; bt < 2; bt++) {
+        row_alone_shape(40, 70, 90, bt, 0, 0);
+        row_alone_shape(9, 1003, 600, bt, 0, 0);
+        row_alone_shape(9, 2500, 300, bt, 37, 0);
+        row_alone_shape(5, 768, 768, bt, 1536, 0);
+        for (int half = 1; half <= 2; half++) row_alone_shape(9, 1003, 600, bt, 3, half);
     }
 }
 

@@ -191,8 +191,10 @@ static bool better_spare(size_t cand, size_t best, size_t need) {
 }
 
 // A buffer of at least `need` floats for stage i: its own, a spare one (see better_spare;
-// grown if it is short), or a new one. False (e set) past the trace limit or memory.
-static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
+// grown if it is short), or a new one. `keep`: stage i's own buffer holds rows it grows (last
+// round's, take_output), so a short one is grown by realloc, which moves a large block's pages
+// without copying them. False (e set) past the trace limit or memory.
+static bool give_buffer(Interp *it, int i, size_t need, bool keep, Err *e) {
     if (it->out_size[i] >= need) return true;  // re-runs reuse the buffer of the last run
     if (transient_take(&it->transient, i, need, &it->out[i], &it->out_size[i])) return true;
     int best = -1;
@@ -211,8 +213,9 @@ static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
             return err_code(e, ERR_LIMIT, "%s: the pass's outputs would take more than the %lld MB a trace may take (set %s to "
                             "raise the limit)", interp_stage(it, i)->id, limit_value(LIMIT_TRACE_MB), limit_env(LIMIT_TRACE_MB));
         }
-        free(buf);
-        buf = malloc(sizeof(float) * want);
+        float *grown = keep ? realloc(buf, sizeof(float) * want) : (free(buf), malloc(sizeof(float) * want));
+        if (!grown && keep) free(buf);
+        buf = grown;
         it->trace_floats = it->trace_floats - held + (buf ? want : 0);
         held = buf ? want : 0;
     }
@@ -221,7 +224,7 @@ static bool give_buffer(Interp *it, int i, size_t need, Err *e) {
 }
 
 static int cached_from(const Interp *it, int i);
-static const float *take_output(Interp *it, int i, int j, size_t need);
+static bool take_output(Interp *it, int i, int j);
 static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const OpWeight *w,
                        const float *prev);
 
@@ -243,9 +246,10 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     }
     const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
     const int from = cached ? cached_from(it, i) : -1;  // the same stage, last round
-    const float *prev = from >= 0 ? take_output(it, i, from, need) : NULL;  // grown in place
-    if (from >= 0 && !prev) prev = stage_data(it, from);  // NULL: it could not be recomputed
-    if (!give_buffer(it, i, need, e)) return false;
+    const bool handed = from >= 0 && take_output(it, i, from);  // last round's buffer, grown in place
+    const float *prev = from >= 0 && !handed ? stage_data(it, from) : NULL;  // NULL: it could not be recomputed
+    if (!give_buffer(it, i, need, handed, e)) return false;
+    if (handed) prev = it->out[i];  // where it is now
     it->evicted[i] = false;
     w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;  // never a half weight
     it->kind[i] = ROWS_WHOLE;
@@ -276,17 +280,16 @@ static int cached_from(const Interp *it, int i) {
 }
 
 // Hands stage j's buffer (the same stage, last round) to stage i, which then grows last
-// round's rows in place instead of copying them; j counts as evicted (recomputed on demand).
-// NULL, handing nothing, when j's round is the one a reader looks at, its output is small
-// enough to keep in every round, it is already evicted, or its buffer is too short.
-static const float *take_output(Interp *it, int i, int j, size_t need) {
-    if (it->evicted[j] || interp_round_of(it, j) == it->viewed_round || it->out_size[j] <= INTERP_KEEP_FLOATS || it->pinned[j] ||
-        it->out_size[j] < need)
-        return NULL;
-    if (it->out[i] && !interp_to_spares(it, i)) return NULL;  // a buffer from an earlier run: a spare now
+// round's rows in place instead of copying them (give_buffer lengthens it if it is short); j
+// counts as evicted (recomputed on demand). False, handing nothing, when j's round is the one a
+// reader looks at, its output is small enough to keep in every round, or it is already evicted.
+static bool take_output(Interp *it, int i, int j) {
+    if (it->evicted[j] || interp_round_of(it, j) == it->viewed_round || it->out_size[j] <= INTERP_KEEP_FLOATS || it->pinned[j])
+        return false;
+    if (it->out[i] && !interp_to_spares(it, i)) return false;  // a buffer from an earlier run: a spare now
     it->out[i] = it->out[j], it->out_size[i] = it->out_size[j];
     it->out[j] = NULL, it->out_size[j] = 0, it->evicted[j] = true;
-    return it->out[i];
+    return true;
 }
 
 // Stage i of a round after the first, from stage j of the round before (its output prev,

@@ -24,12 +24,7 @@
 #include "simd_avx2.h"
 #endif
 
-// K is cut into slices: KC for weights packed whole (sgemm_pack), 512 so the base model's
-// d_model is one slice and C's tile is loaded and stored once (at 256 the base forward took
-// 1-2% longer); KC_OWN for a tile packed as it runs, on the stack (128 KB), where 512 gained
-// nothing. Either way each element of C is one chain of fused multiply-adds in k order, a later
-// slice continuing from C as the earlier left it, so the slice depth never changes a bit.
-enum { KC = 512, KC_OWN = 256, MB_MAX = 132, NB_MAX = 128 };
+enum { MB_MAX = 132, NB_MAX = 128 };  // the most rows and columns of C a tile has (KC: gemm_small.h)
 
 // One panel of NR columns of a tile (NV vectors of W; the impl's nr): every MR-row block of
 // its mb rows against one packed panel of op(B). op(A) is read where it lies: element (i, k) is
@@ -227,26 +222,31 @@ DEFINE_MICRO_KERNEL(micro_avx2, 8, 4, 3, __attribute__((target("avx2,fma"))))
 DEFINE_MICRO_KERNEL(micro_base, 4, 4, 2, )
 #undef COLS_N
 
-// One row of A against op(B) packed whole (sgemm_pack), panels [p0, p1) of NV·W columns: the
-// micro-kernel's chain for that row, bias + a0 b0 + a1 b1 + ..., without its other rows.
-// (The cached decoder multiplies one new row by every weight, each round.)
+// One row of A against op(B), panels [p0, p1) of NV·W columns: the micro-kernel's chain for
+// that row, bias + a0 b0 + a1 b1 + ..., without its other rows. op(B) comes packed whole
+// (sgemm_pack: packed, np its padded width) or as it lies (g->b or g->bh, packed NULL): then each
+// panel's slice is packed here first, into `own`, which the caches hold. (The cached decoder
+// multiplies one new row by every weight, each round.)
 enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its reads (4 KB)
 #define DEFINE_ROW_KERNEL(NAME, W, NV, TARGET)                                                    \
-    TARGET static void NAME(float *c, const float *a, const float *packed, const float *bias,     \
-                            int N, int K, int np, int p0, int p1) {                               \
+    TARGET static void NAME(float *c, const float *a, const float *packed, const Gemm *g,          \
+                            const float *bias, int N, int K, int np, int p0, int p1) {            \
         typedef float vf __attribute__((vector_size((W) * 4)));                                   \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
         enum { PW = (NV) * (W) };                                                                 \
         const vf nz = -(vf){0};                                                                   \
+        float own[ROW_OWN_KC * PW], rows[ROW_OWN_KC * PW];                                        \
+        const int depth = packed ? KC : ROW_OWN_KC;                                               \
         for (int p = p0; p < p1; p++) {                                                           \
             const int j = p * PW, cols = N - j < PW ? N - j : PW;                                 \
             float acc[PW];                                                                        \
             for (int q = 0; q < PW; q++) acc[q] = q < cols && bias ? bias[j + q] : 0.0f;          \
             vf c0 = *(const vfu *)acc, c1 = *(const vfu *)(acc + (W));                            \
             vf c2 = (NV) > 2 ? *(const vfu *)(acc + ((NV) > 2 ? 2 * (W) : 0)) : c0;               \
-            for (int k0 = 0; k0 < K; k0 += KC) {                                                  \
-                const int kc = K - k0 < KC ? K - k0 : KC;                                         \
-                const float *pb = packed + (size_t)k0 * np + (size_t)j * kc;                      \
+            for (int k0 = 0; k0 < K; k0 += depth) {                                               \
+                const int kc = K - k0 < depth ? K - k0 : depth;                                   \
+                const float *pb = packed ? packed + (size_t)k0 * np + (size_t)j * kc : own;       \
+                if (!packed) gemm_pack_row_panel(own, rows, g, j, cols, k0, kc, PW);                   \
                 for (int k = 0; k < kc; k++) {                                                    \
                     const vf av = nz + a[k0 + k];                                                 \
                     const float *bk = pb + (size_t)k * PW;                                        \
@@ -263,17 +263,55 @@ enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its rea
         }                                                                                         \
     }
 
+// One row of A against B [K, N] as it lies (float, not transposed), columns [j0, j1): the same
+// chain as the row kernel's for each element, but B is read row after row in long runs, the
+// chains kept in `acc`, a block of ROW_B_COLS columns at a time, which the first-level cache
+// holds.
+enum { ROW_B_COLS = 1024 };
+#define DEFINE_ROW_B_KERNEL(NAME, W, TARGET)                                                      \
+    TARGET static void NAME(float *c, const float *a, const float *b, int ldb, const float *bias, \
+                            int K, int j0, int j1) {                                              \
+        typedef float vf __attribute__((vector_size((W) * 4)));                                   \
+        typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
+        const vf nz = -(vf){0};                                                                   \
+        float acc[ROW_B_COLS];                                                                    \
+        for (int jb = j0; jb < j1; jb += ROW_B_COLS) {                                            \
+            const int n = j1 - jb < ROW_B_COLS ? j1 - jb : ROW_B_COLS, nv = n / (W) * (W);       \
+            for (int q = 0; q < n; q++) acc[q] = bias ? bias[jb + q] : 0.0f;                      \
+            for (int k = 0; k < K; k++) {                                                         \
+                const vf av = nz + a[k];                                                          \
+                const float *bk = b + (size_t)k * ldb + jb;                                       \
+                for (int q = 0; q < nv; q += (W)) {                                               \
+                    if (k + ROW_AHEAD_ROWS < K) __builtin_prefetch(bk + (size_t)ROW_AHEAD_ROWS * ldb + q, 0, 3); \
+                    vf x = *(const vfu *)(acc + q);                                               \
+                    VMADD(x, av, *(const vfu *)(bk + q));                                         \
+                    *(vfu *)(acc + q) = x;                                                        \
+                }                                                                                 \
+                for (int q = nv; q < n; q++) VMADD_SCALAR(acc[q], a[k], bk[q]);                   \
+            }                                                                                     \
+            memcpy(c + jb, acc, sizeof(float) * (size_t)n);                                       \
+        }                                                                                         \
+    }
+
+#if SIMD_X86
+DEFINE_ROW_B_KERNEL(row_b_avx512, 16, __attribute__((target("avx512f,fma"))))
+DEFINE_ROW_B_KERNEL(row_b_avx2, 8, __attribute__((target("avx2,fma"))))
+#endif
+DEFINE_ROW_B_KERNEL(row_b_base, 4, )
+
 #if SIMD_X86
 DEFINE_ROW_KERNEL(row_avx512, 16, 2, __attribute__((target("avx512f,fma"))))
 DEFINE_ROW_KERNEL(row_avx2, 8, 3, __attribute__((target("avx2,fma"))))
 #endif
 DEFINE_ROW_KERNEL(row_base, 4, 2, )
 
-typedef void (*RowKernel)(float *c, const float *a, const float *packed, const float *bias, int N, int K, int np,
-                          int p0, int p1);
+typedef void (*RowKernel)(float *c, const float *a, const float *packed, const Gemm *g, const float *bias, int N, int K,
+                          int np, int p0, int p1);
+typedef void (*RowBKernel)(float *c, const float *a, const float *b, int ldb, const float *bias, int K, int j0, int j1);
 typedef struct {
     PanelKernel kernel;
-    RowKernel row;                        // one row against a packed op(B)
+    RowKernel row;                        // one row against op(B), packed whole or as it lies
+    RowBKernel row_b;                     // one row against B [K, N] as it lies
     bool (*small)(const Gemm *g);  // products too small to pack, built for the same CPU (gemm_small.c):
                                    // false when the blocked kernel should take it
     int mr;  // rows of C per micro-kernel block: 8 with AVX-512's 32 registers, else 4
@@ -284,11 +322,11 @@ typedef struct {
 static GemmImpl gemm_impl(void) {
     static const GemmImpl impls[] = {
 #if SIMD_X86
-        [SIMD_BASE] = {micro_base, row_base, gemm_small_base, 4, 8, "baseline"},
-        [SIMD_AVX2] = {micro_avx2, row_avx2, gemm_small_avx2, 4, 24, "avx2"},
-        [SIMD_AVX512] = {micro_avx512, row_avx512, gemm_small_avx512, 8, 32, "avx512"},
+        [SIMD_BASE] = {micro_base, row_base, row_b_base, gemm_small_base, 4, 8, "baseline"},
+        [SIMD_AVX2] = {micro_avx2, row_avx2, row_b_avx2, gemm_small_avx2, 4, 24, "avx2"},
+        [SIMD_AVX512] = {micro_avx512, row_avx512, row_b_avx512, gemm_small_avx512, 8, 32, "avx512"},
 #else
-        [SIMD_BASE] = {micro_base, row_base, gemm_small_base, 4, 8, "simd128"},
+        [SIMD_BASE] = {micro_base, row_base, row_b_base, gemm_small_base, 4, 8, "simd128"},
 #endif
     };
     return impls[simd_level()];
@@ -297,96 +335,6 @@ static GemmImpl gemm_impl(void) {
 const char *sgemm_kernel_name(void) {
     // In the browser, the same kernels with or without fused multiply-adds (simd.h: VMADD).
     return SIMD_WASM_MADD && simd_gemm_fused() ? "simd128 fma" : gemm_impl().name;
-}
-
-// One row of a whole panel of NR columns, copied with a size the compiler knows, so it
-// becomes a few vector moves instead of a call to memcpy per row (that call was 4% of a
-// training step, whose products are too thin to amortise it). The row PACK_AHEAD rows on is
-// fetched meanwhile: in training, op(B) is often an activation no cache holds (steps
-// alternating with and without the prefetch took 1-1.5% less time with it).
-enum { PACK_AHEAD = 8 };
-#define COPY_PANEL_ROWS(NR)                                                                        \
-    static void copy_rows_##NR(float *d, const float *s, size_t lds, int kc) {                    \
-        for (int k = 0; k < kc; k++) {                                                             \
-            if (k + PACK_AHEAD < kc) {                                                             \
-                __builtin_prefetch(s + (size_t)(k + PACK_AHEAD) * lds, 0, 3);                      \
-                __builtin_prefetch(s + (size_t)(k + PACK_AHEAD) * lds + (NR) - 1, 0, 3);           \
-            }                                                                                      \
-            memcpy(d + (size_t)k * (NR), s + (size_t)k * lds, sizeof(float) * (NR));               \
-        }                                                                                          \
-    }
-COPY_PANEL_ROWS(8)
-COPY_PANEL_ROWS(24)
-COPY_PANEL_ROWS(32)
-
-// Eight rows of a matrix, eight floats each (s, rows lds apart), written transposed: d's row
-// k (rows ldd apart) is column k of s.
-#if SIMD_X86
-__attribute__((target("avx2"))) static void transpose_8x8(float *d, size_t ldd, const float *s, size_t lds) {
-    __m256 r[8];
-    load_columns8(r, s, lds, 0);
-    for (int i = 0; i < 8; i++) _mm256_storeu_ps(d + (size_t)i * ldd, r[i]);
-}
-#endif
-
-// d[k * ldd + j] = s[j * lds + k] for j < n, k < kc: n rows of s (kc floats each) become n
-// columns of d. Eight by eight through registers where the CPU has AVX2, the rest one by one.
-void gemm_transpose_into(float *d, size_t ldd, const float *s, size_t lds, int n, int kc) {
-    int k8 = 0, n8 = 0;  // [0, k8) x [0, n8) went through registers
-#if SIMD_X86
-    if (simd_level() >= SIMD_AVX2) {
-        k8 = kc / 8 * 8, n8 = n / 8 * 8;
-        for (int k = 0; k < k8; k += 8)
-            for (int j = 0; j < n8; j += 8) transpose_8x8(d + (size_t)k * ldd + j, ldd, s + (size_t)j * lds + k, lds);
-    }
-#endif
-    for (int k = 0; k < k8; k++)
-        for (int j = n8; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
-    for (int k = k8; k < kc; k++)
-        for (int j = 0; j < n; j++) d[(size_t)k * ldd + j] = s[(size_t)j * lds + k];
-}
-
-// pack_b for B held as half: each number widened (exactly) as it is copied, so the panels are
-// those of B widened first. B [N, K] (bt) goes eight rows at a time through a float copy.
-static void pack_b_half(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int NR) {
-    float rows[8 * KC];
-    for (int p = 0; p < nb; p += NR) {
-        float *d = dst + (size_t)p * kc;
-        const int cols = nb - p < NR ? nb - p : NR;
-        for (int j = 0; g->bt && j < cols; j += 8) {
-            const int n = cols - j < 8 ? cols - j : 8;
-            for (int r = 0; r < n; r++) half_widen(rows + (size_t)r * kc, g->bh + (size_t)(j0 + p + j + r) * g->ldb + k0, (size_t)kc, g->bh_kind);
-            gemm_transpose_into(d + j, (size_t)NR, rows, (size_t)kc, n, kc);
-        }
-        for (int k = 0; !g->bt && k < kc; k++)
-            half_widen(d + (size_t)k * NR, g->bh + (size_t)(k0 + k) * g->ldb + j0 + p, (size_t)cols, g->bh_kind);
-        for (int k = 0; k < kc && cols < NR; k++)
-            for (int j = cols; j < NR; j++) d[(size_t)k * NR + j] = 0.0f;
-    }
-}
-
-// op(B)[k0 .. k0+kc, j0 .. j0+nb] into NR-column panels: dst[panel][k][j]. Only a copy: every
-// way of packing gives the same panels.
-static void pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int NR) {
-    if (g->bh) {
-        pack_b_half(dst, g, j0, nb, k0, kc, NR);
-        return;
-    }
-    for (int p = 0; p < nb; p += NR) {
-        float *d = dst + (size_t)p * kc;
-        const int cols = nb - p < NR ? nb - p : NR;
-        const float *s = g->b + (size_t)k0 * g->ldb + j0 + p;  // op(B) = B: its rows lie along columns
-        if (!g->bt && cols == NR && NR == 32) copy_rows_32(d, s, (size_t)g->ldb, kc);
-        else if (!g->bt && cols == NR && NR == 24) copy_rows_24(d, s, (size_t)g->ldb, kc);
-        else if (!g->bt && cols == NR && NR == 8) copy_rows_8(d, s, (size_t)g->ldb, kc);
-        else {
-            if (g->bt) gemm_transpose_into(d, (size_t)NR, g->b + (size_t)(j0 + p) * g->ldb + k0, (size_t)g->ldb, cols, kc);
-            else
-                for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * NR, s + (size_t)k * g->ldb, sizeof(float) * (size_t)cols);
-            for (int k = 0; k < kc && cols < NR; k++)
-                for (int j = cols; j < NR; j++) d[(size_t)k * NR + j] = 0.0f;
-        }
-    }
 }
 
 // Columns op(B) takes when packed: N rounded up to whole panels.
@@ -417,7 +365,7 @@ static void tile(const Gemm *g, int i0, int rows, int mb, int j0, int nb, int ne
         const int kc = g->K - k0 < depth ? g->K - k0 : depth;
         // The whole op(B) packed is, per KC slice, every panel of that slice in turn.
         const float *pb = g->packed ? g->packed + (size_t)k0 * padded_n(g->N, impl->nr) + (size_t)j0 * kc : own_pb;
-        if (!g->packed) pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
+        if (!g->packed) gemm_pack_b(own_pb, g, j0, nb, k0, kc, impl->nr);
         const bool load_c = k0 > 0 || g->accumulate;
         for (int i = i0; i < i0 + rows; i += mb)
             for (int jp = 0; jp < nb; jp += impl->nr) {
@@ -500,9 +448,36 @@ static TileGrid grid_for(const Gemm *g, const GemmImpl *impl, int threads) {
     return best;
 }
 
+// One row of C, C = a op(B) (+ bias), panels split over the cores, each the same chain. op(B)
+// is g->packed (np its padded width) or, when that is NULL, packed a panel's slice at a time
+// by the row kernel (a one-row product reads each number of B once either way).
+static void run_row(const Gemm *g, const GemmImpl *impl) {
+    const int np = padded_n(g->N, impl->nr), panels = np / impl->nr;
+    const int threads = 2.0 * g->N * g->K > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;
+    if (!g->packed && !g->bt && g->b) {  // B [K, N] as it lies: columns split over the cores in whole vectors
+        const int per = (g->N / threads + 15) / 16 * 16;
+        PAR_LOOP(threads > 1, "omp parallel for schedule(static)",
+            for (int t = 0; t < threads; t++) {
+                const int j0 = per * t < g->N ? per * t : g->N, j1 = t + 1 == threads || per * (t + 1) > g->N ? g->N : per * (t + 1);
+                impl->row_b(g->c, g->a, g->b, g->ldb, g->bias, g->K, j0, j1);
+            }
+        );
+        return;
+    }
+    PAR_LOOP(threads > 1 && panels > 1, "omp parallel for schedule(static)",
+        for (int t = 0; t < threads; t++)
+            impl->row(g->c, g->a, g->packed, g, g->bias, g->N, g->K, np, panels * t / threads, panels * (t + 1) / threads);
+    );
+}
+
 static void run(const Gemm *g) {
     if (g->M <= 0 || g->N <= 0) return;
     if (!g->packed && !g->bh && (long)g->M * g->N * g->K <= SMALL_REGS && gemm_impl().small(g)) return;
+    if (g->M == 1 && g->K > 0 && !g->at && !g->accumulate) {
+        const GemmImpl impl = gemm_impl();
+        run_row(g, &impl);
+        return;
+    }
     if (g->K <= 0) {
         for (int i = 0; i < g->M && !g->accumulate; i++)
             for (int j = 0; j < g->N; j++) g->c[(size_t)i * g->ldc + j] = g->bias ? g->bias[j] : 0.0f;
@@ -570,7 +545,7 @@ void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_tra
             grid_columns(&grid, t, &j0, &nb);
             for (int k0 = 0; k0 < K && nb > 0; k0 += KC) {
                 const int kc = K - k0 < KC ? K - k0 : KC;
-                pack_b(packed + (size_t)k0 * np + (size_t)j0 * kc, &g, j0, nb, k0, kc, nr);
+                gemm_pack_b(packed + (size_t)k0 * np + (size_t)j0 * kc, &g, j0, nb, k0, kc, nr);
             }
         }
     );
@@ -578,16 +553,6 @@ void sgemm_pack(float *packed, const float *b, int ldb, int N, int K, bool b_tra
 
 void sgemm_prepacked(float *c, int ldc, const float *a, int lda, const float *packed, const float *bias, int M, int N,
                      int K) {
-    const GemmImpl impl = gemm_impl();
-    if (M == 1 && N > 0 && K > 0) {  // one row: panels split over the cores, each the same chain
-        const int np = padded_n(N, impl.nr), panels = np / impl.nr;
-        const int threads = 2.0 * N * K > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;
-        PAR_LOOP(threads > 1 && panels > 1, "omp parallel for schedule(static)",
-            for (int t = 0; t < threads; t++)
-                impl.row(c, a, packed, bias, N, K, np, panels * t / threads, panels * (t + 1) / threads);
-        );
-        return;
-    }
     run(&(Gemm){c, ldc, a, NULL, bias, lda, 0, M, N, K, false, true, false, packed});
 }
 
