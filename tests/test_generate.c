@@ -295,6 +295,39 @@ static void test_errors(void) {
     expect_error("a beam with a target", &beam, NULL, "3,4", "takes no target");
 }
 
+// Passes that share one model's packed weights (RunSpec.packs, a session's): a second pass
+// packs nothing again and gives the first one's bits at every stage; the packs serve no other
+// model.
+static void test_shared_packs(const Session *s) {
+    Packs shared = {0};
+    RunSpec r = {prompt, L0, NULL, 0, 6, 1, true, true};
+    r.packs = &shared;
+    Err e = {{0}};
+    Interp *a = interp_new(&s->lesson.program, &s->model, &r, &e), *b = NULL;
+    const bool ran_a = a && interp_run(a, &e);
+    const int made = shared.n;
+    const size_t floats = shared.floats;
+    if (ran_a) b = interp_new(&s->lesson.program, &s->model, &r, &e);
+    const bool ran_b = b && interp_run(b, &e);
+    CHECK(ran_a && ran_b, "two passes sharing packs: %s", e.msg);
+    CHECK(made > 0 && shared.n == made && shared.floats == floats,
+          "the first pass packed %d weights (%zu floats); after the second, %d (%zu floats)", made, floats, shared.n,
+          shared.floats);
+    int differ = 0, linear = -1;
+    for (int i = 0; ran_b && i < interp_n_stages(a); i++) {
+        const Shape *sh = &interp_stage(a, i)->shape;
+        const float *x = interp_output(a, i), *y = interp_output(b, i);
+        differ += !x || !y || memcmp(x, y, sizeof(float) * (size_t)shape_numel(sh)) != 0;
+        if (interp_stage(a, i)->op == OP_LINEAR && interp_stage(a, i)->in[1].kind == REF_WEIGHT) linear = i;
+    }
+    CHECK(ran_b && differ == 0 && interp_n_stages(a) == interp_n_stages(b),
+          "the pass on shared packs: %d of %d stages not the first pass's bits", differ, ran_b ? interp_n_stages(a) : 0);
+    const Model other = s->model;  // the same numbers, another model as far as the packs know
+    CHECK(linear >= 0 && !packs_get(&shared, &other, interp_stage(a, linear)), "packs made from one model served another");
+    interp_free(a), interp_free(b);
+    packs_free(&shared);
+}
+
 int main(void) {
     Session s;
     if (open_gpt(&s)) {
@@ -303,6 +336,7 @@ int main(void) {
         test_seeded(&s);
         test_beam_exhaustive(&s);
         test_beam_plain(&s);
+        test_shared_packs(&s);
         session_close(&s);
     }
     test_distribution();

@@ -82,6 +82,7 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
+    it->packs = spec->packs ? spec->packs : &it->own_packs;
     it->budget_floats = spec->trace_budget / sizeof(float), it->budget_given = spec->trace_budget_given;
     it->read_epoch = 1;
     it->choice = spec->choice, it->rows_in = it->B;
@@ -115,7 +116,7 @@ void interp_free(Interp *it) {
     free(it->spare);
     free(it->spare_size);
     free(it->round_start);
-    packs_free(&it->packs);
+    packs_free(&it->own_packs);
     interp_wide_free(it);
     transient_free(&it->transient);
     chooser_free(it->ch);
@@ -251,7 +252,7 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     if (!give_buffer(it, i, need, handed, e)) return false;
     if (handed) prev = it->out[i];  // where it is now
     it->evicted[i] = false;
-    w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;  // never a half weight
+    w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(it->packs, it->m, st) : NULL;  // never a half weight
     it->kind[i] = ROWS_WHOLE;
     if (prev) run_cached(it, i, from, in, &w, prev);
     else op_exec(st, in, &w, it->out[i], it->B);
@@ -591,7 +592,7 @@ int interp_start_len(const Interp *it) { return it->greedy ? it->start_len : 0; 
 
 RowsKind interp_stage_rows(const Interp *it, int i) { return i < it->n_done ? it->kind[i] : ROWS_WHOLE; }
 
-size_t interp_held_bytes(const Interp *it) { return (it->trace_floats + it->packs.floats + it->wide_floats) * sizeof(float); }
+size_t interp_held_bytes(const Interp *it) { return (it->trace_floats + it->packs->floats + it->wide_floats) * sizeof(float); }
 
 const Program *interp_program(const Interp *it) { return it->p; }
 const Model *interp_model(const Interp *it) { return it->m; }

@@ -13,6 +13,7 @@
 #include "ablate.h"
 #include "choose.h"
 #include "model.h"
+#include "packs.h"
 #include "program.h"
 #include "rows.h"
 
@@ -39,6 +40,8 @@ typedef struct {
                           // recomputed when read, the same bits; what blocks pass on is kept
     bool trace_budget_given;  // the user chose it: interp_new refuses a pass it cannot hold. A
                               // default budget is raised to the least the pass needs instead
+    Packs *packs;  // with pack_weights: packs kept by the caller for every pass on this model (a
+                   // session's: a new pass packs nothing again), or NULL: the Interp's own
 } RunSpec;
 
 typedef struct Interp Interp;

@@ -186,7 +186,7 @@ bool interp_pays_to_pack(const Interp *it, int i, const Stage *st) {
     if (!it->budget_floats || interp_round_of(it, i) > 0) return true;
     const Shape *in = &st->in_shape[0];
     const int K = in->ndim > 0 ? in->dim[in->ndim - 1] : 1, N = st->shape.ndim > 0 ? st->shape.dim[st->shape.ndim - 1] : 1;
-    return it->packs.floats + sgemm_packed_floats(N, K) + it->min_floats <= it->budget_floats;
+    return it->packs->floats + sgemm_packed_floats(N, K) + it->min_floats <= it->budget_floats;
 }
 
 size_t interp_trace_budget(const Interp *it) { return it->budget_floats * sizeof(float); }

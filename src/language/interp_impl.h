@@ -66,7 +66,8 @@ struct Interp {
     // output's buffer goes, once the last stage reading it has run, to a pool (interp_transient.h;
     // its buffers are counted in trace_floats).
     Transient transient;
-    Packs packs;  // linear weights packed once, when pack
+    Packs own_packs;  // linear weights packed once, when pack and the RunSpec shares none
+    Packs *packs;     // the RunSpec's (RunSpec.packs), else &own_packs
     bool cached;      // greedy rounds after the first computed from the round before (rows.h)
     RowsKind *kind;   // [out_cap] what each output is, next to last round's (rows.h)
     DecodeChoice choice;  // sampling or beam search instead of greedy's argmax (sample.h)

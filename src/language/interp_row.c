@@ -54,7 +54,7 @@ static bool row_of(Interp *it, int i, int t, float *out, int depth) {
     for (int q = 0; q < st->n_in && ok; q++)
         if (!interp_weight_half(it, st, q, &w)) ok = (in[q] = input_row(it, st, &one, q, t, &own[q], depth)) != NULL;
     if (ok) {
-        w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(&it->packs, it->m, st) : NULL;  // as the pass
+        w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(it->packs, it->m, st) : NULL;  // as the pass
         op_exec(&one, in, &w, out, 1);
     }
     for (int q = 0; q < st->n_in; q++) free(own[q]);

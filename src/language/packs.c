@@ -7,6 +7,8 @@ const float *packs_get(Packs *ps, const Model *m, const Stage *st) {
     const Ref *w = &st->in[1];
     if (st->op != OP_LINEAR || st->n_in < 2 || w->kind != REF_WEIGHT || st->in_shape[1].ndim != 2) return NULL;
     if (m->weights.entries[w->index].half) return NULL;  // held as half to take half the memory: never a float copy
+    if (ps->of && ps->of != m) return NULL;  // another model's packs
+    ps->of = m;
     const bool io = st->attr.w_in_out;  // W stored [K, N_all]: op(B) is W itself
     const int N = st->in_shape[1].dim[io ? 1 : 0], K = st->in_shape[1].dim[io ? 0 : 1];
     for (int k = 0; k < ps->n; k++)

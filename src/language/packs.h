@@ -17,11 +17,13 @@ typedef struct {
 typedef struct {
     Pack *p;  // [n]
     int n, cap;
-    size_t floats;  // held by every pack
+    size_t floats;     // held by every pack
+    const Model *of;   // the model they were packed from (the first packs_get's)
 } Packs;
 
 // The packed W of linear stage st, made now if it is new; NULL when st's weight is not one of
-// the model's tensors, or memory ran out (then the stage runs unpacked).
+// the model's tensors, m is not the model ps was packed from, or memory ran out (then the stage
+// runs unpacked).
 const float *packs_get(Packs *ps, const Model *m, const Stage *st);
 void packs_free(Packs *ps);
 

@@ -196,7 +196,7 @@ static bool make_inputs(Session *s, const SessionSpec *spec, Err *e) {
     s->tgt = calloc((size_t)P + 1, sizeof(float));
     if (!s->src || !s->tgt) return err_code(e, ERR_MEMORY, "out of memory");
     s->run = (RunSpec){.src = s->src, .max_new = spec->max_len ? spec->max_len : ls->max_len,
-                       .pack_weights = true,  // a session never changes its model's weights
+                       .pack_weights = true, .packs = &s->packs,  // a session never changes its model's weights
                        .choice = session_decode_choice(spec, ls), .cached = spec->cached,
                        .trace_budget = trace_budget(spec), .trace_budget_given = spec->trace_mb > 0};
     // A lesson's ids are its own model's tokens: a model given in its place (a folder the user
@@ -272,6 +272,7 @@ void session_close_keeping(Session *s, Model *out) {
 
 void session_close(Session *s) {
     interp_free(s->it);
+    packs_free(&s->packs);
     lesson_free(&s->lesson);
     model_free(&s->model);
     free(s->src);
@@ -349,7 +350,7 @@ static bool open_random_on(Session *s, const char *config, uint64_t seed, int S,
     if (c->bos_id.set) s->tgt[0] = (float)c->bos_id.id;
     const bool decoder = program_has_decoder(&s->lesson.program);
     s->run = (RunSpec){.src = s->src, .S = S, .tgt = decoder ? s->tgt : NULL, .T = decoder ? T : 0,
-                       .pack_weights = true};  // as make_inputs: the weights never change
+                       .pack_weights = true, .packs = &s->packs};  // as make_inputs: the weights never change
     vocab_decode(&s->model.src_vocab, s->src, S, s->input_text, sizeof s->input_text);
     s->it = interp_new(&s->lesson.program, &s->model, &s->run, e);
     if (!s->it) session_close(s);

@@ -50,6 +50,7 @@ typedef struct {
     Model model;
     Interp *it;
     RunSpec run;
+    Packs packs;       // the model's linear weights packed for the GEMM, for every pass (run.packs)
     float *src, *tgt;  // [max_positions] each, what run points at
     char input_text[512];
     bool own_input;  // the source is the lesson's own (its questions, which may quote it, apply)
