@@ -263,26 +263,31 @@ enum { ROW_AHEAD = 1024 };  // floats the row kernel prefetches ahead of its rea
         }                                                                                         \
     }
 
-// One row of A against B [K, N] as it lies (float, not transposed), columns [j0, j1): the same
-// chain as the row kernel's for each element, but B is read row after row in long runs, the
-// chains kept in `acc`, a block of ROW_B_COLS columns at a time, which the first-level cache
-// holds.
+// One row of A against B [K, N] as it lies (not transposed; float, or half widened a row's
+// run at a time into `wide`), columns [j0, j1): the same chain as the row kernel's for each
+// element, but B is read row after row in long runs, the chains kept in `acc`, a block of
+// ROW_B_COLS columns at a time, which the first-level cache holds.
 enum { ROW_B_COLS = 1024 };
 #define DEFINE_ROW_B_KERNEL(NAME, W, TARGET)                                                      \
-    TARGET static void NAME(float *c, const float *a, const float *b, int ldb, const float *bias, \
-                            int K, int j0, int j1) {                                              \
+    TARGET static void NAME(float *c, const float *a, const Gemm *g, int j0, int j1) {            \
         typedef float vf __attribute__((vector_size((W) * 4)));                                   \
         typedef float vfu __attribute__((vector_size((W) * 4), aligned(4)));                      \
         const vf nz = -(vf){0};                                                                   \
-        float acc[ROW_B_COLS];                                                                    \
+        const float *bias = g->bias;                                                              \
+        const size_t ldb = (size_t)g->ldb;                                                        \
+        const int K = g->K;                                                                       \
+        float acc[ROW_B_COLS], wide[ROW_B_COLS];                                                  \
         for (int jb = j0; jb < j1; jb += ROW_B_COLS) {                                            \
             const int n = j1 - jb < ROW_B_COLS ? j1 - jb : ROW_B_COLS, nv = n / (W) * (W);       \
             for (int q = 0; q < n; q++) acc[q] = bias ? bias[jb + q] : 0.0f;                      \
             for (int k = 0; k < K; k++) {                                                         \
                 const vf av = nz + a[k];                                                          \
-                const float *bk = b + (size_t)k * ldb + jb;                                       \
+                const float *bk = g->b ? g->b + k * ldb + jb : wide;                              \
+                if (!g->b) half_widen(wide, g->bh + k * ldb + jb, (size_t)n, g->bh_kind);         \
                 for (int q = 0; q < nv; q += (W)) {                                               \
-                    if (k + ROW_AHEAD_ROWS < K) __builtin_prefetch(bk + (size_t)ROW_AHEAD_ROWS * ldb + q, 0, 3); \
+                    if (k + ROW_AHEAD_ROWS < K && g->b) __builtin_prefetch(bk + ROW_AHEAD_ROWS * ldb + q, 0, 3); \
+                    else if (k + ROW_AHEAD_ROWS < K && q % 32 == 0)                               \
+                        __builtin_prefetch(g->bh + (k + ROW_AHEAD_ROWS) * ldb + jb + q, 0, 3);    \
                     vf x = *(const vfu *)(acc + q);                                               \
                     VMADD(x, av, *(const vfu *)(bk + q));                                         \
                     *(vfu *)(acc + q) = x;                                                        \
@@ -307,7 +312,7 @@ DEFINE_ROW_KERNEL(row_base, 4, 2, )
 
 typedef void (*RowKernel)(float *c, const float *a, const float *packed, const Gemm *g, const float *bias, int N, int K,
                           int np, int p0, int p1);
-typedef void (*RowBKernel)(float *c, const float *a, const float *b, int ldb, const float *bias, int K, int j0, int j1);
+typedef void (*RowBKernel)(float *c, const float *a, const Gemm *g, int j0, int j1);
 typedef struct {
     PanelKernel kernel;
     RowKernel row;                        // one row against op(B), packed whole or as it lies
@@ -454,12 +459,12 @@ static TileGrid grid_for(const Gemm *g, const GemmImpl *impl, int threads) {
 static void run_row(const Gemm *g, const GemmImpl *impl) {
     const int np = padded_n(g->N, impl->nr), panels = np / impl->nr;
     const int threads = 2.0 * g->N * g->K > 2.0e5 && !omp_in_parallel() ? omp_get_max_threads() : 1;
-    if (!g->packed && !g->bt && g->b) {  // B [K, N] as it lies: columns split over the cores in whole vectors
+    if (!g->packed && !g->bt) {  // B [K, N] as it lies: columns split over the cores in whole vectors
         const int per = (g->N / threads + 15) / 16 * 16;
         PAR_LOOP(threads > 1, "omp parallel for schedule(static)",
             for (int t = 0; t < threads; t++) {
                 const int j0 = per * t < g->N ? per * t : g->N, j1 = t + 1 == threads || per * (t + 1) > g->N ? g->N : per * (t + 1);
-                impl->row_b(g->c, g->a, g->b, g->ldb, g->bias, g->K, j0, j1);
+                impl->row_b(g->c, g->a, g, j0, j1);
             }
         );
         return;
