@@ -99,17 +99,22 @@ void gemm_pack_b(float *dst, const Gemm *g, int j0, int nb, int k0, int kc, int 
 }
 
 // One panel of op(B)'s slice [k0, k0+kc) for the row kernel: as gemm_pack_b packs it, but B [N, K]
-// (bt, float) is first copied row after row into `rows`, so memory is read in long runs
-// rather than 32 rows at once, and then turned from there.
+// (bt; float, or half widened) is first copied row after row into `rows`, the rows ahead
+// fetched meanwhile, so memory is read in runs rather than 32 rows at once, and then turned
+// from there.
 void gemm_pack_row_panel(float *dst, float *rows, const Gemm *g, int j0, int cols, int k0, int kc, int NR) {
-    if (!g->bt || g->bh) {
+    if (!g->bt) {
         gemm_pack_b(dst, g, j0, cols, k0, kc, NR);
         return;
     }
+    const size_t size = g->bh ? sizeof *g->bh : sizeof *g->b;  // bytes a number of B
     for (int r = 0; r < cols; r++) {
-        const float *from = g->b + (size_t)(j0 + r) * g->ldb + k0;
-        for (int k = 0; k < kc && r + ROW_AHEAD_ROWS < cols; k += 16) __builtin_prefetch(from + (size_t)ROW_AHEAD_ROWS * g->ldb + k, 0, 3);
-        memcpy(rows + (size_t)r * kc, from, sizeof(float) * (size_t)kc);
+        const size_t at = (size_t)(j0 + r) * g->ldb + k0;
+        const char *ahead = (const char *)(g->bh ? (const void *)(g->bh + at) : (const void *)(g->b + at)) +
+                            (size_t)ROW_AHEAD_ROWS * g->ldb * size;
+        for (size_t k = 0; r + ROW_AHEAD_ROWS < cols && k < (size_t)kc * size; k += 64) __builtin_prefetch(ahead + k, 0, 3);
+        if (g->bh) half_widen(rows + (size_t)r * kc, g->bh + at, (size_t)kc, g->bh_kind);
+        else memcpy(rows + (size_t)r * kc, g->b + at, sizeof(float) * (size_t)kc);
     }
     gemm_transpose_into(dst, (size_t)NR, rows, (size_t)kc, cols, kc);
     for (int k = 0; k < kc && cols < NR; k++)
