@@ -45,17 +45,47 @@ Rgba cmap_value(Colormap m, float v, float lo, float hi) {
     return cmap_at(m, hi > lo ? (v - lo) / (hi - lo) : 0.0f);
 }
 
+// The least and the most finite value of x[0, n), into *mn and *mx (left as they are where
+// none is finite): four at a time in vectors (SSE2's and WebAssembly's width), a value that is
+// not finite (NaN, an infinity) never taken. Branch-free selects, so the compiler keeps it in
+// vector registers (eight-wide vectors on SSE2 came out as scalar compares).
+static void finite_span(const float *x, size_t n, float *mn, float *mx) {
+    typedef float v4 __attribute__((vector_size(16)));
+    typedef float v4u __attribute__((vector_size(16), aligned(4)));
+    typedef int v4i __attribute__((vector_size(16)));
+    const v4 inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    v4 lo = inf, hi = -inf;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const v4 v = *(const v4u *)(x + i);
+        const v4i fin = (v < inf) & (v > -inf);  // all ones where finite (NaN compares false)
+        const v4i take_lo = fin & (v < lo), take_hi = fin & (v > hi);
+        lo = (v4)((take_lo & (v4i)v) | (~take_lo & (v4i)lo));
+        hi = (v4)((take_hi & (v4i)v) | (~take_hi & (v4i)hi));
+    }
+    float a = *mn, b = *mx;
+    for (int k = 0; k < 4; k++) a = lo[k] < a ? lo[k] : a, b = hi[k] > b ? hi[k] : b;
+    for (; i < n; i++)
+        if (isfinite(x[i])) a = x[i] < a ? x[i] : a, b = x[i] > b ? x[i] : b;
+    *mn = a, *mx = b;
+}
+
 void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi, float *bar_lo, float *bar_hi) {
+    enum { CHUNK = 1 << 16 };
+    const size_t chunks = (n + CHUNK - 1) / CHUNK;
     float mn = INFINITY, mx = -INFINITY;
     // Over the cores once it is long (12 heads of 1024 x 1024 are 12 million values): the least
-    // and the most are the same in any order.
+    // and the most are the same in any order, but for the sign of a zero, which is made +0.
     PAR_LOOP(PAR_N(n), "omp parallel for reduction(min : mn) reduction(max : mx)",
-        for (size_t i = 0; i < n; i++) {
-            if (!isfinite(x[i])) continue;
-            mn = x[i] < mn ? x[i] : mn;
-            mx = x[i] > mx ? x[i] : mx;
+        for (size_t c = 0; c < chunks; c++) {
+            float a = INFINITY, b = -INFINITY;
+            finite_span(x + c * CHUNK, n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK, &a, &b);
+            mn = a < mn ? a : mn;
+            mx = b > mx ? b : mx;
         }
     );
+    if (mn == 0.0f) mn = 0.0f;
+    if (mx == 0.0f) mx = 0.0f;
     if (mn > mx) {  // nothing finite
         *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
         return;

@@ -25,14 +25,14 @@ typedef struct {
     unsigned used;
 } HeatEntry;
 
-// A colour range shared by a tensor's slices (HeatSpec.range: every head of an attention map on
-// one scale): scanned once for all of them, not once a head (12 heads of 1024 x 1024 are 12
-// million values each scan).
+// A colour range, scanned once: shared by a tensor's slices (HeatSpec.range: every head of an
+// attention map on one scale), not once a head (12 heads of 1024 x 1024 are 12 million values
+// each scan); or a slice's own.
 enum { RANGES = 8 };
 typedef struct {
-    const float *range;
+    const float *range;  // the values scanned: the shared range, or the slice's own data
     size_t n;
-    unsigned key[5];  // the spec's key but key[3], the slice (a head) that shares the range
+    unsigned key[5];  // the spec's key; key[3], the slice (a head), 0 for a shared range
     Colormap map;
     float lo, hi, bar_lo, bar_hi;
 } RangeEntry;
@@ -147,20 +147,23 @@ void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *b
         *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
 }
 
-// heat_range, each shared range computed once (RangeEntry).
+// heat_range, each range computed once (RangeEntry): a shared one for all the slices that
+// share it, a slice's own for that slice (the colour bar's room and the image both ask).
 static void cached_range(HeatCache *c, const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo,
                          float *bar_hi) {
-    for (int i = 0; h->range && i < RANGES; i++) {
+    const float *src = h->range ? h->range : h->data;
+    const size_t n = h->range ? h->range_n : (size_t)h->rows * (size_t)h->cols;
+    const unsigned slice = h->range ? 0 : h->key[3];  // a shared range serves every slice
+    for (int i = 0; i < RANGES; i++) {
         const RangeEntry *r = &c->r[i];
-        if (r->range == h->range && r->n == h->range_n && r->key[0] == h->key[0] && r->key[1] == h->key[1] &&
-            r->key[2] == h->key[2] && r->key[4] == h->key[4]) {
+        if (r->range == src && r->n == n && r->key[0] == h->key[0] && r->key[1] == h->key[1] &&
+            r->key[2] == h->key[2] && r->key[3] == slice && r->key[4] == h->key[4]) {
             *map = r->map, *lo = r->lo, *hi = r->hi, *bar_lo = r->bar_lo, *bar_hi = r->bar_hi;
             return;
         }
     }
     heat_range(h, map, lo, hi, bar_lo, bar_hi);
-    if (!h->range) return;
-    c->r[c->next_range] = (RangeEntry){h->range, h->range_n, {h->key[0], h->key[1], h->key[2], 0, h->key[4]}, *map, *lo, *hi,
+    c->r[c->next_range] = (RangeEntry){src, n, {h->key[0], h->key[1], h->key[2], slice, h->key[4]}, *map, *lo, *hi,
                                        *bar_lo, *bar_hi};
     c->next_range = (c->next_range + 1) % RANGES;
 }
