@@ -82,7 +82,7 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
     Interp *it = calloc(1, sizeof *it);
     if (!it) return err_code(e, ERR_MEMORY, "out of memory"), NULL;
     it->p = p, it->m = m, it->B = spec->batch > 0 ? spec->batch : 1, it->pack = spec->pack_weights;
-    it->packs = spec->packs ? spec->packs : &it->own_packs;
+    it->packs = spec->pack_weights && spec->packs ? spec->packs : &it->own_packs;  // a pass that packs nothing holds none
     it->budget_floats = spec->trace_budget / sizeof(float), it->budget_given = spec->trace_budget_given;
     it->read_epoch = 1;
     it->choice = spec->choice, it->rows_in = it->B;
