@@ -23,6 +23,10 @@ static bool grow_outputs(Interp *it) {
     if (ev) it->evicted = ev;
     RowsKind *kd = realloc(it->kind, sizeof *kd * (size_t)cap);
     if (kd) it->kind = kd;
+    float **nr = realloc(it->newrow, sizeof *nr * (size_t)cap);
+    if (nr) it->newrow = nr;
+    size_t *nz = realloc(it->newrow_size, sizeof *nz * (size_t)cap);
+    if (nz) it->newrow_size = nz;
     int *sg = realloc(it->seg, sizeof *sg * (size_t)cap);
     if (sg) it->seg = sg;
     bool *kp = realloc(it->keep, sizeof *kp * (size_t)cap), *pn = realloc(it->pinned, sizeof *pn * (size_t)cap);
@@ -33,7 +37,9 @@ static bool grow_outputs(Interp *it) {
     unsigned *sr = realloc(it->seg_read, sizeof *sr * (size_t)cap), *tr = realloc(it->stage_read, sizeof *tr * (size_t)cap);
     if (sr) it->seg_read = sr;
     if (tr) it->stage_read = tr;
-    if (!no || !ns || !ev || !kd || !sg || !kp || !pn || !mk || !sr || !tr) return false;
+    if (!no || !ns || !ev || !kd || !nr || !nz || !sg || !kp || !pn || !mk || !sr || !tr) return false;
+    memset(nr + it->out_cap, 0, sizeof *nr * (size_t)(cap - it->out_cap));
+    memset(nz + it->out_cap, 0, sizeof *nz * (size_t)(cap - it->out_cap));
     for (int i = it->out_cap; i < cap; i++) kd[i] = ROWS_WHOLE;
     memset(no + it->out_cap, 0, sizeof *no * (size_t)(cap - it->out_cap));
     memset(ns + it->out_cap, 0, sizeof *ns * (size_t)(cap - it->out_cap));
@@ -106,8 +112,9 @@ Interp *interp_new(const Program *p, const Model *m, const RunSpec *spec, Err *e
 
 void interp_free(Interp *it) {
     if (!it) return;
-    for (int i = 0; i < it->out_cap; i++) free(it->out[i]);
+    for (int i = 0; i < it->out_cap; i++) free(it->out[i]), free(it->newrow[i]);
     free(it->out);
+    free(it->newrow), free(it->newrow_size);
     free(it->out_size);
     free(it->evicted);
     free(it->kind);
@@ -226,17 +233,22 @@ static bool give_buffer(Interp *it, int i, size_t need, bool keep, Err *e) {
 
 static int cached_from(const Interp *it, int i);
 static bool take_output(Interp *it, int i, int j);
-static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const OpWeight *w,
-                       const float *prev);
+static RowsKind cached_kinds(const Interp *it, int i, int from, RowsKind kin[STAGE_MAX_IN]);
+static bool new_rows(Interp *it, int i, int from, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                     RowsKind kind, Err *e);
 
 // Runs stage i; `cached`: from the same stage of the round before, where it can (rows.h).
 static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     int n;
     const Stage *st = &expander_stages(it->x, &n)[i];
+    const int from = cached ? cached_from(it, i) : -1;  // the same stage, last round
+    RowsKind kin[STAGE_MAX_IN] = {ROWS_WHOLE};
+    const RowsKind new_kind = from >= 0 ? cached_kinds(it, i, from, kin) : ROWS_WHOLE;
     const float *in[STAGE_MAX_IN] = {0};
     OpWeight w = {0};  // a weight held as half goes to its kernel as it is (in[j] NULL)
     for (int j = 0; j < st->n_in; j++)
-        if (!interp_weight_half(it, st, j, &w) && !(in[j] = ref_data(it, &st->in[j])))
+        if (!interp_weight_half(it, st, j, &w) &&
+            !(in[j] = from >= 0 && rows_is_new(kin[j]) ? it->newrow[st->in[j].index] : ref_data(it, &st->in[j])))
             return err_code(e, ERR_MEMORY, "%s: out of memory recomputing its inputs", st->id);
     if (st->op == OP_EMBEDDING) {
         const int rows = st->in_shape[1].dim[0], T = st->in_shape[0].dim[0];
@@ -245,8 +257,8 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
                 return err_set(e, "%s: token id %g at position %d is outside the embedding table "
                                "%s (%d rows)", st->id, (double)in[0][t], t % T, st->in_name[1], rows);
     }
+    if (new_kind != ROWS_WHOLE) return new_rows(it, i, from, in, kin, new_kind, e);
     const size_t need = (size_t)shape_numel(&st->shape) * it->B + 1;
-    const int from = cached ? cached_from(it, i) : -1;  // the same stage, last round
     const bool handed = from >= 0 && take_output(it, i, from);  // last round's buffer, grown in place
     const float *prev = from >= 0 && !handed ? stage_data(it, from) : NULL;  // NULL: it could not be recomputed
     if (!give_buffer(it, i, need, handed, e)) return false;
@@ -254,7 +266,7 @@ static bool exec_stage(Interp *it, int i, bool cached, Err *e) {
     it->evicted[i] = false;
     w.packed = it->pack && interp_pays_to_pack(it, i, st) ? packs_get(it->packs, it->m, st) : NULL;  // never a half weight
     it->kind[i] = ROWS_WHOLE;
-    if (prev) run_cached(it, i, from, in, &w, prev);
+    if (prev) it->kind[i] = rows_exec(st, in, kin, &w, prev, &interp_stage(it, from)->shape, it->out[i]);
     else op_exec(st, in, &w, it->out[i], it->B);
     ablation_apply(&it->ablation, st, in, it->out[i], it->B);
     return true;
@@ -268,6 +280,60 @@ static RowsKind input_kind(const Interp *it, const Ref *r, int first) {
     case REF_STAGE: return r->index < first ? ROWS_SAME : it->kind[r->index];  // the prelude is fixed
     }
     return ROWS_WHOLE;
+}
+
+// What stage i's inputs are next to last round's (kin), for stage i of a cached round whose
+// twin last round is `from`; returns the ROWS_NEW kind when stage i computes only its new rows
+// (rows_new_kind), else ROWS_WHOLE. An input held as new rows that i cannot take so (it
+// computes whole) is given whole: kin says ROWS_WHOLE.
+static RowsKind cached_kinds(const Interp *it, int i, int from, RowsKind kin[STAGE_MAX_IN]) {
+    const Stage *st = interp_stage(it, i);
+    const Shape *ps = &interp_stage(it, from)->shape;
+    const int first = it->round_start[interp_round_of(it, i)];
+    for (int q = 0; q < st->n_in; q++) {
+        kin[q] = input_kind(it, &st->in[q], first);
+        if (rows_is_new(kin[q]) && (st->in[q].offset != 0 || !it->newrow[st->in[q].index])) kin[q] = ROWS_WHOLE;
+    }
+    RowsKind kind = rows_new_kind(st, kin, ps);
+    if (kind != ROWS_WHOLE && !interp_new_rows_candidate(it, i)) kind = ROWS_WHOLE;
+    const bool takes = kind != ROWS_WHOLE || rows_reads_new(st, kin, ps);
+    for (int q = 0; q < st->n_in && !takes; q++)
+        if (rows_is_new(kin[q])) kin[q] = ROWS_WHOLE;
+    return kind;
+}
+
+// The floats new_rows adds to the trace for stage i (twin `from`): none when the buffer it takes
+// holds enough.
+static size_t new_rows_growth(const Interp *it, int i, int from) {
+    const size_t need = interp_new_rows_floats(interp_stage(it, i)), have = it->newrow[i] ? it->newrow_size[i] : it->newrow_size[from];
+    return have >= need ? 0 : interp_want_floats(true, need) - have;
+}
+
+// Stage i of a cached round, its new rows alone (kind, a ROWS_NEW kind), into newrow[i]: last
+// round's twin's buffer when i has none. Its output counts as evicted: a reader has it whole.
+static bool new_rows(Interp *it, int i, int from, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
+                     RowsKind kind, Err *e) {
+    const Stage *st = interp_stage(it, i);
+    const size_t need = interp_new_rows_floats(st);
+    if (!it->newrow[i] && it->newrow[from]) {
+        it->newrow[i] = it->newrow[from], it->newrow_size[i] = it->newrow_size[from];
+        it->newrow[from] = NULL, it->newrow_size[from] = 0;
+    }
+    if (it->newrow_size[i] < need) {
+        const size_t want = interp_want_floats(true, need);
+        float *grown = realloc(it->newrow[i], sizeof(float) * want);
+        if (!grown) return err_code(e, ERR_MEMORY, "%s: out of memory for its new rows", st->id);
+        it->trace_floats += want - it->newrow_size[i];
+        it->newrow[i] = grown, it->newrow_size[i] = want;
+    }
+    if (it->out[i] && !interp_to_spares(it, i)) {  // a buffer from an earlier run
+        it->trace_floats -= it->out_size[i];
+        free(it->out[i]);
+        it->out[i] = NULL, it->out_size[i] = 0;
+    }
+    rows_exec_new(st, in, kin, it->newrow[i]);
+    it->kind[i] = kind, it->evicted[i] = true;
+    return true;
 }
 
 // The same stage as i in the round before, when i can be computed from it (rows.h); -1 when
@@ -291,16 +357,6 @@ static bool take_output(Interp *it, int i, int j) {
     it->out[i] = it->out[j], it->out_size[i] = it->out_size[j];
     it->out[j] = NULL, it->out_size[j] = 0, it->evicted[j] = true;
     return true;
-}
-
-// Stage i of a round after the first, from stage j of the round before (its output prev,
-// which may be i's own buffer: take_output).
-static void run_cached(Interp *it, int i, int j, const float *const in[STAGE_MAX_IN], const OpWeight *w,
-                       const float *prev) {
-    const Stage *st = interp_stage(it, i);
-    RowsKind kin[STAGE_MAX_IN];
-    for (int q = 0; q < st->n_in; q++) kin[q] = input_kind(it, &st->in[q], it->round_start[interp_round_of(it, i)]);
-    it->kind[i] = rows_exec(st, in, kin, w, prev, &interp_stage(it, j)->shape, it->out[i]);
 }
 
 int interp_scores_of(const Interp *it, int argmax) {
@@ -388,8 +444,13 @@ StepStatus interp_step(Interp *it, Err *e) {
     if (k >= keep && it->round_start[k] == it->n_done) interp_evict_round(it, k - keep);  // a round starts
     const size_t need = (size_t)shape_numel(&interp_stage(it, it->n_done)->shape) * (size_t)it->B + 1;
     const int from = it->cached && k > 0 ? cached_from(it, it->n_done) : -1;  // its round-before twin, if dropped
-    const size_t again = it->budget_floats && from >= 0 && it->evicted[from] ? interp_recompute_floats(it, from) : 0;
-    interp_make_room(it, (it->out_size[it->n_done] >= need ? 0 : interp_want_floats(it->greedy, need)) + again, -1, false);
+    RowsKind kin[STAGE_MAX_IN];
+    const bool new_rows_only = from >= 0 && cached_kinds(it, it->n_done, from, kin) != ROWS_WHOLE;  // no output buffer
+    if (new_rows_only) interp_make_room(it, new_rows_growth(it, it->n_done, from), -1, false);
+    else {
+        const size_t again = it->budget_floats && from >= 0 && it->evicted[from] ? interp_recompute_floats(it, from) : 0;
+        interp_make_room(it, (it->out_size[it->n_done] >= need ? 0 : interp_want_floats(it->greedy, need)) + again, -1, false);
+    }
     if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
     transient_release(&it->transient, it->n_done, interp_stage(it, it->n_done), it->out, it->out_size);
     it->n_done++;

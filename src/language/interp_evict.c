@@ -12,6 +12,7 @@
 // the same kernels and the same inputs: the same bits as if it had been kept. This file plans;
 // interp.c runs.
 #include "interp_impl.h"
+#include "rows.h"
 
 #include <stdlib.h>
 
@@ -87,6 +88,22 @@ static size_t stage_floats(const Interp *it, int i) {
     return interp_want_floats(it->greedy, need);
 }
 
+bool interp_new_rows_candidate(const Interp *it, int i) {
+    const int k = interp_round_of(it, i);
+    const Stage *st = stage_at(it, i);
+    const int nd = st->shape.ndim;
+    if (!it->cached || k < 1 || (nd != 2 && nd != 3) || st->shape.dim[nd - 1] != st->shape.dim[nd - 2]) return false;
+    if (st->op != OP_SCALE && st->op != OP_MASK && st->op != OP_SOFTMAX && !(st->op == OP_MATMUL && st->attr.b_transposed))
+        return false;
+    for (int c = i + 1; c < it->round_start[k + 1]; c++) {
+        const Stage *r = stage_at(it, c);
+        for (int q = 0; q < r->n_in; q++)
+            if (r->in[q].kind == REF_STAGE && r->in[q].index == i && (r->in[q].offset != 0 || !rows_new_reader(r, q)))
+                return false;
+    }
+    return true;
+}
+
 size_t interp_min_trace_bytes(const Interp *it) {
     size_t kept = 0, block = 0, most = 0;
     const int n = n_stages(it);
@@ -95,6 +112,8 @@ size_t interp_min_trace_bytes(const Interp *it) {
         const int r = interp_round_of(it, i);
         if (r >= 0 && r < from_round) continue;  // greedy rounds before those are let go whole
         const size_t f = stage_floats(it, i);
+        if (interp_new_rows_candidate(it, i))  // its new rows, held past its block (interp.c's new_rows)
+            kept += interp_want_floats(true, interp_new_rows_floats(stage_at(it, i)));
         if (it->keep[i] || f <= INTERP_KEEP_FLOATS) {
             kept += f;
             continue;

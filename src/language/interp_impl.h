@@ -70,6 +70,11 @@ struct Interp {
     Packs *packs;     // the RunSpec's (RunSpec.packs), else &own_packs
     bool cached;      // greedy rounds after the first computed from the round before (rows.h)
     RowsKind *kind;   // [out_cap] what each output is, next to last round's (rows.h)
+    // A square of the cached decoder computed as its new rows alone (a ROWS_NEW kind) holds them
+    // here, [H, T], for its readers in the round; its output counts as evicted (recomputed whole
+    // for a reader). The same stage of the next round takes the buffer over.
+    float **newrow;         // [out_cap] NULL for other stages
+    size_t *newrow_size;    // [out_cap] floats each holds (counted in trace_floats)
     DecodeChoice choice;  // sampling or beam search instead of greedy's argmax (sample.h)
     Chooser *ch;          // what each round chose, when not greedy
     int *tokens, *parents;  // [B] a round's choice: the token each row appends, the row it extends
@@ -132,6 +137,14 @@ int interp_plan_recompute(Interp *it, int i);
 size_t interp_recompute_floats(Interp *it, int i);
 // A reader read stage i: its block counts as read last (spared while the budget allows).
 void interp_note_read(Interp *it, int i);
+
+// Whether stage i of a cached round may be computed as its new rows alone (rows.h's ROWS_NEW):
+// a square of attention whose readers in the round all take it so (rows_new_reader).
+bool interp_new_rows_candidate(const Interp *it, int i);
+// Floats of a square's new rows: [H, T] of [H, T, T].
+static inline size_t interp_new_rows_floats(const Stage *st) {
+    return (size_t)shape_numel(&st->shape) / (size_t)st->shape.dim[st->shape.ndim - 2];
+}
 
 // Checks the spec's inputs against the program and the model, changing nothing.
 bool interp_check_inputs(const Interp *it, const RunSpec *s, Err *e);

@@ -4,6 +4,7 @@
 // inner dimension of a product.
 #include "rows.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -52,6 +53,16 @@ static void copy_heads(float *out, const float *prev, int H, int T, int X, int W
         }
 }
 
+// The weights times the values, when the weights' rows above the new one are 0 on the new key
+// (a causal softmax's): an earlier row's sum gains nothing, so only the new row is computed.
+static bool weights_values_row(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *ps) {
+    if (st->op != OP_MATMUL || st->shape.ndim > 3) return false;
+    int ab[2], bb[2], T, N, K;
+    matmul_sizes(st, ab, bb, &T, &N, &K);
+    return (kin[0] == ROWS_SQUARE0 || kin[0] == ROWS_NEW0) && kin[1] == ROWS_GROWN && !st->attr.b_transposed && K == T &&
+           grown_on(&st->shape, ps, st->shape.ndim - 2);
+}
+
 // matmul, per head: the new row only, the new row and column of Q Kᵀ, or whole. A side with one
 // head (multi-query attention's keys and values) serves every head: it steps 0 floats a head.
 static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
@@ -84,12 +95,15 @@ static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN]
         }
         return ROWS_SQUARE;
     }
-    if (kin[0] == ROWS_SQUARE0 && kin[1] == ROWS_GROWN && !bt && K == T && row_only) {
-        // weights · values: an earlier row's weight on the new position is 0, so it is unchanged
+    if (weights_values_row(st, kin, ps)) {
+        // weights · values: an earlier row's weight on the new position is 0, so it is unchanged;
+        // the weights' new rows are the whole [H, T, T]'s or, held alone, [H, T] (ROWS_NEW0)
+        const bool alone = kin[0] == ROWS_NEW0;
+        const size_t w_head = alone ? (ab[1] == 1 ? 0 : (size_t)K) : a_head, w_row = alone ? 0 : (size_t)(T - 1) * K;
         copy_heads(out, prev, H, T, N, N);
         for (int h = 0; h < H; h++)
-            sgemm(out + ((size_t)h * T + T - 1) * N, N, in[0] + h * a_head + (size_t)(T - 1) * K, K, in[1] + h * b_head, N,
-                  NULL, 1, N, K, false);
+            sgemm(out + ((size_t)h * T + T - 1) * N, N, in[0] + h * w_head + w_row, K, in[1] + h * b_head, N, NULL, 1, N, K,
+                  false);
         return ROWS_GROWN;
     }
     op_exec(st, in, NULL, out, 1);
@@ -186,10 +200,67 @@ static bool row_wise_op(const Stage *st) {
 
 bool rows_row_wise(const Stage *st) { return row_wise_op(st); }
 
+// [H, T, T] or [T, T], last round one position less on both axes (and as many heads).
+static bool square_grew(const Shape *o, const Shape *ps) {
+    const int nd = o->ndim;
+    if ((nd != 2 && nd != 3) || ps->ndim != nd) return false;
+    const int T = o->dim[nd - 1];
+    return o->dim[nd - 2] == T && ps->dim[nd - 2] == T - 1 && ps->dim[nd - 1] == T - 1 && (nd == 2 || ps->dim[0] == o->dim[0]);
+}
+
+RowsKind rows_new_kind(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *prev_shape) {
+    if (!square_grew(&st->shape, prev_shape)) return ROWS_WHOLE;
+    const RowsKind k = kin[0];
+    switch (st->op) {
+    case OP_MATMUL:  // Q Kᵀ: the new query against every key (the earlier queries' rows stay as they were)
+        return k == ROWS_GROWN && kin[1] == ROWS_GROWN && st->attr.b_transposed ? ROWS_NEW : ROWS_WHOLE;
+    case OP_SCALE:  // -inf times a positive number stays -inf
+        return k == ROWS_NEW_HIDDEN && st->attr.scale > 0 ? ROWS_NEW_HIDDEN : rows_is_new(k) ? ROWS_NEW : ROWS_WHOLE;
+    case OP_MASK:  // the new query is the last position: the causal mask hides none of its keys
+        if (!rows_is_new(k) || st->shape.ndim != 3 || (st->attr.has_pad && kin[1] != ROWS_GROWN)) return ROWS_WHOLE;
+        return st->attr.causal || k == ROWS_NEW_HIDDEN ? ROWS_NEW_HIDDEN : ROWS_NEW;
+    case OP_SOFTMAX:  // exp(-inf) is 0, and the rows' sums are unchanged
+        return k == ROWS_NEW_HIDDEN ? ROWS_NEW0 : rows_is_new(k) ? ROWS_NEW : ROWS_WHOLE;
+    default: return ROWS_WHOLE;
+    }
+}
+
+void rows_exec_new(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN], float *out) {
+    const Shape *o = &st->shape;
+    const int nd = o->ndim, H = nd == 3 ? o->dim[0] : 1, T = o->dim[nd - 1];
+    if (st->op == OP_MATMUL) {  // each head's new row of Q Kᵀ, as matmul_rows computes it
+        int ab[2], bb[2], M, N, K;
+        matmul_sizes(st, ab, bb, &M, &N, &K);
+        const size_t a_head = ab[1] == 1 ? 0 : (size_t)T * K, b_head = bb[1] == 1 ? 0 : (size_t)K * N;
+        for (int h = 0; h < H; h++)
+            sgemm(out + (size_t)h * T, T, in[0] + h * a_head + (size_t)(T - 1) * K, K, in[1] + h * b_head, K, NULL, 1, T, K,
+                  true);
+        return;
+    }
+    Stage one = *st;  // scale, mask or softmax on [H, 1, T]: each head's new row
+    one.shape.dim[nd - 2] = 1;
+    for (int j = 0; j < st->n_in; j++)
+        if (rows_is_new(kin[j])) one.in_shape[j].dim[nd - 2] = 1;
+    op_exec(&one, in, NULL, out, 1);
+}
+
+bool rows_reads_new(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *prev_shape) {
+    return kin[0] == ROWS_NEW0 && weights_values_row(st, kin, prev_shape);
+}
+
+bool rows_new_reader(const Stage *st, int q) {
+    switch (st->op) {
+    case OP_SCALE: case OP_MASK: case OP_SOFTMAX: return q == 0;
+    case OP_MATMUL: return q == 0 && !st->attr.b_transposed;  // the weights of weights · values
+    default: return false;
+    }
+}
+
 RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                    const OpWeight *w, const float *prev, const Shape *prev_shape, float *out) {
     bool same = true;
     for (int j = 0; j < st->n_in; j++) {
+        assert(!rows_is_new(kin[j]) || rows_reads_new(st, kin, prev_shape));  // else given whole (interp.c)
         if (kin[j] == ROWS_WHOLE) return op_exec(st, in, w, out, 1), ROWS_WHOLE;
         same = same && kin[j] == ROWS_SAME;
     }
@@ -218,7 +289,7 @@ double rows_multiply_adds(const Stage *st, RowsKind kind) {
     const int T = o->ndim >= 2 ? o->dim[o->ndim - 2] : 1;
     switch (kind) {
     case ROWS_SAME: return 0;
-    case ROWS_GROWN: return all / (st->op == OP_LINEAR ? st->in_shape[0].dim[0] : T);  // one row of T
+    case ROWS_GROWN: case ROWS_NEW: return all / (st->op == OP_LINEAR ? st->in_shape[0].dim[0] : T);  // one row of T
     case ROWS_SQUARE: case ROWS_SQUARE0: return all * (2.0 * T - 1) / ((double)T * T);  // a row and a column
     default: return all;
     }
@@ -226,7 +297,7 @@ double rows_multiply_adds(const Stage *st, RowsKind kind) {
 
 bool rows_ran_whole(const Stage *st, RowsKind kind) {
     if (kind == ROWS_WHOLE) return true;
-    if (kind == ROWS_SAME || row_wise_op(st)) return false;
+    if (kind == ROWS_SAME || rows_is_new(kind) || row_wise_op(st)) return false;
     if (copy_op(st->op)) return true;
     return cheap_op(st->op) && !(st->op == OP_SOFTMAX && kind == ROWS_SQUARE0);  // the softmax of a square: its new row
 }
@@ -239,6 +310,9 @@ const char *rows_note(const Stage *st, RowsKind kind) {
     case ROWS_GROWN: return "cached decoder: only the new position's row computed; the rows above are the round before's";
     case ROWS_SQUARE: case ROWS_SQUARE0:
         return "cached decoder: only the new row and column computed; the rest is the round before's";
+    case ROWS_NEW: case ROWS_NEW_HIDDEN: case ROWS_NEW0:
+        return "cached decoder: only the new query's row computed and kept (no later stage reads the rows above: "
+               "they are recomputed to be shown)";
     default: return NULL;
     }
 }

@@ -16,7 +16,16 @@ typedef enum {
     ROWS_GROWN,   // last round's rows, then the new position's row: [.., T, X] with T one more
     ROWS_SQUARE,  // [H, T, T]: last round's [H, T-1, T-1] in the corner, a new row and column
     ROWS_SQUARE0, // ROWS_SQUARE whose new column is 0 above the new row (after a causal softmax)
+    // A square of attention ([H, T, T] or [T, T]) of which only each head's new row was computed
+    // and is held ([H, T], rows_exec_new): no later stage of the round reads the rows above (a
+    // query's scores serve that query alone), and a reader who wants them has them recomputed.
+    ROWS_NEW,
+    ROWS_NEW_HIDDEN,  // ROWS_NEW after a causal mask: the rows above hide the new key (-inf)
+    ROWS_NEW0,        // ROWS_NEW after the softmax of ROWS_NEW_HIDDEN: the rows above are 0 on the new key
+    ROWS_KIND_COUNT
 } RowsKind;
+
+static inline bool rows_is_new(RowsKind k) { return k == ROWS_NEW || k == ROWS_NEW_HIDDEN || k == ROWS_NEW0; }
 
 // Stage st of round r, given last round's output of the same stage (prev, of prev_shape) and
 // what its inputs are (kin). Fills out whole, computing what it must; returns what out is.
@@ -24,6 +33,21 @@ typedef enum {
 // the rows that move.
 RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                    const OpWeight *w, const float *prev, const Shape *prev_shape, float *out);
+
+// What stage st computes of a square when it computes its new rows alone (rows_exec_new): its
+// product's new row of scores, or a scale, mask or softmax of such rows; ROWS_WHOLE when it
+// cannot. prev_shape: the same stage's shape last round.
+RowsKind rows_new_kind(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *prev_shape);
+// Computes into out ([H, T]: each head's new row) what rows_new_kind said; an input of a
+// ROWS_NEW kind is given as its new rows.
+void rows_exec_new(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN], float *out);
+// Whether rows_exec takes st's inputs of a ROWS_NEW kind as their new rows (the weights times
+// the values, when the weights' rows above are 0 on the new key); else they are given whole.
+bool rows_reads_new(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *prev_shape);
+// Whether a reader, stage st, may be given its input `q` as new rows: an op that takes them
+// (rows_new_kind, rows_reads_new). The interpreter computes a square's new rows alone only
+// when every reader is one such.
+bool rows_new_reader(const Stage *st, int q);
 
 // Whether stage st's output row t is computed from its inputs' rows t alone (and whole weights):
 // the ops the cached decoder runs on the new row only.

@@ -89,8 +89,9 @@ static void token_chips(Ui *ui, const App *a, const Operand *o, int i, int slot,
 static bool cached_caption(const Stage *st, RowsKind kind, const char *sub, char *out, size_t n) {
     if (kind == ROWS_WHOLE || rows_ran_whole(st, kind)) return false;
     snprintf(out, n, "%s%s%s",
-             kind == ROWS_SAME ? "cached: all copied from the round before"
+             kind == ROWS_SAME    ? "cached: all copied from the round before"
              : kind == ROWS_GROWN ? "cached: outlined row computed"
+             : rows_is_new(kind)  ? "cached: outlined row computed, alone (rows above recomputed to show)"
                                   : "cached: outlined row, column computed",
              sub[0] ? "   " : "", sub);
     return true;
@@ -170,7 +171,7 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
     const bool cached = cached_caption(interp_stage(it, i), kind, sub, marked, sizeof marked);
     if (cached) h.subtitle = marked;
     heat_draw(ui, &h, r);
-    if (cached && kind != ROWS_SAME) mark_computed(ui, rows - 1, cols - 1, kind != ROWS_GROWN);
+    if (cached && kind != ROWS_SAME) mark_computed(ui, rows - 1, cols - 1, kind == ROWS_SQUARE || kind == ROWS_SQUARE0);
 }
 
 // The program line that made the stage, without its comment, as a heading.
