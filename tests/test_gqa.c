@@ -267,9 +267,9 @@ static void test_cached(void) {
     char id[96];
     static const struct { const char *stage; RowsKind kind; bool whole; } want[] = {
         {"decoder.self_attn.k_all", ROWS_GROWN, false},  {"decoder.self_attn.k_rep", ROWS_GROWN, true},
-        {"decoder.self_attn.scores", ROWS_NEW, false}, {"decoder.self_attn.context", ROWS_GROWN, false},
-        {"decoder.cross_attn.k_one", ROWS_SAME, false},   {"decoder.cross_attn.scores", ROWS_GROWN, false},
-        {"decoder.cross_attn.context", ROWS_GROWN, false}, {"decoder.both", ROWS_GROWN, true},
+        {"decoder.self_attn.scores", ROWS_NEW_SQUARE, false}, {"decoder.self_attn.context", ROWS_NEW, false},
+        {"decoder.cross_attn.k_one", ROWS_SAME, false},   {"decoder.cross_attn.scores", ROWS_NEW, false},
+        {"decoder.cross_attn.context", ROWS_NEW, false}, {"decoder.both", ROWS_GROWN, true},
         {"decoder.y", ROWS_GROWN, false}};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         snprintf(id, sizeof id, "step.%d.%s", len - 1, want[k].stage);

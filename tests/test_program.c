@@ -437,11 +437,13 @@ static void test_cached_decoder(const Program *p, bool new_rows) {
     CHECK(linear_later > 0 && linear_cached == linear_later, "%d of %d linears after round 0 cached", linear_cached,
           linear_later);
     const int squares = counts[ROWS_SQUARE] + counts[ROWS_SQUARE0];
-    const int alone = counts[ROWS_NEW] > 0 && counts[ROWS_NEW_HIDDEN] > 0 && counts[ROWS_NEW0] > 0;
-    CHECK(new_rows ? alone && squares == 0 : counts[ROWS_SQUARE] > 0 && counts[ROWS_SQUARE0] > 0 && !alone,
-          "squares %d, softmaxed squares %d; new rows alone %d, masked %d, softmaxed %d", counts[ROWS_SQUARE],
-          counts[ROWS_SQUARE0], counts[ROWS_NEW], counts[ROWS_NEW_HIDDEN], counts[ROWS_NEW0]);
-    CHECK(counts[ROWS_SAME] > 0, "copied %d", counts[ROWS_SAME]);
+    const int alone = counts[ROWS_NEW_SQUARE] + counts[ROWS_NEW_HIDDEN] + counts[ROWS_NEW0];
+    CHECK(new_rows ? counts[ROWS_NEW_SQUARE] > 0 && counts[ROWS_NEW_HIDDEN] > 0 && counts[ROWS_NEW0] > 0 && squares == 0
+                   : counts[ROWS_SQUARE] > 0 && counts[ROWS_SQUARE0] > 0 && alone == 0,
+          "squares %d, softmaxed squares %d; new rows alone: squares %d, masked %d, softmaxed %d", counts[ROWS_SQUARE],
+          counts[ROWS_SQUARE0], counts[ROWS_NEW_SQUARE], counts[ROWS_NEW_HIDDEN], counts[ROWS_NEW0]);
+    CHECK(counts[ROWS_SAME] > 0 && counts[ROWS_NEW] > 0, "copied %d; heads of new rows alone %d", counts[ROWS_SAME],
+          counts[ROWS_NEW]);
     int na, nb;
     StopReason wa, wb;
     const float *ga = a ? interp_generated(a, &na, &wa) : NULL, *gb = b ? interp_generated(b, &nb, &wb) : NULL;

@@ -91,15 +91,18 @@ static size_t stage_floats(const Interp *it, int i) {
 bool interp_new_rows_candidate(const Interp *it, int i) {
     const int k = interp_round_of(it, i);
     const Stage *st = stage_at(it, i);
-    const int nd = st->shape.ndim;
-    if (!it->cached || k < 1 || (nd != 2 && nd != 3) || st->shape.dim[nd - 1] != st->shape.dim[nd - 2]) return false;
-    if (st->op != OP_SCALE && st->op != OP_MASK && st->op != OP_SOFTMAX && !(st->op == OP_MATMUL && st->attr.b_transposed))
-        return false;
+    if (!it->cached || k < 1 || st->shape.ndim != 3) return false;
+    switch (st->op) {
+    case OP_SPLIT_HEADS: case OP_ROPE: case OP_MATMUL: case OP_SCALE: case OP_MASK: case OP_SOFTMAX: break;
+    default: return false;
+    }
     for (int c = i + 1; c < it->round_start[k + 1]; c++) {
         const Stage *r = stage_at(it, c);
-        for (int q = 0; q < r->n_in; q++)
-            if (r->in[q].kind == REF_STAGE && r->in[q].index == i && (r->in[q].offset != 0 || !rows_new_reader(r, q)))
-                return false;
+        for (int q = 0; q < r->n_in; q++) {
+            if (r->in[q].kind != REF_STAGE || r->in[q].index != i) continue;
+            const RowsReader how = r->in[q].offset != 0 ? ROWS_READS_WHOLE : rows_new_reader(r, q);
+            if (how == ROWS_READS_WHOLE || (how == ROWS_READS_NEW_IF_NEW && !interp_new_rows_candidate(it, c))) return false;
+        }
     }
     return true;
 }

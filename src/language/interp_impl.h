@@ -138,10 +138,11 @@ size_t interp_recompute_floats(Interp *it, int i);
 // A reader read stage i: its block counts as read last (spared while the budget allows).
 void interp_note_read(Interp *it, int i);
 
-// Whether stage i of a cached round may be computed as its new rows alone (rows.h's ROWS_NEW):
-// a square of attention whose readers in the round all take it so (rows_new_reader).
+// Whether stage i of a cached round may be held as its new rows alone (rows.h's ROWS_NEW):
+// heads of an op that computes them so, every reader in the round taking them so
+// (rows_new_reader; one that takes them only when it holds its own so, in turn).
 bool interp_new_rows_candidate(const Interp *it, int i);
-// Floats of a square's new rows: [H, T] of [H, T, T].
+// Floats of heads' new rows: [H, X] of [H, T, X].
 static inline size_t interp_new_rows_floats(const Stage *st) {
     return (size_t)shape_numel(&st->shape) / (size_t)st->shape.dim[st->shape.ndim - 2];
 }

@@ -45,12 +45,27 @@ static void last_row(const Stage *st, const float *const in[STAGE_MAX_IN], const
 // never moves to an earlier place, so going from the last row to the first reads each row
 // before anything is written over it.
 static void copy_heads(float *out, const float *prev, int H, int T, int X, int W) {
+    if (X == W) {  // each head's rows are one block
+        for (int h = H - 1; h >= 0; h--) {
+            float *to = out + (size_t)h * T * X;
+            const float *from = prev + (size_t)h * (T - 1) * X;
+            if (to != from) memmove(to, from, sizeof(float) * (size_t)(T - 1) * X);
+        }
+        return;
+    }
     for (int h = H - 1; h >= 0; h--)
         for (int t = T - 2; t >= 0; t--) {
             float *to = out + ((size_t)h * T + t) * W;
             const float *from = prev + ((size_t)h * (T - 1) + t) * X;
             if (to != from) memmove(to, from, sizeof(float) * (size_t)X);
         }
+}
+
+// Head h's new (last) row of x: held alone (x is [H, X], a ROWS_NEW kind) or the last of the
+// whole [H, T, X]'s rows. `one_head`: x has a single head, which serves every head.
+static const float *new_row(const float *x, RowsKind k, bool one_head, int h, int T, int X) {
+    const size_t head = one_head ? 0 : rows_is_new(k) ? (size_t)X : (size_t)T * X;
+    return x + h * head + (rows_is_new(k) ? 0 : (size_t)(T - 1) * X);
 }
 
 // The weights times the values, when the weights' rows above the new one are 0 on the new key
@@ -76,10 +91,10 @@ static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN]
     const bool bt = st->attr.b_transposed;
     const size_t a_head = ab[1] == 1 ? 0 : (size_t)T * K, b_head = bb[1] == 1 ? 0 : (size_t)K * N;
     const bool a_grown = kin[0] == ROWS_GROWN, row_only = grown_on(o, ps, nd - 2);
-    if (a_grown && kin[1] == ROWS_SAME && row_only) {  // queries against fixed keys (the memory)
+    if ((a_grown || kin[0] == ROWS_NEW) && kin[1] == ROWS_SAME && row_only) {  // against fixed keys or values (the memory)
         copy_heads(out, prev, H, T, N, N);
         for (int h = 0; h < H; h++)
-            sgemm(out + ((size_t)h * T + T - 1) * N, N, in[0] + h * a_head + (size_t)(T - 1) * K, K, in[1] + h * b_head,
+            sgemm(out + ((size_t)h * T + T - 1) * N, N, new_row(in[0], kin[0], ab[1] == 1, h, T, K), K, in[1] + h * b_head,
                   bt ? K : N, NULL, 1, N, K, bt);
         return ROWS_GROWN;
     }
@@ -98,12 +113,10 @@ static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN]
     if (weights_values_row(st, kin, ps)) {
         // weights · values: an earlier row's weight on the new position is 0, so it is unchanged;
         // the weights' new rows are the whole [H, T, T]'s or, held alone, [H, T] (ROWS_NEW0)
-        const bool alone = kin[0] == ROWS_NEW0;
-        const size_t w_head = alone ? (ab[1] == 1 ? 0 : (size_t)K) : a_head, w_row = alone ? 0 : (size_t)(T - 1) * K;
         copy_heads(out, prev, H, T, N, N);
         for (int h = 0; h < H; h++)
-            sgemm(out + ((size_t)h * T + T - 1) * N, N, in[0] + h * w_head + w_row, K, in[1] + h * b_head, N, NULL, 1, N, K,
-                  false);
+            sgemm(out + ((size_t)h * T + T - 1) * N, N, new_row(in[0], kin[0], ab[1] == 1, h, T, K), K, in[1] + h * b_head, N,
+                  NULL, 1, N, K, false);
         return ROWS_GROWN;
     }
     op_exec(st, in, NULL, out, 1);
@@ -115,13 +128,13 @@ static RowsKind matmul_rows(const Stage *st, const float *const in[STAGE_MAX_IN]
 static RowsKind rope_rows(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN],
                           const float *prev, const Shape *ps, float *out) {
     const Shape *o = &st->shape;
-    if (o->ndim != 3 || kin[0] != ROWS_GROWN || !grown_on(o, ps, 1)) return op_exec(st, in, NULL, out, 1), ROWS_WHOLE;
+    if (o->ndim != 3 || (kin[0] != ROWS_GROWN && kin[0] != ROWS_NEW) || !grown_on(o, ps, 1))
+        return op_exec(st, in, NULL, out, 1), ROWS_WHOLE;
     const int H = o->dim[0], T = o->dim[1], D = o->dim[2];
     copy_heads(out, prev, H, T, D, D);
-    for (int h = 0; h < H; h++) {
-        const size_t row = ((size_t)h * T + T - 1) * D;
-        rope_forward(out + row, in[0] + row, 1, 1, D, T - 1, st->attr.theta, st->attr.adjacent);
-    }
+    for (int h = 0; h < H; h++)
+        rope_forward(out + ((size_t)h * T + T - 1) * D, new_row(in[0], kin[0], false, h, T, D), 1, 1, D, T - 1,
+                     st->attr.theta, st->attr.adjacent);
     return ROWS_GROWN;
 }
 
@@ -147,8 +160,13 @@ static void softmax_square(const Stage *st, const float *x, const float *prev, f
     }
 }
 
-static bool cheap_op(Op op) {
-    return op == OP_SPLIT_HEADS || op == OP_MERGE_HEADS || op == OP_SCALE || op == OP_MASK || op == OP_SOFTMAX;
+static bool cheap_op(Op op) { return op == OP_SCALE || op == OP_MASK || op == OP_SOFTMAX; }
+
+// split_heads of a grown input, or merge_heads of grown heads (or their new rows alone): one
+// more row (heads_rows).
+static bool heads_op(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *ps) {
+    if (st->op == OP_SPLIT_HEADS) return kin[0] == ROWS_GROWN && grown_on(&st->shape, ps, 1);
+    return st->op == OP_MERGE_HEADS && (kin[0] == ROWS_GROWN || kin[0] == ROWS_NEW) && grown_on(&st->shape, ps, 0);
 }
 
 // Cheap ops (copies and element-wise work on heads) run whole, but the softmax of a square
@@ -200,59 +218,119 @@ static bool row_wise_op(const Stage *st) {
 
 bool rows_row_wise(const Stage *st) { return row_wise_op(st); }
 
-// [H, T, T] or [T, T], last round one position less on both axes (and as many heads).
-static bool square_grew(const Shape *o, const Shape *ps) {
-    const int nd = o->ndim;
-    if ((nd != 2 && nd != 3) || ps->ndim != nd) return false;
-    const int T = o->dim[nd - 1];
-    return o->dim[nd - 2] == T && ps->dim[nd - 2] == T - 1 && ps->dim[nd - 1] == T - 1 && (nd == 2 || ps->dim[0] == o->dim[0]);
+// Splitting a grown [T, H*D] into heads, or merging grown heads (whole, or held as new rows
+// alone: k) into [T, H*D]: last round's rows (prev, or out itself, grown in place), then each
+// head's new row copied.
+static void heads_rows(const Stage *st, const float *x, RowsKind k, const float *prev, float *out) {
+    const bool split = st->op == OP_SPLIT_HEADS;
+    const Shape *heads = split ? &st->shape : &st->in_shape[0];
+    const int H = heads->dim[0], T = heads->dim[1], D = heads->dim[2];
+    const size_t row = (size_t)H * D;
+    if (split) copy_heads(out, prev, H, T, D, D);
+    else if (out != prev) memcpy(out, prev, sizeof(float) * row * (size_t)(T - 1));
+    for (int h = 0; h < H; h++) {
+        if (split) memcpy(out + ((size_t)h * T + T - 1) * D, x + row * (size_t)(T - 1) + (size_t)h * D, sizeof(float) * D);
+        else memcpy(out + row * (size_t)(T - 1) + (size_t)h * D, new_row(x, k, false, h, T, D), sizeof(float) * D);
+    }
+}
+
+// Whether stage st ([H, T, X]) has one row a head more than last round (prev_shape), and (*square)
+// whether its last axis grew too: a square of attention, [H, T, T].
+static bool rows_grew(const Stage *st, const Shape *ps, bool *square) {
+    const Shape *o = &st->shape;
+    *square = false;
+    if (o->ndim != 3 || ps->ndim != 3 || o->dim[0] != ps->dim[0] || o->dim[1] != ps->dim[1] + 1) return false;
+    *square = o->dim[2] == o->dim[1] && ps->dim[2] == ps->dim[1];
+    return *square || o->dim[2] == ps->dim[2];
+}
+
+// A product whose new rows are computed alone: Q Kᵀ with a new key too (the square's row), or
+// against fixed keys or values, or the weights (0 on the new key above) times grown values.
+static RowsKind matmul_new(const Stage *st, const RowsKind kin[STAGE_MAX_IN], bool square) {
+    int ab[2], bb[2], T, N, K;
+    matmul_sizes(st, ab, bb, &T, &N, &K);
+    const bool bt = st->attr.b_transposed, rows_above = kin[0] == ROWS_GROWN || kin[0] == ROWS_NEW;
+    if (rows_above && bt && kin[1] == ROWS_GROWN && square) return ROWS_NEW_SQUARE;
+    if (rows_above && kin[1] == ROWS_SAME && !square) return ROWS_NEW;
+    if (kin[0] == ROWS_NEW0 && kin[1] == ROWS_GROWN && !bt && K == T && !square) return ROWS_NEW;
+    return ROWS_WHOLE;
 }
 
 RowsKind rows_new_kind(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *prev_shape) {
-    if (!square_grew(&st->shape, prev_shape)) return ROWS_WHOLE;
+    bool square;
+    if (!rows_grew(st, prev_shape, &square)) return ROWS_WHOLE;
     const RowsKind k = kin[0];
+    const RowsKind other = k == ROWS_NEW ? ROWS_NEW : ROWS_NEW_SQUARE;  // what a row-wise op on k keeps knowing
     switch (st->op) {
-    case OP_MATMUL:  // Q Kᵀ: the new query against every key (the earlier queries' rows stay as they were)
-        return k == ROWS_GROWN && kin[1] == ROWS_GROWN && st->attr.b_transposed ? ROWS_NEW : ROWS_WHOLE;
+    case OP_SPLIT_HEADS: return k == ROWS_GROWN && !square ? ROWS_NEW : ROWS_WHOLE;
+    case OP_ROPE: return (k == ROWS_GROWN || k == ROWS_NEW) && !square ? ROWS_NEW : ROWS_WHOLE;  // by its position alone
+    case OP_MATMUL: return matmul_new(st, kin, square);
     case OP_SCALE:  // -inf times a positive number stays -inf
-        return k == ROWS_NEW_HIDDEN && st->attr.scale > 0 ? ROWS_NEW_HIDDEN : rows_is_new(k) ? ROWS_NEW : ROWS_WHOLE;
+        if (!rows_is_new(k)) return ROWS_WHOLE;
+        return k == ROWS_NEW_HIDDEN && st->attr.scale > 0 ? ROWS_NEW_HIDDEN : other;
     case OP_MASK:  // the new query is the last position: the causal mask hides none of its keys
-        if (!rows_is_new(k) || st->shape.ndim != 3 || (st->attr.has_pad && kin[1] != ROWS_GROWN)) return ROWS_WHOLE;
-        return st->attr.causal || k == ROWS_NEW_HIDDEN ? ROWS_NEW_HIDDEN : ROWS_NEW;
+        if (!rows_is_new(k) || (st->attr.has_pad && kin[1] != ROWS_GROWN && kin[1] != ROWS_SAME)) return ROWS_WHOLE;
+        return k != ROWS_NEW && (st->attr.causal || k == ROWS_NEW_HIDDEN) ? ROWS_NEW_HIDDEN : other;
     case OP_SOFTMAX:  // exp(-inf) is 0, and the rows' sums are unchanged
-        return k == ROWS_NEW_HIDDEN ? ROWS_NEW0 : rows_is_new(k) ? ROWS_NEW : ROWS_WHOLE;
+        if (!rows_is_new(k)) return ROWS_WHOLE;
+        return k == ROWS_NEW_HIDDEN ? ROWS_NEW0 : other;
     default: return ROWS_WHOLE;
     }
 }
 
 void rows_exec_new(const Stage *st, const float *const in[STAGE_MAX_IN], const RowsKind kin[STAGE_MAX_IN], float *out) {
     const Shape *o = &st->shape;
-    const int nd = o->ndim, H = nd == 3 ? o->dim[0] : 1, T = o->dim[nd - 1];
-    if (st->op == OP_MATMUL) {  // each head's new row of Q Kᵀ, as matmul_rows computes it
+    const int H = o->dim[0], T = o->dim[1], X = o->dim[2];
+    switch (st->op) {
+    case OP_SPLIT_HEADS: split_heads_forward(out, in[0] + (size_t)(T - 1) * H * X, 1, H, X); return;
+    case OP_ROPE:
+        for (int h = 0; h < H; h++)
+            rope_forward(out + (size_t)h * X, new_row(in[0], kin[0], false, h, T, X), 1, 1, X, T - 1, st->attr.theta,
+                         st->attr.adjacent);
+        return;
+    case OP_MATMUL: {  // each head's new row, as matmul_rows computes it
         int ab[2], bb[2], M, N, K;
         matmul_sizes(st, ab, bb, &M, &N, &K);
-        const size_t a_head = ab[1] == 1 ? 0 : (size_t)T * K, b_head = bb[1] == 1 ? 0 : (size_t)K * N;
+        const bool bt = st->attr.b_transposed;
+        const size_t b_head = bb[1] == 1 ? 0 : (size_t)K * N;
         for (int h = 0; h < H; h++)
-            sgemm(out + (size_t)h * T, T, in[0] + h * a_head + (size_t)(T - 1) * K, K, in[1] + h * b_head, K, NULL, 1, T, K,
-                  true);
+            sgemm(out + (size_t)h * N, N, new_row(in[0], kin[0], ab[1] == 1, h, T, K), K, in[1] + h * b_head, bt ? K : N,
+                  NULL, 1, N, K, bt);
         return;
     }
-    Stage one = *st;  // scale, mask or softmax on [H, 1, T]: each head's new row
-    one.shape.dim[nd - 2] = 1;
-    for (int j = 0; j < st->n_in; j++)
-        if (rows_is_new(kin[j])) one.in_shape[j].dim[nd - 2] = 1;
-    op_exec(&one, in, NULL, out, 1);
+    default: {
+        Stage one = *st;  // scale, mask or softmax on [H, 1, X]: each head's new row
+        one.shape.dim[1] = 1;
+        for (int j = 0; j < st->n_in; j++)
+            if (rows_is_new(kin[j])) one.in_shape[j].dim[1] = 1;
+        op_exec(&one, in, NULL, out, 1);
+    }
+    }
 }
 
 bool rows_reads_new(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *prev_shape) {
-    return kin[0] == ROWS_NEW0 && weights_values_row(st, kin, prev_shape);
+    switch (st->op) {
+    case OP_MATMUL: {
+        int ab[2], bb[2], T, N, K;
+        matmul_sizes(st, ab, bb, &T, &N, &K);
+        const bool row_only = st->shape.ndim <= 3 && grown_on(&st->shape, prev_shape, st->shape.ndim - 2);
+        return (kin[0] == ROWS_NEW0 && weights_values_row(st, kin, prev_shape)) ||
+               (kin[0] == ROWS_NEW && kin[1] == ROWS_SAME && row_only);
+    }
+    case OP_MERGE_HEADS: return kin[0] == ROWS_NEW && heads_op(st, kin, prev_shape);
+    case OP_ROPE: return kin[0] == ROWS_NEW && grown_on(&st->shape, prev_shape, 1);
+    default: return false;
+    }
 }
 
-bool rows_new_reader(const Stage *st, int q) {
+RowsReader rows_new_reader(const Stage *st, int q) {
+    if (q != 0) return ROWS_READS_WHOLE;
     switch (st->op) {
-    case OP_SCALE: case OP_MASK: case OP_SOFTMAX: return q == 0;
-    case OP_MATMUL: return q == 0 && !st->attr.b_transposed;  // the weights of weights · values
-    default: return false;
+    case OP_SCALE: case OP_MASK: case OP_SOFTMAX: return ROWS_READS_NEW_IF_NEW;
+    case OP_MATMUL:  // Q Kᵀ's square path reads every query; the weights' products take new rows
+        return st->attr.b_transposed ? ROWS_READS_NEW_IF_NEW : ROWS_READS_NEW;
+    case OP_ROPE: case OP_MERGE_HEADS: return ROWS_READS_NEW;
+    default: return ROWS_READS_WHOLE;
     }
 }
 
@@ -275,6 +353,7 @@ RowsKind rows_exec(const Stage *st, const float *const in[STAGE_MAX_IN], const R
         last_row(st, in, kin, w, prev, out);
         return ROWS_GROWN;
     }
+    if (heads_op(st, kin, prev_shape)) return heads_rows(st, in[0], kin[0], prev, out), ROWS_GROWN;
     if (st->op == OP_MATMUL) return matmul_rows(st, in, kin, prev, prev_shape, out);
     if (st->op == OP_ROPE) return rope_rows(st, in, kin, prev, prev_shape, out);
     if (cheap_op(st->op)) return cheap(st, in, kin, prev, prev_shape, out);
@@ -289,7 +368,7 @@ double rows_multiply_adds(const Stage *st, RowsKind kind) {
     const int T = o->ndim >= 2 ? o->dim[o->ndim - 2] : 1;
     switch (kind) {
     case ROWS_SAME: return 0;
-    case ROWS_GROWN: case ROWS_NEW: return all / (st->op == OP_LINEAR ? st->in_shape[0].dim[0] : T);  // one row of T
+    case ROWS_GROWN: case ROWS_NEW: case ROWS_NEW_SQUARE: return all / (st->op == OP_LINEAR ? st->in_shape[0].dim[0] : T);  // one row of T
     case ROWS_SQUARE: case ROWS_SQUARE0: return all * (2.0 * T - 1) / ((double)T * T);  // a row and a column
     default: return all;
     }
@@ -310,7 +389,7 @@ const char *rows_note(const Stage *st, RowsKind kind) {
     case ROWS_GROWN: return "cached decoder: only the new position's row computed; the rows above are the round before's";
     case ROWS_SQUARE: case ROWS_SQUARE0:
         return "cached decoder: only the new row and column computed; the rest is the round before's";
-    case ROWS_NEW: case ROWS_NEW_HIDDEN: case ROWS_NEW0:
+    case ROWS_NEW: case ROWS_NEW_SQUARE: case ROWS_NEW_HIDDEN: case ROWS_NEW0:
         return "cached decoder: only the new query's row computed and kept (no later stage reads the rows above: "
                "they are recomputed to be shown)";
     default: return NULL;
