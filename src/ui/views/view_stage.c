@@ -91,7 +91,7 @@ static bool cached_caption(const Stage *st, RowsKind kind, const char *sub, char
     snprintf(out, n, "%s%s%s",
              kind == ROWS_SAME    ? "cached: all copied from the round before"
              : kind == ROWS_GROWN ? "cached: outlined row computed"
-             : rows_is_new(kind)  ? "cached: outlined row computed, alone (rows above recomputed to show)"
+             : rows_is_new(kind)  ? "cached: only the outlined row computed and kept"
                                   : "cached: outlined row, column computed",
              sub[0] ? "   " : "", sub);
     return true;
