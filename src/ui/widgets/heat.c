@@ -37,12 +37,24 @@ typedef struct {
     float lo, hi, bar_lo, bar_hi;
 } RangeEntry;
 
+// Whether a slice has a masked cell (the colour bar then shows the masked grey), scanned once:
+// scanning a [1023, 3072] map every frame took 4 ms.
+enum { MASKED = 16 };
+typedef struct {
+    const float *data, *mask;
+    size_t n;
+    unsigned key[5];
+    bool any;
+} MaskedEntry;
+
 struct HeatCache {
     HeatEntry e[CACHE_SIZE];
     unsigned clock;
     size_t pixels;  // held by the images of e
     RangeEntry r[RANGES];
     int next_range;  // the slot the next new range takes
+    MaskedEntry m[MASKED];
+    int next_masked;  // the slot the next new one takes
 };
 
 HeatCache *heat_cache_new(void) { return calloc(1, sizeof(HeatCache)); }
@@ -389,10 +401,19 @@ static bool single_chars(const HeatSpec *h, int c0, int c1) {
     return true;
 }
 
-static bool any_masked(const HeatSpec *h) {
-    for (long i = 0; i < (long)h->rows * h->cols; i++)
-        if (h->data[i] == -INFINITY || (h->mask && h->mask[i] == -INFINITY)) return true;
-    return false;
+static bool any_masked(HeatCache *c, const HeatSpec *h) {
+    const size_t n = (size_t)h->rows * (size_t)h->cols;
+    for (int i = 0; i < MASKED; i++) {
+        const MaskedEntry *m = &c->m[i];
+        if (m->data == h->data && m->mask == h->mask && m->n == n && !memcmp(m->key, h->key, sizeof m->key)) return m->any;
+    }
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++) any = h->data[i] == -INFINITY || (h->mask && h->mask[i] == -INFINITY);
+    MaskedEntry *m = &c->m[c->next_masked];
+    *m = (MaskedEntry){h->data, h->mask, n, {0}, any};
+    memcpy(m->key, h->key, sizeof m->key);
+    c->next_masked = (c->next_masked + 1) % MASKED;
+    return any;
 }
 
 // The title in bold, then the shape and the subtitle. Where both do not fit, the subtitle (which
@@ -549,7 +570,7 @@ Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
     col_labels(ui, h, g.cells, c0, c1, top, g.col_px);
     const int room = r.y + r.h - lh - 4 - g.cells.y;
     const int bar_h = g.cells.h > 4 * lh ? g.cells.h : (4 * lh < room ? 4 * lh : room);
-    colour_bar(ui, en, (Rect){g.cells.x + g.cells.w + ui->small, g.cells.y, bar - ui->small, bar_h}, any_masked(h), h->absent);
+    colour_bar(ui, en, (Rect){g.cells.x + g.cells.w + ui->small, g.cells.y, bar - ui->small, bar_h}, any_masked(ui->heat, h), h->absent);
     const int below = g.cells.y + (g.cells.h > bar_h ? g.cells.h : bar_h) + 2;
     readout(ui, h, g.cells, (Rect){r.x, below < r.y + r.h - lh ? below : r.y + r.h - lh, r.w, lh}, r0, r1, c0, c1, down);
     return g.cells;
