@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "par.h"
+#include "simd.h"
 
 enum { CACHE_SIZE = 128 };
 // The images the cache may hold in all, in pixels (4 bytes each): 128 full-window images of a long
@@ -92,6 +93,29 @@ static Rgba pixel_wide(const float *data, const float *mask, int cols, int ya, i
     return n ? cmap_value(map, (float)(sum / n), lo, hi) : cmap_masked;
 }
 
+// sum[c] and count[c] += the counted cells of column from + c, rows [ya, yb): branch-free on the
+// bits (an exponent all ones is inf or NaN), so it vectorises; the same sums in any width.
+#define DEFINE_ADD_ROWS(NAME, ATTR)                                                                              \
+    ATTR static void NAME(double *sum, int *count, const float *data, const float *mask, int cols, int ya, int yb, \
+                          int from, int n) {                                                                     \
+        for (int r = ya; r < yb; r++) {                                                                          \
+            const float *v = data + (size_t)r * cols + from, *m = mask ? mask + (size_t)r * cols + from : NULL;  \
+            for (int c = 0; c < n; c++) {                                                                        \
+                uint32_t bits;                                                                                   \
+                memcpy(&bits, &v[c], sizeof bits);                                                               \
+                const uint32_t ok = ((bits & 0x7f800000u) != 0x7f800000u) & (!m || m[c] != -INFINITY);           \
+                bits &= 0u - ok; /* 0.0f where not counted */                                                    \
+                float kept;                                                                                      \
+                memcpy(&kept, &bits, sizeof kept);                                                               \
+                sum[c] += (double)kept, count[c] += (int)ok;                                                     \
+            }                                                                                                    \
+        }                                                                                                        \
+    }
+DEFINE_ADD_ROWS(add_rows, )
+#if defined(__x86_64__)
+DEFINE_ADD_ROWS(add_rows_avx2, __attribute__((target("avx2"))))  // four doubles a vector, not two
+#endif
+
 // One row of pixels: the cells of rows [ya, yb) summed down each column first (a loop the
 // compiler vectorises), then across each pixel's columns, SPAN columns at a time. A cell that is
 // not finite, or masked, is not counted; a pixel with none is the masked grey.
@@ -111,18 +135,11 @@ static void pixel_row(Rgba *out, const Columns *k, const float *data, const floa
         while (end < k->w && (pixel_cells(k, end, &a, &b), b - from <= SPAN)) to = b, end++;
         const int n = to - from;
         memset(sum, 0, sizeof(double) * (size_t)n), memset(count, 0, sizeof(int) * (size_t)n);
-        for (int r = ya; r < yb; r++) {  // branch-free on the bits (an exponent all ones is inf or NaN), so it vectorises
-            const float *v = data + (size_t)r * cols + from, *m = mask ? mask + (size_t)r * cols + from : NULL;
-            for (int c = 0; c < n; c++) {
-                uint32_t bits;
-                memcpy(&bits, &v[c], sizeof bits);
-                const uint32_t ok = ((bits & 0x7f800000u) != 0x7f800000u) & (!m || m[c] != -INFINITY);
-                bits &= 0u - ok;  // 0.0f where not counted
-                float kept;
-                memcpy(&kept, &bits, sizeof kept);
-                sum[c] += (double)kept, count[c] += (int)ok;
-            }
-        }
+#if defined(__x86_64__)
+        if (simd_level() >= SIMD_AVX2) add_rows_avx2(sum, count, data, mask, cols, ya, yb, from, n);
+        else
+#endif
+            add_rows(sum, count, data, mask, cols, ya, yb, from, n);
         for (; x < end; x++) {
             pixel_cells(k, x, &a, &b);
             double t = 0.0;
