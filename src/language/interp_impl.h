@@ -147,6 +147,22 @@ static inline size_t interp_new_rows_floats(const Stage *st) {
     return (size_t)shape_numel(&st->shape) / (size_t)st->shape.dim[st->shape.ndim - 2];
 }
 
+// ---- interp_cached.c ----
+// The same stage as i in the round before, when i can be computed from it (rows.h); -1 when it
+// cannot (the first round, a batch, an ablation, rounds that differ): then i runs whole.
+int interp_cached_from(const Interp *it, int i);
+// Hands stage j's buffer (the same stage, last round) to stage i, to grow in place; false, handing
+// nothing, when it must stay (a round a reader looks at, a small output, an evicted or pinned one).
+bool interp_take_output(Interp *it, int i, int j);
+// What stage i's inputs are next to last round's (kin; stage `from` its twin there); returns the
+// ROWS_NEW kind when stage i keeps its new rows alone, else ROWS_WHOLE.
+RowsKind interp_cached_kinds(const Interp *it, int i, int from, RowsKind kin[STAGE_MAX_IN]);
+// The floats interp_new_rows adds to the trace for stage i.
+size_t interp_new_rows_growth(const Interp *it, int i, int from);
+// Runs stage i as its new rows alone (kind) into newrow[i]; its output counts as evicted.
+bool interp_new_rows(Interp *it, int i, int from, const float *const in[STAGE_MAX_IN],
+                     const RowsKind kin[STAGE_MAX_IN], RowsKind kind, Err *e);
+
 // Checks the spec's inputs against the program and the model, changing nothing.
 bool interp_check_inputs(const Interp *it, const RunSpec *s, Err *e);
 // Copies checked inputs in (a greedy target gets room for every round) and starts the chooser.
