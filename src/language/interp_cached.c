@@ -21,8 +21,8 @@ static RowsKind input_kind(const Interp *it, const Ref *r, int first) {
 // (rows_new_kind), else ROWS_WHOLE. An input held as new rows that i cannot take so (it
 // computes whole) is given whole: kin says ROWS_WHOLE.
 RowsKind interp_cached_kinds(const Interp *it, int i, int from, RowsKind kin[STAGE_MAX_IN]) {
-    const Stage *st = interp_stage(it, i);
-    const Shape *ps = &interp_stage(it, from)->shape;
+    const Stage *st = interp_stage_at(it, i);
+    const Shape *ps = &interp_stage_at(it, from)->shape;
     const int first = it->round_start[interp_round_of(it, i)];
     for (int q = 0; q < st->n_in; q++) {
         kin[q] = input_kind(it, &st->in[q], first);
@@ -39,7 +39,8 @@ RowsKind interp_cached_kinds(const Interp *it, int i, int from, RowsKind kin[STA
 // The floats interp_new_rows adds to the trace for stage i (twin `from`): none when the buffer it takes
 // holds enough.
 size_t interp_new_rows_growth(const Interp *it, int i, int from) {
-    const size_t need = interp_new_rows_floats(interp_stage(it, i)), have = it->newrow[i] ? it->newrow_size[i] : it->newrow_size[from];
+    const size_t need = interp_new_rows_floats(interp_stage_at(it, i));
+    const size_t have = it->newrow[i] ? it->newrow_size[i] : it->newrow_size[from];
     return have >= need ? 0 : interp_want_floats(true, need) - have;
 }
 
@@ -47,7 +48,7 @@ size_t interp_new_rows_growth(const Interp *it, int i, int from) {
 // round's twin's buffer when i has none. Its output counts as evicted: a reader has it whole.
 bool interp_new_rows(Interp *it, int i, int from, const float *const in[STAGE_MAX_IN],
                      const RowsKind kin[STAGE_MAX_IN], RowsKind kind, Err *e) {
-    const Stage *st = interp_stage(it, i);
+    const Stage *st = interp_stage_at(it, i);
     const size_t need = interp_new_rows_floats(st);
     if (!it->newrow[i] && it->newrow[from]) {
         it->newrow[i] = it->newrow[from], it->newrow_size[i] = it->newrow_size[from];
@@ -76,7 +77,7 @@ int interp_cached_from(const Interp *it, int i) {
     const int k = interp_round_of(it, i);
     if (k < 1 || it->B != 1 || ablation_any(&it->ablation)) return -1;
     const int j = i - (it->round_start[k] - it->round_start[k - 1]);
-    const Stage *st = interp_stage(it, i), *was = interp_stage(it, j);
+    const Stage *st = interp_stage_at(it, i), *was = interp_stage_at(it, j);
     return was->op == st->op && was->line == st->line && was->n_in == st->n_in ? j : -1;
 }
 

@@ -52,11 +52,6 @@ void interp_evict_round(Interp *it, int k) {
     if (it->viewed_round == k) it->viewed_round = -1;
 }
 
-static const Stage *stage_at(const Interp *it, int i) {
-    int n;
-    return &expander_stages(it->x, &n)[i];
-}
-
 static int n_stages(const Interp *it) {
     int n;
     expander_stages(it->x, &n);
@@ -65,7 +60,7 @@ static int n_stages(const Interp *it) {
 
 // Whether stage i is in the same block as stage i - 1.
 static bool same_segment(const Interp *it, int i) {
-    const StageWhere a = stage_at(it, i - 1)->where, b = stage_at(it, i)->where;
+    const StageWhere a = interp_stage_at(it, i - 1)->where, b = interp_stage_at(it, i)->where;
     return interp_round_of(it, i - 1) == interp_round_of(it, i) && a.part == b.part && a.has_layer == b.has_layer &&
            (!a.has_layer || a.layer == b.layer);
 }
@@ -73,7 +68,7 @@ static bool same_segment(const Interp *it, int i) {
 void interp_index_stages(Interp *it) {
     const int n = n_stages(it);
     for (int i = it->n_indexed; i < n; i++) {
-        const Stage *st = stage_at(it, i);
+        const Stage *st = interp_stage_at(it, i);
         it->seg[i] = i == 0 ? 0 : it->seg[i - 1] + !same_segment(it, i);
         it->keep[i] = false;
         for (int q = 0; q < st->n_in; q++)
@@ -84,20 +79,20 @@ void interp_index_stages(Interp *it) {
 
 // Floats stage i's buffer takes (give_buffer's `want`).
 static size_t stage_floats(const Interp *it, int i) {
-    const size_t need = (size_t)shape_numel(&stage_at(it, i)->shape) * (size_t)it->B + 1;
+    const size_t need = (size_t)shape_numel(&interp_stage_at(it, i)->shape) * (size_t)it->B + 1;
     return interp_want_floats(it->greedy, need);
 }
 
 bool interp_new_rows_candidate(const Interp *it, int i) {
     const int k = interp_round_of(it, i);
-    const Stage *st = stage_at(it, i);
+    const Stage *st = interp_stage_at(it, i);
     if (!it->cached || k < 1 || st->shape.ndim != 3) return false;
     switch (st->op) {
     case OP_SPLIT_HEADS: case OP_ROPE: case OP_MATMUL: case OP_SCALE: case OP_MASK: case OP_SOFTMAX: break;
     default: return false;
     }
     for (int c = i + 1; c < it->round_start[k + 1]; c++) {
-        const Stage *r = stage_at(it, c);
+        const Stage *r = interp_stage_at(it, c);
         for (int q = 0; q < r->n_in; q++) {
             if (r->in[q].kind != REF_STAGE || r->in[q].index != i) continue;
             const RowsReader how = r->in[q].offset != 0 ? ROWS_READS_WHOLE : rows_new_reader(r, q);
@@ -116,7 +111,7 @@ size_t interp_min_trace_bytes(const Interp *it) {
         if (r >= 0 && r < from_round) continue;  // greedy rounds before those are let go whole
         const size_t f = stage_floats(it, i);
         if (interp_new_rows_candidate(it, i))  // its new rows, held past its block (interp.c's new_rows)
-            kept += interp_want_floats(true, interp_new_rows_floats(stage_at(it, i)));
+            kept += interp_want_floats(true, interp_new_rows_floats(interp_stage_at(it, i)));
         if (it->keep[i] || f <= INTERP_KEEP_FLOATS) {
             kept += f;
             continue;
@@ -169,7 +164,7 @@ int interp_plan_recompute(Interp *it, int i) {
     for (int j = i; j >= 0 && pending > 0; j--) {  // inputs come before their readers
         if (!it->mark[j]) continue;
         pending--, lo = j;
-        const Stage *st = stage_at(it, j);
+        const Stage *st = interp_stage_at(it, j);
         for (int q = 0; q < st->n_in; q++) {
             const int x = st->in[q].index;
             if (st->in[q].kind == REF_STAGE && it->evicted[x] && !it->mark[x]) it->mark[x] = true, pending++;

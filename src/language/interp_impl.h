@@ -103,6 +103,13 @@ struct Interp {
     size_t wide_floats;     // the copies' floats
 };
 
+// Stage i of the expanded program (interp_stage without its bounds check, for the files that
+// interp.c calls: no file of the floor calls round in a circle).
+static inline const Stage *interp_stage_at(const Interp *it, int i) {
+    int n;
+    return &expander_stages(it->x, &n)[i];
+}
+
 // ---- interp_wide.c ----
 // Weight w as float32: the model's own, or a widened copy of a weight held as half, valid as a
 // read stage's output is (until a release, step, rewind or new inputs); NULL when out of memory.
