@@ -32,12 +32,13 @@ static bool grow_outputs(Interp *it) {
     bool *kp = realloc(it->keep, sizeof *kp * (size_t)cap), *pn = realloc(it->pinned, sizeof *pn * (size_t)cap);
     if (kp) it->keep = kp;
     if (pn) it->pinned = pn;
-    bool *mk = realloc(it->mark, sizeof *mk * (size_t)cap);
+    bool *mk = realloc(it->mark, sizeof *mk * (size_t)cap), *ok = realloc(it->new_ok, sizeof *ok * (size_t)cap);
     if (mk) it->mark = mk;
+    if (ok) it->new_ok = ok;
     unsigned *sr = realloc(it->seg_read, sizeof *sr * (size_t)cap), *tr = realloc(it->stage_read, sizeof *tr * (size_t)cap);
     if (sr) it->seg_read = sr;
     if (tr) it->stage_read = tr;
-    if (!no || !ns || !ev || !kd || !nr || !nz || !sg || !kp || !pn || !mk || !sr || !tr) return false;
+    if (!no || !ns || !ev || !kd || !nr || !nz || !sg || !kp || !pn || !mk || !ok || !sr || !tr) return false;
     memset(nr + it->out_cap, 0, sizeof *nr * (size_t)(cap - it->out_cap));
     memset(nz + it->out_cap, 0, sizeof *nz * (size_t)(cap - it->out_cap));
     for (int i = it->out_cap; i < cap; i++) kd[i] = ROWS_WHOLE;
@@ -118,7 +119,7 @@ void interp_free(Interp *it) {
     free(it->out_size);
     free(it->evicted);
     free(it->kind);
-    free(it->seg), free(it->keep), free(it->pinned), free(it->mark), free(it->seg_read), free(it->stage_read);
+    free(it->seg), free(it->keep), free(it->pinned), free(it->mark), free(it->new_ok), free(it->seg_read), free(it->stage_read);
     for (int k = 0; k < it->n_spare; k++) free(it->spare[k]);
     free(it->spare);
     free(it->spare_size);

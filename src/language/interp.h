@@ -150,8 +150,8 @@ size_t interp_trace_bytes(const Interp *it);
 size_t interp_held_bytes(const Interp *it);
 // How stage i was computed by the cached decoder (rows.h): ROWS_WHOLE (whole, or not cached),
 // ROWS_SAME (copied from the round before), ROWS_GROWN (one new row computed), ROWS_SQUARE /
-// ROWS_SQUARE0 (a new row and column of a square), ROWS_NEW / ROWS_NEW_HIDDEN / ROWS_NEW0 (a
-// square's new row alone computed and kept; read whole, it is recomputed).
+// ROWS_SQUARE0 (a new row and column of a square), ROWS_NEW and the square's ROWS_NEW_SQUARE,
+// ROWS_NEW_HIDDEN, ROWS_NEW0 (heads' new row alone computed and kept; read whole, recomputed).
 RowsKind interp_stage_rows(const Interp *it, int i);
 const Program *interp_program(const Interp *it);
 const Model *interp_model(const Interp *it);

@@ -65,25 +65,9 @@ static bool same_segment(const Interp *it, int i) {
            (!a.has_layer || a.layer == b.layer);
 }
 
-void interp_index_stages(Interp *it) {
-    const int n = n_stages(it);
-    for (int i = it->n_indexed; i < n; i++) {
-        const Stage *st = interp_stage_at(it, i);
-        it->seg[i] = i == 0 ? 0 : it->seg[i - 1] + !same_segment(it, i);
-        it->keep[i] = false;
-        for (int q = 0; q < st->n_in; q++)
-            if (st->in[q].kind == REF_STAGE && it->seg[st->in[q].index] != it->seg[i]) it->keep[st->in[q].index] = true;
-    }
-    it->n_indexed = n;
-}
-
-// Floats stage i's buffer takes (give_buffer's `want`).
-static size_t stage_floats(const Interp *it, int i) {
-    const size_t need = (size_t)shape_numel(&interp_stage_at(it, i)->shape) * (size_t)it->B + 1;
-    return interp_want_floats(it->greedy, need);
-}
-
-bool interp_new_rows_candidate(const Interp *it, int i) {
+// Whether stage i may be held as its new rows alone (interp_new_rows_candidate), from its
+// readers' answers, which come later in its round and so are set already (indexed backwards).
+static bool new_rows_ok(const Interp *it, int i) {
     const int k = interp_round_of(it, i);
     const Stage *st = interp_stage_at(it, i);
     if (!it->cached || k < 1 || st->shape.ndim != 3) return false;
@@ -96,11 +80,32 @@ bool interp_new_rows_candidate(const Interp *it, int i) {
         for (int q = 0; q < r->n_in; q++) {
             if (r->in[q].kind != REF_STAGE || r->in[q].index != i) continue;
             const RowsReader how = r->in[q].offset != 0 ? ROWS_READS_WHOLE : rows_new_reader(r, q);
-            if (how == ROWS_READS_WHOLE || (how == ROWS_READS_NEW_IF_NEW && !interp_new_rows_candidate(it, c))) return false;
+            if (how == ROWS_READS_WHOLE || (how == ROWS_READS_NEW_IF_NEW && !it->new_ok[c])) return false;
         }
     }
     return true;
 }
+
+void interp_index_stages(Interp *it) {
+    const int n = n_stages(it);
+    for (int i = it->n_indexed; i < n; i++) {
+        const Stage *st = interp_stage_at(it, i);
+        it->seg[i] = i == 0 ? 0 : it->seg[i - 1] + !same_segment(it, i);
+        it->keep[i] = false;
+        for (int q = 0; q < st->n_in; q++)
+            if (st->in[q].kind == REF_STAGE && it->seg[st->in[q].index] != it->seg[i]) it->keep[st->in[q].index] = true;
+    }
+    for (int i = n - 1; i >= it->n_indexed; i--) it->new_ok[i] = new_rows_ok(it, i);  // readers first (a round comes whole)
+    it->n_indexed = n;
+}
+
+// Floats stage i's buffer takes (give_buffer's `want`).
+static size_t stage_floats(const Interp *it, int i) {
+    const size_t need = (size_t)shape_numel(&interp_stage_at(it, i)->shape) * (size_t)it->B + 1;
+    return interp_want_floats(it->greedy, need);
+}
+
+bool interp_new_rows_candidate(const Interp *it, int i) { return it->new_ok[i]; }
 
 size_t interp_min_trace_bytes(const Interp *it) {
     size_t kept = 0, block = 0, most = 0;

@@ -75,6 +75,7 @@ struct Interp {
     // for a reader). The same stage of the next round takes the buffer over.
     float **newrow;         // [out_cap] NULL for other stages
     size_t *newrow_size;    // [out_cap] floats each holds (counted in trace_floats)
+    bool *new_ok;           // [out_cap] interp_new_rows_candidate, set as the stages are indexed
     DecodeChoice choice;  // sampling or beam search instead of greedy's argmax (sample.h)
     Chooser *ch;          // what each round chose, when not greedy
     int *tokens, *parents;  // [B] a round's choice: the token each row appends, the row it extends
@@ -126,7 +127,7 @@ int interp_round_of(const Interp *it, int i);
 bool interp_to_spares(Interp *it, int i);
 // Drops round k's outputs (but the small ones), their buffers kept as spares.
 void interp_evict_round(Interp *it, int k);
-// Sets seg and keep for the stages expanded since the last call (n_indexed on).
+// Sets seg, keep and new_ok for the stages expanded since the last call (n_indexed on).
 void interp_index_stages(Interp *it);
 // With a budget, drops spares and then outputs until `need` more floats fit, sparing the block
 // being run, the block `protect` (-1: none), what was read since the last release when

@@ -311,8 +311,6 @@ void rows_exec_new(const Stage *st, const float *const in[STAGE_MAX_IN], const R
 bool rows_reads_new(const Stage *st, const RowsKind kin[STAGE_MAX_IN], const Shape *prev_shape) {
     switch (st->op) {
     case OP_MATMUL: {
-        int ab[2], bb[2], T, N, K;
-        matmul_sizes(st, ab, bb, &T, &N, &K);
         const bool row_only = st->shape.ndim <= 3 && grown_on(&st->shape, prev_shape, st->shape.ndim - 2);
         return (kin[0] == ROWS_NEW0 && weights_values_row(st, kin, prev_shape)) ||
                (kin[0] == ROWS_NEW && kin[1] == ROWS_SAME && row_only);
@@ -368,7 +366,8 @@ double rows_multiply_adds(const Stage *st, RowsKind kind) {
     const int T = o->ndim >= 2 ? o->dim[o->ndim - 2] : 1;
     switch (kind) {
     case ROWS_SAME: return 0;
-    case ROWS_GROWN: case ROWS_NEW: case ROWS_NEW_SQUARE: return all / (st->op == OP_LINEAR ? st->in_shape[0].dim[0] : T);  // one row of T
+    case ROWS_GROWN: case ROWS_NEW: case ROWS_NEW_SQUARE:  // one row of T
+        return all / (st->op == OP_LINEAR ? st->in_shape[0].dim[0] : T);
     case ROWS_SQUARE: case ROWS_SQUARE0: return all * (2.0 * T - 1) / ((double)T * T);  // a row and a column
     default: return all;
     }
