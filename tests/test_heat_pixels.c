@@ -123,8 +123,36 @@ static void test_long_ranges(void) {
     free(masked);
 }
 
+// cmap_values (eight at a time where the CPU has AVX2, the rest one by one) against the reference
+// colouring, exactly, channel for channel: a sweep past both ends of each map through every
+// stop, on ranges of both signs and empty ones, with NaN, the infinities, -0 and tiny values;
+// -inf is the masked grey. A run of 1001 values, so the vector loop's tail is taken too.
+static void test_colours(void) {
+    enum { N = 1001 };
+    float v[N];
+    Rgba got[N];
+    const float ranges[][2] = {{-1, 1}, {-3.5f, 0.25f}, {0, 0}, {2, 2}, {0.1f, 7}, {-1e-30f, 1e-30f}};
+    const float special[] = {NAN, INFINITY, -INFINITY, -0.0f, 1e-40f, -1e-40f, 3e38f, -3e38f};
+    for (int m = 0; m < 2; m++)
+        for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
+            const float lo = ranges[r][0], hi = ranges[r][1], span = hi - lo > 0 ? hi - lo : 1.0f;
+            for (int i = 0; i < N; i++) v[i] = lo - 0.2f * span + 1.4f * span * (float)i / (N - 1);
+            for (size_t k = 0; k < sizeof special / sizeof *special; k++) v[37 * k + 3] = special[k];
+            const Colormap map = m ? CMAP_SEQUENTIAL : CMAP_DIVERGING;
+            cmap_values(got, v, N, map, lo, hi);
+            int bad = 0, first = -1;
+            for (int i = 0; i < N; i++) {
+                const Rgba want = v[i] == -INFINITY ? cmap_masked : ref_colour(map, v[i], lo, hi);
+                if (memcmp(&got[i], &want, sizeof want)) bad++, first = first < 0 ? i : first;
+            }
+            CHECK(bad == 0, "map %d, range %g to %g: %d of %d colours differ from the reference, first at %g", m,
+                  (double)lo, (double)hi, bad, N, first >= 0 ? (double)v[first] : 0.0);
+        }
+}
+
 int main(void) {
     test_long_ranges();
+    test_colours();
     enum { ROWS = 37, COLS = 5003 };
     float *d = malloc(sizeof(float) * ROWS * COLS), *mask = malloc(sizeof(float) * ROWS * COLS);
     CHECK(d && mask, "memory");

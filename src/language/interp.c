@@ -1,6 +1,7 @@
 // interp.c: runs stages into the trace, drives greedy decoding, re-runs after new input.
 #include "interp.h"
 #include "bounds.h"
+#include "mem.h"
 #include "interp_impl.h"
 #include "par.h"
 
@@ -173,7 +174,8 @@ static const float *stage_data(Interp *it, int i) {
 static const float *read_stage(Interp *it, int i) {
     interp_note_read(it, i);  // (a greedy round let go whole spares it too)
     if (!it->budget_floats) return stage_data(it, i);
-    interp_make_room(it, it->evicted[i] ? interp_recompute_floats(it, i) : 0, it->seg[i], true);
+    const bool again = it->evicted[i];
+    interp_make_room(it, again ? interp_recompute_floats(it, i) : 0, again ? interp_one_buffer(it, i) : 0, it->seg[i], true);
     return stage_data(it, i);
 }
 
@@ -224,6 +226,7 @@ static bool give_buffer(Interp *it, int i, size_t need, bool keep, Err *e) {
         }
         float *grown = keep ? realloc(buf, sizeof(float) * want) : (free(buf), malloc(sizeof(float) * want));
         if (!grown && keep) free(buf);
+        mem_prefer_huge(grown, sizeof(float) * want);  // before its first write (mem.h)
         buf = grown;
         it->trace_floats = it->trace_floats - held + (buf ? want : 0);
         held = buf ? want : 0;
@@ -355,10 +358,11 @@ StepStatus interp_step(Interp *it, Err *e) {
     const int from = it->cached && k > 0 ? interp_cached_from(it, it->n_done) : -1;  // its round-before twin, if dropped
     RowsKind kin[STAGE_MAX_IN];
     const bool new_rows_only = from >= 0 && interp_cached_kinds(it, it->n_done, from, kin) != ROWS_WHOLE;  // no output buffer
-    if (new_rows_only) interp_make_room(it, interp_new_rows_growth(it, it->n_done, from), -1, false);
+    if (new_rows_only) interp_make_room(it, interp_new_rows_growth(it, it->n_done, from), 0, -1, false);
     else {
         const size_t again = it->budget_floats && from >= 0 && it->evicted[from] ? interp_recompute_floats(it, from) : 0;
-        interp_make_room(it, (it->out_size[it->n_done] >= need ? 0 : interp_want_floats(it->greedy, need)) + again, -1, false);
+        const size_t own = it->out_size[it->n_done] >= need ? 0 : interp_want_floats(it->greedy, need);
+        interp_make_room(it, own + again, again || it->out[it->n_done] ? 0 : own, -1, false);  // a spare serves a new buffer
     }
     if (!exec_stage(it, it->n_done, it->cached && k > 0, e)) return STEP_FAILED;
     transient_release(&it->transient, it->n_done, interp_stage(it, it->n_done), it->out, it->out_size);

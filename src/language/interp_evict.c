@@ -127,6 +127,17 @@ size_t interp_min_trace_bytes(const Interp *it) {
     return (kept + most) * sizeof(float);
 }
 
+// A product that sums many terms a value (a linear layer's 768 or 3072, attention's context over
+// the positions) costs 2K flops a float to recompute; an attention map's scores (K = 64, the
+// head's width) 128, and an element-wise op a few. Dear outputs go last, the cheap first, so a
+// step back into a block recomputes its large cheap maps and keeps its products: GPT-2's c_proj,
+// 3 MB, takes 4.8 GFLOP to compute again; its block's attention maps, 48 MB each, far less.
+enum { DEAR_FLOPS_PER_FLOAT = 256 };
+static bool dear(const Interp *it, int j) {
+    const Stage *st = interp_stage_at(it, j);
+    return op_flops(st) >= (double)DEAR_FLOPS_PER_FLOAT * (double)shape_numel(&st->shape);
+}
+
 static bool droppable(const Interp *it, int j) {
     return !it->evicted[j] && it->out[j] && it->out_size[j] > INTERP_KEEP_FLOATS && !it->keep[j] && !it->pinned[j];
 }
@@ -136,31 +147,67 @@ static bool droppable(const Interp *it, int j) {
 static bool read_now(const Interp *it, int j) { return it->stage_read[j] == it->read_epoch; }
 static bool read_lately(const Interp *it, int seg) { return it->seg_read[seg] + 1 >= it->read_epoch && it->seg_read[seg]; }
 
-void interp_make_room(Interp *it, size_t need, int protect, bool reading) {
+// A spare of exactly `reuse` floats moved first in the list (it serves the buffer coming);
+// whether there is one.
+static bool spare_for(Interp *it, size_t reuse) {
+    for (int k = 0; reuse && k < it->n_spare; k++)
+        if (it->spare_size[k] == reuse) {
+            float *p = it->spare[k];
+            it->spare[k] = it->spare[0], it->spare_size[k] = it->spare_size[0];
+            it->spare[0] = p, it->spare_size[0] = reuse;
+            return true;
+        }
+    return false;
+}
+
+// Drops output j: freed, or kept as the spare the buffer coming takes (`*reuse` floats, then 0).
+static void drop(Interp *it, int j, size_t *need, size_t *reuse) {
+    if (*reuse && it->out_size[j] == *reuse && interp_to_spares(it, j)) {
+        *need -= *reuse, *reuse = 0;  // its pages are the process's already: no faults, no zeroing
+        it->evicted[j] = true;
+        return;
+    }
+    it->trace_floats -= it->out_size[j];
+    free(it->out[j]);
+    it->out[j] = NULL, it->out_size[j] = 0, it->evicted[j] = true;
+}
+
+void interp_make_room(Interp *it, size_t need, size_t reuse, int protect, bool reading) {
     if (!it->budget_floats || it->transient.last_reader) return;
-    while (it->trace_floats + need > it->budget_floats && it->n_spare > 0) {
+    reuse = reuse <= need ? reuse : 0;
+    const bool has = spare_for(it, reuse);  // then spare 0 serves it: the rest may go
+    if (has) need -= reuse, reuse = 0;
+    while (it->trace_floats + need > it->budget_floats && it->n_spare > (has ? 1 : 0)) {
         it->trace_floats -= it->spare_size[--it->n_spare];
         free(it->spare[it->n_spare]);
     }
     const int n = n_stages(it);
     const int running = it->n_done < n ? it->seg[it->n_done] : -1, shown = it->n_done > 0 ? it->seg[it->n_done - 1] : -1;
     int first_held = it->evict_from;  // stays when no pass scans
-    for (int pass = 0; pass < 2 && it->trace_floats + need > it->budget_floats; pass++) {
+    // Pass 0 drops the cheap outputs of blocks not shown or read lately; pass 1 their dear ones
+    // too; pass 2 any but the running block's, the protected one's and what a reader holds.
+    for (int pass = 0; pass < 3 && it->trace_floats + need > it->budget_floats; pass++) {
         first_held = it->n_done;
         for (int j = it->evict_from; j < it->n_done; j++) {
             if (!droppable(it, j)) continue;
             const int s = it->seg[j];
             if (s == running || s == protect || (reading && read_now(it, j)) ||
-                (pass == 0 && (s == shown || read_lately(it, s))) || it->trace_floats + need <= it->budget_floats) {
+                (pass < 2 && (s == shown || read_lately(it, s))) || (pass == 0 && dear(it, j)) ||
+                it->trace_floats + need <= it->budget_floats) {
                 if (j < first_held) first_held = j;
                 continue;
             }
-            it->trace_floats -= it->out_size[j];
-            free(it->out[j]);
-            it->out[j] = NULL, it->out_size[j] = 0, it->evicted[j] = true;
+            drop(it, j, &need, &reuse);
         }
     }
     if (first_held > it->evict_from) it->evict_from = first_held;
+}
+
+size_t interp_one_buffer(Interp *it, int i) {
+    const Stage *st = interp_stage_at(it, i);
+    for (int q = 0; q < st->n_in; q++)
+        if (st->in[q].kind == REF_STAGE && it->evicted[st->in[q].index]) return 0;  // more to recompute
+    return stage_floats(it, i);
 }
 
 int interp_plan_recompute(Interp *it, int i) {

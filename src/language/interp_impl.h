@@ -132,7 +132,11 @@ void interp_index_stages(Interp *it);
 // With a budget, drops spares and then outputs until `need` more floats fit, sparing the block
 // being run, the block `protect` (-1: none), what was read since the last release when
 // `reading`, and, while it can, the block last run and the blocks read in the epoch before.
-void interp_make_room(Interp *it, size_t need, int protect, bool reading);
+// `reuse`: the floats of the one buffer `need` is for (0: several, or none), so that an output
+// of that size it drops becomes the spare the buffer takes: no fresh pages to fault and zero.
+void interp_make_room(Interp *it, size_t need, size_t reuse, int protect, bool reading);
+// The floats of stage i's buffer when recomputing it recomputes it alone (its inputs held); else 0.
+size_t interp_one_buffer(Interp *it, int i);
 // Sets min_floats for the stages expanded so far; a budget below it is refused (e set) when
 // `refuse` and the user gave it, else raised to it.
 bool interp_budget_check(Interp *it, bool refuse, Err *e);

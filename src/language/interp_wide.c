@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "interp_impl.h"
+#include "mem.h"
 
 // Widened copies past this many floats let go of those not read since the last release.
 enum { WIDE_KEEP_FLOATS = 64 << 20 };  // 256 MB
@@ -28,6 +29,7 @@ const float *interp_weight(Interp *it, int w) {
     const size_t n = (size_t)shape_numel(&en->shape);
     make_room(it, n);
     if (!(it->wide[w] = malloc(sizeof(float) * (n ? n : 1)))) return NULL;
+    mem_prefer_huge(it->wide[w], sizeof(float) * n);
     model_numbers(it->m, w, it->wide[w]);
     it->wide_floats += n;
     return it->wide[w];

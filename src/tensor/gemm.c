@@ -18,6 +18,7 @@
 
 #include "gemm_small.h"
 #include "kernels.h"
+#include "mem.h"
 #include "par.h"
 #include "simd.h"
 #if SIMD_X86
@@ -533,8 +534,10 @@ void sgemm_half(float *c, int ldc, const float *a, int lda, const uint16_t *b, i
 size_t sgemm_packed_floats(int N, int K) { return (size_t)padded_n(N, gemm_impl().nr) * (size_t)(K > 0 ? K : 0); }
 
 float *sgemm_packed_new(int N, int K) {
-    const size_t floats = sgemm_packed_floats(N, K);
-    return aligned_alloc(64, (sizeof(float) * (floats ? floats : 1) + 63) / 64 * 64);
+    const size_t floats = sgemm_packed_floats(N, K), bytes = (sizeof(float) * (floats ? floats : 1) + 63) / 64 * 64;
+    float *p = aligned_alloc(64, bytes);
+    mem_prefer_huge(p, bytes);
+    return p;
 }
 
 // The panels are split over the cores (each thread a run of them), as a weight's packing is

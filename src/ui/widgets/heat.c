@@ -64,14 +64,23 @@ void heat_cache_free(HeatCache *c) {
     free(c);
 }
 
-void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi) {
+// heat_range, and in *neg_inf whether what the range is read from holds -inf.
+static void range_scan(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi,
+                       bool *neg_inf) {
     *map = h->kind == TK_PROBS ? CMAP_SEQUENTIAL : CMAP_DIVERGING;
     const float *d = h->range ? h->range : h->data;
     size_t n = h->range ? h->range_n : (size_t)h->rows * h->cols;
-    cmap_range(*map, d, n, lo, hi, bar_lo, bar_hi);
+    cmap_range_scan(*map, d, n, lo, hi, bar_lo, bar_hi, neg_inf);
     if (*map == CMAP_SEQUENTIAL)  // probabilities: 0 to 1 on every map, so any two compare
         *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
 }
+
+void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi) {
+    bool neg_inf;
+    range_scan(h, map, lo, hi, bar_lo, bar_hi, &neg_inf);
+}
+
+static void remember_masked(HeatCache *c, const HeatSpec *h, bool any);
 
 // heat_range, each range computed once (RangeEntry): a shared one for all the slices that
 // share it, a slice's own for that slice (the colour bar's room and the image both ask).
@@ -88,7 +97,10 @@ static void cached_range(HeatCache *c, const HeatSpec *h, Colormap *map, float *
             return;
         }
     }
-    heat_range(h, map, lo, hi, bar_lo, bar_hi);
+    bool neg_inf;
+    range_scan(h, map, lo, hi, bar_lo, bar_hi, &neg_inf);
+    if (src == h->data && n == (size_t)h->rows * (size_t)h->cols && !h->mask)
+        remember_masked(c, h, neg_inf);  // the pass read what any_masked asks of
     c->r[c->next_range] = (RangeEntry){src, n, {h->key[0], h->key[1], h->key[2], slice, h->key[4]}, *map, *lo, *hi,
                                        *bar_lo, *bar_hi};
     c->next_range = (c->next_range + 1) % RANGES;
@@ -321,13 +333,16 @@ static bool any_masked(HeatCache *c, const HeatSpec *h) {
         const MaskedEntry *m = &c->m[i];
         if (m->data == h->data && m->mask == h->mask && m->n == n && !memcmp(m->key, h->key, sizeof m->key)) return m->any;
     }
-    bool any = false;
-    for (size_t i = 0; i < n && !any; i++) any = h->data[i] == -INFINITY || (h->mask && h->mask[i] == -INFINITY);
+    const bool any = cmap_any_neg_inf(h->data, n) || cmap_any_neg_inf(h->mask, n);
+    remember_masked(c, h, any);
+    return any;
+}
+
+static void remember_masked(HeatCache *c, const HeatSpec *h, bool any) {
     MaskedEntry *m = &c->m[c->next_masked];
-    *m = (MaskedEntry){h->data, h->mask, n, {0}, any};
+    *m = (MaskedEntry){h->data, h->mask, (size_t)h->rows * (size_t)h->cols, {0}, any};
     memcpy(m->key, h->key, sizeof m->key);
     c->next_masked = (c->next_masked + 1) % MASKED;
-    return any;
 }
 
 // The title in bold, then the shape and the subtitle. Where both do not fit, the subtitle (which

@@ -60,7 +60,8 @@ DEFINE_ADD_ROWS(add_rows_avx2, __attribute__((target("avx2"))))  // four doubles
 
 // One row of pixels: the cells of rows [ya, yb) summed down each column first (a loop the
 // compiler vectorises), then across each pixel's columns, SPAN columns at a time. A cell that is
-// not finite, or masked, is not counted; a pixel with none is the masked grey.
+// not finite, or masked, is not counted; a pixel with none is the masked grey. The colours of a
+// run of pixels are made together (cmap_values: eight at a time).
 static void pixel_row(Rgba *out, const Columns *k, const float *data, const float *mask, int cols, int ya, int yb,
                       Colormap map, float lo, float hi) {
     enum { SPAN = 1024 };
@@ -73,8 +74,8 @@ static void pixel_row(Rgba *out, const Columns *k, const float *data, const floa
             out[x++] = pixel_wide(data, mask, cols, ya, yb, from, to, map, lo, hi);
             continue;
         }
-        int end = x + 1;  // pixels [x, end) take cells [from, to), at most SPAN of them
-        while (end < k->w && (pixel_cells(k, end, &a, &b), b - from <= SPAN)) to = b, end++;
+        int end = x + 1;  // pixels [x, end) take cells [from, to): at most SPAN of each
+        while (end < k->w && end - x < SPAN && (pixel_cells(k, end, &a, &b), b - from <= SPAN)) to = b, end++;
         const int n = to - from;
         memset(sum, 0, sizeof(double) * (size_t)n), memset(count, 0, sizeof(int) * (size_t)n);
 #if defined(__x86_64__)
@@ -82,13 +83,16 @@ static void pixel_row(Rgba *out, const Columns *k, const float *data, const floa
         else
 #endif
             add_rows(sum, count, data, mask, cols, ya, yb, from, n);
-        for (; x < end; x++) {
-            pixel_cells(k, x, &a, &b);
+        float mean[SPAN];  // a pixel's average, -inf where no cell counts (cmap_value's masked grey)
+        for (int p = x; p < end; p++) {
+            pixel_cells(k, p, &a, &b);
             double t = 0.0;
             int got = 0;
             for (int c = a - from; c < b - from; c++) t += sum[c], got += count[c];
-            out[x] = got ? cmap_value(map, (float)(t / got), lo, hi) : cmap_masked;
+            mean[p - x] = got ? (float)(t / got) : -INFINITY;
         }
+        cmap_values(out + x, mean, end - x, map, lo, hi);
+        x = end;
     }
 }
 
