@@ -61,6 +61,10 @@ static void test_sgemm(void) {
             test_sgemm_shape(Ms[i], Ns[j], Ks[(i * j) % 7], (i + j) % 2 == 1, j % 3 == 1);
         }
     test_sgemm_shape(3, 4, 0, false, true);  // K = 0: bias only
+    // Wide and over one row tile (MB = 132): unpacked, each thread takes columns over all the
+    // rows (gemm.c's whole_rows), packed it takes row tiles; the same bits either way.
+    test_sgemm_shape(300, 520, 300, false, false);
+    test_sgemm_shape(150, 2100, 96, true, true);
 }
 
 #ifdef _OPENMP  // (the browser's build runs one thread)
@@ -103,6 +107,8 @@ static void test_sgemm_threads(void) {
         sgemm_threads_shape(200, 512, 512, true, true, counts[t]);
         sgemm_threads_shape(12, 512, 512, true, true, counts[t]);
         sgemm_threads_shape(64, 64, 64, true, false, counts[t]);
+        sgemm_threads_shape(300, 520, 300, false, false, counts[t]);  // unpacked: column tiles over all rows
+        sgemm_threads_shape(150, 2100, 96, true, false, counts[t]);
     }
 }
 #endif

@@ -59,7 +59,8 @@ int ui_bench_run(int frames);
 // frame drawn off screen at 1920x1080. Times in ms; false with e set if it could not run.
 typedef struct {
     double trace_ms;                        // the whole pass
-    double step_median, step_p99, step_max;  // a step key to its frame, over every stage
+    double first_ms;                        // the first frame, on the first stage (the opening's, not a step)
+    double step_median, step_p99, step_max;  // a step key to its frame, over every stage after the first
     int steps;
     double open_ms;      // ui_bench_open: the model and its tokenizer read, the session opened
     size_t trace_bytes;  // what the trace held at the end (interp_trace_bytes)

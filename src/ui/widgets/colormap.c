@@ -119,33 +119,50 @@ Rgba cmap_value(Colormap m, float v, float lo, float hi) {
 }
 
 // The least and the most finite value of x[0, n), into *mn and *mx (left as they are where
-// none is finite): four at a time in vectors (SSE2's and WebAssembly's width), a value that is
-// not finite (NaN, an infinity) never taken. Branch-free selects, so the compiler keeps it in
-// vector registers (eight-wide vectors on SSE2 came out as scalar compares).
+// none is finite), and whether any is -inf (or'd into *neg_inf): W at a time in vectors (four in
+// SSE2's and WebAssembly's width, eight in AVX2's), a value that is not finite (NaN, an
+// infinity) never taken. Branch-free selects, so the compiler keeps it in vectors; the least and
+// the most are the same in any order and width.
+#define DEFINE_FINITE_SPAN(NAME, W, ATTR)                                                               \
+    ATTR static void NAME(const float *x, size_t n, float *mn, float *mx, int *neg_inf) {               \
+        typedef float vf __attribute__((vector_size(4 * W)));                                           \
+        typedef float vfu __attribute__((vector_size(4 * W), aligned(4)));                              \
+        typedef int vi __attribute__((vector_size(4 * W)));                                             \
+        vf inf, lo, hi;                                                                                 \
+        vi ninf;                                                                                        \
+        for (int k = 0; k < W; k++) inf[k] = INFINITY, ninf[k] = 0;                                     \
+        lo = inf, hi = -inf;                                                                            \
+        size_t i = 0;                                                                                   \
+        for (; i + W <= n; i += W) {                                                                    \
+            const vf v = *(const vfu *)(x + i);                                                         \
+            const vi fin = (v < inf) & (v > -inf); /* all ones where finite (NaN compares false) */     \
+            const vi take_lo = fin & (v < lo), take_hi = fin & (v > hi);                                \
+            lo = (vf)((take_lo & (vi)v) | (~take_lo & (vi)lo));                                         \
+            hi = (vf)((take_hi & (vi)v) | (~take_hi & (vi)hi));                                         \
+            ninf |= v == -inf;                                                                          \
+        }                                                                                               \
+        float a = *mn, b = *mx;                                                                         \
+        int found = 0;                                                                                  \
+        for (int k = 0; k < W; k++) a = lo[k] < a ? lo[k] : a, b = hi[k] > b ? hi[k] : b, found |= ninf[k]; \
+        for (; i < n; i++) {                                                                            \
+            if (isfinite(x[i])) a = x[i] < a ? x[i] : a, b = x[i] > b ? x[i] : b;                       \
+            found |= x[i] == -INFINITY;                                                                 \
+        }                                                                                               \
+        *mn = a, *mx = b, *neg_inf |= found != 0;                                                       \
+    }
+DEFINE_FINITE_SPAN(finite_span4, 4, )
+#if defined(__x86_64__)
+DEFINE_FINITE_SPAN(finite_span8, 8, __attribute__((target("avx2"))))  // one core reads a map twice as fast
+#endif
+
 static void finite_span(const float *x, size_t n, float *mn, float *mx, int *neg_inf) {
-    typedef float v4 __attribute__((vector_size(16)));
-    typedef float v4u __attribute__((vector_size(16), aligned(4)));
-    typedef int v4i __attribute__((vector_size(16)));
-    const v4 inf = {INFINITY, INFINITY, INFINITY, INFINITY};
-    v4 lo = inf, hi = -inf;
-    v4i ninf = {0, 0, 0, 0};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const v4 v = *(const v4u *)(x + i);
-        const v4i fin = (v < inf) & (v > -inf);  // all ones where finite (NaN compares false)
-        const v4i take_lo = fin & (v < lo), take_hi = fin & (v > hi);
-        lo = (v4)((take_lo & (v4i)v) | (~take_lo & (v4i)lo));
-        hi = (v4)((take_hi & (v4i)v) | (~take_hi & (v4i)hi));
-        ninf |= v == -inf;
+#if defined(__x86_64__)
+    if (simd_level() >= SIMD_AVX2) {
+        finite_span8(x, n, mn, mx, neg_inf);
+        return;
     }
-    float a = *mn, b = *mx;
-    int found = ninf[0] | ninf[1] | ninf[2] | ninf[3];
-    for (int k = 0; k < 4; k++) a = lo[k] < a ? lo[k] : a, b = hi[k] > b ? hi[k] : b;
-    for (; i < n; i++) {
-        if (isfinite(x[i])) a = x[i] < a ? x[i] : a, b = x[i] > b ? x[i] : b;
-        found |= x[i] == -INFINITY;
-    }
-    *mn = a, *mx = b, *neg_inf |= found != 0;
+#endif
+    finite_span4(x, n, mn, mx, neg_inf);
 }
 
 // Whether x[0..n) holds -inf: no branch in the loop, so it runs four values a vector.
