@@ -5,7 +5,10 @@
 // outputs small enough to keep always, the outputs read across blocks (the residual stream
 // between layers, the encoder's memory, the masks: keep[]) and the block being run; when the
 // outputs held pass the budget, the other outputs go, oldest first, the blocks read last
-// going last. A block (a segment) is a run of stages of one round, part and layer.
+// going last, and the cheap to recompute before the dear (a product summing many terms: dear()).
+// The buffer a dropped output leaves serves the recomputed one that needed the room, when their
+// sizes agree (interp_make_room's `reuse`). A block (a segment) is a run of stages of one round,
+// part and layer.
 //
 // An output that went is recomputed when read (interp.c's stage_data, on the plan of
 // interp_plan_recompute): the stages it needs that went too, then it, in the pass's order, on
