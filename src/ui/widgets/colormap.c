@@ -40,6 +40,9 @@ static Rgba lerp(const Rgba *stops, int n, float t) {
                   round_channel(a.b + f * (b.b - a.b)), 255};
 }
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+
 // The stops as floats, a channel an array, for the vector path's gathers.
 typedef struct {
     float r[11], g[11], b[11];
@@ -51,9 +54,6 @@ static StopTable stop_table(const Rgba *stops, int n) {
     for (int i = 0; i < n; i++) s.r[i] = stops[i].r, s.g[i] = stops[i].g, s.b[i] = stops[i].b;
     return s;
 }
-
-#if defined(__x86_64__)
-#include <immintrin.h>
 
 // Four channels rounded as round_channel does: widened to double, plus 0.5, truncated.
 __attribute__((target("avx2"))) static __m256i round_channels(__m256 c) {
