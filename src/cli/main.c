@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "data.h"
+#include "mem.h"
 
 static const struct {
     const char *name;
@@ -38,6 +39,7 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    mem_setup();  // large buffers back to the system when freed (mem.h)
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             usage(stdout);

@@ -6,6 +6,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 enum { HUGE_PAGE = 2 * 1024 * 1024 };
 
@@ -17,5 +20,11 @@ void mem_prefer_huge(void *p, size_t bytes) {
     if (to > from) (void)madvise((void *)from, to - from, MADV_HUGEPAGE);
 #else
     (void)p, (void)bytes;
+#endif
+}
+
+void mem_setup(void) {
+#if defined(__GLIBC__)
+    (void)mallopt(M_MMAP_THRESHOLD, 1024 * 1024);  // fixed: no longer raised by what is freed
 #endif
 }
