@@ -591,8 +591,42 @@ static void test_activations(void) {
            "%.2f units from the plain loops\n", worst_g, worst_s, text_g, text_s, loop_g, loop_s);
 }
 
+// row_argmax (two vectorised passes) against the plain loop it replaced, index for index: rows of
+// every length to 40 and of 50257 (GPT-2's vocabulary), with ties (the first wins), NaN anywhere
+// (first included: then 0), -inf, -0 beside +0, all NaN, all -inf, the maximum in the tail.
+static int argmax_loop(const float *x, int n) {
+    int best = 0;
+    for (int v = 1; v < n; v++)
+        if (x[v] > x[best]) best = v;
+    return best;
+}
+
+static void test_row_argmax(void) {
+    enum { LONG = 50257 };
+    float *x = malloc(sizeof(float) * LONG);
+    int bad = 0, rows = 0;
+    for (int trial = 0; trial < 4000; trial++) {
+        const int n = trial < 3600 ? 1 + trial % 40 : LONG;
+        for (int v = 0; v < n; v++) {
+            const unsigned r = (unsigned)(rng_uniform(&rng) * 1e6);
+            x[v] = r % 11 == 0 ? NAN : r % 13 == 0 ? -INFINITY : r % 17 == 0 ? -0.0f : r % 19 == 0 ? 0.0f
+                 : (float)(r % 7) - 3.0f;  // few distinct values: many ties
+        }
+        if (trial % 5 == 0) x[0] = NAN;
+        if (trial % 7 == 0) x[n - 1] = 9.0f;  // the greatest in the tail
+        if (trial % 97 == 0)
+            for (int v = 0; v < n; v++) x[v] = trial % 2 ? NAN : -INFINITY;
+        const int got = row_argmax(x, n), want = argmax_loop(x, n);
+        bad += got != want, rows++;
+        if (got != want && bad <= 3) CHECK(false, "row_argmax of %d values: %d, the plain loop %d", n, got, want);
+    }
+    CHECK(bad == 0, "row_argmax: %d of %d rows differ from the plain loop", bad, rows);
+    free(x);
+}
+
 int main(void) {
     printf("test_kernels: the GEMM's kernel: %s\n", sgemm_kernel_name());
+    test_row_argmax();
     test_sgemm();
 #ifdef _OPENMP
     test_sgemm_threads();

@@ -6,6 +6,7 @@
 
 #include "layernorm8.h"
 #include "par.h"
+#include "simd.h"
 
 void embedding_forward(float *out, const float *ids, const float *table, int T, int C,
                        float scale) {
@@ -263,11 +264,42 @@ void merge_heads_forward(float *out, const float *x, int T, int H, int D) {
     );
 }
 
+// The first index of the greatest value; 0 when x[0] is NaN or nothing is greater than it (NaN is
+// never greater). As the plain loop `if (x[v] > x[best]) best = v` answers, in two passes that
+// vectorise: the greatest value, W lanes at a time (a NaN never taken), then the first index
+// holding it (-0 and +0 are equal to it alike, as to the loop). A row of GPT-2's 50257 logits was
+// a scalar scan with a branch.
+#define DEFINE_ROW_ARGMAX(NAME, W, ATTR)                                    \
+    ATTR static int NAME(const float *x, int n) {                           \
+        typedef float vf __attribute__((vector_size(4 * W)));               \
+        typedef float vfu __attribute__((vector_size(4 * W), aligned(4)));  \
+        typedef int vi __attribute__((vector_size(4 * W)));                 \
+        if (n <= 1 || isnan(x[0])) return 0;                                \
+        vf m;                                                               \
+        for (int k = 0; k < W; k++) m[k] = -INFINITY;                       \
+        int v = 0;                                                          \
+        for (; v + W <= n; v += W) {                                        \
+            const vf xv = *(const vfu *)(x + v);                            \
+            const vi gt = xv > m;                                           \
+            m = (vf)((gt & (vi)xv) | (~gt & (vi)m));                        \
+        }                                                                   \
+        float most = x[0];                                                  \
+        for (int k = 0; k < W; k++) most = m[k] > most ? m[k] : most;       \
+        for (; v < n; v++) most = x[v] > most ? x[v] : most;                \
+        if (!(most > x[0])) return 0;                                       \
+        for (v = 1; x[v] != most; v++) {}                                   \
+        return v;                                                           \
+    }
+DEFINE_ROW_ARGMAX(row_argmax4, 4, )
+#if defined(__x86_64__)
+DEFINE_ROW_ARGMAX(row_argmax8, 8, __attribute__((target("avx2"))))
+#endif
+
 int row_argmax(const float *x, int n) {
-    int best = 0;
-    for (int v = 1; v < n; v++)
-        if (x[v] > x[best]) best = v;
-    return best;
+#if defined(__x86_64__)
+    if (simd_level() >= SIMD_AVX2) return row_argmax8(x, n);
+#endif
+    return row_argmax4(x, n);
 }
 
 void argmax_forward(float *out, const float *x, int T, int V) {
