@@ -165,30 +165,11 @@ static void finite_span(const float *x, size_t n, float *mn, float *mx, int *neg
     finite_span4(x, n, mn, mx, neg_inf);
 }
 
-// Whether x[0..n) holds -inf: no branch in the loop, so it runs four values a vector.
-static bool neg_inf_in(const float *x, size_t n) {
-    typedef float v4 __attribute__((vector_size(16)));
-    typedef float v4u __attribute__((vector_size(16), aligned(4)));
-    typedef int v4i __attribute__((vector_size(16)));
-    const v4 ninf = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    v4i any = {0, 0, 0, 0};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) any |= *(const v4u *)(x + i) == ninf;
-    int found = any[0] | any[1] | any[2] | any[3];
-    for (; i < n; i++) found |= x[i] == -INFINITY;
-    return found != 0;
-}
-
 bool cmap_any_neg_inf(const float *x, size_t n) {
-    enum { CHUNK = 1 << 16 };
-    if (!x) return false;
-    const size_t chunks = (n + CHUNK - 1) / CHUNK;
-    int found = 0;
-    PAR_LOOP(PAR_N(n), "omp parallel for reduction(| : found)",
-        for (size_t c = 0; c < chunks; c++)
-            found |= neg_inf_in(x + c * CHUNK, n - c * CHUNK < CHUNK ? n - c * CHUNK : CHUNK);
-    );
-    return found != 0;
+    float lo, hi, bar_lo, bar_hi;
+    bool neg_inf = false;
+    if (x) cmap_range_scan(CMAP_DIVERGING, x, n, &lo, &hi, &bar_lo, &bar_hi, &neg_inf);  // the same pass, its range unused
+    return neg_inf;
 }
 
 void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi, float *bar_lo, float *bar_hi) {

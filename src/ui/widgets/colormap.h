@@ -35,8 +35,9 @@ void cmap_range(Colormap m, const float *x, size_t n, float *lo, float *hi, floa
 void cmap_range_scan(Colormap m, const float *x, size_t n, float *lo, float *hi, float *bar_lo, float *bar_hi,
                      bool *neg_inf);
 
-// Whether any of x[0..n) is -inf (a masked cell), x NULL none: four values a vector over the
-// cores, as a map of GPT-2's feed-forward (3 million values) is scanned before its first frame.
+// Whether any of x[0..n) is -inf (a masked cell), x NULL none: cmap_range_scan's pass, in vectors
+// over the cores, as a map of GPT-2's feed-forward (3 million values) is scanned before its first
+// frame.
 bool cmap_any_neg_inf(const float *x, size_t n);
 
 #endif

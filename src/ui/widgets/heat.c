@@ -64,8 +64,9 @@ void heat_cache_free(HeatCache *c) {
     free(c);
 }
 
-// heat_range, and in *neg_inf whether what the range is read from holds -inf.
-static void range_scan(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi,
+// The colour range heat_draw uses for a spec, and the part of it its colour bar shows
+// (cmap_range); in *neg_inf whether what the range is read from holds -inf.
+static void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi,
                        bool *neg_inf) {
     *map = h->kind == TK_PROBS ? CMAP_SEQUENTIAL : CMAP_DIVERGING;
     const float *d = h->range ? h->range : h->data;
@@ -75,12 +76,13 @@ static void range_scan(const HeatSpec *h, Colormap *map, float *lo, float *hi, f
         *lo = *bar_lo = 0.0f, *hi = *bar_hi = 1.0f;
 }
 
-void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi) {
-    bool neg_inf;
-    range_scan(h, map, lo, hi, bar_lo, bar_hi, &neg_inf);
+// Remembers whether spec h's cells hold -inf (any_masked's answer), found by whichever pass read them.
+static void remember_masked(HeatCache *c, const HeatSpec *h, bool any) {
+    MaskedEntry *m = &c->m[c->next_masked];
+    *m = (MaskedEntry){h->data, h->mask, (size_t)h->rows * (size_t)h->cols, {0}, any};
+    memcpy(m->key, h->key, sizeof m->key);
+    c->next_masked = (c->next_masked + 1) % MASKED;
 }
-
-static void remember_masked(HeatCache *c, const HeatSpec *h, bool any);
 
 // heat_range, each range computed once (RangeEntry): a shared one for all the slices that
 // share it, a slice's own for that slice (the colour bar's room and the image both ask).
@@ -98,7 +100,7 @@ static void cached_range(HeatCache *c, const HeatSpec *h, Colormap *map, float *
         }
     }
     bool neg_inf;
-    range_scan(h, map, lo, hi, bar_lo, bar_hi, &neg_inf);
+    heat_range(h, map, lo, hi, bar_lo, bar_hi, &neg_inf);
     if (src == h->data && n == (size_t)h->rows * (size_t)h->cols && !h->mask)
         remember_masked(c, h, neg_inf);  // the pass read what any_masked asks of
     c->r[c->next_range] = (RangeEntry){src, n, {h->key[0], h->key[1], h->key[2], slice, h->key[4]}, *map, *lo, *hi,
@@ -336,13 +338,6 @@ static bool any_masked(HeatCache *c, const HeatSpec *h) {
     const bool any = cmap_any_neg_inf(h->data, n) || cmap_any_neg_inf(h->mask, n);
     remember_masked(c, h, any);
     return any;
-}
-
-static void remember_masked(HeatCache *c, const HeatSpec *h, bool any) {
-    MaskedEntry *m = &c->m[c->next_masked];
-    *m = (MaskedEntry){h->data, h->mask, (size_t)h->rows * (size_t)h->cols, {0}, any};
-    memcpy(m->key, h->key, sizeof m->key);
-    c->next_masked = (c->next_masked + 1) % MASKED;
 }
 
 // The title in bold, then the shape and the subtitle. Where both do not fit, the subtitle (which

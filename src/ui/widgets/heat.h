@@ -57,10 +57,6 @@ float heat_cell_guess(const Ui *ui, int rows, int cols, Rect r);
 HeatCache *heat_cache_new(void);
 void heat_cache_free(HeatCache *c);
 
-// The colour range heat_draw uses for a spec, and the part of it its colour bar shows
-// (cmap_range).
-void heat_range(const HeatSpec *h, Colormap *map, float *lo, float *hi, float *bar_lo, float *bar_hi);
-
 // Fills px [h][w] with the cells [r0, r1) x [c0, c1) of data [rows, cols]; each pixel is the
 // mean of the finite cells it covers (masked if all are -inf, in data or in mask). Pure: no SDL.
 void heat_pixels(Rgba *px, int w, int h, const float *data, const float *mask, int cols, int r0,
