@@ -31,6 +31,8 @@ typedef struct {
     double median_ms, min_ms;
     double rss_mb;     // peak resident memory of the process that ran it
     double gflop;      // multiply-adds x 2 of one run (stepformer's side; 0 if not counted)
+    double products_ms, products_gflop;  // its matrix products alone: the median of their time in
+                                         // each run, and their work (0: not timed apart)
     char about[200];   // what ran: kernel, threads, peer version and setting
 } Figure;
 

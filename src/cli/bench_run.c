@@ -206,7 +206,7 @@ static void task_train(const void *arg, BenchReply *r) {
         RunSpec spec = {src, L, tin, L, 0, B};  // the pass's products, three times: forward and backward
         Interp *it = interp_new(&l.program, &m, &spec, &e);
         for (int i = 0; it && i < interp_n_stages(it); i++)
-            if (interp_stage(it, i)->op == OP_LINEAR || interp_stage(it, i)->op == OP_MATMUL)
+            if (stage_is_product(interp_stage(it, i)))
                 r->v[2] += 3 * op_flops(interp_stage(it, i)) * B * 1e-9;
         interp_free(it);
         snprintf(r->about, sizeof r->about, "%d OpenMP threads, gemm micro-kernel %s", omp_get_max_threads(),
@@ -225,6 +225,7 @@ bool bench_ours(const BenchCase *c, Figure *out, char *why, size_t n) {
     memset(out, 0, sizeof *out);
     if (!bench_in_child(tasks[c->path], c, &r, &out->rss_mb)) return snprintf(why, n, "%s", r.why), false;
     out->ok = true, out->median_ms = r.v[0], out->min_ms = r.v[1], out->gflop = r.v[2];
+    if (c->path == PATH_GPT2_FORWARD) out->products_ms = r.v[3], out->products_gflop = r.v[4];
     snprintf(out->about, sizeof out->about, "%s", r.about);
     return true;
 }

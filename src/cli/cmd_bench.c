@@ -80,6 +80,8 @@ static cJSON *figure_json(const Figure *f) {
     cJSON_AddNumberToObject(o, "min_ms", f->min_ms);
     cJSON_AddNumberToObject(o, "peak_rss_mb", f->rss_mb);
     if (f->gflop > 0) cJSON_AddNumberToObject(o, "gflop", f->gflop);
+    if (f->products_ms > 0) cJSON_AddNumberToObject(o, "products_median_ms", f->products_ms);
+    if (f->products_ms > 0) cJSON_AddNumberToObject(o, "products_gflop", f->products_gflop);
     cJSON_AddStringToObject(o, "setting", f->about);
     return o;
 }
@@ -146,6 +148,9 @@ static void row_json(const Measured *m, cJSON *json) {
         cJSON_AddNumberToObject(o, "ms_at_peak", ours->gflop / m->peak * 1e3);
         cJSON_AddNumberToObject(o, "peak_fraction", peak_fraction(ours->gflop, ours->median_ms, m->peak));
         cJSON_AddNumberToObject(o, "peak_fraction_best", peak_fraction(ours->gflop, ours->min_ms, m->peak));
+        if (ours->products_ms > 0)
+            cJSON_AddNumberToObject(o, "products_peak_fraction",
+                                    peak_fraction(ours->products_gflop, ours->products_ms, m->peak));
     }
     if (m->beaten) cJSON_AddStringToObject(o, "peak_error", "the fastest run beat every peak loop measured: a neighbour slowed them");
     if (row->peak_target > 0) cJSON_AddNumberToObject(o, "peak_target", row->peak_target);
@@ -174,6 +179,11 @@ static void row_text_peak(const Measured *m) {
     if (row->peak_target > 0)
         printf("; target at least %.0f%%: %s", 100 * row->peak_target, frac >= row->peak_target ? "met" : "NOT met");
     printf("\n");
+    if (ours->products_ms > 0)  // the same pass timed stage by stage: its products apart from the rest
+        printf("  products    %.2f ms at the median for its %.2f GFLOP of matrix products: %.0f%% of peak;\n"
+               "              the other stages (norms, scale, mask, softmax, GELU, ...) about %.2f ms\n",
+               ours->products_ms, ours->products_gflop,
+               100 * peak_fraction(ours->products_gflop, ours->products_ms, m->peak), ours->median_ms - ours->products_ms);
 }
 
 static void row_text(const Measured *m) {

@@ -476,6 +476,8 @@ double op_flops(const Stage *st) {
     return (double)shape_numel(&st->shape);
 }
 
+bool stage_is_product(const Stage *st) { return st->op == OP_LINEAR || st->op == OP_MATMUL; }
+
 StageWhere stage_where(const Stage *st) {
     StageWhere w = {.part = PART_OTHER};
     const char *s = st->id;

@@ -201,5 +201,8 @@ void axis_split(const Shape *s, int axis, int *outer, int *n, int *inner);
 
 // Floating-point operations one run of the stage costs (multiply-add = 2).
 double op_flops(const Stage *st);
+// A matrix product (linear, matmul): op_flops counts its multiply-adds, 2·M·N·K; any other op
+// counts one a number.
+bool stage_is_product(const Stage *st);
 
 #endif
