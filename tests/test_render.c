@@ -106,6 +106,18 @@ static void test_heatmap_widget(Gfx *g, HeatCache *cache) {
     }
     CHECK(bar, "a colour bar right of the cells: red at the top, blue at the bottom");
     free(px);
+    // Tokens for the first rows only (a view's labels stop at HEAT_MAX_LABELS): every row is
+    // numbered, never tokens above and positions below.
+    gfx_note_texts(g, true);
+    h.n_row_labels = 2;
+    heat_draw(&ui, &h, (Rect){20, 20, 600, 400});
+    const GfxTextNote *notes;
+    int tokens = 0, twos = 0;
+    for (int i = 0, n = gfx_text_notes(g, &notes); i < n; i++)
+        tokens += !strcmp(notes[i].text, "the") || !strcmp(notes[i].text, "cat"), twos += !strcmp(notes[i].text, "2");
+    CHECK(tokens == 0 && twos == 2, "2 labels for 3 rows: rows numbered (%d tokens drawn, '2' %d times: row and column)",
+          tokens, twos);
+    gfx_note_texts(g, false);
 }
 
 // Share of pixels in r that differ from the background.

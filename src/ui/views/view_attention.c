@@ -10,7 +10,6 @@
 #include "views.h"
 #include "heat.h"
 
-enum { MAX_LABELS = 512 };
 
 // The heads, queries and keys of an attention stage: [H, Tq, Tk], or [Tq, Tk] as one head.
 static void att_dims(const Stage *st, int *H, int *T, int *S) {
@@ -97,7 +96,7 @@ static int phase_tabs(Ui *ui, const App *a, const Stage *st, Rect r) {
 }
 
 typedef struct {
-    const char *rows[MAX_LABELS], *cols[MAX_LABELS];
+    const char *rows[HEAT_MAX_LABELS], *cols[HEAT_MAX_LABELS];
     int nr, nc;
 } Labels;
 
@@ -212,8 +211,8 @@ void view_attention(Ui *ui, const App *a, Rect r) {
     const int t = phase_tabs(ui, a, st, in);
     in.y += t, in.h -= t;
     Labels L;
-    L.nr = stage_axis_labels(a, k, st->shape.ndim - 2, L.rows, MAX_LABELS);
-    L.nc = stage_axis_labels(a, k, st->shape.ndim - 1, L.cols, MAX_LABELS);
+    L.nr = stage_axis_labels(a, k, st->shape.ndim - 2, L.rows, HEAT_MAX_LABELS);
+    L.nc = stage_axis_labels(a, k, st->shape.ndim - 1, L.cols, HEAT_MAX_LABELS);
     if (a->all_heads) grid(ui, a, k, &L, in);
     else one_head(ui, a, k, &L, in);
 }

@@ -9,7 +9,7 @@
 #include "views.h"
 #include "heat.h"
 
-enum { MAX_LABELS = 512, ROW_KEYS = 6 };
+enum { ROW_KEYS = 6 };
 
 
 static void map(Ui *ui, const App *a, int stage, const float *data, TensorKind kind, const char *title, const char *sub,
@@ -17,8 +17,8 @@ static void map(Ui *ui, const App *a, int stage, const float *data, TensorKind k
     const Stage *st = interp_stage(a->session.it, stage);
     const int nd = st->shape.ndim, H = nd == 3 ? st->shape.dim[0] : 1;
     const int T = st->shape.dim[nd - 2], S = st->shape.dim[nd - 1], h = a->head < H ? a->head : 0;
-    const char *rl[MAX_LABELS], *cl[MAX_LABELS];
-    const int nr = stage_axis_labels(a, stage, nd - 2, rl, MAX_LABELS), nc = stage_axis_labels(a, stage, nd - 1, cl, MAX_LABELS);
+    const char *rl[HEAT_MAX_LABELS], *cl[HEAT_MAX_LABELS];
+    const int nr = stage_axis_labels(a, stage, nd - 2, rl, HEAT_MAX_LABELS), nc = stage_axis_labels(a, stage, nd - 1, cl, HEAT_MAX_LABELS);
     HeatSpec spec = {.title = title, .subtitle = sub, .shape = st->shape, .kind = kind, .data = data + (size_t)h * T * S,
                      .rows = T, .cols = S, .range = data, .range_n = (size_t)H * T * S, .row_labels = nr ? rl : NULL,
                      .n_row_labels = nr, .col_labels = nc ? cl : NULL, .n_col_labels = nc, .row_name = "query",
@@ -39,8 +39,8 @@ static void worked_row(Ui *ui, const App *a, int w, int s, Rect r) {
         if (fabsf(ds[i]) > fabsf(ds[row * S])) row = i / S;
     double dot = 0;  // sum_k p_k g_k for the row
     for (int k = 0; k < S; k++) dot += (double)p[row * S + k] * g[row * S + k];
-    const char *ql[MAX_LABELS], *kl[MAX_LABELS];
-    const int nq = stage_axis_labels(a, w, nd - 2, ql, MAX_LABELS), nk = stage_axis_labels(a, w, nd - 1, kl, MAX_LABELS);
+    const char *ql[HEAT_MAX_LABELS], *kl[HEAT_MAX_LABELS];
+    const int nq = stage_axis_labels(a, w, nd - 2, ql, HEAT_MAX_LABELS), nk = stage_axis_labels(a, w, nd - 1, kl, HEAT_MAX_LABELS);
     const int lh = gfx_line_height(ui->g, FONT_MONO, ui->small);
     char line[300];
     snprintf(line, sizeof line, "Query %d ('%s'), head %d: sum_k p_k g_k = %.6g. Its keys with the largest p:", row,
@@ -51,10 +51,10 @@ static void worked_row(Ui *ui, const App *a, int w, int s, Rect r) {
     snprintf(line, sizeof line, "%-6s %11s %12s %12s %15s %15s", "key", "p_j", "g_j", "g_j - sum", "p_j (g_j - sum)",
              "the kernel");
     ui_text_fit(ui, FONT_MONO, ui->small, ui->th->muted, r.x, r.y + lh, line, r.w);
-    bool used[MAX_LABELS] = {0};
-    for (int q = 0; q < ROW_KEYS && q < S && q < MAX_LABELS && r.y + (q + 3) * lh <= r.y + r.h; q++) {
+    bool used[HEAT_MAX_LABELS] = {0};
+    for (int q = 0; q < ROW_KEYS && q < S && q < HEAT_MAX_LABELS && r.y + (q + 3) * lh <= r.y + r.h; q++) {
         int best = -1;
-        for (int k = 0; k < S && k < MAX_LABELS; k++)
+        for (int k = 0; k < S && k < HEAT_MAX_LABELS; k++)
             if (!used[k] && (best < 0 || p[row * S + k] > p[row * S + best])) best = k;
         used[best] = true;
         const double pj = p[row * S + best], gj = g[row * S + best];

@@ -11,7 +11,6 @@
 #include "back_mistakes.h"
 #include "heat.h"
 
-enum { MAX_LABELS = 512 };
 
 typedef struct {
     const char *title, *subtitle;
@@ -38,15 +37,15 @@ static void panel(Ui *ui, const App *a, const Panel *p, Rect r) {
     int rows, cols;
     panel_dims(p, &rows, &cols);
     const int head = nd == 3 ? (a->head < p->shape.dim[0] ? a->head : 0) : 0;
-    const char *rl[MAX_LABELS], *cl[MAX_LABELS];
+    const char *rl[HEAT_MAX_LABELS], *cl[HEAT_MAX_LABELS];
     int nr = 0, nc = 0;
     if (p->label_stage >= 0 && nd >= 2) {
-        nr = stage_axis_labels(a, p->label_stage, nd - 2, rl, MAX_LABELS);
-        nc = stage_axis_labels(a, p->label_stage, nd - 1, cl, MAX_LABELS);
+        nr = stage_axis_labels(a, p->label_stage, nd - 2, rl, HEAT_MAX_LABELS);
+        nc = stage_axis_labels(a, p->label_stage, nd - 1, cl, HEAT_MAX_LABELS);
     }
     if (nc == 0 && p->label_stage >= 0 && interp_stage(a->session.it, p->label_stage)->where.part == PART_GENERATOR)
-        nc = vocab_column_labels(a, cols, cl, MAX_LABELS);
-    if (nr == 0 && nd == 2) nr = weight_row_labels(a, p->weight, rows, rl, MAX_LABELS);  // as the forward map does
+        nc = vocab_column_labels(a, cols, cl, HEAT_MAX_LABELS);
+    if (nr == 0 && nd == 2) nr = weight_row_labels(a, p->weight, rows, rl, HEAT_MAX_LABELS);  // as the forward map does
     char sub[160];
     snprintf(sub, sizeof sub, "%s%s%s", p->subtitle ? p->subtitle : "", p->subtitle && nd == 3 ? ";  " : "",
              nd == 3 ? "slice shown: 1-9 picks" : "");
@@ -223,9 +222,9 @@ static void element_name(const App *a, const GradCheck *c, size_t index, char *s
     const int nd = sh.ndim, cols = nd >= 1 ? sh.dim[nd - 1] : 1, rows = nd >= 2 ? sh.dim[nd - 2] : 1;
     if (nd < 1 || cols <= 0 || rows <= 0) return (void)snprintf(s, n, "element %zu", index);
     const size_t col = index % (size_t)cols, row = index / (size_t)cols % (size_t)rows, lead = index / ((size_t)cols * rows);
-    const char *labels[MAX_LABELS];
-    const int nl = c->weight ? weight_row_labels(a, c->what, rows, labels, MAX_LABELS)
-                             : nd >= 2 ? stage_axis_labels(a, stage, nd - 2, labels, MAX_LABELS) : 0;
+    const char *labels[HEAT_MAX_LABELS];
+    const int nl = c->weight ? weight_row_labels(a, c->what, rows, labels, HEAT_MAX_LABELS)
+                             : nd >= 2 ? stage_axis_labels(a, stage, nd - 2, labels, HEAT_MAX_LABELS) : 0;
     char tok[80] = "", head[32] = "";
     if ((int)row < nl) snprintf(tok, sizeof tok, " '%s'", labels[row]);
     if (nd >= 3) snprintf(head, sizeof head, "%s %zu, ", stage >= 0 && interp_stage(it, stage)->axes.slot[0] == AXIS_HEADS

@@ -13,7 +13,6 @@
 #include "heat.h"
 #include "view_decode.h"
 
-enum { MAX_LABELS = 512 };
 
 // A [rows, cols] slice of a tensor: head h of a 3-D one, the whole of a 1-D or 2-D one.
 static void slice_of(const Shape *s, int h, int *rows, int *cols, size_t *off) {
@@ -108,9 +107,9 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
     float both[2];
     shared_range(t->now + off, t->ref + off, n, both);
     const float dr[2] = {-fmaxf(maxd, 1e-12f), fmaxf(maxd, 1e-12f)};
-    const char *rl[MAX_LABELS], *cl[MAX_LABELS];
-    const int nr = stage_axis_labels(a, a->cursor, t->shape.ndim - 2 >= 0 ? t->shape.ndim - 2 : 0, rl, MAX_LABELS);
-    const int nc = stage_axis_labels(a, a->cursor, t->shape.ndim - 1, cl, MAX_LABELS);
+    const char *rl[HEAT_MAX_LABELS], *cl[HEAT_MAX_LABELS];
+    const int nr = stage_axis_labels(a, a->cursor, t->shape.ndim - 2 >= 0 ? t->shape.ndim - 2 : 0, rl, HEAT_MAX_LABELS);
+    const int nc = stage_axis_labels(a, a->cursor, t->shape.ndim - 1, cl, HEAT_MAX_LABELS);
     // A pin labels its own map with the tokens it was pinned with; where those are not the
     // tokens on screen now, the difference is labelled by position (0, 1, ...), as it is taken.
     const char *const *pr = t->ref_labels ? t->ref_labels : rl, *const *pc = t->ref_labels ? t->ref_labels + t->ref_rows : cl;

@@ -7,7 +7,6 @@
 #include "heat.h"
 #include "rows.h"
 
-enum { MAX_LABELS = 512 };
 
 // One tensor of the stage: its output (slot -1) or input `slot`.
 typedef struct {
@@ -122,12 +121,12 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
     if (o.is_ids) return token_chips(ui, a, &o, i, slot, r);
     const Interp *it = a->session.it;
     const int nd = o.shape.ndim;
-    const char *rows_l[MAX_LABELS], *cols_l[MAX_LABELS];
+    const char *rows_l[HEAT_MAX_LABELS], *cols_l[HEAT_MAX_LABELS];
     int nr = 0, nc = 0, head = 0;
     char sub[96] = "";
     if (o.label_stage >= 0 && nd >= 2) {
-        nr = stage_axis_labels(a, o.label_stage, nd - 2, rows_l, MAX_LABELS);
-        nc = stage_axis_labels(a, o.label_stage, nd - 1, cols_l, MAX_LABELS);
+        nr = stage_axis_labels(a, o.label_stage, nd - 2, rows_l, HEAT_MAX_LABELS);
+        nc = stage_axis_labels(a, o.label_stage, nd - 1, cols_l, HEAT_MAX_LABELS);
     }
     const bool heads = nd == 3 && o.label_stage >= 0 && interp_stage(it, o.label_stage)->axes.slot[0] == AXIS_HEADS;
     if (nd == 3) {
@@ -152,10 +151,10 @@ static void operand_view(Ui *ui, const App *a, int i, int slot, Rect r) {
     }
     const int rows = nd >= 2 ? o.shape.dim[nd - 2] : 1, cols = o.shape.dim[nd - 1];
     // Tables indexed by token (the embeddings, the generator's weights) get their tokens as row labels.
-    if (nr == 0 && o.is_weight && nd == 2) nr = weight_row_labels(a, interp_stage(it, i)->in_name[slot], rows, rows_l, MAX_LABELS);
+    if (nr == 0 && o.is_weight && nd == 2) nr = weight_row_labels(a, interp_stage(it, i)->in_name[slot], rows, rows_l, HEAT_MAX_LABELS);
     // The generator's columns are the target vocabulary: label them with its tokens.
     if (nc == 0 && o.label_stage >= 0 && interp_stage(it, o.label_stage)->where.part == PART_GENERATOR)
-        nc = vocab_column_labels(a, cols, cols_l, MAX_LABELS);
+        nc = vocab_column_labels(a, cols, cols_l, HEAT_MAX_LABELS);
     const bool att = heads && nc > 0 && nr > 0;
     HeatSpec h = {.title = o.name, .subtitle = sub[0] ? sub : NULL, .shape = o.shape, .kind = o.kind,
                   .data = o.data + (size_t)head * rows * cols, .rows = rows, .cols = cols,

@@ -451,7 +451,11 @@ static Geometry at_least_floor(const Ui *ui, const HeatSpec *h, const HeatFloor 
     return g;
 }
 
-Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r) {
+Rect heat_draw(Ui *ui, const HeatSpec *spec, Rect r) {
+    HeatSpec whole = *spec;  // labels that stop short of an axis's end: the axis is numbered instead
+    if (whole.n_row_labels < whole.rows) whole.row_labels = NULL, whole.n_row_labels = 0;
+    if (whole.n_col_labels < whole.cols) whole.col_labels = NULL, whole.n_col_labels = 0;
+    const HeatSpec *h = &whole;
     if (h->rows <= 0 || h->cols <= 0 || r.w < 8 || r.h < 8) return (Rect){r.x, r.y, 0, 0};
     const int lh = gfx_line_height(ui->g, FONT_SANS, ui->small);
     const int th = title_line(ui, h, r, h->compact ? ui->small : ui->px);

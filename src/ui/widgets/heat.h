@@ -23,8 +23,8 @@ typedef struct {
     const float *range;    // the values that set the colour range (the whole tensor, so all
     size_t range_n;        // heads share one scale); NULL: the slice itself. Computed once for
                            // the slices whose keys differ only in key[3] (the head)
-    const char *const *row_labels;  // tokens per row (NULL: indices)
-    int n_row_labels;
+    const char *const *row_labels;  // tokens per row (NULL: indices); an axis with fewer labels
+    int n_row_labels;               // than cells is numbered throughout, never half and half
     const char *const *col_labels;
     int n_col_labels;
     const char *row_name, *col_name;  // what rows and columns are, for the readout ("query")
@@ -40,6 +40,10 @@ typedef struct {
     bool compact;          // thumbnails: title only, no labels, no colour bar
     bool highlight;        // draw a selection frame
 } HeatSpec;
+
+// The most tokens a view labels a map's axis with (stage_axis_labels): a longer axis is numbered by
+// position, as the widget numbers any axis its labels do not cover whole.
+enum { HEAT_MAX_LABELS = 2048 };
 
 // Draws the widget in r. Returns the rectangle of the cells (for click zones).
 Rect heat_draw(Ui *ui, const HeatSpec *h, Rect r);
