@@ -107,8 +107,10 @@ void bench_task_gpt2_generate(const void *arg, BenchReply *r);
 // The window on the folder at `len` tokens (a prompt of len ids, one token generated) under a
 // --trace-mb budget, in a child process (ui_bench_open): v[0] opening, v[1] the pass traced, v[2..4]
 // a step to its frame's median, p99 and slowest (ms), v[5] the steps, v[6] MB the trace held at the
-// end, v[7] the first frame (the one opening draws, not a step); *rss_mb the child's peak. False
-// with why.
-bool bench_gpt2_window(const char *dir, int len, int trace_mb, double v[8], double *rss_mb, char *why, size_t n);
+// end, v[7] the first frame (the one opening draws, not a step), v[8] with `pause` (each step
+// after a reader's pause, in which the idle window readies the next stage) the steps it
+// readied; *rss_mb the child's peak. False with why.
+bool bench_gpt2_window(const char *dir, int len, int trace_mb, bool pause, double v[9], double *rss_mb, char *why,
+                       size_t n);
 
 #endif

@@ -146,27 +146,29 @@ void bench_task_gpt2_generate(const void *arg, BenchReply *r) {
 typedef struct {
     const char *dir;
     int len, trace_mb;
+    bool pause;
 } WindowCase;
 
 // v[0] open, v[1] trace, v[2..4] a step's median, p99, slowest, v[5] steps, v[6] MB held at the
-// end, v[7] the first frame.
+// end, v[7] the first frame, v[8] the steps a pause readied.
 static void task_window(const void *arg, BenchReply *r) {
     const WindowCase *w = arg;
     char *ids = random_ids(w->len, 6);
     const SessionSpec spec = {.model_path = w->dir, .src_ids = ids, .max_len = 1, .trace_mb = w->trace_mb};
     LongPassFigures f;
     Err e = {{0}};
-    r->ok = ids && ui_bench_open(&spec, &f, &e);
+    r->ok = ids && ui_bench_open(&spec, w->pause, &f, &e);
     free(ids);
     if (!r->ok) return (void)snprintf(r->why, sizeof r->why, "%s", e.code != ERR_NONE ? e.msg : "out of memory");
     r->v[0] = f.open_ms, r->v[1] = f.trace_ms, r->v[2] = f.step_median, r->v[3] = f.step_p99, r->v[4] = f.step_max;
-    r->v[5] = f.steps, r->v[6] = (double)f.trace_bytes / (1 << 20), r->v[7] = f.first_ms;
+    r->v[5] = f.steps, r->v[6] = (double)f.trace_bytes / (1 << 20), r->v[7] = f.first_ms, r->v[8] = f.readied;
 }
 
-bool bench_gpt2_window(const char *dir, int len, int trace_mb, double v[8], double *rss_mb, char *why, size_t n) {
-    const WindowCase w = {dir, len, trace_mb};
+bool bench_gpt2_window(const char *dir, int len, int trace_mb, bool pause, double v[9], double *rss_mb, char *why,
+                       size_t n) {
+    const WindowCase w = {dir, len, trace_mb, pause};
     BenchReply r;
     if (!bench_in_child(task_window, &w, &r, rss_mb)) return snprintf(why, n, "%s", r.why), false;
-    memcpy(v, r.v, sizeof(double) * 8);
+    memcpy(v, r.v, sizeof(double) * 9);
     return true;
 }

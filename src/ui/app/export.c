@@ -195,7 +195,7 @@ int ui_bench_run(int frames) {
 // Traces the open session's pass, then draws its first stage (the frame the window opens on) and
 // steps to every other stage as Right does, each in the view the window picks, timing each step
 // to its frame (drawn off screen at 1920x1080).
-static bool step_all(App *a, LongPassFigures *out, Err *e) {
+static bool step_all(App *a, bool pause, LongPassFigures *out, Err *e) {
     const double t0 = now_ms();
     bool ok = interp_run(a->session.it, e);
     out->trace_ms = now_ms() - t0;
@@ -206,7 +206,10 @@ static bool step_all(App *a, LongPassFigures *out, Err *e) {
     if (t) {
         Ui ui = {.g = g, .heat = heat_cache_new()};
         app_goto(a, 0);
+        int readied = 0;
         for (int s = 0; s < n; s++) {  // as Right does, each stage in the view the window picks
+            const size_t held = interp_trace_bytes(a->session.it);
+            readied += pause && app_warm_next(a) && interp_trace_bytes(a->session.it) > held;
             const double s0 = now_ms();
             app_goto(a, s);
             a->view = app_view_for(a, s);
@@ -219,7 +222,7 @@ static bool step_all(App *a, LongPassFigures *out, Err *e) {
         double *st = n > 1 ? t + 1 : t;
         qsort(st, (size_t)m, sizeof *st, cmp);
         *out = (LongPassFigures){out->trace_ms, t[0], st[m / 2], st[(int)ceil(m * 0.99) - 1], st[m - 1], m};
-        out->trace_bytes = interp_trace_bytes(a->session.it);
+        out->trace_bytes = interp_trace_bytes(a->session.it), out->readied = readied;
     }
     free(t);
     if (g) gfx_close(g);
@@ -233,12 +236,12 @@ bool ui_bench_long(int len, LongPassFigures *out, Err *e) {
     memset(&a, 0, sizeof a);
     a.scale = 1.0f, a.all_heads = true, a.zoom = (ZoomBox){0, 0, 1, 1}, a.loaded = true;
     if (!session_open_random(&a.session, &c, NULL, 1, len, len, e)) return false;
-    const bool ok = step_all(&a, out, e);
+    const bool ok = step_all(&a, false, out, e);
     app_free(&a);
     return ok;
 }
 
-bool ui_bench_open(const SessionSpec *spec, LongPassFigures *out, Err *e) {
+bool ui_bench_open(const SessionSpec *spec, bool pause, LongPassFigures *out, Err *e) {
     App a;
     memset(&a, 0, sizeof a);
     a.scale = 1.0f, a.all_heads = true, a.zoom = (ZoomBox){0, 0, 1, 1};
@@ -248,7 +251,7 @@ bool ui_bench_open(const SessionSpec *spec, LongPassFigures *out, Err *e) {
         return false;
     }
     const double opened = now_ms() - t0;
-    const bool ok = step_all(&a, out, e);
+    const bool ok = step_all(&a, pause, out, e);
     out->open_ms = opened;
     app_free(&a);
     return ok;

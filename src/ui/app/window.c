@@ -262,6 +262,7 @@ static int frame(void *ctx) {
     }
     if (a->quit) return -1;
     const bool busy = a->playing || L->rep || a->waiting.on || a->reading.on || a->train_snap.running;
+    if (!busy) app_warm_next(a);  // the frame is on screen: ready the next stage while the user reads it
     return busy ? (a->train_snap.running && !a->playing && !L->rep ? 100 : 0) : 50;
 }
 

@@ -64,10 +64,13 @@ typedef struct {
     int steps;
     double open_ms;      // ui_bench_open: the model and its tokenizer read, the session opened
     size_t trace_bytes;  // what the trace held at the end (interp_trace_bytes)
+    int readied;         // with a pause: the steps whose stage the pause recomputed (app_warm_next)
 } LongPassFigures;
 bool ui_bench_long(int len, LongPassFigures *out, Err *e);
 // The same on the window's session for `spec` (a model folder, its ids, a --trace-mb budget):
-// opened as the window opens it, traced, every stage stepped to.
-bool ui_bench_open(const SessionSpec *spec, LongPassFigures *out, Err *e);
+// opened as the window opens it, traced, every stage stepped to. With `pause`, each step comes
+// after a pause on the stage before, as a reader's: the window, idle, readies the next stage
+// (app_warm_next), untimed.
+bool ui_bench_open(const SessionSpec *spec, bool pause, LongPassFigures *out, Err *e);
 
 #endif

@@ -81,6 +81,7 @@ typedef struct App {
     bool loaded;              // session holds a lesson and a trace
     char source[600];         // what was opened, for the title bar
     int cursor;               // the stage on screen
+    bool warm;                // app_warm_next has not yet readied the stage after it
     CardKind card;            // or a card in front of it (Left on the first stage, Right on the last)
     ViewKind view;
     int head;                 // the head drawn large
@@ -198,6 +199,10 @@ void app_goto(App *a, int i);
 // After the pass changed: to the stage called `id` if the new pass has it (running it that far),
 // else to stage `fallback` (or the last there is).
 void app_goto_id(App *a, const char *id, int fallback);
+// While the window is idle, once for each stage on screen: the stage Right steps to gets its
+// output back if the trace's budget let it go (recomputed, the same bits), so that step draws
+// without waiting for it. True if there was such a stage to ready.
+bool app_warm_next(App *a);
 // Drops the backward pass built from the pass on screen (it reads the session's model).
 void app_backward_free(App *a);
 

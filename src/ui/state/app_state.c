@@ -105,6 +105,7 @@ void app_goto(App *a, int i) {
         if (strcmp(op_info[was->op].kernel, op_info[st->op].kernel)) a->scroll[SCROLL_KERNEL] = 0;
     }
     a->cursor = i;
+    a->warm = true;
     app_narration_moved(a, told, scrolled);
     if (st->axes.slot[0] == AXIS_HEADS && a->head >= st->shape.dim[0]) a->head = 0;
 }
@@ -115,6 +116,13 @@ void app_goto_id(App *a, const char *id, int fallback) {
     if (k < 0 && !interp_run_to(a->session.it, id, &e)) k = fallback;
     else if (k < 0) k = interp_find(interp(a), id);
     app_goto(a, k);
+}
+
+bool app_warm_next(App *a) {
+    if (!a->loaded || !a->warm || a->back.step >= 0) return false;  // the backward pass steps its own way
+    a->warm = false;
+    const int next = a->cursor + 1;
+    return next < interp_n_done(interp(a)) && interp_output(interp(a), next) != NULL;
 }
 
 // app_reopen, the open model handed to the new session when `keep`.
