@@ -55,6 +55,11 @@ int main(void) {
                "%.0f MB; peak resident memory %.0f MB\n",
                LEN, BUDGET_MB, f.open_ms, f.trace_ms, f.first_ms, f.steps, f.step_median, f.step_max, f.readied,
                (double)f.trace_bytes / (1 << 20), peak);
+        for (int k = 0; k < UI_BENCH_VIEWS; k++) {
+            printf("  %s: a frame in %.1f ms at the median, %.1f at the slowest\n", ui_bench_view_names[k],
+                   f.view_median[k], f.view_p99[k]);
+            CHECK(f.view_median[k] > 0, "%s: drawn", ui_bench_view_names[k]);
+        }
         CHECK(f.steps > 12 * 20, "%d stages: GPT-2 small's 12 layers have more", f.steps);
         CHECK(f.readied >= 12 * 2, "%d stages readied in a pause: under %d MB every layer's feed-forward products are let go",
               f.readied, BUDGET_MB);

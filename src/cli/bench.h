@@ -6,6 +6,7 @@
 #ifndef STEPFORMER_BENCH_H
 #define STEPFORMER_BENCH_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -104,13 +105,9 @@ void bench_gpt2_remove(const char *dir);  // the folder and its two files
 // The children's tasks (bench_ours runs them): the forward over c->len ids; generating.
 void bench_task_gpt2_forward(const void *arg, BenchReply *r);
 void bench_task_gpt2_generate(const void *arg, BenchReply *r);
-// The window on the folder at `len` tokens (a prompt of len ids, one token generated) under a
-// --trace-mb budget, in a child process (ui_bench_open): v[0] opening, v[1] the pass traced, v[2..4]
-// a step to its frame's median, p99 and slowest (ms), v[5] the steps, v[6] MB the trace held at the
-// end, v[7] the first frame (the one opening draws, not a step), v[8] with `pause` (each step
-// after a reader's pause, in which the idle window readies the next stage) the steps it
-// readied; *rss_mb the child's peak. False with why.
-bool bench_gpt2_window(const char *dir, int len, int trace_mb, bool pause, double v[9], double *rss_mb, char *why,
-                       size_t n);
+// The window on GPT-2 small at 1023 tokens from the folder, each in a child process: at 512 MB (its
+// steps one after another, then each after a reader's pause) and at 2048 MB; every step to its
+// frame, each view redrawn, peak memory. Printed, or into json.
+void bench_gpt2_windows(const char *dir, cJSON *json);
 
 #endif

@@ -460,49 +460,6 @@ static double peak_again(double peak, cJSON *json) {
     return all;
 }
 
-// The window on GPT-2 small at 1023 tokens under a trace budget: each step to its frame
-// (recomputing what the budget let go), against the target of 50 ms a step. Two budgets: 512 MB,
-// the for `run`, and 2048 MB, the default on a machine of 8 GB (a quarter of its memory).
-// With `pause`, each step follows a reader's pause, in which the idle window readies the next stage.
-static void gpt2_window(const char *dir, int budget_mb, bool pause, const char *note, cJSON *json) {
-    enum { LEN = 1023, STEP_TARGET_MS = 50 };
-    double v[9], rss = 0;
-    char why[256], key[80];
-    const bool ok = bench_gpt2_window(dir, LEN, budget_mb, pause, v, &rss, why, sizeof why);
-    if (json) {
-        snprintf(key, sizeof key, "gpt2_window_1023_tokens_%d_mb%s", budget_mb, pause ? "_after_a_pause" : "");
-        cJSON *o = cJSON_AddObjectToObject(json, key);
-        if (!ok) return (void)cJSON_AddStringToObject(o, "error", why);
-        static const char *const names[] = {"open_ms", "trace_ms", "step_median_ms", "step_p99_ms", "step_max_ms", "steps",
-                                            "trace_held_mb", "first_frame_ms", "steps_readied_in_the_pause"};
-        for (int k = 0; k < (pause ? 9 : 8); k++) cJSON_AddNumberToObject(o, names[k], v[k]);
-        cJSON_AddNumberToObject(o, "trace_mb", budget_mb), cJSON_AddNumberToObject(o, "peak_rss_mb", rss);
-        cJSON_AddBoolToObject(o, "step_target_met", v[4] <= STEP_TARGET_MS);
-        return;
-    }
-    if (!ok) return (void)printf("\nthe window on GPT-2 small could not run: %s\n", why);
-    const char *met = v[4] <= STEP_TARGET_MS ? "met" : "NOT met";
-    if (pause) {
-        printf("\nthe same at --trace-mb %d, each step after a pause on the stage before, as a reader's (the idle\n"
-               "window readies the next stage: %.0f of the %.0f were recomputed then): median %.1f ms, p99 %.1f ms,\n"
-               "slowest %.1f ms (target %d ms: %s); the process %.0f MB at its peak\n",
-               budget_mb, v[8], v[5], v[2], v[3], v[4], STEP_TARGET_MS, met, rss);
-        return;
-    }
-    printf("\nthe window on GPT-2 small, a %d-token prompt, --trace-mb %d (1920x1080, off screen): opened in\n"
-           "%.0f ms, the pass traced in %.0f ms, its first frame drawn in %.0f ms; then a step to its frame, over\n"
-           "the other %.0f stages in their views, recomputing what the budget let go: median %.1f ms, p99 %.1f ms,\n"
-           "slowest %.1f ms (target %d ms: %s);\n"
-           "the trace held %.0f MB at the end, the process %.0f MB at its peak%s\n",
-           LEN, budget_mb, v[0], v[1], v[7], v[5], v[2], v[3], v[4], STEP_TARGET_MS, met, v[6], rss, note);
-}
-
-static void gpt2_windows(const char *dir, cJSON *json) {
-    gpt2_window(dir, 512, false, "", json);
-    gpt2_window(dir, 512, true, "", json);
-    gpt2_window(dir, 2048, false, " (2048 MB: the default budget with 8 GB of memory)", json);
-}
-
 // GPT-2 small's configuration (random weights in a hub folder both sides read): the forward at
 // 128 and 1024 tokens, and 32 tokens generated after a 128-token prompt (bench_gpt2.c).
 static void bench_gpt2(const CliOptions *o, double *peak, cJSON *json) {
@@ -522,7 +479,7 @@ static void bench_gpt2(const CliOptions *o, double *peak, cJSON *json) {
         *peak = peak_again(*peak, json);
         bench_row(&rows[i], o->no_peer, peak, json);
     }
-    gpt2_windows(dir, json);
+    bench_gpt2_windows(dir, json);
     bench_gpt2_remove(dir);
 }
 
@@ -548,7 +505,7 @@ int cmd_bench(int argc, char **argv) {
         bench_startup();
         char dir[64], why[256];  // then GPT-2 small's configuration at 1023 tokens, beside the base model
         if (!bench_gpt2_folder(dir, sizeof dir, why, sizeof why)) printf("\nGPT-2 small: %s\n", why);
-        else gpt2_windows(dir, NULL), bench_gpt2_remove(dir);
+        else bench_gpt2_windows(dir, NULL), bench_gpt2_remove(dir);
         return code_ui;
     }
     unsigned sections = SECTION_ALL;

@@ -120,8 +120,9 @@ static void report(const char *what, double *t, int n) {
            t[(int)ceil(n * 0.99) - 1], n);
 }
 
-static void frame_times(Ui *ui, App *a, const char *what, int frames) {
-    double *t = malloc(sizeof *t * (size_t)frames);
+// Redraws the frame on screen `frames` times (after three untimed), the mouse moving over it, into
+// t[frames] (sorted). False if there is no t.
+static bool redraw_times(Ui *ui, App *a, double *t, int frames) {
     for (int f = -3; f < frames && t; f++) {
         ui->mx = 300 + f % 400, ui->my = 300 + f % 200;  // a moving mouse: hover readouts change
         double t0 = now_ms();
@@ -130,7 +131,13 @@ static void frame_times(Ui *ui, App *a, const char *what, int frames) {
         gfx_present(ui->g);
         if (f >= 0) t[f] = now_ms() - t0;
     }
-    if (t) report(what, t, frames);
+    if (t) qsort(t, (size_t)frames, sizeof *t, cmp);
+    return t != NULL;
+}
+
+static void frame_times(Ui *ui, App *a, const char *what, int frames) {
+    double *t = malloc(sizeof *t * (size_t)frames);
+    if (redraw_times(ui, a, t, frames)) report(what, t, frames);
     free(t);
 }
 
@@ -192,10 +199,48 @@ int ui_bench_run(int frames) {
     return 0;
 }
 
+const char *const ui_bench_view_names[UI_BENCH_VIEWS] = {
+    "stage: the last layer's c_fc", "attention: the last layer's heads", "decoding: the output head's softmax",
+    "positions explorer", "compare: the first and last layers' attention"};
+
+// The last stage whose id ends with `tail`, or -1.
+static int last_ending(const Interp *it, const char *tail) {
+    const size_t n = strlen(tail);
+    for (int i = interp_n_done(it) - 1; i >= 0; i--) {
+        const char *id = interp_stage(it, i)->id;
+        if (strlen(id) >= n && !strcmp(id + strlen(id) - n, tail)) return i;
+    }
+    return -1;
+}
+
+// Each of ui_bench_view_names on the open session, redrawn (redraw_times): out->view_*.
+static void view_frames(Ui *ui, App *a, LongPassFigures *out) {
+    enum { FRAMES = 30 };
+    const Interp *it = a->session.it;
+    const struct { const char *tail; ViewKind v; } at[UI_BENCH_VIEWS] = {
+        {".mlp.c_fc", VIEW_STAGE}, {"_attn.weights", VIEW_ATTENTION}, {"generator.probs", VIEW_DECODE},
+        {"tok_emb", VIEW_PE}, {"_attn.weights", VIEW_COMPARE}};
+    double t[FRAMES];
+    for (int k = 0; k < UI_BENCH_VIEWS; k++) {
+        const int i = last_ending(it, at[k].tail);
+        if (i < 0) continue;
+        if (at[k].v == VIEW_COMPARE) {  // the first attention pinned, the last beside it
+            for (int j = 0; j < i; j++)
+                if (interp_stage(it, j)->role == ROLE_WEIGHTS) {
+                    app_goto(a, j), app_act(a, CMD_PIN, 0);
+                    break;
+                }
+        }
+        app_goto(a, i);
+        a->view = at[k].v;
+        if (redraw_times(ui, a, t, FRAMES)) out->view_median[k] = t[FRAMES / 2], out->view_p99[k] = t[FRAMES - 1];
+    }
+}
+
 // Traces the open session's pass, then draws its first stage (the frame the window opens on) and
 // steps to every other stage as Right does, each in the view the window picks, timing each step
 // to its frame (drawn off screen at 1920x1080).
-static bool step_all(App *a, bool pause, LongPassFigures *out, Err *e) {
+static bool step_all(App *a, bool pause, bool views, LongPassFigures *out, Err *e) {
     const double t0 = now_ms();
     bool ok = interp_run(a->session.it, e);
     out->trace_ms = now_ms() - t0;
@@ -217,12 +262,13 @@ static bool step_all(App *a, bool pause, LongPassFigures *out, Err *e) {
             gfx_present(g);
             t[s] = now_ms() - s0;
         }
-        heat_cache_free(ui.heat);
         const int m = n > 1 ? n - 1 : 1;  // the steps: each stage after the first, which opening draws
         double *st = n > 1 ? t + 1 : t;
         qsort(st, (size_t)m, sizeof *st, cmp);
         *out = (LongPassFigures){out->trace_ms, t[0], st[m / 2], st[(int)ceil(m * 0.99) - 1], st[m - 1], m};
         out->trace_bytes = interp_trace_bytes(a->session.it), out->readied = readied;
+        if (views) view_frames(&ui, a, out);
+        heat_cache_free(ui.heat);
     }
     free(t);
     if (g) gfx_close(g);
@@ -236,7 +282,7 @@ bool ui_bench_long(int len, LongPassFigures *out, Err *e) {
     memset(&a, 0, sizeof a);
     a.scale = 1.0f, a.all_heads = true, a.zoom = (ZoomBox){0, 0, 1, 1}, a.loaded = true;
     if (!session_open_random(&a.session, &c, NULL, 1, len, len, e)) return false;
-    const bool ok = step_all(&a, false, out, e);
+    const bool ok = step_all(&a, false, false, out, e);
     app_free(&a);
     return ok;
 }
@@ -251,7 +297,7 @@ bool ui_bench_open(const SessionSpec *spec, bool pause, LongPassFigures *out, Er
         return false;
     }
     const double opened = now_ms() - t0;
-    const bool ok = step_all(&a, pause, out, e);
+    const bool ok = step_all(&a, pause, true, out, e);
     out->open_ms = opened;
     app_free(&a);
     return ok;

@@ -57,6 +57,9 @@ int ui_bench_run(int frames);
 // The window on a long pass (`bench --scale`): the base configuration at `len` tokens (random
 // weights) traced, then every stage stepped to in the view the window picks for it, each step's
 // frame drawn off screen at 1920x1080. Times in ms; false with e set if it could not run.
+// ui_bench_open also redraws each of these views after the steps, the pointer moving over it:
+enum { UI_BENCH_VIEWS = 5 };
+extern const char *const ui_bench_view_names[UI_BENCH_VIEWS];
 typedef struct {
     double trace_ms;                        // the whole pass
     double first_ms;                        // the first frame, on the first stage (the opening's, not a step)
@@ -65,6 +68,8 @@ typedef struct {
     double open_ms;      // ui_bench_open: the model and its tokenizer read, the session opened
     size_t trace_bytes;  // what the trace held at the end (interp_trace_bytes)
     int readied;         // with a pause: the steps whose stage the pause recomputed (app_warm_next)
+    double view_median[UI_BENCH_VIEWS], view_p99[UI_BENCH_VIEWS];  // ui_bench_open: a frame of each
+                                                                   // view redrawn (0: not drawn)
 } LongPassFigures;
 bool ui_bench_long(int len, LongPassFigures *out, Err *e);
 // The same on the window's session for `spec` (a model folder, its ids, a --trace-mb budget):

@@ -88,24 +88,37 @@ static void draw_ids(Ui *ui, const App *a, const Tensors3 *t, Rect in) {
     ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, y, sum, in.w);
 }
 
+// now - ref into d->data [n], and its figures: fig[0] the largest |difference| of cells finite in
+// both, fig[1] how many cells are masked (-inf) in one of the two only (infinitely apart, drawn
+// grey), fig[2..3] the range both share.
+static void difference(const float *now, const float *ref, size_t n, HeatDerived *d) {
+    float maxd = 0;
+    size_t one_masked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float x = now[i], y = ref[i];
+        if (x == y) d->data[i] = 0.0f;  // masked in both: no difference
+        else if (isfinite(x) && isfinite(y)) d->data[i] = x - y, maxd = fmaxf(maxd, fabsf(d->data[i]));
+        else d->data[i] = -INFINITY, one_masked++;
+    }
+    float both[2];
+    shared_range(now, ref, n, both);
+    d->fig[0] = maxd, d->fig[1] = (double)one_masked, d->fig[2] = both[0], d->fig[3] = both[1];
+}
+
 static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t, Rect in) {
     if (t->kind == TK_IDS) return draw_ids(ui, a, t, in);
     int rows, cols;
     size_t off;
     slice_of(&t->shape, a->head, &rows, &cols, &off);
     const size_t n = (size_t)rows * cols;
-    float *diff = malloc(sizeof(float) * n);
-    if (!diff) return;
-    float maxd = 0;
-    int one_masked = 0;  // cells masked (-inf) in one of the two only: infinitely apart, drawn grey
-    for (size_t i = 0; i < n; i++) {
-        const float x = t->now[off + i], y = t->ref[off + i];
-        if (x == y) diff[i] = 0.0f;  // masked in both: no difference
-        else if (isfinite(x) && isfinite(y)) diff[i] = x - y, maxd = fmaxf(maxd, fabsf(diff[i]));
-        else diff[i] = -INFINITY, one_masked++;
-    }
-    float both[2];
-    shared_range(t->now + off, t->ref + off, n, both);
+    // Derived once for the difference map's key (its image's): a frame that redraws it derives nothing.
+    const unsigned key[5] = {a->generation, (unsigned)a->cursor, t->key + 2u, (unsigned)a->head, t->serial};
+    bool fresh;
+    HeatDerived *d = ui->heat ? heat_cache_derived(ui->heat, key, n, &fresh) : NULL;
+    if (!d) return;
+    if (fresh) difference(t->now + off, t->ref + off, n, d);
+    const float *diff = d->data, maxd = (float)d->fig[0], both[2] = {(float)d->fig[2], (float)d->fig[3]};
+    const size_t one_masked = (size_t)d->fig[1];
     const float dr[2] = {-fmaxf(maxd, 1e-12f), fmaxf(maxd, 1e-12f)};
     const char *rl[HEAT_MAX_LABELS], *cl[HEAT_MAX_LABELS];
     const int nr = stage_axis_labels(a, a->cursor, t->shape.ndim - 2 >= 0 ? t->shape.ndim - 2 : 0, rl, HEAT_MAX_LABELS);
@@ -120,7 +133,7 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
     snprintf(sub[1], sizeof sub[1], "%s", t->now_sub);
     const char *slice = t->shape.ndim == 3 ? " (this slice)" : "", *by = same ? "" : "; other tokens: by position";
     if (one_masked)
-        snprintf(sub[2], sizeof sub[2], "%d masked in one only (grey); largest other |difference| %.4g%s%s", one_masked,
+        snprintf(sub[2], sizeof sub[2], "%zu masked in one only (grey); largest other |difference| %.4g%s%s", one_masked,
                  (double)maxd, slice, by);
     else snprintf(sub[2], sizeof sub[2], "largest |difference| %.4g%s%s", (double)maxd, slice, by);
     const char *const *row_labels[3] = {pr, rl, same ? rl : NULL}, *const *col_labels[3] = {pc, cl, same ? cl : NULL};
@@ -144,7 +157,6 @@ static void draw_three(Ui *ui, const App *a, const Stage *st, const Tensors3 *t,
                  t->shape.dim[0]);
         ui_text_fit(ui, FONT_SANS, ui->small, ui->th->muted, in.x, in.y + in.h - lh, which, in.w);
     }
-    free(diff);
 }
 
 // A mistake beside its correct program: the first difference named on top, then the stage on

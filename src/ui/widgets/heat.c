@@ -54,6 +54,7 @@ struct HeatCache {
     int next_range;  // the slot the next new range takes
     MaskedEntry m[MASKED];
     int next_masked;  // the slot the next new one takes
+    HeatDerived derived;  // data NULL: none yet
 };
 
 HeatCache *heat_cache_new(void) { return calloc(1, sizeof(HeatCache)); }
@@ -61,7 +62,18 @@ HeatCache *heat_cache_new(void) { return calloc(1, sizeof(HeatCache)); }
 void heat_cache_free(HeatCache *c) {
     if (!c) return;
     for (int i = 0; i < CACHE_SIZE; i++) gfx_image_free(c->e[i].im);
+    free(c->derived.data);
     free(c);
+}
+
+HeatDerived *heat_cache_derived(HeatCache *c, const unsigned key[5], size_t n, bool *fresh) {
+    HeatDerived *d = &c->derived;
+    *fresh = !d->data || d->n != n || memcmp(d->key, key, sizeof d->key) != 0;
+    if (!*fresh) return d;
+    free(d->data);
+    *d = (HeatDerived){.data = malloc(sizeof(float) * (n ? n : 1)), .n = n};
+    memcpy(d->key, key, sizeof d->key);
+    return d->data ? d : NULL;
 }
 
 // The colour range heat_draw uses for a spec, and the part of it its colour bar shows

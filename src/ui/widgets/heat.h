@@ -61,6 +61,18 @@ float heat_cell_guess(const Ui *ui, int rows, int cols, Rect r);
 HeatCache *heat_cache_new(void);
 void heat_cache_free(HeatCache *c);
 
+// What a view derives from the trace to draw (the Compare view's difference), kept with the
+// images under the same key, so a frame that draws the same maps again derives nothing.
+typedef struct {
+    float *data;     // [n] the derived values
+    size_t n;
+    double fig[4];   // figures the view found with them (its own meaning)
+    unsigned key[5];
+} HeatDerived;
+// The cache's one derived slot for `key`, n floats. *fresh: it held another key (or other n),
+// and the caller must fill data and fig. NULL if out of memory.
+HeatDerived *heat_cache_derived(HeatCache *c, const unsigned key[5], size_t n, bool *fresh);
+
 // Fills px [h][w] with the cells [r0, r1) x [c0, c1) of data [rows, cols]; each pixel is the
 // mean of the finite cells it covers (masked if all are -inf, in data or in mask). Pure: no SDL.
 void heat_pixels(Rgba *px, int w, int h, const float *data, const float *mask, int cols, int r0,
