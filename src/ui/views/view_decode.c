@@ -227,15 +227,20 @@ static void draw_bars(Ui *ui, const App *a, const Round *R, Rect r, int row) {
     const Stage *st = interp_stage(R->it, R->probs);
     const int V = st->shape.dim[st->shape.ndim - 1], T = st->shape.ndim > 1 ? st->shape.dim[0] : 1;
     row = row < 0 ? 0 : row >= T ? T - 1 : row;
-    float *p = malloc(sizeof(float) * (size_t)V), *x = malloc(sizeof(float) * (size_t)V);
-    // The row alone: when the budget let the output head go, its row is recomputed, not all of it
-    const float *line = p ? interp_read_row(R->it, R->probs, 0, (size_t)row, x) : NULL;  // NULL: out of memory
-    if (!line) {
-        free(p), free(x);
+    float *p = malloc(sizeof(float) * (size_t)V);
+    // The row alone: when the budget let the output head go, its row is recomputed, not all of
+    // it, once for the frames that show it (kept with the view's images, under their generation)
+    const unsigned key[5] = {a->generation, (unsigned)R->probs, 0xDEC1, (unsigned)row, a->model_serial};
+    bool fresh;
+    HeatDerived *d = p && ui->heat ? heat_cache_derived(ui->heat, key, (size_t)V, &fresh) : NULL;
+    const float *line = d && fresh ? interp_read_row(R->it, R->probs, 0, (size_t)row, d->data) : d ? d->data : NULL;
+    if (line && line != d->data) memcpy(d->data, line, sizeof(float) * (size_t)V);  // read in place: the trace's
+    if (!line) {  // out of memory
+        if (d) heat_derived_drop(d);
+        free(p);
         return;
     }
     const char *how = as_probs(st, line, V, p);
-    free(x);
     char title[160], sub[STAGE_ID_MAX + 64];
     snprintf(title, sizeof title, "Next token after '%s'", row < R->n_ids ? decode_shown(a, (int)R->ids[row]) : "?");
     snprintf(sub, sizeof sub, "%s, row %d%s", st->id, row, how);

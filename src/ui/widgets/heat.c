@@ -39,6 +39,10 @@ typedef struct {
 // Whether a slice has a masked cell (the colour bar then shows the masked grey), scanned once:
 // scanning a [1023, 3072] map every frame took 4 ms.
 enum { MASKED = 16 };
+
+// Derived values kept (HeatDerived), and the most floats they hold together (128 MB; the least
+// recently used go first to make room, and one larger than that is kept alone).
+enum { DERIVED = 4, DERIVED_FLOATS = 1 << 25 };
 typedef struct {
     const float *data, *mask;
     size_t n;
@@ -54,7 +58,7 @@ struct HeatCache {
     int next_range;  // the slot the next new range takes
     MaskedEntry m[MASKED];
     int next_masked;  // the slot the next new one takes
-    HeatDerived derived;  // data NULL: none yet
+    HeatDerived derived[DERIVED];  // data NULL: none yet
 };
 
 HeatCache *heat_cache_new(void) { return calloc(1, sizeof(HeatCache)); }
@@ -62,16 +66,41 @@ HeatCache *heat_cache_new(void) { return calloc(1, sizeof(HeatCache)); }
 void heat_cache_free(HeatCache *c) {
     if (!c) return;
     for (int i = 0; i < CACHE_SIZE; i++) gfx_image_free(c->e[i].im);
-    free(c->derived.data);
+    for (int i = 0; i < DERIVED; i++) free(c->derived[i].data);
     free(c);
 }
 
-HeatDerived *heat_cache_derived(HeatCache *c, const unsigned key[5], size_t n, bool *fresh) {
-    HeatDerived *d = &c->derived;
-    *fresh = !d->data || d->n != n || memcmp(d->key, key, sizeof d->key) != 0;
-    if (!*fresh) return d;
+void heat_derived_drop(HeatDerived *d) {
     free(d->data);
-    *d = (HeatDerived){.data = malloc(sizeof(float) * (n ? n : 1)), .n = n};
+    d->data = NULL;
+}
+
+HeatDerived *heat_cache_derived(HeatCache *c, const unsigned key[5], size_t n, bool *fresh) {
+    c->clock++;
+    HeatDerived *d = &c->derived[0];
+    for (int i = 0; i < DERIVED; i++) {
+        HeatDerived *e = &c->derived[i];
+        if (e->data && e->n == n && !memcmp(e->key, key, sizeof e->key)) {
+            *fresh = false, e->used = c->clock;
+            return e;
+        }
+        if (d->data && (!e->data || e->used < d->used)) d = e;  // an empty slot, else the least recently used
+    }
+    *fresh = true;
+    free(d->data);
+    *d = (HeatDerived){.n = n, .used = c->clock};
+    for (;;) {  // room for n within DERIVED_FLOATS, the least recently used freed first
+        size_t held = 0;
+        HeatDerived *old = NULL;
+        for (int i = 0; i < DERIVED; i++)
+            if (c->derived[i].data) {
+                held += c->derived[i].n;
+                if (!old || c->derived[i].used < old->used) old = &c->derived[i];
+            }
+        if (!old || held + n <= DERIVED_FLOATS) break;
+        free(old->data), old->data = NULL;
+    }
+    d->data = malloc(sizeof(float) * (n ? n : 1));
     memcpy(d->key, key, sizeof d->key);
     return d->data ? d : NULL;
 }

@@ -61,17 +61,21 @@ float heat_cell_guess(const Ui *ui, int rows, int cols, Rect r);
 HeatCache *heat_cache_new(void);
 void heat_cache_free(HeatCache *c);
 
-// What a view derives from the trace to draw (the Compare view's difference), kept with the
-// images under the same key, so a frame that draws the same maps again derives nothing.
+// What a view derives from the trace to draw (the Compare view's difference, the Decoding view's
+// row of the output head), kept with the images under a key of the view's, so a frame that
+// draws the same again derives nothing. A few are kept, the least recently used going first.
 typedef struct {
     float *data;     // [n] the derived values
     size_t n;
     double fig[4];   // figures the view found with them (its own meaning)
     unsigned key[5];
+    unsigned used;   // the cache's clock when last asked for
 } HeatDerived;
-// The cache's one derived slot for `key`, n floats. *fresh: it held another key (or other n),
-// and the caller must fill data and fig. NULL if out of memory.
+// The derived values for `key`, n floats. *fresh: none were kept, and the caller must fill data
+// and fig. NULL if out of memory.
 HeatDerived *heat_cache_derived(HeatCache *c, const unsigned key[5], size_t n, bool *fresh);
+// Forgets d: what was to be derived into it could not be (the next ask is fresh again).
+void heat_derived_drop(HeatDerived *d);
 
 // Fills px [h][w] with the cells [r0, r1) x [c0, c1) of data [rows, cols]; each pixel is the
 // mean of the finite cells it covers (masked if all are -inf, in data or in mask). Pure: no SDL.
