@@ -36,6 +36,15 @@ static inline bool scene_drew(const Scene *s, const char *what) {
     return false;
 }
 
+// The first text of the frame last drawn that contains `part`, or "" (gfx_note_texts must be on).
+static inline const char *scene_text_containing(const Scene *s, const char *part) {
+    const GfxTextNote *notes;
+    const int n = gfx_text_notes(s->g, &notes);
+    for (int i = 0; i < n; i++)
+        if (strstr(notes[i].text, part)) return notes[i].text;
+    return "";
+}
+
 static inline void scene_close(Scene *s) {
     heat_cache_free(s->ui.heat);
     app_free(&s->a);

@@ -20,13 +20,6 @@
 #include "check.h"
 #include "scene.h"
 
-static const char *drawn_containing(const Scene *s, const char *part) {
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s->g, &notes);
-    for (int k = 0; k < n; k++)
-        if (strstr(notes[k].text, part)) return notes[k].text;
-    return "";
-}
 
 // The largest |now - pinned| over head h of two [H, T, S] maps, cells finite in both and unequal.
 static float plain_largest(const float *now, const float *pinned, const Shape *s, int h) {
@@ -50,9 +43,9 @@ static void check_at(Scene *s, const float *pinned, const char *id, int h) {
     char want[32], got[32] = "", first[400];
     snprintf(want, sizeof want, "%.4g", (double)plain_largest(interp_output(a->session.it, a->cursor), pinned, &st->shape, h));
     app_draw(&s->ui, a);
-    snprintf(first, sizeof first, "%s", drawn_containing(s, "largest |difference|"));
+    snprintf(first, sizeof first, "%s", scene_text_containing(s, "largest |difference|"));
     app_draw(&s->ui, a);
-    const char *again = drawn_containing(s, "largest |difference|"), *at = strstr(first, "largest |difference| ");
+    const char *again = scene_text_containing(s, "largest |difference|"), *at = strstr(first, "largest |difference| ");
     if (at) sscanf(at + strlen("largest |difference| "), "%31[-0-9.e+]", got);  // the figure, whole
     CHECK(a->head == h && !strcmp(got, want), "%s, head %d: '%s' gives %s, the plain loop %s", id, h + 1, first, got, want);
     CHECK(!strcmp(first, again), "%s, head %d drawn again: '%s', then '%s'", id, h + 1, first, again);
@@ -60,7 +53,7 @@ static void check_at(Scene *s, const float *pinned, const char *id, int h) {
 
 // The probability the Decoding view's top bar shows, and the stage and row its title names.
 static bool top_bar(const Scene *s, char *id, size_t n, int *row, char *prob, size_t pn) {
-    const char *sub = drawn_containing(s, ", row "), *arrow = drawn_containing(s, "\xe2\x86\x90 argmax");
+    const char *sub = scene_text_containing(s, ", row "), *arrow = scene_text_containing(s, "\xe2\x86\x90 argmax");
     const char *comma = strstr(sub, ", row ");
     if (!comma || !*arrow) return false;
     while (*sub == ' ') sub++;

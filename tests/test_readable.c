@@ -258,14 +258,6 @@ static bool open_view(Scene *s, const char *lesson, ViewKind view) {
     return open_spec(s, &(SessionSpec){.lesson_path = lesson}, view);
 }
 
-// The first text of the last frame that contains `part`, or "".
-static const char *drawn_containing(const Scene *s, const char *part) {
-    const GfxTextNote *notes;
-    const int n = gfx_text_notes(s->g, &notes);
-    for (int k = 0; k < n; k++)
-        if (strstr(notes[k].text, part)) return notes[k].text;
-    return "";
-}
 
 // How many texts of the last frame start with `prefix`; each must be whole (no ellipsis).
 static int whole_texts(const Scene *s, const char *prefix, const char *where) {
@@ -334,9 +326,9 @@ static void test_pinned_labels(void) {
     check_frame(&s, "Compare, pinned on another input");
     CHECK(drawn(&s, "h", 1) && drawn(&s, "e", 1), "Compare: the pinned map is labelled with hello's letters");
     CHECK(drawn(&s, "w", 1) && drawn(&s, "r", 1) && drawn(&s, "d", 1), "Compare: the map on screen with world's");
-    CHECK(*drawn_containing(&s, "pinned, input 'hello'") && *drawn_containing(&s, "now, input 'world'"),
+    CHECK(*scene_text_containing(&s, "pinned, input 'hello'") && *scene_text_containing(&s, "now, input 'world'"),
           "Compare: each map says which input it ran on");
-    const char *diff = drawn_containing(&s, "largest |difference|");
+    const char *diff = scene_text_containing(&s, "largest |difference|");
     CHECK(strstr(diff, "; other tokens: by position") && !strstr(diff, ELLIPSIS),
           "Compare: the difference of two inputs' maps says, whole, it is taken by position (\"%s\")", diff);
     scene_close(&s);
@@ -366,7 +358,7 @@ static void test_no_attention_yet(const char *lesson, const char *kind) {
     if (!open_view(&s, lesson, VIEW_STAGE)) return;
     s.a.cursor = 0, s.a.view = VIEW_ATTENTION;
     check_frame(&s, "the Attention view at the first stage");
-    const char *said = drawn_containing(&s, "No attention has run yet");
+    const char *said = scene_text_containing(&s, "No attention has run yet");
     int stage = 0;
     const char *at = strstr(said, "to stage ");
     if (at) stage = atoi(at + strlen("to stage "));
@@ -375,7 +367,7 @@ static void test_no_attention_yet(const char *lesson, const char *kind) {
         if (interp_stage(s.a.session.it, i)->role == ROLE_SCORES) first = i + 1;
     CHECK(stage > 0 && stage == first, "%s: the Attention view names stage %d as the first map's (it is %d): \"%s\"",
           lesson, stage, first, said);
-    CHECK(*drawn_containing(&s, kind), "%s: the Attention view names the first map '%s' (the wrapped message's next "
+    CHECK(*scene_text_containing(&s, kind), "%s: the Attention view names the first map '%s' (the wrapped message's next "
           "line)", lesson, kind);
     scene_close(&s);
 }
