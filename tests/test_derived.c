@@ -20,7 +20,6 @@
 #include "check.h"
 #include "scene.h"
 
-
 // The largest |now - pinned| over head h of two [H, T, S] maps, cells finite in both and unequal.
 static float plain_largest(const float *now, const float *pinned, const Shape *s, int h) {
     const size_t n = (size_t)s->dim[1] * s->dim[2];

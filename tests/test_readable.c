@@ -258,7 +258,6 @@ static bool open_view(Scene *s, const char *lesson, ViewKind view) {
     return open_spec(s, &(SessionSpec){.lesson_path = lesson}, view);
 }
 
-
 // How many texts of the last frame start with `prefix`; each must be whole (no ellipsis).
 static int whole_texts(const Scene *s, const char *prefix, const char *where) {
     const GfxTextNote *notes;
