@@ -289,7 +289,7 @@ static void bars(Ui *ui, const App *a, Rect r, const float *p, int V, const char
 // ---- the last decoder layer's attention for this round ----
 
 static int labels(const App *a, int stage, int axis, const char **out) {
-    int n = stage_axis_labels(a, stage, axis, out, MAX_TOKENS);
+    int n = stage_axis_labels(a, stage, axis, out, HEAT_MAX_LABELS);
     for (int i = 0; i < n; i++)
         if (!strcmp(out[i], " ")) out[i] = "\xe2\x90\xa3";
     return n;
@@ -307,7 +307,7 @@ static void attn_map(Ui *ui, const App *a, Rect r, int stage, const char *title,
     if (gfx_text_width(ui->g, FONT_SANS, ui->small, cap) > r.w) snprintf(cap, sizeof cap, "%s", st->id);
     ui_text_fit_tail(ui, FONT_SANS, ui->small, ui->th->muted, r.x, r.y, cap, r.w);  // the id's end names the map
     snprintf(sub, sizeof sub, "head %d of %d", h + 1, H);
-    const char *rl[MAX_TOKENS], *cl[MAX_TOKENS];
+    const char *rl[HEAT_MAX_LABELS], *cl[HEAT_MAX_LABELS];
     const float *out = interp_output(it, stage);
     HeatSpec hs = {.title = title, .subtitle = sub, .shape = st->shape, .kind = st->kind,
                    .data = out + (size_t)h * T * S, .rows = T, .cols = S, .range = out,
