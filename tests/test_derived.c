@@ -1,5 +1,6 @@
-// test_derived.c: what views derive from the trace and keep from one frame to the next (in the
-// heat cache, under a key of the view's), held to an independent reading.
+// test_derived.c: what views derive from the trace and the weights, held to an independent
+// reading; most of it is kept from one frame to the next (in the heat cache, under a key of the
+// view's).
 //
 // The Compare view's figures against a plain loop over the two maps. On the
 // dates lesson (forward-pass.md), the first encoder layer's attention weights are pinned and
@@ -12,6 +13,10 @@
 // The Decoding view's bars under a trace budget that let the output head go (lessons/gpt2.md, a
 // 63-token prompt, 25 MB): its row is recomputed once and kept; each frame's most likely token's
 // probability is that of the same row of the pass without a budget, through the same softmax.
+//
+// The Positions view's plot of a learned table (gpt2.md's wpe) scales its three columns so the
+// largest |value| reaches the +-1 lines: those lines are labelled with that value, read here from
+// the weight itself, not "+1" and "-1".
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +146,29 @@ static void cache_keeps(void) {
     heat_cache_free(c);
 }
 
+static void learned_plot_scale(void) {
+    Scene s;
+    if (!scene_open(&s, 1280, 720, &(SessionSpec){.lesson_path = LESSONS "/gpt2.md"})) return;
+    App *a = &s.a;
+    a->view = VIEW_PE;
+    gfx_note_texts(s.g, true);
+    app_draw(&s.ui, a);
+    const StEntry *w = model_weight(&a->session.model, a->pe.learned);
+    const int rows = w ? w->shape.dim[0] : 0, D = w ? w->shape.dim[1] : 0, dims[3] = {0, 1, D - 2};
+    float *t = w ? malloc(sizeof(float) * (size_t)rows * D) : NULL;
+    if (t) model_numbers(&a->session.model, (int)(w - a->session.model.weights.entries), t);
+    float big = 0;
+    for (int i = 0; t && i < rows; i++)
+        for (int k = 0; k < 3; k++) big = fmaxf(big, fabsf(t[(size_t)i * D + dims[k]]));
+    char top[32], bottom[32];
+    snprintf(top, sizeof top, "+%.3g", (double)big);
+    snprintf(bottom, sizeof bottom, "\xe2\x88\x92%.3g", (double)big);
+    CHECK(t && a->pe.dim == 0 && scene_drew(&s, top) && scene_drew(&s, bottom) && !scene_drew(&s, "+1"),
+          "%s's plot of dims 0, 1 and %d: its lines labelled %s and %s", a->pe.learned, D - 2, top, bottom);
+    free(t);
+    scene_close(&s);
+}
+
 int main(void) {
     const SessionSpec spec = {.lesson_path = LESSONS "/forward-pass.md", .target = "2026-11-22"};
     Scene s;
@@ -162,5 +190,6 @@ int main(void) {
     scene_close(&s);
     decoding_under_budget();
     cache_keeps();
+    learned_plot_scale();
     return check_finish("test_derived");
 }

@@ -338,11 +338,20 @@ static void x_ticks(Ui *ui, Rect p, int P, int y) {
     }
 }
 
-static void axes(Ui *ui, Rect p, int P, int label_w) {
+// The labels of the plot's lines at +1, 0 and -1, which stand for +top, 0 and -top: "+1" and
+// "\u22121" (U+2212, the minus sign) for the sinusoids' own scale.
+static void line_names(float top, char names[3][24]) {
+    snprintf(names[0], 24, "+%.3g", (double)top);
+    snprintf(names[1], 24, "0");
+    snprintf(names[2], 24, "\u2212%.3g", (double)top);
+}
+
+static void axes(Ui *ui, Rect p, int P, int label_w, float top) {
     const Theme *t = ui->th;
     const int slh = lh_of(ui, FONT_SANS, ui->small);
     static const float lines[] = {1.0f, 0.0f, -1.0f};
-    static const char *const names[] = {"+1", "0", "\u22121"};  // U+2212 (minus sign), then 1
+    char names[3][24];
+    line_names(top, names);
     for (int k = 0; k < 3; k++) {
         int y = plot_y(p, lines[k]);
         gfx_rect(ui->g, (Rect){p.x, y, p.w, 1}, k == 1 ? t->border : t->grid);
@@ -383,12 +392,16 @@ static void curves(Ui *ui, const App *a, const PeTrace *t, Rect r) {
         for (int q = 0; q < t->P; q++) big = fmaxf(big, fabsf(t->pe[(size_t)q * t->D + c[i].dim]));
     const float scale = learned(a) && big > 0.0f ? 1.0f / big : 1.0f;
     const int leg = legend(ui, a, t->D, c, n, (Rect){r.x, r.y + lh + 2, r.w, 3 * slh});
-    const int label_w = gfx_text_width(ui->g, FONT_SANS, ui->small, "+1");
+    char names[3][24];  // the lines stand for +-1 / scale: the largest |value| of a learned table's three
+    line_names(1.0f / scale, names);
+    const int w_top = gfx_text_width(ui->g, FONT_SANS, ui->small, names[0]);
+    const int w_bottom = gfx_text_width(ui->g, FONT_SANS, ui->small, names[2]);
+    const int label_w = w_top > w_bottom ? w_top : w_bottom;
     Rect p = {r.x + label_w + 8, r.y + lh + 2 + leg + slh / 2, 0, 0};
     p.w = r.x + r.w - p.x - ui->pad;
     p.h = r.y + r.h - p.y - slh - 6;
     if (p.w < 20 || p.h < 20) return;
-    axes(ui, p, t->P, label_w);
+    axes(ui, p, t->P, label_w, 1.0f / scale);
     const int thick = ui->px / 7 < 1 ? 1 : ui->px / 7 > 7 ? 7 : ui->px / 7;
     gfx_clip(ui->g, rect_inset(p, -2));
     if (a->pe.position < t->P) {
