@@ -81,8 +81,8 @@ static cJSON *figure_json(const Figure *f) {
     cJSON_AddNumberToObject(o, "min_ms", f->min_ms);
     cJSON_AddNumberToObject(o, "peak_rss_mb", f->rss_mb);
     if (f->gflop > 0) cJSON_AddNumberToObject(o, "gflop", f->gflop);
-    if (f->products_ms > 0) cJSON_AddNumberToObject(o, "products_median_ms", f->products_ms);
-    if (f->products_ms > 0) cJSON_AddNumberToObject(o, "products_gflop", f->products_gflop);
+    if (f->products_ms > 0)
+        cJSON_AddNumberToObject(o, "products_median_ms", f->products_ms), cJSON_AddNumberToObject(o, "products_gflop", f->products_gflop);
     cJSON_AddStringToObject(o, "setting", f->about);
     return o;
 }

@@ -10,7 +10,6 @@
 #include "views.h"
 #include "heat.h"
 
-
 // The heads, queries and keys of an attention stage: [H, Tq, Tk], or [Tq, Tk] as one head.
 static void att_dims(const Stage *st, int *H, int *T, int *S) {
     const int n = st->shape.ndim;

@@ -11,7 +11,6 @@
 
 enum { ROW_KEYS = 6 };
 
-
 static void map(Ui *ui, const App *a, int stage, const float *data, TensorKind kind, const char *title, const char *sub,
                 int slot, Rect r) {
     const Stage *st = interp_stage(a->session.it, stage);
@@ -51,12 +50,15 @@ static void worked_row(Ui *ui, const App *a, int w, int s, Rect r) {
     snprintf(line, sizeof line, "%-6s %11s %12s %12s %15s %15s", "key", "p_j", "g_j", "g_j - sum", "p_j (g_j - sum)",
              "the kernel");
     ui_text_fit(ui, FONT_MONO, ui->small, ui->th->muted, r.x, r.y + lh, line, r.w);
-    bool used[HEAT_MAX_LABELS] = {0};
-    for (int q = 0; q < ROW_KEYS && q < S && q < HEAT_MAX_LABELS && r.y + (q + 3) * lh <= r.y + r.h; q++) {
+    int chosen[ROW_KEYS];  // the keys listed so far, largest p first (any of the row's S)
+    for (int q = 0; q < ROW_KEYS && q < S && r.y + (q + 3) * lh <= r.y + r.h; q++) {
         int best = -1;
-        for (int k = 0; k < S && k < HEAT_MAX_LABELS; k++)
-            if (!used[k] && (best < 0 || p[row * S + k] > p[row * S + best])) best = k;
-        used[best] = true;
+        for (int k = 0; k < S; k++) {
+            bool listed = false;
+            for (int j = 0; j < q; j++) listed = listed || chosen[j] == k;
+            if (!listed && (best < 0 || p[row * S + k] > p[row * S + best])) best = k;
+        }
+        chosen[q] = best;
         const double pj = p[row * S + best], gj = g[row * S + best];
         snprintf(line, sizeof line, "%-6.6s %11.5g %12.5g %12.5g %15.5g %15.5g", best < nk ? kl[best] : "?", pj, gj, gj - dot,
                  pj * (gj - dot), (double)ds[row * S + best]);

@@ -11,7 +11,6 @@
 #include "back_mistakes.h"
 #include "heat.h"
 
-
 typedef struct {
     const char *title, *subtitle;
     const float *data;  // NULL: nothing to draw

@@ -13,7 +13,6 @@
 #include "heat.h"
 #include "view_decode.h"
 
-
 // A [rows, cols] slice of a tensor: head h of a 3-D one, the whole of a 1-D or 2-D one.
 static void slice_of(const Shape *s, int h, int *rows, int *cols, size_t *off) {
     const int n = s->ndim;

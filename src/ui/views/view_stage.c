@@ -7,7 +7,6 @@
 #include "heat.h"
 #include "rows.h"
 
-
 // One tensor of the stage: its output (slot -1) or input `slot`.
 typedef struct {
     const float *data;
