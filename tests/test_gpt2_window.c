@@ -61,6 +61,10 @@ int main(void) {
             CHECK(f.view_median[k] > 0, "%s: drawn", ui_bench_view_names[k]);
         }
         CHECK(f.steps > 12 * 20, "%d stages: GPT-2 small's 12 layers have more", f.steps);
+        printf("test_gpt2_window: a click on each of the map's %d blocks: median %.1f ms, slowest %.1f ms\n", f.clicks,
+               f.click_median, f.click_max);
+        CHECK(f.clicks >= 12 * 2 && f.click_median > 0, "%d blocks clicked on the map: GPT-2's 12 layers have two each",
+              f.clicks);
         CHECK(f.readied >= 12 * 2, "%d stages readied in a pause: under %d MB every layer's feed-forward products are let go",
               f.readied, BUDGET_MB);
         CHECK(f.trace_bytes <= (size_t)BUDGET_MB << 20, "the trace holds %zu bytes, over its %d MB", f.trace_bytes, BUDGET_MB);

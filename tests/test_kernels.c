@@ -522,6 +522,12 @@ static void test_heads_and_masks(void) {
         ref_mask(mr, sc, keys, 1.0f, causal, H, Tq, Tk);
         CHECK(max_abs_diff(m, mr, H * Tq * Tk) == 0, "mask (causal=%d)", causal);
     }
+    float wide[H * 6 * 3], wr[H * 6 * 3];  // more queries than keys: the first three see none
+    for (int causal = 0; causal < 2; causal++) {
+        mask_forward(wide, sc, keys, 1.0f, causal, H, 6, 3);
+        ref_mask(wr, sc, keys, 1.0f, causal, H, 6, 3);
+        CHECK(!memcmp(wide, wr, sizeof wide), "mask, 6 queries, 3 keys (causal=%d)", causal);
+    }
     mask_forward(m, sc, NULL, 0, true, H, Tq, Tk);
     // Query 0 stands at key position 3 (Tk - Tq): it sees keys 0..3, not 4 and 5.
     CHECK(m[3] == sc[3] && isinf(m[4]) && isinf(m[5]), "causal mask with fewer queries than keys");

@@ -144,7 +144,7 @@ void bench_task_gpt2_generate(const void *arg, BenchReply *r) {
     free(t);
 }
 
-enum { GPT2_WINDOW_VALUES = 9 + 2 * UI_BENCH_VIEWS };
+enum { VIEWS_AT = 12, GPT2_WINDOW_VALUES = VIEWS_AT + 2 * UI_BENCH_VIEWS };
 
 typedef struct {
     const char *dir;
@@ -164,7 +164,8 @@ static void task_window(const void *arg, BenchReply *r) {
     if (!r->ok) return (void)snprintf(r->why, sizeof r->why, "%s", e.code != ERR_NONE ? e.msg : "out of memory");
     r->v[0] = f.open_ms, r->v[1] = f.trace_ms, r->v[2] = f.step_median, r->v[3] = f.step_p99, r->v[4] = f.step_max;
     r->v[5] = f.steps, r->v[6] = (double)f.trace_bytes / (1 << 20), r->v[7] = f.first_ms, r->v[8] = f.readied;
-    for (int k = 0; k < UI_BENCH_VIEWS; k++) r->v[9 + 2 * k] = f.view_median[k], r->v[10 + 2 * k] = f.view_p99[k];
+    r->v[9] = f.click_median, r->v[10] = f.click_max, r->v[11] = f.clicks;
+    for (int k = 0; k < UI_BENCH_VIEWS; k++) r->v[VIEWS_AT + 2 * k] = f.view_median[k], r->v[VIEWS_AT + 1 + 2 * k] = f.view_p99[k];
 }
 
 // The window on the folder at `len` tokens (a prompt of len ids, one token generated) under a
@@ -172,8 +173,9 @@ static void task_window(const void *arg, BenchReply *r) {
 // a step to its frame's median, p99 and slowest (ms), v[5] the steps, v[6] MB the trace held at the
 // end, v[7] the first frame (the one opening draws, not a step), v[8] with `pause` (each step
 // after a reader's pause, in which the idle window readies the next stage) the steps it
-// readied, then for each view of ui_bench_view_names redrawn on it, v[9 + 2k] its median frame
-// and v[10 + 2k] its slowest (ms); *rss_mb the child's peak. False with why.
+// readied, v[9..11] a click on each block of the map to its frame: the median, the slowest (ms)
+// and the clicks; then for each view of ui_bench_view_names redrawn on it, v[VIEWS_AT + 2k] its
+// median frame and v[VIEWS_AT + 1 + 2k] its slowest (ms); *rss_mb the child's peak. False with why.
 static bool window_in_child(const char *dir, int len, int trace_mb, bool pause, double v[GPT2_WINDOW_VALUES],
                             double *rss_mb, char *why, size_t n) {
     const WindowCase w = {dir, len, trace_mb, pause};
@@ -183,7 +185,7 @@ static bool window_in_child(const char *dir, int len, int trace_mb, bool pause, 
     return true;
 }
 
-// Each view redrawn on the GPT-2 window (window_in_child's v[9..]: a median and a slowest frame
+// Each view redrawn on the GPT-2 window (window_in_child's v[VIEWS_AT..]: a median and a slowest frame
 // each, 0: not drawn), against the target of a frame in 16 ms.
 enum { VIEW_TARGET_MS = 16 };
 static void view_text(const double *v) {
@@ -228,7 +230,12 @@ static void gpt2_window(const char *dir, int budget_mb, bool pause, const char *
         for (int k = 0; k < (pause ? 9 : 8); k++) cJSON_AddNumberToObject(o, names[k], v[k]);
         cJSON_AddNumberToObject(o, "trace_mb", budget_mb), cJSON_AddNumberToObject(o, "peak_rss_mb", rss);
         cJSON_AddBoolToObject(o, "step_target_met", v[4] <= STEP_TARGET_MS);
-        if (!pause) view_json(v + 9, o);
+        if (v[11] > 0) {
+            cJSON_AddNumberToObject(o, "map_clicks", v[11]);
+            cJSON_AddNumberToObject(o, "map_click_median_ms", v[9]), cJSON_AddNumberToObject(o, "map_click_max_ms", v[10]);
+            cJSON_AddBoolToObject(o, "map_click_target_met", v[10] <= STEP_TARGET_MS);
+        }
+        if (!pause) view_json(v + VIEWS_AT, o);
         return;
     }
     if (!ok) return (void)printf("\nthe window on GPT-2 small could not run: %s\n", why);
@@ -246,7 +253,10 @@ static void gpt2_window(const char *dir, int budget_mb, bool pause, const char *
            "slowest %.1f ms (target %d ms: %s);\n"
            "the trace held %.0f MB at the end, the process %.0f MB at its peak%s\n",
            LEN, budget_mb, v[0], v[1], v[7], v[5], v[2], v[3], v[4], STEP_TARGET_MS, met, v[6], rss, note);
-    view_text(v + 9);
+    if (v[11] > 0)
+        printf("then a click on each of the map's %.0f blocks, about the pass, to its frame: median %.1f ms, slowest\n"
+               "%.1f ms (target %d ms: %s)\n", v[11], v[9], v[10], STEP_TARGET_MS, v[10] <= STEP_TARGET_MS ? "met" : "NOT met");
+    view_text(v + VIEWS_AT);
 }
 
 void bench_gpt2_windows(const char *dir, cJSON *json) {

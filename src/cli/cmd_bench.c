@@ -131,6 +131,15 @@ static bool ratio_reachable(const Measured *m) {
     return m->ours.gflop / m->peak * 1e3 <= m->row->target * m->torch.median_ms;
 }
 
+// The fraction a row's peak target is judged on, at the median: GPT-2's, whose forward is timed
+// stage by stage, on its matrix products ("at least 75% of the machine's fused multiply-add peak
+// in the matrix products", as the issue words it), every other on its whole work.
+static double judged_fraction(const Measured *m) {
+    const Figure *f = &m->ours;
+    return f->products_ms > 0 ? peak_fraction(f->products_gflop, f->products_ms, m->peak)
+                              : peak_fraction(f->gflop, f->median_ms, m->peak);
+}
+
 static void row_json(const Measured *m, cJSON *json) {
     const Row *row = m->row;
     const Figure *ours = &m->ours;
@@ -154,9 +163,11 @@ static void row_json(const Measured *m, cJSON *json) {
                                     peak_fraction(ours->products_gflop, ours->products_ms, m->peak));
     }
     if (m->beaten) cJSON_AddStringToObject(o, "peak_error", "the fastest run beat every peak loop measured: a neighbour slowed them");
-    if (row->peak_target > 0) cJSON_AddNumberToObject(o, "peak_target", row->peak_target);
-    if (fractions && row->peak_target > 0)
-        cJSON_AddBoolToObject(o, "peak_target_met", peak_fraction(ours->gflop, ours->median_ms, m->peak) >= row->peak_target);
+    if (row->peak_target > 0) {
+        cJSON_AddNumberToObject(o, "peak_target", row->peak_target);
+        cJSON_AddStringToObject(o, "peak_target_on", ours->products_ms > 0 ? "matrix products" : "the whole pass");
+    }
+    if (fractions && row->peak_target > 0) cJSON_AddBoolToObject(o, "peak_target_met", judged_fraction(m) >= row->peak_target);
     if (row->mb_target > 0) cJSON_AddNumberToObject(o, "memory_target_mb", row->mb_target);
     if (m->have && row->mb_target > 0) cJSON_AddBoolToObject(o, "memory_target_met", ours->rss_mb < row->mb_target);
 }
@@ -174,17 +185,19 @@ static void row_text_peak(const Measured *m) {
     printf("  at peak     %.2f ms: its %.2f GFLOP of %s at the machine's peak", floor_ms, ours->gflop,
            row->c.path == PATH_TRAIN ? "matrix products" : "work");
     if (m->peer) printf(" (%.2fx PyTorch's time)", floor_ms / m->torch.median_ms);
-    const int dec = row->peak_target > 0 && fabs(frac - row->peak_target) < 0.005 ? 1 : 0;  // not "75%: NOT met"
-    printf("\n  of peak     %.*f%% at the median, %.0f%% in the fastest run", dec, 100 * frac,
-           100 * peak_fraction(ours->gflop, ours->min_ms, m->peak));
+    const double judged = judged_fraction(m);
+    const int dec = row->peak_target > 0 && fabs(judged - row->peak_target) < 0.005 ? 1 : 0;  // not "75%: NOT met"
+    char verdict[64] = "";
     if (row->peak_target > 0)
-        printf("; target at least %.0f%%: %s", 100 * row->peak_target, frac >= row->peak_target ? "met" : "NOT met");
-    printf("\n");
-    if (ours->products_ms > 0)  // the same pass timed stage by stage: its products apart from the rest
-        printf("  products    %.2f ms at the median for its %.2f GFLOP of matrix products: %.0f%% of peak;\n"
+        snprintf(verdict, sizeof verdict, "; target at least %.0f%%: %s", 100 * row->peak_target,
+                 judged >= row->peak_target ? "met" : "NOT met");
+    const bool apart = ours->products_ms > 0;  // the same pass timed stage by stage: its products apart
+    printf("\n  of peak     %.*f%% at the median, %.0f%% in the fastest run%s\n", apart ? 0 : dec, 100 * frac,
+           100 * peak_fraction(ours->gflop, ours->min_ms, m->peak), apart ? "" : verdict);
+    if (apart)
+        printf("  products    %.2f ms at the median for its %.2f GFLOP of matrix products: %.*f%% of peak%s;\n"
                "              the other stages (norms, scale, mask, softmax, GELU, ...) about %.2f ms\n",
-               ours->products_ms, ours->products_gflop,
-               100 * peak_fraction(ours->products_gflop, ours->products_ms, m->peak), ours->median_ms - ours->products_ms);
+               ours->products_ms, ours->products_gflop, dec, 100 * judged, verdict, ours->median_ms - ours->products_ms);
 }
 
 static void row_text(const Measured *m) {

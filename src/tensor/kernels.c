@@ -128,10 +128,10 @@ void mask_forward(float *out, const float *x, const float *key_ids, float pad_id
         for (int h = 0; h < H; h++)
             for (int q = 0; q < Tq; q++) {
                 const size_t row = ((size_t)h * Tq + q) * Tk;
-                for (int k = 0; k < Tk; k++) {
-                    const bool hidden = (causal && k > q + shift) || (key_ids && key_ids[k] == pad_id);
-                    out[row + k] = hidden ? -INFINITY : x[row + k];
-                }
+                // Keys past `seen` are the future: not read, only hidden (a causal map's upper half).
+                const int seen = !causal ? Tk : q + shift + 1 < 0 ? 0 : q + shift + 1 < Tk ? q + shift + 1 : Tk;
+                for (int k = 0; k < seen; k++) out[row + k] = key_ids && key_ids[k] == pad_id ? -INFINITY : x[row + k];
+                for (int k = seen; k < Tk; k++) out[row + k] = -INFINITY;
             }
     );
 }

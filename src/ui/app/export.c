@@ -237,6 +237,33 @@ static void view_frames(Ui *ui, App *a, LongPassFigures *out) {
     }
 }
 
+// A click on each block of the architecture map (CMD_GOTO_BLOCK: the block's first stage) after
+// the steps, in an order that jumps about the pass (block k * 7 mod n, from the last, so far from
+// what the steps left held), each timed to its frame: out->click_*.
+static void map_clicks(Ui *ui, App *a, LongPassFigures *out) {
+    enum { MAX_ROWS = 512 };
+    BlockRow *rows = malloc(sizeof *rows * MAX_ROWS);
+    double *t = malloc(sizeof *t * MAX_ROWS);
+    const int n = rows && t ? block_rows(a, 0, rows, MAX_ROWS) : 0;
+    int stride = 7;
+    while (n > 1 && n % stride == 0) stride++;  // every row once: a stride prime to n
+    for (int k = 0; k < n; k++) {
+        const int first = rows[(n - 1 + (size_t)k * stride) % n].first;
+        const double s0 = now_ms();
+        cmd_push(&a->queue, (Command){CMD_GOTO_BLOCK, first, true});  // as app_click queues a map row's
+        app_drain(a, ui);
+        a->view = app_view_for(a, a->cursor);
+        app_draw(ui, a);
+        gfx_present(ui->g);
+        t[k] = now_ms() - s0;
+    }
+    if (n > 0) {
+        qsort(t, (size_t)n, sizeof *t, cmp);
+        out->click_median = t[n / 2], out->click_max = t[n - 1], out->clicks = n;
+    }
+    free(rows), free(t);
+}
+
 // Traces the open session's pass, then draws its first stage (the frame the window opens on) and
 // steps to every other stage as Right does, each in the view the window picks, timing each step
 // to its frame (drawn off screen at 1920x1080).
@@ -267,7 +294,7 @@ static bool step_all(App *a, bool pause, bool views, LongPassFigures *out, Err *
         qsort(st, (size_t)m, sizeof *st, cmp);
         *out = (LongPassFigures){out->trace_ms, t[0], st[m / 2], st[(int)ceil(m * 0.99) - 1], st[m - 1], m};
         out->trace_bytes = interp_trace_bytes(a->session.it), out->readied = readied;
-        if (views) view_frames(&ui, a, out);
+        if (views) map_clicks(&ui, a, out), view_frames(&ui, a, out);
         heat_cache_free(ui.heat);
     }
     free(t);

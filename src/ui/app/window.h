@@ -70,12 +70,14 @@ typedef struct {
     int readied;         // with a pause: the steps whose stage the pause recomputed (app_warm_next)
     double view_median[UI_BENCH_VIEWS], view_p99[UI_BENCH_VIEWS];  // ui_bench_open: a frame of each
                                                                    // view redrawn (0: not drawn)
+    double click_median, click_max;  // ui_bench_open: a click on a block of the map to its frame,
+    int clicks;                      // once on each block, after the steps (0 clicks: none)
 } LongPassFigures;
 bool ui_bench_long(int len, LongPassFigures *out, Err *e);
 // The same on the window's session for `spec` (a model folder, its ids, a --trace-mb budget):
 // opened as the window opens it, traced, every stage stepped to. With `pause`, each step comes
 // after a pause on the stage before, as a reader's: the window, idle, readies the next stage
-// (app_warm_next), untimed.
+// (app_warm_next), untimed. Then a click on each block of the map, and each view redrawn.
 bool ui_bench_open(const SessionSpec *spec, bool pause, LongPassFigures *out, Err *e);
 
 #endif
