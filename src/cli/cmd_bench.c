@@ -55,7 +55,8 @@ static const char bench_usage[] =
     "                GPT-2 small's configuration at 1023 tokens under --trace-mb 512, then 2048 (the\n"
     "                default with 8 GB of memory): every step to its frame, recomputing what the budget\n"
     "                let go (at 512 MB also each after a reader's pause, in which the idle window readies\n"
-    "                the next stage), five views redrawn, and the peak memory\n";
+    "                the next stage), a click on each block of the map, five views redrawn, and the\n"
+    "                peak memory\n";
 
 enum { SECTION_FORWARD = 1, SECTION_GREEDY = 2, SECTION_TRAIN = 4, SECTION_MATMUL = 8, SECTION_ALL = 15,
        SECTION_BROWSER = 16, SECTION_GPT2 = 32 };  // the last two only when asked for
