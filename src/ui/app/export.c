@@ -237,6 +237,8 @@ static void view_frames(Ui *ui, App *a, LongPassFigures *out) {
     }
 }
 
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
 // A click on each block of the architecture map (CMD_GOTO_BLOCK: the block's first stage) after
 // the steps, in an order that jumps about the pass (block k * 7 mod n, from the last, so far from
 // what the steps left held), each timed to its frame: out->click_*.
@@ -246,7 +248,7 @@ static void map_clicks(Ui *ui, App *a, LongPassFigures *out) {
     double *t = malloc(sizeof *t * MAX_ROWS);
     const int n = rows && t ? block_rows(a, 0, rows, MAX_ROWS) : 0;
     int stride = 7;
-    while (n > 1 && n % stride == 0) stride++;  // every row once: a stride prime to n
+    while (n > 1 && gcd(stride, n) != 1) stride++;  // every row once: a stride prime to n
     for (int k = 0; k < n; k++) {
         const int first = rows[(n - 1 + (size_t)k * stride) % n].first;
         const double s0 = now_ms();
