@@ -239,6 +239,13 @@ static void view_frames(Ui *ui, App *a, LongPassFigures *out) {
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
+// The stage at the cursor in the view the window picks for it, drawn and presented off screen.
+static void draw_at_cursor(Ui *ui, App *a) {
+    a->view = app_view_for(a, a->cursor);
+    app_draw(ui, a);
+    gfx_present(ui->g);
+}
+
 // A click on each block of the architecture map (CMD_GOTO_BLOCK: the block's first stage) after
 // the steps, in an order that jumps about the pass (block k * 7 mod n, from the last, so far from
 // what the steps left held), each timed to its frame: out->click_*.
@@ -254,9 +261,7 @@ static void map_clicks(Ui *ui, App *a, LongPassFigures *out) {
         const double s0 = now_ms();
         cmd_push(&a->queue, (Command){CMD_GOTO_BLOCK, first, true});  // as app_click queues a map row's
         app_drain(a, ui);
-        a->view = app_view_for(a, a->cursor);
-        app_draw(ui, a);
-        gfx_present(ui->g);
+        draw_at_cursor(ui, a);
         t[k] = now_ms() - s0;
     }
     if (n > 0) {
@@ -286,9 +291,7 @@ static bool step_all(App *a, bool pause, bool views, LongPassFigures *out, Err *
             readied += pause && app_warm_next(a) && interp_trace_bytes(a->session.it) > held;
             const double s0 = now_ms();
             app_goto(a, s);
-            a->view = app_view_for(a, s);
-            app_draw(&ui, a);
-            gfx_present(g);
+            draw_at_cursor(&ui, a);
             t[s] = now_ms() - s0;
         }
         const int m = n > 1 ? n - 1 : 1;  // the steps: each stage after the first, which opening draws

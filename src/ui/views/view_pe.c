@@ -346,12 +346,11 @@ static void line_names(float top, char names[3][24]) {
     snprintf(names[2], 24, "\u2212%.3g", (double)top);
 }
 
-static void axes(Ui *ui, Rect p, int P, int label_w, float top) {
+// The plot's frame, its lines at +1, 0 and -1 labelled `names` (line_names), and its ticks.
+static void axes(Ui *ui, Rect p, int P, int label_w, char names[3][24]) {
     const Theme *t = ui->th;
     const int slh = lh_of(ui, FONT_SANS, ui->small);
     static const float lines[] = {1.0f, 0.0f, -1.0f};
-    char names[3][24];
-    line_names(top, names);
     for (int k = 0; k < 3; k++) {
         int y = plot_y(p, lines[k]);
         gfx_rect(ui->g, (Rect){p.x, y, p.w, 1}, k == 1 ? t->border : t->grid);
@@ -401,7 +400,7 @@ static void curves(Ui *ui, const App *a, const PeTrace *t, Rect r) {
     p.w = r.x + r.w - p.x - ui->pad;
     p.h = r.y + r.h - p.y - slh - 6;
     if (p.w < 20 || p.h < 20) return;
-    axes(ui, p, t->P, label_w, 1.0f / scale);
+    axes(ui, p, t->P, label_w, names);
     const int thick = ui->px / 7 < 1 ? 1 : ui->px / 7 > 7 ? 7 : ui->px / 7;
     gfx_clip(ui->g, rect_inset(p, -2));
     if (a->pe.position < t->P) {
